@@ -1,0 +1,84 @@
+"""The one backend contract: run this extraction pass on this chunk with this schema.
+
+The engine builds a :class:`PassRequest` and hands it to a :class:`Backend`; it never
+knows whether an LLM (through litellm) or the offline pattern backend answers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Protocol, runtime_checkable
+
+from kgkit.documents.types import Chunk
+
+# Pass kinds. Core passes build the skeleton; upgrade passes feed upgrade views;
+# skill passes serve the learning loop.
+ENTITIES = "entities"
+RELATIONS = "relations"
+UPGRADE = "upgrade"
+SKILL_INDUCTION = "skill_induction"  # path induction for unstable edges
+SKILL_HINDSIGHT = "skill_hindsight"  # hindsight diagnosis for misses
+
+
+@dataclass(frozen=True)
+class PassRequest:
+    """Everything one pass needs.
+
+    ``context`` carries what the prompt and the offline rules read, by key:
+      ``domain`` (kgkit.model.Domain) — always;
+      ``entities`` — list of node dicts {"id","name","type","aliases"} of V_doc (relations, upgrades);
+      ``skeleton`` — list of edge dicts {"id","head","relation","tail"} by node name (upgrades);
+      ``view`` (kgkit.model.View) — upgrades; ``template`` (kgkit.model.Template) — diy;
+      ``skills`` — list of skill dicts retrieved for this document (core passes);
+      ``title`` — document title if known;
+      skill passes add ``gold_edge``, ``evidence``, ``predictions``.
+    ``stage`` names the pass for accounting and prompts: "entities", "relations", a view name
+    such as "nary" or "diy:contract_review", or "skills".
+    """
+
+    kind: str
+    stage: str
+    chunk: Chunk
+    schema: Mapping[str, Any]
+    context: Mapping[str, Any]
+    prompt: str  # template file name under kgkit/prompts, or an absolute path
+    sample: int = 0  # rollout index; part of the cache key
+    temperature: float = 0.0
+
+
+@dataclass
+class Usage:
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float | None = None  # USD where the price table knows the model
+
+    def add(self, other: "Usage") -> None:
+        self.tokens_in += other.tokens_in
+        self.tokens_out += other.tokens_out
+        if other.cost is not None:
+            self.cost = (self.cost or 0.0) + other.cost
+
+
+@dataclass
+class PassResult:
+    """A backend's answer: ``data`` validates against the request's schema when ``ok``."""
+
+    data: dict[str, Any] | None
+    ok: bool = True
+    error: str | None = None  # why it failed (after re-ask), for the review file
+    raw: str | None = None  # raw model text kept for review on failure
+    usage: Usage = field(default_factory=Usage)
+    cached: bool = False
+    requests: int = 0  # HTTP requests actually sent (retries included); 0 when cached/offline
+    retries: int = 0
+    model: str = "offline"
+
+
+@runtime_checkable
+class Backend(Protocol):
+    name: str  # e.g. "offline" or the litellm model string
+
+    def run(self, request: PassRequest) -> PassResult: ...
+
+    def describe(self) -> dict[str, Any]:
+        """Model and parameters for the manifest — never credentials."""
+        ...

@@ -1,0 +1,109 @@
+"""Find and load domains, views and DIY templates by name or path.
+
+Search path, first match wins: the project directory (``./domains``, ``./views``,
+``./templates``), the user config directory (``<user config>/kgkit/<kind>``), then the
+built-ins shipped with kgkit. Built-in files are loaded exactly as a user's own.
+"""
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+from typing import Any
+
+from kgkit.errors import NotFoundError
+
+KINDS = ("domains", "views", "templates")
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def builtin_root() -> Path:
+    """Where the built-in YAML lives: inside the wheel, or at the top of a source checkout."""
+    installed = _PACKAGE_DIR / "_builtin"
+    return installed if installed.is_dir() else _PACKAGE_DIR.parent
+
+
+def user_config_dir() -> Path:
+    env = os.environ.get("KGKIT_CONFIG_DIR")
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("kgkit"))
+
+
+def search_path(kind: str, project_dir: Path | None = None) -> list[Path]:
+    assert kind in KINDS, kind
+    project = project_dir or Path.cwd()
+    return [project / kind, user_config_dir() / kind, builtin_root() / kind]
+
+
+def available(kind: str, project_dir: Path | None = None) -> dict[str, Path]:
+    """Every name of this kind on the search path and the file it resolves to."""
+    found: dict[str, Path] = {}
+    for directory in search_path(kind, project_dir):
+        if not directory.is_dir():
+            continue
+        for path in sorted(directory.glob("*.yaml")) + sorted(directory.glob("*.yml")):
+            found.setdefault(path.stem, path)
+    return found
+
+
+def looks_like_path(ref: str) -> bool:
+    return ref.endswith((".yaml", ".yml")) or os.sep in ref or "/" in ref
+
+
+def find(kind: str, ref: str | os.PathLike, project_dir: Path | None = None) -> Path:
+    """Resolve a name on the search path, or a path to a file; otherwise a helpful error."""
+    ref_s = os.fspath(ref)
+    if looks_like_path(ref_s):
+        path = Path(ref_s).expanduser()
+        if path.is_file():
+            return path
+        raise NotFoundError(f"no {kind[:-1]} file at {ref_s}")
+    names = available(kind, project_dir)
+    if ref_s in names:
+        return names[ref_s]
+    close = difflib.get_close_matches(ref_s, list(names), n=3)
+    hint = f"did you mean {', '.join(repr(c) for c in close)}?" if close else None
+    listing = ", ".join(sorted(names)) or "none"
+    raise NotFoundError(f"unknown {kind[:-1]} {ref_s!r}; available: {listing}", hint=hint)
+
+
+def load_domain(ref: str | os.PathLike, project_dir: Path | None = None):
+    """Load, validate and resolve (``extends``) a domain: name on the search path or a path."""
+    from kgkit.schema_files import build_domain
+
+    return build_domain(find("domains", ref, project_dir), project_dir=project_dir)
+
+
+def load_template(ref: str | os.PathLike, project_dir: Path | None = None):
+    from kgkit.schema_files import build_template
+
+    return build_template(find("templates", ref, project_dir))
+
+
+def load_view(ref: str, project_dir: Path | None = None):
+    """Load a view. ``diy:NAME`` or ``diy:path.yaml`` selects the diy view with that template."""
+    from kgkit.schema_files import build_view
+
+    name, _, template_ref = ref.partition(":")
+    view = build_view(find("views", name, project_dir))
+    if template_ref:
+        if view.mode.split(".")[0] != "diy":
+            raise NotFoundError(f"view {name!r} takes no template (only diy:TEMPLATE does)")
+        from dataclasses import replace
+
+        template = load_template(template_ref, project_dir)
+        return replace(view, name=f"{name}:{template.name}", template=template)
+    if view.mode.split(".")[0] == "diy":
+        raise NotFoundError(
+            "the diy view needs a template: use --view diy:NAME or diy:path/to/template.yaml",
+            hint="available templates: " + ", ".join(sorted(available("templates", project_dir))),
+        )
+    return view
+
+
+def load_views(refs: list[str], project_dir: Path | None = None) -> list[Any]:
+    return [load_view(r, project_dir) for r in refs]

@@ -1,0 +1,79 @@
+"""The ``kgkit`` command: a thin layer over the library.
+
+Subcommands live one per module and are imported only when invoked, so ``kgkit --help``
+and ``kgkit domain validate`` never pay for litellm or the engine. Library errors
+(:class:`kgkit.errors.KgkitError`) become a message on stderr and their exit code here,
+and nowhere else.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from kgkit import __version__
+from kgkit.errors import EXIT_INTERRUPTED, KgkitError
+
+# name -> (module, attribute, one-line help shown by `kgkit --help` without importing it)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "init": ("kgkit.cli.config_cmd", "init_cli", "Write a commented starter kgkit.yaml."),
+    "config": ("kgkit.cli.config_cmd", "config_cli", "Show the effective configuration."),
+    "domain": ("kgkit.cli.domain", "domain_cli", "Author domains: new, validate, show."),
+    "domains": ("kgkit.cli.domain", "domains_cli", "List available domains and their files."),
+    "views": ("kgkit.cli.views", "views_cli", "List available views and the file each resolves to."),
+    "templates": ("kgkit.cli.views", "templates_cli", "List available DIY templates."),
+    "schema": ("kgkit.cli.schema", "schema_cli", "Print a published JSON Schema."),
+    "extract": ("kgkit.cli.extract", "extract_cli", "Extract a knowledge graph from documents."),
+    "join": ("kgkit.cli.join", "join_cli", "Join views of a run by node ID."),
+    "cache": ("kgkit.cli.cache", "cache_cli", "Inspect or clear the response cache."),
+    "eval": ("kgkit.cli.eval", "eval_cli", "Score extraction against gold annotations."),
+    "gold": ("kgkit.cli.gold", "gold_cli", "Check gold annotation folders."),
+    "skills": ("kgkit.cli.skills", "skills_cli", "Learn, list and inspect the skill library."),
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx):
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx, name):
+        if name not in COMMANDS:
+            return None
+        module, attr, _ = COMMANDS[name]
+        return getattr(importlib.import_module(module), attr)
+
+    def format_commands(self, ctx, formatter):
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kgkit")
+def cli():
+    """kgkit: documents to knowledge graphs, declared in YAML.
+
+    Exit codes: 0 ok; 1 finished with failed chunks (resume with --resume);
+    2 bad input or configuration; 3 provider failure; 130 interrupted.
+    """
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point: run the CLI and map library errors to exit codes."""
+    try:
+        cli.main(args=argv, prog_name="kgkit", standalone_mode=False)
+    except KgkitError as exc:
+        click.echo(f"Error: {exc.format()}", err=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("Interrupted.", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    sys.exit(0)

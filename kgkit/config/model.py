@@ -1,0 +1,78 @@
+"""Effective configuration as typed values. Every default lives here, in one place.
+
+``kgkit.config.load_config`` fills these from ``kgkit.yaml`` (``--config``), the
+environment (``KGKIT_MODEL``, ``KGKIT_CACHE_DIR``, …) and CLI flags, in that order of
+increasing precedence.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class StageLLM:
+    """Per-stage overrides (core, upgrades, skills); None means "use llm.*"."""
+
+    model: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+
+@dataclass
+class LLMConfig:
+    model: str | None = None  # None -> the offline backend
+    api_base: str | None = None
+    api_key_env: str | None = None  # name of the env var holding the key; never the key
+    temperature: float = 0.0
+    max_tokens: int = 2048
+    timeout: float = 60.0  # seconds per request
+    retries: int = 3  # extra attempts after the first
+    backoff: float = 1.0  # base seconds for exponential backoff (Retry-After wins)
+    json_mode: bool = True
+    stages: dict[str, StageLLM] = field(default_factory=dict)  # "core" | "upgrades" | "skills"
+
+
+@dataclass
+class CacheConfig:
+    enabled: bool = True
+    dir: Path | None = None  # None -> platformdirs user cache dir / "kgkit"
+
+
+@dataclass
+class CanonConfig:
+    fuzzy_threshold: float = 90.0  # rapidfuzz score (0-100) within a type
+    legal_suffixes: bool = True
+
+
+@dataclass
+class ReviewConfig:
+    confidence_threshold: float = 0.5  # items below go to review.jsonl (kept, marked)
+    evidence_threshold: float = 85.0  # fuzzy score for an evidence quote to count as found
+
+
+@dataclass
+class SkillsConfig:
+    enabled: bool = True
+    top_k: int = 3
+    library: Path | None = None  # None -> ./skill_library if present, else the built-in one
+    rollouts: int = 3
+    temperature: float = 0.7
+    jaccard_merge: float = 0.7  # >= : merge into the existing skill
+    jaccard_modify: float = 0.4  # >= : modify (new version of) the existing skill; below: add
+
+
+@dataclass
+class Config:
+    llm: LLMConfig = field(default_factory=LLMConfig)
+    domain: str = "general"
+    views: list[str] | None = None  # None -> the domain's default_views
+    chunk_size: int | None = None  # None -> the domain's chunking
+    chunk_overlap: int | None = None
+    canon: CanonConfig = field(default_factory=CanonConfig)
+    review: ReviewConfig = field(default_factory=ReviewConfig)
+    cache: CacheConfig = field(default_factory=CacheConfig)
+    skills: SkillsConfig = field(default_factory=SkillsConfig)
+    prompts: dict[str, Path] = field(default_factory=dict)  # stage -> template path override
+    out_dir: Path = Path("kgkit-out")
+    source: Path | None = None  # the kgkit.yaml it came from, if any

@@ -1,0 +1,95 @@
+"""One structured error family, formatted only at the CLI edge.
+
+Library code raises these; ``kgkit.cli`` turns them into messages and exit codes.
+Exit codes are few and documented in the README:
+
+* 0 — success
+* 1 — the run finished but some chunks failed (kept for ``--resume``)
+* 2 — bad input or configuration (file, YAML, schema, unknown view, …)
+* 3 — provider failure that retries could not clear (auth, unreachable, rate limit at the limit)
+* 130 — interrupted (Ctrl-C); the run folder can be resumed
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+EXIT_OK = 0
+EXIT_PARTIAL = 1
+EXIT_INPUT = 2
+EXIT_PROVIDER = 3
+EXIT_INTERRUPTED = 130
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One problem found in a file, located as precisely as the input allows."""
+
+    file: str
+    line: int | None  # 1-based
+    column: int | None  # 1-based
+    path: tuple[str | int, ...]  # key path inside the document, e.g. ("relation_types", 0, "head")
+    message: str
+    hint: str | None = None  # e.g. "did you mean 'entity_types'?"
+
+    def format(self) -> str:
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        keys = " -> ".join(str(p) for p in self.path)
+        text = f"{where}: {keys + ': ' if keys else ''}{self.message}"
+        if self.hint:
+            text += f" ({self.hint})"
+        return text
+
+    def sort_key(self):
+        return (self.file, self.line or 0, self.column or 0, self.message)
+
+
+class KgkitError(Exception):
+    """Base class: every error kgkit raises on purpose carries an exit code."""
+
+    exit_code = EXIT_INPUT
+
+    def __init__(self, message: str, *, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def format(self) -> str:
+        return self.message + (f"\n  hint: {self.hint}" if self.hint else "")
+
+
+class ValidationError(KgkitError):
+    """A file (domain, view, template, config, gold) failed validation; all issues at once."""
+
+    def __init__(self, issues: list[Issue], message: str | None = None):
+        self.issues = sorted(issues, key=Issue.sort_key)
+        n = len(self.issues)
+        super().__init__(message or f"{n} problem{'s' if n != 1 else ''} found")
+
+    def format(self) -> str:
+        return "\n".join(i.format() for i in self.issues) + f"\n{self.message}"
+
+
+class InputError(KgkitError):
+    """A document or path cannot be used: missing, unreadable, encrypted, empty, no text layer."""
+
+
+class ConfigError(KgkitError):
+    """Configuration is invalid: unknown key, missing ${ENV} variable, bad value."""
+
+
+class NotFoundError(KgkitError):
+    """A named domain, view, template, run or skill does not exist; lists what does."""
+
+
+class ProviderError(KgkitError):
+    """The LLM provider failed in a way retries could not clear."""
+
+    exit_code = EXIT_PROVIDER
+
+
+class TemplateError(KgkitError):
+    """A prompt template is missing a variable or tried something the sandbox forbids."""

@@ -1,0 +1,242 @@
+"""Turn validated domain, view and template YAML into :mod:`kgkit.model` objects.
+
+``extends`` merge rules (documented in docs/authoring-domains.md):
+* scalar keys (description, version, chunking, default_views): the child's value wins;
+* typed lists (entity_types, relation_types, nary_relation_types, event_types,
+  qualifiers): merged by ``name`` — a child entry replaces the parent's entry of the same
+  name whole, new names are appended after the parent's;
+* examples: the parent's first, then the child's;
+* a cycle in ``extends`` is an error.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kgkit import model as m
+from kgkit.errors import Issue, ValidationError
+
+TYPED_LISTS = ("entity_types", "relation_types", "nary_relation_types", "event_types", "qualifiers")
+
+
+def read_yaml(kind: str, path: Path) -> dict[str, Any]:
+    """Read and validate one file; raise ValidationError with every issue found.
+
+    (Validation proper — schema, marks, duplicate keys, cross-checks — lives in
+    ``kgkit.validation``; this is the single door through which files are read.)
+    """
+    try:
+        from kgkit.validation import validate_file
+    except ImportError:  # pragma: no cover - during bootstrap only
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValidationError([Issue(str(path), None, None, (), "expected a mapping at the top level")])
+        return data
+    return validate_file(kind, path)
+
+
+def _patterns(value: Any) -> m.Patterns:
+    if not value:
+        return m.Patterns()
+    if isinstance(value, list):
+        return m.Patterns(phrases=tuple(value))
+    return m.Patterns(regex=tuple(value.get("regex", ())), phrases=tuple(value.get("phrases", ())))
+
+
+def _roles(value: dict[str, Any] | None) -> tuple[m.Role, ...]:
+    return tuple(
+        m.Role(
+            name=name,
+            types=tuple(spec.get("types", ())),
+            literal=spec.get("literal"),
+            required=bool(spec.get("required", False)),
+            description=spec.get("description", ""),
+        )
+        for name, spec in (value or {}).items()
+    )
+
+
+def _entity_type(d: dict[str, Any]) -> m.EntityType:
+    return m.EntityType(
+        name=d["name"],
+        description=d.get("description", ""),
+        aliases=tuple(d.get("aliases", ())),
+        examples=tuple(d.get("examples", ())),
+        patterns=_patterns(d.get("patterns")),
+    )
+
+
+def _qualifier(d: dict[str, Any]) -> m.Qualifier:
+    return m.Qualifier(
+        name=d["name"],
+        type=d["type"],
+        description=d.get("description", ""),
+        relations=tuple(d.get("relations", ("*",))),
+        values=tuple(d.get("values", ())),
+        triggers=_patterns(d.get("triggers")),
+    )
+
+
+def merge_domain_data(parent: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
+    """Apply the ``extends`` merge rules to two raw domain mappings."""
+    merged = dict(parent)
+    for key, value in child.items():
+        if key in TYPED_LISTS:
+            by_name = {item["name"]: item for item in parent.get(key, [])}
+            order = [item["name"] for item in parent.get(key, [])]
+            for item in value:
+                if item["name"] not in by_name:
+                    order.append(item["name"])
+                by_name[item["name"]] = item
+            merged[key] = [by_name[n] for n in order]
+        elif key == "examples":
+            merged[key] = list(parent.get("examples", [])) + list(value)
+        elif key != "extends":
+            merged[key] = value
+    return merged
+
+
+def resolve_domain_data(path: Path, project_dir: Path | None = None, _seen: tuple[Path, ...] = ()) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """Read a domain and its ``extends`` ancestors; return merged data and the lineage."""
+    from kgkit.catalog import find
+
+    path = path.resolve()
+    if path in _seen:
+        chain = " -> ".join(p.name for p in _seen + (path,))
+        raise ValidationError([Issue(str(path), None, None, ("extends",), f"extends cycle: {chain}")])
+    data = read_yaml("domains", path)
+    lineage = (data["name"],)
+    parent_ref = data.get("extends")
+    if not parent_ref:
+        return data, lineage
+    parent_path = find("domains", parent_ref if not parent_ref.endswith((".yaml", ".yml")) else str((path.parent / parent_ref)), project_dir)
+    parent, parent_lineage = resolve_domain_data(parent_path, project_dir, _seen + (path,))
+    return merge_domain_data(parent, data), lineage + parent_lineage
+
+
+def build_domain(path: Path, project_dir: Path | None = None) -> m.Domain:
+    data, lineage = resolve_domain_data(Path(path), project_dir)
+    chunking = data.get("chunking") or {}
+    return m.Domain(
+        name=data["name"],
+        description=data.get("description", ""),
+        version=str(data.get("version", "1")),
+        entity_types=tuple(_entity_type(d) for d in data.get("entity_types", ())),
+        relation_types=tuple(
+            m.RelationType(
+                name=d["name"],
+                description=d.get("description", ""),
+                head=tuple(d["head"]),
+                tail=tuple(d["tail"]),
+                symmetric=bool(d.get("symmetric", False)),
+                triggers=_patterns(d.get("triggers")),
+                aliases=tuple(d.get("aliases", ())),
+            )
+            for d in data.get("relation_types", ())
+        ),
+        nary_relation_types=tuple(
+            m.NaryRelationType(
+                name=d["name"],
+                description=d.get("description", ""),
+                roles=_roles(d.get("roles")),
+                triggers=_patterns(d.get("triggers")),
+            )
+            for d in data.get("nary_relation_types", ())
+        ),
+        event_types=tuple(
+            m.EventType(
+                name=d["name"],
+                description=d.get("description", ""),
+                triggers=_patterns(d.get("triggers")),
+                roles=_roles(d.get("roles")),
+            )
+            for d in data.get("event_types", ())
+        ),
+        qualifiers=tuple(_qualifier(d) for d in data.get("qualifiers", ())),
+        examples=tuple(
+            m.Example(
+                text=d["text"],
+                entities=tuple(d.get("entities", ())),
+                relations=tuple(d.get("relations", ())),
+            )
+            for d in data.get("examples", ())
+        ),
+        default_views=tuple(data.get("default_views", ("binary",))),
+        chunking=m.Chunking(
+            size=chunking.get("size", m.Chunking.size), overlap=chunking.get("overlap", m.Chunking.overlap)
+        ),
+        source=Path(path),
+        lineage=lineage,
+    )
+
+
+DEFAULT_MODES = {"binary": "projection.v1", "person": "projection.v1", "nary": "nary.v1",
+                 "temporal": "temporal.v1", "event": "event.v1", "diy": "diy.v1"}
+
+
+def build_view(path: Path) -> m.View:
+    data = read_yaml("views", Path(path))
+    strategy = data["strategy"]
+    mode = data.get("mode") or DEFAULT_MODES.get(data["name"], "projection.v1" if strategy == "projection" else "")
+    projection = None
+    prompt = None
+    output_schema = None
+    if strategy == "projection":
+        p = data.get("projection") or {}
+        projection = m.Projection(
+            relations=tuple(p.get("relations", ("*",))),
+            end_types=tuple(p.get("end_types", ())),
+            orient_to_end_type=bool(p.get("orient_to_end_type", False)),
+            inverse_suffix=p.get("inverse_suffix", "_inverse"),
+            relabel=dict(p.get("relabel", {})),
+            min_confidence=float(p.get("min_confidence", 0.0)),
+            include_unverified=bool(p.get("include_unverified", True)),
+        )
+    else:
+        up = data["upgrade"]
+        prompt = _resolve_prompt(Path(path).parent, up["prompt"])
+        output_schema = up["output_schema"]
+    return m.View(
+        name=data["name"],
+        description=data.get("description", ""),
+        version=str(data.get("version", "1")),
+        strategy=strategy,
+        mode=mode,
+        projection=projection,
+        prompt=prompt,
+        output_schema=output_schema,
+        source=Path(path),
+    )
+
+
+def _resolve_prompt(base: Path, ref: str) -> Path:
+    """A prompt path relative to the view file; else a built-in prompt of that name."""
+    candidate = (base / ref).resolve()
+    if candidate.is_file():
+        return candidate
+    return Path(__file__).resolve().parent / "prompts" / Path(ref).name
+
+
+def build_template(path: Path) -> m.Template:
+    data = read_yaml("templates", Path(path))
+    return m.Template(
+        name=data["name"],
+        description=data.get("description", ""),
+        version=str(data.get("version", "1")),
+        entity_types=tuple(_entity_type(d) for d in data["entity_types"]),
+        relation_types=tuple(
+            m.TemplateRelation(
+                name=d["name"],
+                description=d.get("description", ""),
+                roles=_roles(d.get("roles")),
+                qualifiers=tuple(d.get("qualifiers", ())),
+                triggers=_patterns(d.get("triggers")),
+            )
+            for d in data["relation_types"]
+        ),
+        qualifiers=tuple(_qualifier(d) for d in data.get("qualifiers", ())),
+        examples=tuple(data.get("examples", ())),
+        source=Path(path),
+    )

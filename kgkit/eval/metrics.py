@@ -1,0 +1,272 @@
+"""Standard set-level precision, recall and F1 against gold, micro and macro, per type.
+
+Each document's gold and predicted items become sets of tuples; a prediction is right
+when its tuple is in the gold set. Names are first mapped onto the gold entities of the
+same document (:class:`NameMatcher`), so that "I.B.M." can count for "IBM" when the gold
+says so, and two predictions that map to the same gold item count once (sets, not lists).
+
+Tuples, by category:
+
+* ``entities``: (name, type)
+* ``relations``: (head, relation, tail) — unordered ends when the domain says symmetric
+* ``hyperedges``: (relation, {role: {names}})
+* ``events``: (type, trigger, {role: {names}}) — trigger compared case- and space-insensitively
+* ``temporal``: (head, relation, tail); ``temporal_timed``: that plus (start, end)
+
+Counts add up over documents (micro). Macro averages the per-type P, R and F1 over the
+types present in gold or predictions. A ratio with a zero denominator is 0, except that
+a category with neither gold nor predicted items has no score at all (``None``).
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from kgkit.model import Domain
+
+CATEGORIES = ("entities", "relations", "hyperedges", "events", "temporal", "temporal_timed")
+DEFAULT_FUZZY_THRESHOLD = 90.0  # rapidfuzz ratio (0-100) on normalised names; the third matching step
+
+
+def name_key(name: str) -> str:
+    """The form names are compared in: Unicode NFKC, case-folded, punctuation dropped, spaces collapsed."""
+    text = unicodedata.normalize("NFKC", str(name)).casefold()
+    text = re.sub(r"[^\w\s]", "", text)
+    return " ".join(text.split())
+
+
+@dataclass
+class Counts:
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+
+    def add(self, other: "Counts") -> None:
+        self.tp += other.tp
+        self.fp += other.fp
+        self.fn += other.fn
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
+
+    @property
+    def f1(self) -> float:
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+    @property
+    def empty(self) -> bool:
+        return not (self.tp or self.fp or self.fn)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tp": self.tp, "fp": self.fp, "fn": self.fn, "precision": round(self.precision, 4),
+                "recall": round(self.recall, 4), "f1": round(self.f1, 4)}
+
+
+@dataclass
+class CategoryScore:
+    """Counts per type for one category; micro and macro derived from them."""
+
+    per_type: dict[str, Counts] = field(default_factory=dict)
+
+    def counts(self, type_name: str) -> Counts:
+        return self.per_type.setdefault(type_name, Counts())
+
+    def add(self, other: "CategoryScore") -> None:
+        for name, counts in other.per_type.items():
+            self.counts(name).add(counts)
+
+    @property
+    def micro(self) -> Counts:
+        total = Counts()
+        for counts in self.per_type.values():
+            total.add(counts)
+        return total
+
+    @property
+    def macro(self) -> dict[str, float] | None:
+        types = list(self.per_type.values())
+        if not types:
+            return None
+        return {
+            "precision": round(sum(c.precision for c in types) / len(types), 4),
+            "recall": round(sum(c.recall for c in types) / len(types), 4),
+            "f1": round(sum(c.f1 for c in types) / len(types), 4),
+        }
+
+    def to_dict(self) -> dict[str, Any] | None:
+        micro = self.micro
+        if micro.empty:
+            return None
+        return {"micro": micro.to_dict(), "macro": self.macro,
+                "per_type": {k: self.per_type[k].to_dict() for k in sorted(self.per_type)}}
+
+
+@dataclass
+class Score:
+    """Category -> CategoryScore, for one document or summed over many."""
+
+    categories: dict[str, CategoryScore] = field(default_factory=dict)
+
+    def add(self, other: "Score") -> None:
+        for name, cat in other.categories.items():
+            self.categories.setdefault(name, CategoryScore()).add(cat)
+
+    def f1(self, category: str) -> float:
+        cat = self.categories.get(category)
+        return cat.micro.f1 if cat else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: self.categories[name].to_dict() for name in CATEGORIES if name in self.categories}
+
+
+class NameMatcher:
+    """Map predicted names onto one document's gold entity names.
+
+    Steps, first hit wins: **exact** (same :func:`name_key` as a gold name), **alias** (the
+    predicted name, or one of its aliases, has the key of a gold name or gold alias), **fuzzy**
+    (rapidfuzz ``ratio`` of keys at or above ``threshold`` against gold names and aliases; best
+    score wins). Within a step a candidate of the predicted type is preferred, then gold order.
+    A name that matches nothing is kept as its own key, so it can only be a false positive.
+    """
+
+    def __init__(self, gold_entities: Iterable[Mapping[str, Any]], threshold: float = DEFAULT_FUZZY_THRESHOLD):
+        self.threshold = threshold
+        self.entities = list(gold_entities)
+        self.by_name: dict[str, list[Mapping[str, Any]]] = {}
+        self.by_any: dict[str, list[Mapping[str, Any]]] = {}
+        for ent in self.entities:
+            self.by_name.setdefault(name_key(ent["name"]), []).append(ent)
+            for label in [ent["name"], *ent.get("aliases", ())]:
+                bucket = self.by_any.setdefault(name_key(label), [])
+                if ent not in bucket:
+                    bucket.append(ent)
+
+    def resolve(self, name: str, aliases: Iterable[str] = (), type_name: str | None = None) -> tuple[str, str]:
+        """Return (gold name or ``?key``, how: "exact" | "alias" | "fuzzy" | "none")."""
+        key = name_key(name)
+
+        def pick(candidates: list[Mapping[str, Any]]) -> str:
+            same = [c for c in candidates if c["type"] == type_name]
+            return (same or candidates)[0]["name"]
+
+        if key in self.by_name:
+            return pick(self.by_name[key]), "exact"
+        for label in [name, *aliases]:
+            hits = self.by_any.get(name_key(label))
+            if hits:
+                return pick(hits), "alias"
+        best: tuple[float, int, Mapping[str, Any]] | None = None
+        if key:
+            from rapidfuzz import fuzz
+
+            for order, ent in enumerate(self.entities):
+                for label in [ent["name"], *ent.get("aliases", ())]:
+                    score = fuzz.ratio(key, name_key(label))
+                    if score < self.threshold:
+                        continue
+                    rank = (score + (0.5 if ent["type"] == type_name else 0.0), -order, ent)
+                    if best is None or rank[:2] > best[:2]:
+                        best = rank
+        if best is not None:
+            return best[2]["name"], "fuzzy"
+        return "?" + key, "none"
+
+
+def _filler_set(value: Any, resolve) -> frozenset[str]:
+    values = value if isinstance(value, list) else [value]
+    return frozenset(resolve(str(v)) for v in values if v is not None)
+
+
+def _roles_key(roles: Mapping[str, Any], resolve) -> frozenset:
+    return frozenset((role, _filler_set(value, resolve)) for role, value in roles.items())
+
+
+def _trigger_key(text: str | None) -> str:
+    return " ".join(str(text or "").casefold().split())
+
+
+def _date_key(value: Any) -> str | None:
+    return str(value).strip()[:10] if value else None
+
+
+def _score_sets(gold: set[tuple], predicted: set[tuple], type_of) -> CategoryScore:
+    score = CategoryScore()
+    for item in predicted:
+        c = score.counts(type_of(item))
+        if item in gold:
+            c.tp += 1
+        else:
+            c.fp += 1
+    for item in gold - predicted:
+        score.counts(type_of(item)).fn += 1
+    return score
+
+
+def score_document(
+    gold: Any,
+    predicted: Mapping[str, Any],
+    *,
+    domain: Domain | None = None,
+    fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD,
+) -> Score:
+    """Score one document's predictions against its gold.
+
+    ``gold`` is a :class:`kgkit.eval.gold.GoldDoc` or a gold.json mapping. ``predicted`` uses
+    the same shapes (``entities`` with name/type/aliases, ``relations``, ``hyperedges``,
+    ``events``, ``temporal``); a category is scored only when its key is present, so a run
+    without a temporal view is not charged for missing temporal edges. ``domain`` normalises
+    relation aliases and makes symmetric relations order-free.
+    """
+    g = gold if isinstance(gold, Mapping) else gold.__dict__
+    matcher = NameMatcher(g["entities"], fuzzy_threshold)
+
+    def resolve(name: str) -> str:
+        return matcher.resolve(name)[0]
+
+    def rel_label(label: str) -> str:
+        rt = domain.relation_type(label) if domain else None
+        return rt.name if rt else label
+
+    def ends(head: str, label: str, tail: str) -> tuple[str, str, str]:
+        rt = domain.relation_type(label) if domain else None
+        if rt is not None and rt.symmetric and tail < head:
+            head, tail = tail, head
+        return head, label, tail
+
+    score = Score()
+    gold_ents = {(e["name"], e["type"]) for e in g["entities"]}
+    pred_ents = {
+        (matcher.resolve(e["name"], e.get("aliases", ()), e.get("type"))[0], e.get("type"))
+        for e in predicted.get("entities", ())
+    }
+    score.categories["entities"] = _score_sets(gold_ents, pred_ents, lambda t: t[1])
+
+    if "relations" in predicted:
+        gold_rel = {ends(r["head"], rel_label(r["relation"]), r["tail"]) for r in g["relations"]}
+        pred_rel = {ends(resolve(r["head"]), rel_label(r["relation"]), resolve(r["tail"])) for r in predicted["relations"]}
+        score.categories["relations"] = _score_sets(gold_rel, pred_rel, lambda t: t[1])
+    if "hyperedges" in predicted:
+        gold_h = {(h["relation"], _roles_key(h["roles"], str)) for h in g["hyperedges"]}
+        pred_h = {(h["relation"], _roles_key(h.get("roles", {}), resolve)) for h in predicted["hyperedges"]}
+        score.categories["hyperedges"] = _score_sets(gold_h, pred_h, lambda t: t[0])
+    if "events" in predicted:
+        gold_e = {(e["type"], _trigger_key(e["trigger"]), _roles_key(e["arguments"], str)) for e in g["events"]}
+        pred_e = {(e["type"], _trigger_key(e.get("trigger")), _roles_key(e.get("arguments", {}), resolve))
+                  for e in predicted["events"]}
+        score.categories["events"] = _score_sets(gold_e, pred_e, lambda t: t[0])
+    if "temporal" in predicted:
+        gold_t = {(ends(t["head"], rel_label(t["relation"]), t["tail"]), _date_key(t["start"]), _date_key(t["end"]))
+                  for t in g["temporal"]}
+        pred_t = {(ends(resolve(t["head"]), rel_label(t["relation"]), resolve(t["tail"])),
+                   _date_key(t.get("start")), _date_key(t.get("end"))) for t in predicted["temporal"]}
+        score.categories["temporal"] = _score_sets({t[0] for t in gold_t}, {t[0] for t in pred_t}, lambda t: t[1])
+        score.categories["temporal_timed"] = _score_sets(gold_t, pred_t, lambda t: t[0][1])
+    return score

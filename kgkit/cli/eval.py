@@ -1,0 +1,60 @@
+"""``kgkit eval``: score an extraction against gold annotations, as a table and as JSON.
+
+DOCS: docs/gold-format.md (the gold format and the matching rules)
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+
+import click
+
+domain_option = click.option("--domain", "-d", default=None, help="Domain name or YAML path.")
+
+
+class CliError(click.ClickException):
+    """A library error shown as ``Error: …`` with its own exit code (see ``kgkit --help``)."""
+
+    def __init__(self, exc):
+        super().__init__(exc.format())
+        self.exit_code = exc.exit_code
+
+
+@contextlib.contextmanager
+def library_errors():
+    """Turn :class:`kgkit.errors.KgkitError` into a click error: message, exit code, no traceback."""
+    from kgkit.errors import KgkitError
+
+    try:
+        yield
+    except KgkitError as exc:
+        raise CliError(exc) from exc
+
+
+@click.command("eval")
+@click.option("--gold", "gold_dir", required=True, type=click.Path(file_okay=False), help="Gold folder.")
+@domain_option
+@click.option("--view", "views", multiple=True, help="View to extract and score (repeatable).")
+@click.option("--run", "run_dir", type=click.Path(file_okay=False), default=None,
+              help="Score an existing run folder (one sub-folder per document) instead of extracting.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None, help="kgkit.yaml to use.")
+@click.option("--no-skills", is_flag=True, help="Extract without the skill library.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def eval_cli(gold_dir, domain, views, run_dir, config_path, no_skills, as_json):
+    """Score extraction against the gold annotations in GOLD: set-level precision, recall
+    and F1, micro and macro, per type."""
+    from kgkit.eval.run import evaluate
+
+    with library_errors():
+        config = None if run_dir and not config_path else _config(config_path, no_skills)
+        report = evaluate(gold_dir, domain=domain, views=list(views) or None, run_dir=run_dir, config=config)
+    click.echo(json.dumps(report.to_dict(), indent=2) if as_json else report.format_table())
+
+
+def _config(path, no_skills):
+    from kgkit.config.loader import load_config
+
+    config = load_config(path)
+    if no_skills:
+        config.skills.enabled = False
+    return config

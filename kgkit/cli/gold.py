@@ -1,0 +1,41 @@
+"""``kgkit gold``: check gold annotation folders before they are trusted as a yardstick.
+
+DOCS: docs/gold-format.md
+"""
+from __future__ import annotations
+
+import click
+
+from kgkit.cli.eval import domain_option, library_errors
+
+
+@click.group("gold")
+def gold_cli():
+    """Check gold annotation folders (docs/gold-format.md)."""
+
+
+@gold_cli.command("validate")
+@click.argument("gold_dir", type=click.Path(file_okay=False))
+@domain_option
+def validate_cli(gold_dir, domain):
+    """Check every <doc_id>.gold.json in GOLD_DIR: structure, spans, entity references,
+    and — with --domain — that every type and relation exists in the domain."""
+    from kgkit.errors import ValidationError
+    from kgkit.eval.gold import check_gold
+
+    with library_errors():
+        dom = _load_domain(domain)
+        docs, issues = check_gold(gold_dir, dom)
+        if issues:
+            raise ValidationError(issues, f"{len(issues)} problem{'s' if len(issues) != 1 else ''} in gold folder {gold_dir}")
+    counts = {k: sum(len(getattr(d, k)) for d in docs) for k in ("entities", "relations", "hyperedges", "events", "temporal")}
+    summary = ", ".join(f"{v} {k}" for k, v in counts.items())
+    click.echo(f"{gold_dir}: {len(docs)} documents OK ({summary})" + (f"; types checked against domain {dom.name}" if dom else ""))
+
+
+def _load_domain(ref):
+    if ref is None:
+        return None
+    from kgkit.catalog import load_domain
+
+    return load_domain(ref)

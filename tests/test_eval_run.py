@@ -1,0 +1,102 @@
+"""`kgkit eval --run`: scoring an existing run folder written in the documented format."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from kgkit.cli import cli
+from kgkit.eval.run import evaluate, read_predictions
+
+TEXT = "John Smith works for IBM in Boston. IBM is based in Boston."
+GOLD = {
+    "doc_id": "doc1", "source": "hand-made", "title": None,
+    "entities": [
+        {"name": "John Smith", "type": "Peop", "aliases": [], "spans": [[0, 10]]},
+        {"name": "IBM", "type": "Org", "aliases": [], "spans": [[21, 24], [36, 39]]},
+        {"name": "Boston", "type": "Loc", "aliases": [], "spans": [[28, 34], [52, 58]]},
+    ],
+    "relations": [
+        {"head": "John Smith", "relation": "Work_For", "tail": "IBM", "evidence": None},
+        {"head": "IBM", "relation": "OrgBased_In", "tail": "Boston", "evidence": None},
+    ],
+    "hyperedges": [], "events": [],
+    "temporal": [{"head": "John Smith", "relation": "Work_For", "tail": "IBM", "start": "2001-05-01", "end": None,
+                  "evidence": None}],
+}
+
+
+def make_gold(folder: Path) -> Path:
+    folder.mkdir()
+    (folder / "doc1.txt").write_text(TEXT)
+    (folder / "doc1.gold.json").write_text(json.dumps(GOLD))
+    return folder
+
+
+def make_run(folder: Path) -> Path:
+    """A run folder as docs/design.md describes it: nodes.json and views/<view>.json."""
+    doc = folder / "doc1"
+    (doc / "views").mkdir(parents=True)
+    (doc / "manifest.json").write_text(json.dumps({"input": {"path": "gold/doc1.txt"}}))
+    nodes = [{"id": "n1", "type": "Peop", "name": "John Smith", "aliases": []},
+             {"id": "n2", "type": "Org", "name": "IBM", "aliases": []},
+             {"id": "n3", "type": "Org", "name": "Boston", "aliases": []}]  # wrong type
+    (doc / "nodes.json").write_text(json.dumps({"doc_id": "d_x", "nodes": nodes}))
+    edge = {"evidence": None, "verified": True, "confidence": 1.0}
+    (doc / "views" / "binary.json").write_text(json.dumps({"view": "binary", "mode": "projection.v1", "edges": [
+        {"id": "e1", "head": "n1", "relation": "Work_For", "tail": "n2", **edge},
+        {"id": "e2", "head": "n2", "relation": "Located_In", "tail": "n3", **edge}]}))
+    (doc / "views" / "temporal.json").write_text(json.dumps({"view": "temporal", "mode": "temporal.v1", "edges": [
+        {"id": "t1", "head": "n1", "relation": "Work_For", "tail": "n2",
+         "qualifiers": {"start_date": {"text": "May 2001", "type": "date", "value": "2001-05"}}, **edge}]}))
+    return folder
+
+
+def test_evaluate_scores_a_run_folder(tmp_path):
+    gold_dir = make_gold(tmp_path / "gold")
+    run = make_run(tmp_path / "run")
+    pred = read_predictions(run / "doc1")
+    assert pred["relations"][1] == {"head": "IBM", "relation": "Located_In", "tail": "Boston"}
+    assert pred["temporal"] == [{"head": "John Smith", "relation": "Work_For", "tail": "IBM", "start": "2001-05", "end": None}]
+
+    report = evaluate(gold_dir, run_dir=run)
+    scores = report.to_dict()["scores"]
+    assert scores["entities"]["micro"] == {"tp": 2, "fp": 1, "fn": 1, "precision": 0.6667, "recall": 0.6667, "f1": 0.6667}
+    assert scores["relations"]["micro"]["tp"] == 1 and scores["relations"]["micro"]["fp"] == 1
+    assert scores["relations"]["per_type"]["OrgBased_In"] == {"tp": 0, "fp": 0, "fn": 1, "precision": 0.0,
+                                                             "recall": 0.0, "f1": 0.0}
+    assert scores["temporal"]["micro"]["f1"] == 1.0
+    assert scores["temporal_timed"]["micro"]["f1"] == 0.0  # 2001-05 is not 2001-05-01
+    assert "hyperedges" not in scores  # no nary view ran
+
+
+def test_eval_cli_table_and_json(tmp_path):
+    gold_dir = make_gold(tmp_path / "gold")
+    run = make_run(tmp_path / "run")
+    runner = CliRunner()
+    result = runner.invoke(cli, ["eval", "--gold", str(gold_dir), "--run", str(run)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == f"1 documents from {gold_dir}"
+    assert lines[1].split() == ["category", "type", "P", "R", "F1", "tp", "fp", "fn"]
+    assert ["relations", "micro", "0.500", "0.500", "0.500", "1", "1", "1"] in [l.split() for l in lines]
+    result = runner.invoke(cli, ["eval", "--gold", str(gold_dir), "--run", str(run), "--json"])
+    data = json.loads(result.output)
+    assert data["scores"]["relations"]["micro"]["f1"] == 0.5
+    assert data["matching"] == {"names": "exact, then alias, then fuzzy", "fuzzy_threshold": 90.0}
+
+
+def test_missing_document_runs_count_as_empty_predictions(tmp_path):
+    gold_dir = make_gold(tmp_path / "gold")
+    (tmp_path / "run").mkdir()
+    report = evaluate(gold_dir, run_dir=tmp_path / "run")
+    assert report.missing == ["doc1"]
+    assert report.total.categories["relations"].micro.fn == 2
+
+
+def test_eval_cli_errors_are_messages(tmp_path):
+    gold_dir = make_gold(tmp_path / "gold")
+    result = CliRunner().invoke(cli, ["eval", "--gold", str(gold_dir), "--run", str(tmp_path / "nope")])
+    assert result.exit_code == 2
+    assert result.output == f"Error: run folder not found: {tmp_path / 'nope'}\n"

@@ -54,17 +54,25 @@ def looks_like_path(ref: str) -> bool:
     return ref.endswith((".yaml", ".yml")) or os.sep in ref or "/" in ref
 
 
-def find(kind: str, ref: str | os.PathLike, project_dir: Path | None = None) -> Path:
-    """Resolve a name on the search path, or a path to a file; otherwise a helpful error."""
+def find(kind: str, ref: str | os.PathLike, project_dir: Path | None = None, skip: Path | None = None) -> Path:
+    """Resolve a name on the search path, or a path to a file; otherwise a helpful error.
+
+    ``skip`` passes over one file: a project's ``domains/general.yaml`` that says
+    ``extends: general`` means the next ``general`` down the search path, not itself.
+    """
     ref_s = os.fspath(ref)
     if looks_like_path(ref_s):
         path = Path(ref_s).expanduser()
         if path.is_file():
             return path
         raise NotFoundError(f"no {kind[:-1]} file at {ref_s}")
+    skipped = Path(skip).resolve() if skip else None
+    for directory in search_path(kind, project_dir):
+        for suffix in (".yaml", ".yml"):
+            path = directory / f"{ref_s}{suffix}"
+            if path.is_file() and path.resolve() != skipped:
+                return path
     names = available(kind, project_dir)
-    if ref_s in names:
-        return names[ref_s]
     close = difflib.get_close_matches(ref_s, list(names), n=3)
     hint = f"did you mean {', '.join(repr(c) for c in close)}?" if close else None
     listing = ", ".join(sorted(names)) or "none"

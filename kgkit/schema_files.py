@@ -13,28 +13,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from kgkit import model as m
-from kgkit.errors import Issue, ValidationError
 
 TYPED_LISTS = ("entity_types", "relation_types", "nary_relation_types", "event_types", "qualifiers")
 
 
-def read_yaml(kind: str, path: Path) -> dict[str, Any]:
+def read_yaml(kind: str, path: Path, project_dir: Path | None = None) -> dict[str, Any]:
     """Read and validate one file; raise ValidationError with every issue found.
 
-    (Validation proper — schema, marks, duplicate keys, cross-checks — lives in
-    ``kgkit.validation``; this is the single door through which files are read.)
+    This is the single door through which kgkit reads its YAML; the checks themselves
+    (schema, marks, duplicate keys, cross-checks) live in :mod:`kgkit.validation`.
     """
-    try:
-        from kgkit.validation import validate_file
-    except ImportError:  # pragma: no cover - during bootstrap only
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        if not isinstance(data, dict):
-            raise ValidationError([Issue(str(path), None, None, (), "expected a mapping at the top level")])
-        return data
-    return validate_file(kind, path)
+    from kgkit.validation import validate_file
+
+    return validate_file(kind, path, project_dir)
 
 
 def _patterns(value: Any) -> m.Patterns:
@@ -98,22 +90,12 @@ def merge_domain_data(parent: dict[str, Any], child: dict[str, Any]) -> dict[str
     return merged
 
 
-def resolve_domain_data(path: Path, project_dir: Path | None = None, _seen: tuple[Path, ...] = ()) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """Read a domain and its ``extends`` ancestors; return merged data and the lineage."""
-    from kgkit.catalog import find
+def resolve_domain_data(path: Path, project_dir: Path | None = None) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """Read a domain and its ``extends`` ancestors (all validated); return merged data and lineage."""
+    from kgkit.validation import resolve_domain
 
-    path = path.resolve()
-    if path in _seen:
-        chain = " -> ".join(p.name for p in _seen + (path,))
-        raise ValidationError([Issue(str(path), None, None, ("extends",), f"extends cycle: {chain}")])
-    data = read_yaml("domains", path)
-    lineage = (data["name"],)
-    parent_ref = data.get("extends")
-    if not parent_ref:
-        return data, lineage
-    parent_path = find("domains", parent_ref if not parent_ref.endswith((".yaml", ".yml")) else str((path.parent / parent_ref)), project_dir)
-    parent, parent_lineage = resolve_domain_data(parent_path, project_dir, _seen + (path,))
-    return merge_domain_data(parent, data), lineage + parent_lineage
+    resolved = resolve_domain(path, project_dir)
+    return resolved.merged, resolved.lineage
 
 
 def build_domain(path: Path, project_dir: Path | None = None) -> m.Domain:
@@ -212,11 +194,10 @@ def build_view(path: Path) -> m.View:
 
 
 def _resolve_prompt(base: Path, ref: str) -> Path:
-    """A prompt path relative to the view file; else a built-in prompt of that name."""
-    candidate = (base / ref).resolve()
-    if candidate.is_file():
-        return candidate
-    return Path(__file__).resolve().parent / "prompts" / Path(ref).name
+    """A prompt path relative to the view file, else a built-in prompt (validation checked it exists)."""
+    from kgkit.validation import resolve_prompt
+
+    return resolve_prompt(base, ref) or (base / ref)
 
 
 def build_template(path: Path) -> m.Template:

@@ -1,0 +1,585 @@
+"""Check a domain, view or DIY template file and explain every problem to its author.
+
+A file passes two gates. Its JSON Schema (``kgkit/schemas/<kind>.schema.json``, Draft
+2020-12, unknown keys forbidden) catches shape errors; the cross-checks here catch what a
+schema cannot: relation ends and roles naming undeclared types, examples using unknown
+types or relations, duplicate names, default views or parent domains that do not exist,
+regexes that do not compile, ``extends`` cycles. Cross-checks run on the domain *after*
+``extends``, so a child may use its parent's types.
+
+Every problem becomes an :class:`~kgkit.errors.Issue` with ``file:line:column``, the key
+path, what was expected and, for misspelt keys and names, a did-you-mean. All issues of a
+file are collected and raised together as one :class:`~kgkit.errors.ValidationError`.
+"""
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kgkit import yaml_source
+from kgkit.errors import Issue, NotFoundError, ValidationError
+from kgkit.yaml_source import KeyPath, Source
+
+SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
+
+# catalog kinds (plural, as folders) and the schema each is checked against
+KINDS = {"domains": "domain", "views": "view", "templates": "template"}
+TYPED_LISTS = ("entity_types", "relation_types", "nary_relation_types", "event_types", "qualifiers")
+
+
+def normalise_kind(kind: str) -> str:
+    """Accept 'domain' or 'domains' (and so on); return the catalog's plural form."""
+    plural = kind if kind.endswith("s") else kind + "s"
+    if plural not in KINDS:
+        raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
+    return plural
+
+
+# --------------------------------------------------------------------------- schemas
+
+
+@functools.cache
+def _registry():
+    """Every published schema, by ``$id``, so relative ``$ref``s between them resolve offline."""
+    from referencing import Registry, Resource
+
+    resources = []
+    for path in sorted(SCHEMA_DIR.glob("*.schema.json")):
+        contents = json.loads(path.read_text(encoding="utf-8"))
+        resources.append((contents.get("$id", path.name), Resource.from_contents(contents)))
+    return Registry().with_resources(resources)
+
+
+@functools.cache
+def schema_for(kind: str) -> dict[str, Any]:
+    return json.loads((SCHEMA_DIR / f"{KINDS[normalise_kind(kind)]}.schema.json").read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _validator(kind: str):
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(schema_for(kind), registry=_registry())
+
+
+_NAME_RULES = {
+    "^[A-Za-z_][A-Za-z0-9_.\\-]*$": "letters, digits, '_', '.' or '-', starting with a letter or '_'",
+    "^[A-Za-z_*][A-Za-z0-9_.\\-/]*$": "letters, digits, '_', '.', '-' or '/', starting with a letter or '_'",
+    "^[A-Za-z_][A-Za-z0-9_\\-]*$": "letters, digits, '_' or '-', starting with a letter or '_'",
+}
+_TYPE_WORDS = {
+    "object": "a mapping (key: value)",
+    "array": "a list",
+    "string": "text",
+    "boolean": "true or false",
+    "integer": "a whole number",
+    "number": "a number",
+    "null": "nothing",
+}
+
+
+def _describe_value(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, bool):
+        return f"{str(value).lower()}"
+    if value is None:
+        return "nothing (an empty value)"
+    if isinstance(value, (int, float)):
+        return f"the number {value}"
+    return f"the text {value!r}"
+
+
+def _expected_types(types: str | list[str]) -> str:
+    types = [types] if isinstance(types, str) else list(types)
+    return " or ".join(_TYPE_WORDS.get(t, t) for t in types)
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
+    """A "did you mean" hint from the closest candidates (case-insensitive), or None."""
+    by_lower: dict[str, str] = {}
+    for c in candidates:
+        by_lower.setdefault(str(c).lower(), str(c))
+    close = difflib.get_close_matches(str(word).lower(), list(by_lower), n=3, cutoff=0.6)
+    if not close:
+        return None
+    return "did you mean " + " or ".join(repr(by_lower[c]) for c in close) + "?"
+
+
+def _schema_issues(src: Source, validator) -> list[Issue]:
+    issues: list[Issue] = []
+    for error in validator.iter_errors(src.data):
+        issues.extend(_explain(src, error))
+    return issues
+
+
+def _explain(src: Source, error) -> Iterator[Issue]:
+    """Turn one jsonschema error into issues that say what was expected, where."""
+    path: KeyPath = tuple(error.absolute_path)
+    kind, value, instance = error.validator, error.validator_value, error.instance
+    if kind == "additionalProperties" and isinstance(instance, dict):
+        allowed = list(error.schema.get("properties", {}))
+        for key in instance:
+            if key in allowed:
+                continue
+            hint = did_you_mean(key, allowed) or ("expected one of: " + ", ".join(allowed) if allowed else None)
+            yield src.issue(path + (key,), f"unknown key {key!r}", hint, key=True)
+    elif kind == "required":
+        for name in value:
+            if isinstance(instance, dict) and name not in instance:
+                yield src.issue(path, f"missing required key {name!r}")
+    elif kind == "type":
+        yield src.issue(path, f"expected {_expected_types(value)}, got {_describe_value(instance)}")
+    elif kind == "enum":
+        hint = did_you_mean(instance, [str(v) for v in value]) if isinstance(instance, str) else None
+        yield src.issue(path, f"{instance!r} is not allowed; expected one of: {', '.join(map(str, value))}", hint)
+    elif kind == "const":
+        yield src.issue(path, f"expected {value!r}, got {_describe_value(instance)}")
+    elif kind == "pattern":
+        rule = _NAME_RULES.get(value, f"text matching {value}")
+        if "propertyNames" in error.schema_path or "propertyNames" in error.relative_schema_path:
+            yield src.issue(path + (instance,), f"{instance!r} is not a valid name; expected {rule}", key=True)
+        else:
+            yield src.issue(path, f"{instance!r} is not a valid name; expected {rule}")
+    elif kind == "minItems":
+        yield src.issue(path, f"expected at least {value} item{'s' if value != 1 else ''}, got {len(instance)}")
+    elif kind == "minLength":
+        yield src.issue(path, "expected non-empty text")
+    elif kind == "minProperties":
+        yield src.issue(path, f"expected at least {value} entr{'ies' if value != 1 else 'y'}, got none")
+    elif kind in ("minimum", "maximum"):
+        word = "at least" if kind == "minimum" else "at most"
+        yield src.issue(path, f"expected a number {word} {value}, got {_describe_value(instance)}")
+    elif kind in ("oneOf", "anyOf"):
+        yield from _explain_alternatives(src, error, path)
+    elif kind == "not" and isinstance(value, dict) and "required" in value:
+        context = f" with strategy: {src.data.get('strategy')}" if path == () and "strategy" in src.data else ""
+        for name in value["required"]:
+            yield src.issue(path + (name,), f"key {name!r} is not allowed{context}", key=True)
+    else:
+        yield src.issue(path, error.message)
+
+
+def _explain_alternatives(src: Source, error, path: KeyPath) -> Iterator[Issue]:
+    """oneOf/anyOf: explain the branch the author evidently meant, else list the choices."""
+    branches: dict[int, list] = {}
+    for sub in error.context or ():
+        branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+    # a branch whose failures are all "wrong type at this very place" was not meant
+    meant = [
+        errs for errs in branches.values()
+        if not any(e.validator == "type" and tuple(e.absolute_path) == path for e in errs)
+    ]
+    if len(meant) == 1:
+        for sub in meant[0]:
+            yield from _explain(src, sub)
+        return
+    if branches and all(e.validator == "required" and tuple(e.absolute_path) == path
+                        for errs in branches.values() for e in errs):
+        names = [n for errs in branches.values() for e in errs for n in e.validator_value]
+        yield src.issue(path, "missing key: expected " + " or ".join(repr(n) for n in names))
+        return
+    options = [s for s in error.validator_value if isinstance(s, dict)]
+    words = []
+    for option in options:
+        if option.get("type") == "array":
+            words.append("a list")
+        elif option.get("type") == "object":
+            keys = ", ".join(option.get("properties", {}))
+            words.append(f"a mapping with {keys}" if keys else "a mapping")
+        elif "type" in option:
+            words.append(_expected_types(option["type"]))
+    expected = " or ".join(words) if words else "one of the allowed forms"
+    yield src.issue(path, f"expected {expected}, got {_describe_value(error.instance)}")
+
+
+# --------------------------------------------------------------------------- cross-checks
+
+
+def _items(data: Any, key: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(index, item) for the mapping items of a list-valued key; anything else is skipped."""
+    value = data.get(key) if isinstance(data, dict) else None
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            if isinstance(item, dict):
+                yield i, item
+
+
+def _names(data: Any, key: str) -> list[str]:
+    return [item["name"] for _, item in _items(data, key) if isinstance(item.get("name"), str)]
+
+
+def _strings(value: Any) -> Iterator[tuple[int, str]]:
+    if isinstance(value, list):
+        for i, v in enumerate(value):
+            if isinstance(v, str):
+                yield i, v
+
+
+def _unknown(src: Source, path: KeyPath, what: str, name: str, known: list[str], wildcard: bool) -> Issue:
+    expected = f"a declared {what}" + (" or '*'" if wildcard else "")
+    hint = did_you_mean(name, known) or (f"declared: {', '.join(known)}" if known else f"no {what}s are declared")
+    return src.issue(path, f"unknown {what} {name!r}; expected {expected}", hint)
+
+
+def _check_duplicates(src: Source, keys: Iterable[str]) -> Iterator[Issue]:
+    for key in keys:
+        first: dict[str, int] = {}
+        for i, item in _items(src.data, key):
+            name = item.get("name")
+            if not isinstance(name, str):
+                continue
+            if name in first:
+                line = (src.mark((key, first[name])) or (None,))[0]
+                yield src.issue((key, i, "name"), f"duplicate name {name!r} (first at line {line}); expected each name once in {key}")
+            else:
+                first[name] = i
+
+
+def _check_type_refs(src: Source, path: KeyPath, value: Any, entity_types: list[str]) -> Iterator[Issue]:
+    for j, name in _strings(value):
+        if name != "*" and name not in entity_types:
+            yield _unknown(src, path + (j,), "entity type", name, entity_types, wildcard=True)
+
+
+def _check_roles(src: Source, key: str, entity_types: list[str]) -> Iterator[Issue]:
+    for i, item in _items(src.data, key):
+        roles = item.get("roles")
+        if isinstance(roles, dict):
+            for role, spec in roles.items():
+                if isinstance(spec, dict):
+                    yield from _check_type_refs(src, (key, i, "roles", role, "types"), spec.get("types"), entity_types)
+
+
+def _walk_patterns(value: Any, path: KeyPath) -> Iterator[tuple[KeyPath, str]]:
+    """Every regex under a ``patterns`` or ``triggers`` mapping, with its path."""
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            if key in ("patterns", "triggers") and isinstance(sub, dict):
+                for j, rx in _strings(sub.get("regex")):
+                    yield path + (key, "regex", j), rx
+            else:
+                yield from _walk_patterns(sub, path + (key,))
+    elif isinstance(value, list):
+        for i, sub in enumerate(value):
+            yield from _walk_patterns(sub, path + (i,))
+
+
+def _check_regexes(src: Source) -> Iterator[Issue]:
+    for path, rx in _walk_patterns(src.data, ()):
+        try:
+            re.compile(rx)
+        except re.error as exc:
+            where = f" at position {exc.pos}" if exc.pos is not None else ""
+            yield src.issue(path, f"invalid regular expression {rx!r}: {exc.msg}{where}; expected a Python regex")
+
+
+def _check_enum_qualifiers(src: Source) -> Iterator[Issue]:
+    for i, q in _items(src.data, "qualifiers"):
+        if q.get("type") == "enum" and not q.get("values"):
+            yield src.issue(("qualifiers", i, "type"), "a qualifier of type enum needs 'values'; expected a list of allowed values")
+
+
+def _binary_relation_names(data: dict[str, Any]) -> list[str]:
+    names = []
+    for _, r in _items(data, "relation_types"):
+        if isinstance(r.get("name"), str):
+            names.append(r["name"])
+        names.extend(a for _, a in _strings(r.get("aliases")))
+    return names
+
+
+def _relation_by_label(data: dict[str, Any], label: str) -> dict[str, Any] | None:
+    key = label.lower()
+    for _, r in _items(data, "relation_types"):
+        if str(r.get("name", "")).lower() == key or key in (a.lower() for _, a in _strings(r.get("aliases"))):
+            return r
+    return None
+
+
+def _check_domain_examples(src: Source, merged: dict[str, Any], entity_types: list[str]) -> Iterator[Issue]:
+    relations = _binary_relation_names(merged)
+    for i, example in _items(src.data, "examples"):
+        names: dict[str, str] = {}
+        for j, ent in _items(example, "entities"):
+            if isinstance(ent.get("type"), str):
+                names.setdefault(str(ent.get("name")), ent["type"])
+                if ent["type"] not in entity_types:
+                    yield _unknown(src, ("examples", i, "entities", j, "type"), "entity type", ent["type"], entity_types, False)
+        for j, rel in _items(example, "relations"):
+            label = rel.get("relation")
+            if isinstance(label, str) and label not in relations and _relation_by_label(merged, label) is None:
+                yield _unknown(src, ("examples", i, "relations", j, "relation"), "relation type", label, relations, False)
+                continue
+            spec = _relation_by_label(merged, label) if isinstance(label, str) else None
+            for end in ("head", "tail"):
+                who = rel.get(end)
+                if not isinstance(who, str) or not names:
+                    continue
+                if who not in names:
+                    yield src.issue(
+                        ("examples", i, "relations", j, end),
+                        f"{who!r} is not one of this example's entities; expected one of: {', '.join(names)}",
+                        did_you_mean(who, names),
+                    )
+                    continue
+            if spec and names and rel.get("head") in names and rel.get("tail") in names:
+                yield from _check_example_ends(src, ("examples", i, "relations", j), spec, names[rel["head"]], names[rel["tail"]])
+
+
+def _check_example_ends(src: Source, path: KeyPath, spec: dict[str, Any], head_type: str, tail_type: str) -> Iterator[Issue]:
+    heads = [h for _, h in _strings(spec.get("head"))]
+    tails = [t for _, t in _strings(spec.get("tail"))]
+
+    def fits(h: str, t: str) -> bool:
+        return ("*" in heads or h in heads) and ("*" in tails or t in tails)
+
+    if fits(head_type, tail_type) or (spec.get("symmetric") and fits(tail_type, head_type)):
+        return
+    yield src.issue(
+        path,
+        f"{spec.get('name')} does not connect {head_type} to {tail_type}; "
+        f"expected head {' or '.join(heads)} and tail {' or '.join(tails)}",
+    )
+
+
+def _check_default_views(src: Source, project_dir: Path | None) -> Iterator[Issue]:
+    from kgkit import catalog
+
+    views = catalog.available("views", project_dir)
+    for j, ref in _strings(src.data.get("default_views")):
+        name, sep, template = ref.partition(":")
+        if name not in views:
+            hint = did_you_mean(name, views) or (f"available: {', '.join(sorted(views))}" if views else None)
+            yield src.issue(("default_views", j), f"unknown view {name!r}; expected one of the available views", hint)
+        elif sep:
+            try:
+                catalog.find("templates", template, project_dir)
+            except NotFoundError as exc:
+                yield src.issue(("default_views", j), exc.message, exc.hint)
+
+
+def _check_common(src: Source) -> list[Issue]:
+    issues = list(_check_regexes(src))
+    issues += _check_enum_qualifiers(src)
+    return issues
+
+
+def _check_domain(src: Source, merged: dict[str, Any], project_dir: Path | None, types_known: bool) -> list[Issue]:
+    issues = _check_common(src)
+    issues += _check_duplicates(src, TYPED_LISTS)
+    issues += _check_default_views(src, project_dir)
+    if not types_known:  # the parent could not be read: its types are unknown, so say nothing
+        return issues
+    entity_types = _names(merged, "entity_types")
+    for i, r in _items(src.data, "relation_types"):
+        for end in ("head", "tail"):
+            issues += _check_type_refs(src, ("relation_types", i, end), r.get(end), entity_types)
+    issues += _check_roles(src, "nary_relation_types", entity_types)
+    issues += _check_roles(src, "event_types", entity_types)
+    relations = _binary_relation_names(merged) + _names(merged, "nary_relation_types")
+    for i, q in _items(src.data, "qualifiers"):
+        for j, name in _strings(q.get("relations")):
+            if name != "*" and name not in relations:
+                issues.append(_unknown(src, ("qualifiers", i, "relations", j), "relation type", name, relations, True))
+    issues += _check_domain_examples(src, merged, entity_types)
+    return issues
+
+
+def _check_template(src: Source) -> list[Issue]:
+    data = src.data
+    issues = _check_common(src)
+    issues += _check_duplicates(src, ("entity_types", "relation_types", "qualifiers"))
+    entity_types = _names(data, "entity_types")
+    qualifiers = _names(data, "qualifiers")
+    relations = _names(data, "relation_types")
+    issues += _check_roles(src, "relation_types", entity_types)
+    for i, r in _items(data, "relation_types"):
+        for j, name in _strings(r.get("qualifiers")):
+            if name not in qualifiers:
+                issues.append(_unknown(src, ("relation_types", i, "qualifiers", j), "qualifier", name, qualifiers, False))
+    for i, q in _items(data, "qualifiers"):
+        for j, name in _strings(q.get("relations")):
+            if name != "*" and name not in relations:
+                issues.append(_unknown(src, ("qualifiers", i, "relations", j), "relation type", name, relations, True))
+    by_name = {r["name"]: r for _, r in _items(data, "relation_types") if isinstance(r.get("name"), str)}
+    for i, example in _items(data, "examples"):
+        names = {str(e.get("name")) for _, e in _items(example, "entities")}
+        for j, ent in _items(example, "entities"):
+            if isinstance(ent.get("type"), str) and ent["type"] not in entity_types:
+                issues.append(_unknown(src, ("examples", i, "entities", j, "type"), "entity type", ent["type"], entity_types, False))
+        for j, rel in _items(example, "relations"):
+            path = ("examples", i, "relations", j)
+            spec = by_name.get(rel.get("relation"))
+            if spec is None:
+                if isinstance(rel.get("relation"), str):
+                    issues.append(_unknown(src, path + ("relation",), "relation type", rel["relation"], relations, False))
+                continue
+            roles = spec.get("roles") if isinstance(spec.get("roles"), dict) else {}
+            for role, filler in (rel.get("roles") or {}).items() if isinstance(rel.get("roles"), dict) else ():
+                if role not in roles:
+                    issues.append(_unknown(src, path + ("roles", role), f"role of {spec['name']}", role, list(roles), False))
+                elif names and not (isinstance(roles[role], dict) and roles[role].get("literal")):
+                    for k, who in enumerate([filler] if isinstance(filler, str) else filler or []):
+                        if isinstance(who, str) and who not in names:
+                            where = path + ("roles", role) + ((k,) if isinstance(filler, list) else ())
+                            issues.append(src.issue(
+                                where, f"{who!r} is not one of this example's entities; expected one of: {', '.join(sorted(names))}",
+                                did_you_mean(who, names)))
+            for name in rel.get("qualifiers") or {} if isinstance(rel.get("qualifiers"), dict) else ():
+                if name not in qualifiers:
+                    issues.append(_unknown(src, path + ("qualifiers", name), "qualifier", name, qualifiers, False))
+    return issues
+
+
+def _check_view(src: Source) -> list[Issue]:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    issues = _check_common(src)
+    upgrade = src.data.get("upgrade")
+    if not isinstance(upgrade, dict):
+        return issues
+    prompt = upgrade.get("prompt")
+    if isinstance(prompt, str) and prompt and resolve_prompt(Path(src.file).parent, prompt) is None:
+        issues.append(src.issue(
+            ("upgrade", "prompt"),
+            f"prompt file {prompt!r} not found; expected a path relative to the view file or a built-in prompt in "
+            f"{Path(__file__).resolve().parent / 'prompts'}",
+        ))
+    schema = upgrade.get("output_schema")
+    if isinstance(schema, dict):
+        try:
+            Draft202012Validator.check_schema(schema)
+        except SchemaError as exc:
+            issues.append(src.issue(("upgrade", "output_schema") + tuple(exc.absolute_path),
+                                    f"not a valid JSON Schema: {exc.message}"))
+    return issues
+
+
+def resolve_prompt(base: Path, ref: str) -> Path | None:
+    """A prompt path relative to the view file, else a built-in prompt of that name, else None."""
+    candidate = (base / ref).resolve()
+    if candidate.is_file():
+        return candidate
+    builtin = Path(__file__).resolve().parent / "prompts" / Path(ref).name
+    return builtin if builtin.is_file() else None
+
+
+# --------------------------------------------------------------------------- domains and extends
+
+
+@dataclass(frozen=True)
+class ResolvedDomain:
+    """A domain file's own data, the data after ``extends``, and the chain it came from."""
+
+    data: dict[str, Any]
+    merged: dict[str, Any]
+    lineage: tuple[str, ...]  # names, this domain first
+    files: tuple[Path, ...]  # files, this domain first
+
+
+def _find_parent(ref: str, child: Path, project_dir: Path | None) -> Path:
+    from kgkit import catalog
+
+    if catalog.looks_like_path(ref):
+        candidate = Path(ref).expanduser()
+        if not candidate.is_absolute():
+            candidate = child.parent / candidate
+        if candidate.is_file():
+            return candidate
+        raise NotFoundError(f"no domain file at {ref} (relative to {child.parent})")
+    return catalog.find("domains", ref, project_dir, skip=child)
+
+
+def _domain(path: Path, project_dir: Path | None, chain: tuple[Path, ...], cycles: list) -> tuple[list[Issue], ResolvedDomain | None]:
+    """Check one domain file and its ancestors; a cycle is recorded for the outermost call."""
+    from kgkit.schema_files import merge_domain_data
+
+    src = yaml_source.load(path)
+    if src.fatal:
+        return src.issues, None
+    issues = src.issues + _schema_issues(src, _validator("domains"))
+    me = path.resolve()
+    parent: ResolvedDomain | None = None
+    types_known = True
+    ref = src.data.get("extends")
+    if isinstance(ref, str) and ref:
+        try:
+            parent_path = _find_parent(ref, path, project_dir)
+        except NotFoundError as exc:
+            issues.append(src.issue(("extends",), exc.message, exc.hint))
+            types_known = False
+        else:
+            if parent_path.resolve() in chain + (me,):
+                cycles.append(chain + (me, parent_path.resolve()))
+                types_known = False
+            else:
+                parent_issues, parent = _domain(parent_path, project_dir, chain + (me,), cycles)
+                if parent_issues:
+                    n = len(parent_issues)
+                    issues.append(src.issue(("extends",), f"parent domain {ref!r} ({parent_path}) has {n} problem{'s' if n != 1 else ''}; expected a valid parent"))
+                    issues += parent_issues
+                types_known = parent is not None
+    merged = merge_domain_data(parent.merged, src.data) if parent else dict(src.data)
+    issues += _check_domain(src, merged, project_dir, types_known)
+    name = src.data.get("name") if isinstance(src.data.get("name"), str) else path.stem
+    resolved = ResolvedDomain(
+        data=src.data,
+        merged=merged,
+        lineage=(name,) + (parent.lineage if parent else ()),
+        files=(path,) + (parent.files if parent else ()),
+    )
+    if not chain and cycles:
+        loop = " -> ".join(p.name for p in cycles[0])
+        issues.append(src.issue(("extends",), f"extends cycle: {loop}; expected a chain of parents that ends"))
+    return issues, resolved
+
+
+def resolve_domain(path: str | os.PathLike, project_dir: Path | None = None) -> ResolvedDomain:
+    """Validate a domain file and its ``extends`` ancestors and merge them.
+
+    Raises :class:`ValidationError` with every issue of the file and of its parents.
+    """
+    issues, resolved = _domain(Path(path), project_dir, (), [])
+    if issues or resolved is None:
+        raise ValidationError(_unique(issues))
+    return resolved
+
+
+def _unique(issues: list[Issue]) -> list[Issue]:
+    seen, out = set(), []
+    for issue in issues:
+        key = (issue.file, issue.line, issue.column, issue.path, issue.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(issue)
+    return out
+
+
+def validate_file(kind: str, path: str | os.PathLike, project_dir: Path | None = None) -> dict[str, Any]:
+    """Validate one file of ``kind`` (domain(s), view(s), template(s)); return its own data.
+
+    For a domain the ``extends`` chain is checked too and cross-checks use the merged types.
+    Raises :class:`ValidationError` carrying every issue, sorted by file and line.
+    """
+    kind = normalise_kind(kind)
+    if kind == "domains":
+        return resolve_domain(path, project_dir).data
+    src = yaml_source.load(path)
+    if src.fatal:
+        raise ValidationError(src.issues)
+    issues = src.issues + _schema_issues(src, _validator(kind))
+    issues += _check_view(src) if kind == "views" else _check_template(src)
+    if issues:
+        raise ValidationError(_unique(issues))
+    return src.data

@@ -1,0 +1,236 @@
+"""Safe YAML that remembers where every key and value came from.
+
+``yaml.safe_load`` throws positions away and silently keeps the last of two equal keys.
+Authors need both: a message is only useful with ``file:line:column``, and a duplicated
+``name:`` is almost always a copy-paste slip. So we ``compose`` the node tree with the
+safe loader and build plain Python data ourselves, recording the mark of every value and
+every mapping key by its key path, and reporting duplicates as issues.
+
+Problems that stop parsing (binary data, invalid UTF-8, tabs, syntax errors, an empty
+file, a top level that is not a mapping) come back as issues too; nothing here raises
+for bad input except :func:`load_or_raise`, which raises :class:`ValidationError`.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kgkit.errors import Issue, ValidationError
+
+KeyPath = tuple[str | int, ...]
+Mark = tuple[int, int]  # 1-based line, column
+
+
+class _Constructor(yaml.constructor.SafeConstructor):
+    """Safe scalars, except that dates stay text: kgkit files are JSON-shaped."""
+
+
+_Constructor.add_constructor("tag:yaml.org,2002:timestamp", yaml.constructor.SafeConstructor.construct_yaml_str)
+
+
+@dataclass
+class Source:
+    """A parsed YAML file: its data (None when it could not be read) and where things are."""
+
+    file: str
+    data: Any = None
+    values: dict[KeyPath, Mark] = field(default_factory=dict)  # path -> mark of the value
+    keys: dict[KeyPath, Mark] = field(default_factory=dict)  # path -> mark of the mapping key
+    issues: list[Issue] = field(default_factory=list)
+
+    @property
+    def fatal(self) -> bool:
+        """True when the file could not be turned into a mapping at all."""
+        return not isinstance(self.data, dict)
+
+    def mark(self, path: KeyPath, *, key: bool = False) -> Mark | None:
+        """Mark of the value (or, with ``key``, of the key) at ``path``, else its nearest parent."""
+        path = tuple(path)
+        if key and path in self.keys:
+            return self.keys[path]
+        while path:
+            if path in self.values:
+                return self.values[path]
+            path = path[:-1]
+        return self.values.get(())
+
+    def issue(self, path: KeyPath, message: str, hint: str | None = None, *, key: bool = False) -> Issue:
+        """An issue located at ``path`` in this file (list items shown by their ``name``)."""
+        where = self.mark(path, key=key)
+        line, column = where if where else (None, None)
+        return Issue(self.file, line, column, display_path(self.data, path), message, hint)
+
+
+def display_path(data: Any, path: KeyPath) -> KeyPath:
+    """``("relation_types", 3, "head")`` -> ``("relation_types", "Work_For", "head")``.
+
+    An author finds a relation by its name faster than by its position in the list.
+    """
+    shown: list[str | int] = []
+    node = data
+    for step in path:
+        label: str | int = step
+        if isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+            node = node[step]
+            if isinstance(node, dict) and isinstance(node.get("name"), str) and node["name"]:
+                label = node["name"]
+        elif isinstance(node, dict) and step in node:
+            node = node[step]
+        else:
+            node = None
+        shown.append(label)
+    return tuple(shown)
+
+
+def _position(text: str, index: int) -> Mark:
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def _decode(source: Source, raw: bytes) -> str | None:
+    if b"\x00" in raw:
+        source.issues.append(Issue(source.file, 1, 1, (), "not a text file (binary data); expected YAML text"))
+        return None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = len(raw[raw.rfind(b"\n", 0, exc.start) + 1 : exc.start].decode("utf-8", "replace")) + 1
+        source.issues.append(
+            Issue(source.file, line, column, (), f"invalid UTF-8 (byte 0x{raw[exc.start]:02x}); save the file as UTF-8")
+        )
+        return None
+
+
+def _syntax_issue(source: Source, text: str, exc: yaml.YAMLError) -> Issue:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    if isinstance(exc, yaml.reader.ReaderError):
+        line, column = _position(text, exc.position)
+        char = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        return Issue(source.file, line, column, (), f"unexpected control character U+{char:04X}; expected plain text")
+    line, column = (mark.line + 1, mark.column + 1) if mark else (None, None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    if "\\t" in problem or "\t" in problem:
+        return Issue(source.file, line, column, (), "tab character in indentation; YAML indents with spaces only")
+    if "could not determine a constructor for the tag" in problem:
+        tag = problem.rsplit(" ", 1)[-1]
+        return Issue(source.file, line, column, (), f"unsupported tag {tag}; expected plain YAML values (no tags)")
+    context = getattr(exc, "context", None)
+    message = f"YAML syntax error: {problem}" + (f" ({context})" if context else "")
+    return Issue(source.file, line, column, (), message)
+
+
+class _Builder:
+    """Walk a composed node tree into plain data, recording marks and duplicate keys."""
+
+    def __init__(self, source: Source):
+        self.source = source
+        self.constructor = _Constructor()
+        self.active: set[int] = set()  # node ids on the current path: guards alias cycles
+
+    def build(self, node: yaml.Node, path: KeyPath) -> Any:
+        self.source.values.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
+        if id(node) in self.active:
+            self.source.issues.append(self.source.issue(path, "an alias refers to itself; expected a finite value"))
+            return None
+        self.active.add(id(node))
+        try:
+            if isinstance(node, yaml.MappingNode):
+                return self._mapping(node, path)
+            if isinstance(node, yaml.SequenceNode):
+                return [self.build(item, path + (i,)) for i, item in enumerate(node.value)]
+            return self.constructor.construct_object(node, deep=True)
+        finally:
+            self.active.discard(id(node))
+
+    def _mapping(self, node: yaml.MappingNode, path: KeyPath) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        seen: dict[str, Mark] = {}
+        merged: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key_mark = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                # ``<<: *anchor`` — the anchored mapping's keys, overridden by this mapping's own
+                for source_node in value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]:
+                    value = self.build(source_node, path)
+                    if isinstance(value, dict):
+                        merged = {**value, **merged}
+                continue
+            if not isinstance(key_node, yaml.ScalarNode):
+                self.source.issues.append(
+                    Issue(self.source.file, *key_mark, path, "a key must be plain text, not a list or mapping")
+                )
+                continue
+            key = str(key_node.value)  # raw text: `on:` and `yes:` stay names, not booleans
+            if key in seen:
+                first = seen[key]
+                self.source.issues.append(
+                    Issue(self.source.file, *key_mark, path + (key,),
+                          f"duplicate key {key!r} (first defined at line {first[0]}); "
+                          "expected each key once — the later value would silently win")
+                )
+            seen[key] = key_mark
+            self.source.keys[path + (key,)] = key_mark
+            self.source.values[path + (key,)] = (value_node.start_mark.line + 1, value_node.start_mark.column + 1)
+            result[key] = self.build(value_node, path + (key,))
+        return {**merged, **result} if merged else result
+
+
+def parse(text: str, file: str) -> Source:
+    """Parse YAML text into a :class:`Source`; problems are collected, never raised."""
+    source = Source(file)
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        source.issues.append(_syntax_issue(source, text, exc))
+        return source
+    if node is None:
+        source.issues.append(Issue(file, 1, 1, (), "file is empty; expected a mapping such as 'name: my_name'"))
+        return source
+    try:
+        data = _Builder(source).build(node, ())
+    except yaml.YAMLError as exc:  # a scalar the safe constructor refuses (e.g. a python tag)
+        source.issues.append(_syntax_issue(source, text, exc))
+        return source
+    except RecursionError:
+        source.issues.append(Issue(file, 1, 1, (), "nesting is too deep; expected a small configuration file"))
+        return source
+    source.data = data
+    source.issues = [
+        Issue(i.file, i.line, i.column, display_path(data, i.path), i.message, i.hint) for i in source.issues
+    ]
+    if not isinstance(source.data, dict):
+        got = "a list" if isinstance(source.data, list) else f"the value {source.data!r}"
+        line, column = source.values[()]
+        source.issues.append(
+            Issue(file, line, column, (), f"expected a mapping (key: value lines) at the top level, got {got}")
+        )
+    return source
+
+
+def load(path: str | os.PathLike) -> Source:
+    """Read and parse one file; a missing or unreadable file becomes an issue too."""
+    file = os.fspath(path)
+    try:
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        return Source(file, issues=[Issue(file, None, None, (), "file not found")])
+    except OSError as exc:
+        return Source(file, issues=[Issue(file, None, None, (), f"cannot read file: {exc.strerror or exc}")])
+    source = Source(file)
+    text = _decode(source, raw)
+    if text is None:
+        return source
+    return parse(text, file)
+
+
+def load_or_raise(path: str | os.PathLike) -> Source:
+    """Like :func:`load`, but raise :class:`ValidationError` if the file had any issue."""
+    source = load(path)
+    if source.issues:
+        raise ValidationError(source.issues)
+    return source

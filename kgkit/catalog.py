@@ -39,15 +39,20 @@ def search_path(kind: str, project_dir: Path | None = None) -> list[Path]:
     return [project / kind, user_config_dir() / kind, builtin_root() / kind]
 
 
-def available(kind: str, project_dir: Path | None = None) -> dict[str, Path]:
-    """Every name of this kind on the search path and the file it resolves to."""
-    found: dict[str, Path] = {}
+def candidates(kind: str, project_dir: Path | None = None) -> dict[str, list[Path]]:
+    """Every name of this kind and all files that define it, in search order (first wins)."""
+    found: dict[str, list[Path]] = {}
     for directory in search_path(kind, project_dir):
         if not directory.is_dir():
             continue
         for path in sorted(directory.glob("*.yaml")) + sorted(directory.glob("*.yml")):
-            found.setdefault(path.stem, path)
+            found.setdefault(path.stem, []).append(path)
     return found
+
+
+def available(kind: str, project_dir: Path | None = None) -> dict[str, Path]:
+    """Every name of this kind on the search path and the file it resolves to."""
+    return {name: paths[0] for name, paths in candidates(kind, project_dir).items()}
 
 
 def looks_like_path(ref: str) -> bool:

@@ -1,0 +1,137 @@
+"""``kgkit domain new|validate|show`` and ``kgkit domains``: authoring and listing domains.
+
+Docs: docs/authoring-domains.md. Library errors are turned into click errors here, with
+the library's exit code, so the commands behave the same under ``kgkit`` and CliRunner.
+"""
+from __future__ import annotations
+
+import contextlib
+import sys
+from pathlib import Path
+
+import click
+
+from kgkit.errors import EXIT_INPUT, KgkitError
+
+
+class CommandError(click.ClickException):
+    """A library error shown as ``Error: …`` with the library's exit code."""
+
+    def __init__(self, exc: KgkitError):
+        super().__init__(exc.format())
+        self.exit_code = exc.exit_code
+
+
+@contextlib.contextmanager
+def reported():
+    """Show a KgkitError as a message and its exit code, never a traceback."""
+    try:
+        yield
+    except KgkitError as exc:
+        raise CommandError(exc) from None
+
+
+@click.group("domain")
+def domain_cli():
+    """Author domains: new, validate, show (docs/authoring-domains.md)."""
+
+
+@domain_cli.command("new")
+@click.argument("name")
+@click.option("--from", "parent", metavar="DOMAIN", help="Extend this domain (name or path) instead of starting empty.")
+@click.option("--from-gold", "gold", type=click.Path(path_type=Path), metavar="DIR",
+              help="Scaffold entity and relation types from a gold folder (*.gold.json).")
+@click.option("--out", "out", type=click.Path(path_type=Path, allow_dash=True), metavar="FILE",
+              help="Where to write (default: NAME.yaml; '-' for stdout).")
+@click.option("--force", is_flag=True, help="Overwrite FILE if it exists.")
+def new_cli(name: str, parent: str | None, gold: Path | None, out: Path | None, force: bool):
+    """Write a commented starter domain NAME that validates as written.
+
+    \b
+    Examples:
+      kgkit domain new my_contracts
+      kgkit domain new my_contracts --from legal_contracts
+      kgkit domain new conll04 --from-gold data/conll04
+    """
+    from kgkit import domain_starter
+
+    if not domain_starter.NAME_RE.match(name):
+        raise click.BadParameter(
+            "expected letters, digits, '_', '.' or '-', starting with a letter or '_'", param_hint="NAME"
+        )
+    if parent and gold:
+        raise click.UsageError("use either --from or --from-gold, not both")
+    with reported():
+        if gold:
+            text = domain_starter.starter_from_gold(name, gold)
+        elif parent:
+            from kgkit.catalog import load_domain
+
+            text = domain_starter.starter_extending(name, parent, load_domain(parent))
+        else:
+            text = domain_starter.starter(name)
+    if str(out) == "-":
+        click.echo(text, nl=False)
+        return
+    target = out or Path(f"{name}.yaml")
+    if target.exists() and not force:
+        raise click.ClickException(f"{target} already exists; use --force to overwrite it")
+    target.write_text(text, encoding="utf-8")
+    click.echo(f"Wrote {target}. Check it with: kgkit domain validate {target}")
+
+
+@domain_cli.command("validate")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+def validate_cli(files: tuple[Path, ...]):
+    """Check domain FILES: every problem with file:line:column; exit code 2 if any."""
+    from kgkit.errors import ValidationError
+    from kgkit.validation import validate_file
+
+    failed = 0
+    for path in files:
+        try:
+            validate_file("domains", path)
+        except ValidationError as exc:
+            failed += 1
+            click.echo(exc.format(), err=True)
+        else:
+            click.echo(f"OK {path}")
+    if failed:
+        sys.exit(EXIT_INPUT)
+
+
+@domain_cli.command("show")
+@click.argument("name")
+def show_cli(name: str):
+    """Print domain NAME (or a path) as YAML, resolved: extends applied."""
+    import yaml
+
+    from kgkit.catalog import find
+    from kgkit.validation import resolve_domain
+
+    with reported():
+        resolved = resolve_domain(find("domains", name))
+    data = {k: v for k, v in resolved.merged.items() if k != "extends"}
+    click.echo("# resolved from: " + " <- ".join(str(p) for p in resolved.files))
+    click.echo(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100), nl=False)
+
+
+@click.command("domains")
+def domains_cli():
+    """List available domains: name, file, description."""
+    from kgkit.catalog import available
+    from kgkit.yaml_source import load
+
+    rows = []
+    for name, path in sorted(available("domains").items()):
+        data = load(path).data
+        description = data.get("description") if isinstance(data, dict) else None
+        if not isinstance(description, str):
+            description = f"(unreadable: run kgkit domain validate {path})" if not isinstance(data, dict) else ""
+        rows.append((name, str(path), " ".join(description.split())))
+    if not rows:
+        click.echo("No domains found (looked in ./domains, the user config dir and the built-ins).")
+        return
+    width = max(len(r[0]) for r in rows)
+    for name, path, description in rows:
+        click.echo(f"{name:<{width}}  {path}" + (f"\n{'':<{width}}  {description}" if description else ""))

@@ -1,0 +1,258 @@
+"""Write commented starter domain files: from scratch, extending a domain, or from gold data.
+
+The starter is generated as text, not with ``yaml.dump``, because its comments are the
+point: they teach the format in place. Every starter validates as written (the tests
+check it), and its first line points editors at the published JSON Schema so they can
+autocomplete and flag mistakes while the author types.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+from kgkit.errors import InputError
+
+SCHEMA_FILE = Path(__file__).resolve().parent / "schemas" / "domain.schema.json"
+NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+_TYPE_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/]*$")
+_PLAIN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/ ]*[A-Za-z0-9_.\-/]$|^[A-Za-z_]$")
+# YAML 1.1 reads these as booleans or null when unquoted
+_RESERVED = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "none", "~"}
+
+
+def scalar(text: str) -> str:
+    """A YAML scalar for ``text``: plain when unambiguous, else double-quoted (JSON is valid YAML)."""
+    if _PLAIN_RE.match(text) and text.lower() not in _RESERVED and ": " not in text and " #" not in text:
+        return text
+    return json.dumps(text, ensure_ascii=False)
+
+
+def flow(items: list[str]) -> str:
+    return "[" + ", ".join(scalar(i) for i in items) + "]"
+
+
+def header(name: str, lines: list[str]) -> str:
+    intro = "\n".join(f"# {line}".rstrip() for line in lines)
+    return (
+        f"# yaml-language-server: $schema={SCHEMA_FILE}\n"
+        f"#\n"
+        f"# kgkit domain {name!r}.\n"
+        f"{intro}\n"
+        f"#\n"
+        f"# Check it:   kgkit domain validate {name}.yaml\n"
+        f"# Use it:     kgkit extract DOCUMENT --domain ./{name}.yaml\n"
+        f"# Reference:  docs/authoring-domains.md and `kgkit schema domain`\n"
+    )
+
+
+_TAIL = """
+# Views built when --view is not given (binary, person, nary, temporal, event, diy:TEMPLATE):
+# default_views: [binary]
+
+# How documents are cut for extraction, in characters.
+chunking:
+  size: 2000
+  overlap: 200
+"""
+
+
+def starter(name: str) -> str:
+    """A self-contained starter: two entity types, one relation, one example."""
+    return header(name, ["Replace the example types below with your own."]) + f"""
+name: {scalar(name)}
+description: What kind of documents this domain is for.
+version: 1
+
+# To inherit a built-in domain's types and only add or override some, uncomment:
+# extends: general
+
+# Entity types: the kinds of things to find. For the offline backend, `patterns`
+# lists phrases (matched case-insensitively) and/or Python regexes.
+entity_types:
+  - name: Organization
+    description: A company, agency or other institution.
+    aliases: [organisation, company]
+    examples: [Acme Corp]
+    patterns:
+      regex: ['\\b[A-Z][A-Za-z]+ (?:Inc|Ltd|LLC|Corp)\\b\\.?']
+  - name: Person
+    description: A named human being.
+    patterns:
+      regex: ['\\b(?:Mr|Ms|Mrs|Dr)\\.? [A-Z][a-z]+(?: [A-Z][a-z]+)?']
+
+# Relation types are strictly binary: allowed head types -> allowed tail types
+# ("*" allows any type). `triggers` are cue words the offline backend looks for.
+relation_types:
+  - name: works_for
+    description: A person is employed by an organization.
+    head: [Person]
+    tail: [Organization]
+    triggers: [works for, employed by, employee of]
+
+# Also possible (see the tutorial): nary_relation_types (named roles),
+# event_types (triggers and argument roles) and qualifiers (dates, amounts, ...).
+
+# Few-shot examples: a text and what an extractor should return for it.
+examples:
+  - text: Dr. Jane Smith works for Acme Corp.
+    entities:
+      - {{name: Jane Smith, type: Person}}
+      - {{name: Acme Corp, type: Organization}}
+    relations:
+      - {{head: Jane Smith, relation: works_for, tail: Acme Corp}}
+""" + _TAIL
+
+
+def starter_extending(name: str, parent_ref: str, parent) -> str:
+    """A starter that ``extends`` an existing domain and lists what it inherits."""
+    entity = ", ".join(t.name for t in parent.entity_types) or "none"
+    relation = ", ".join(r.name for r in parent.relation_types) or "none"
+    return header(name, [f"Extends {parent.name!r}: it inherits every type and example of it."]) + f"""
+name: {scalar(name)}
+description: {scalar(parent.description or 'What kind of documents this domain is for.')}
+version: 1
+extends: {scalar(parent_ref)}
+
+# Inherited entity types: {entity}
+# Inherited relation types: {relation}
+#
+# Add types below, or override an inherited one by giving an entry the same name
+# (the child's entry replaces the parent's whole). Examples are added to the parent's.
+#
+# entity_types:
+#   - name: Clause
+#     description: A numbered section of the document.
+#
+# relation_types:
+#   - name: part_of
+#     head: [Clause]
+#     tail: ["*"]
+""" + _TAIL
+
+
+def _safe_type(name: str) -> str:
+    if _TYPE_NAME_RE.match(name):
+        return name
+    fixed = re.sub(r"[^A-Za-z0-9_.\-/]", "_", name)
+    return fixed if re.match(r"[A-Za-z_]", fixed) else "_" + fixed
+
+
+def _safe_role(name: str) -> str:
+    fixed = re.sub(r"[^A-Za-z0-9_.\-]", "_", name)
+    return fixed if re.match(r"[A-Za-z_]", fixed) else "_" + fixed
+
+
+def read_gold(directory: Path) -> list[dict[str, Any]]:
+    files = sorted(Path(directory).glob("*.gold.json"))
+    if not Path(directory).is_dir():
+        raise InputError(f"no gold folder at {directory}")
+    if not files:
+        raise InputError(f"no *.gold.json files in {directory}", hint="see the gold format in the README of the data folder")
+    docs = []
+    for path in files:
+        try:
+            docs.append(json.loads(path.read_text(encoding="utf-8")))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InputError(f"{path}: not a gold JSON file ({exc})") from None
+    return docs
+
+
+def starter_from_gold(name: str, directory: Path) -> str:
+    """Scaffold entity, relation, n-ary and event types (ends and roles inferred) from gold."""
+    docs = read_gold(directory)
+    type_count: Counter[str] = Counter()
+    names_by_type: dict[str, Counter[str]] = defaultdict(Counter)
+    relations: dict[str, dict[str, set[str]]] = defaultdict(lambda: {"head": set(), "tail": set()})
+    relation_count: Counter[str] = Counter()
+    roles: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))  # event type -> role -> types
+    event_triggers: dict[str, Counter[str]] = defaultdict(Counter)
+    nary: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for doc in docs:
+        types = {e["name"]: _safe_type(e["type"]) for e in doc.get("entities", [])}
+        for e in doc.get("entities", []):
+            type_count[_safe_type(e["type"])] += 1
+            names_by_type[_safe_type(e["type"])][e["name"]] += 1
+        for r in doc.get("relations", []):
+            label = _safe_type(r["relation"])
+            relation_count[label] += 1
+            for end in ("head", "tail"):
+                if r.get(end) in types:
+                    relations[label][end].add(types[r[end]])
+        for ev in doc.get("events", []):
+            label = _safe_type(ev["type"])
+            event_triggers[label][ev.get("trigger") or ""] += 1
+            for role, filler in (ev.get("arguments") or {}).items():
+                for who in filler if isinstance(filler, list) else [filler]:
+                    roles[label][_safe_role(role)].add(types.get(who, ""))
+        for h in doc.get("hyperedges", []):
+            label = _safe_type(h["relation"])
+            for role, filler in (h.get("roles") or {}).items():
+                for who in filler if isinstance(filler, list) else [filler]:
+                    nary[label][_safe_role(role)].add(types.get(who, ""))
+    if not type_count:
+        raise InputError(f"the gold files in {directory} declare no entities; nothing to scaffold")
+    out = [header(name, [f"Scaffolded from the gold folder {directory} ({len(docs)} documents).",
+                         "Add descriptions, patterns and triggers: the offline backend needs them."])]
+    out.append(f"\nname: {scalar(name)}\ndescription: {scalar(f'Types found in the gold annotations of {Path(directory).name}.')}\nversion: 1\n")
+    out.append("\n# Entity types, most frequent first; examples are frequent gold names.\nentity_types:\n")
+    for t, n in type_count.most_common():
+        examples = [s for s, _ in names_by_type[t].most_common(3)]
+        out.append(f"  - name: {scalar(t)}  # {n} in gold\n    examples: {flow(examples)}\n")
+    if relations:
+        out.append("\n# Relation types; head and tail types are those seen in gold.\nrelation_types:\n")
+        for label, _ in relation_count.most_common():
+            head = sorted(relations[label]["head"]) or ["*"]
+            tail = sorted(relations[label]["tail"]) or ["*"]
+            out.append(f"  - name: {scalar(label)}  # {relation_count[label]} in gold\n"
+                       f"    head: {flow(head)}\n    tail: {flow(tail)}\n")
+    nary = {k: v for k, v in nary.items() if k not in roles}  # events are repeated as hyperedges
+    for key, table in (("nary_relation_types", nary), ("event_types", roles)):
+        if not table:
+            continue
+        out.append(f"\n{key}:\n")
+        for label in sorted(table):
+            out.append(f"  - name: {scalar(label)}\n")
+            if key == "event_types" and event_triggers[label]:
+                words = [w for w, _ in event_triggers[label].most_common(5) if w]
+                if words:
+                    out.append(f"    triggers: {flow(words)}\n")
+            out.append("    roles:\n" if table[label] else "    roles:\n      argument: {literal: text}\n")
+            for role in sorted(table[label]):
+                typed = sorted(t for t in table[label][role] if t)
+                spec = f"{{types: {flow(typed)}}}" if typed else "{literal: text}"
+                out.append(f"      {scalar(role)}: {spec}\n")
+    out.append(_gold_examples(docs))
+    out.append(_TAIL)
+    return "".join(out)
+
+
+def _gold_examples(docs: list[dict[str, Any]], limit: int = 2) -> str:
+    """Few-shot examples from gold sentences whose relation ends appear verbatim in them."""
+    candidates = []
+    for doc in docs:
+        types = {e["name"]: _safe_type(e["type"]) for e in doc.get("entities", [])}
+        by_sentence: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for r in doc.get("relations", []):
+            text = r.get("evidence")
+            if text and r["head"] in text and r["tail"] in text and r["head"] in types and r["tail"] in types:
+                by_sentence[text].append(r)
+        for text, rels in by_sentence.items():
+            if len(text) <= 300:
+                candidates.append((abs(len(rels) - 2), len(text), text, rels, types))  # short, a few relations
+    if not candidates:
+        return ""
+    out = ["\n# Few-shot examples taken from gold sentences.\nexamples:\n"]
+    for _, _, text, rels, types in sorted(candidates, key=lambda c: c[:3])[:limit]:
+        names = list(dict.fromkeys(n for r in rels for n in (r["head"], r["tail"])))
+        names += [n for n in types if n not in names and len(n) > 2 and re.search(rf"\b{re.escape(n)}\b", text)]
+        out.append(f"  - text: {json.dumps(text, ensure_ascii=False)}\n    entities:\n")
+        out.extend(f"      - {{name: {scalar(n)}, type: {scalar(types[n])}}}\n" for n in names)
+        out.append("    relations:\n")
+        out.extend(
+            f"      - {{head: {scalar(r['head'])}, relation: {scalar(_safe_type(r['relation']))}, tail: {scalar(r['tail'])}}}\n"
+            for r in rels
+        )
+    return "".join(out)

@@ -1,0 +1,634 @@
+"""Canonical names, and the merge of a document's entity mentions into its node set V_doc.
+
+Core-then-modes only saves calls if every view can point at the same node, so the one
+place where "ACME Corp.", "Acme Corporation" and "the Company" become one node has to be
+careful, explainable and deterministic. The merge runs in stages, cheapest and surest
+first, and records why every surface form joined the node it did:
+
+1. **Rules** -- :func:`canonical_key` folds Unicode (NFKC), case, accents, quotes,
+   punctuation, a leading "the" and trailing legal suffixes. Equal keys within a type
+   merge; the reason says which rule was needed (``exact``, ``case/punctuation``,
+   ``legal-suffix``).
+2. **Declared aliases and defined terms** -- a mention's ``aliases`` (``declared-alias``),
+   or a contract-style definition found right after it in the text, such as
+   ``ABC Corp. (the "Company")`` (``defined-term``). An alias claimed by two different
+   entities of a type merges nothing and is reported in ``CanonResult.ambiguous``.
+3. **Fuzzy** -- rapidfuzz token-sort similarity of the keys within a type, above a
+   threshold. Candidates come from blocking (token prefixes and suffixes) so large
+   documents stay fast, and a group joins a cluster only if it is within the threshold
+   of *every* member (complete link), so A~B and B~C never drag A and C together when
+   A and C are below the threshold. Names whose numbers differ ("Phase 2", "Phase 3")
+   never fuzzy-merge.
+
+Why token-sort ratio and not WRatio: WRatio (and token-set ratio) score a name that is
+contained in a longer one very high -- "Apple" against "Apple Bank" gets 90 -- which
+would merge distinct organisations. Token-sort ratio is symmetric, ignores word order
+("Smith, John" = "John Smith") and penalises every extra word.
+
+The result is independent of the order of the input mentions: groups are processed in
+an order derived from their content only, and every tie is broken by text.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from rapidfuzz import fuzz, process
+
+from kgkit.model import Domain
+
+#: Every reason a surface form can have joined a node, in the order the stages run.
+REASONS = ("exact", "case/punctuation", "legal-suffix", "declared-alias", "defined-term", "fuzzy")
+
+#: Legal-form words, in key form (lower case, dots removed: "L.L.C." -> "llc").
+#: Stripped from the end of a key, repeatedly ("Co., Ltd.", "Pty Ltd"), while a word
+#: remains. Ambiguous two-letter forms that are also ordinary words (AS, AB, SE) are
+#: left out on purpose.
+LEGAL_SUFFIXES = frozenset(
+    {
+        "inc", "incorporated", "corp", "corporation", "co", "company", "ltd", "limited",
+        "llc", "llp", "lp", "lllp", "pllc", "plc", "gmbh", "ag", "kgaa", "sa", "nv", "bv",
+        "pty", "pte", "pvt", "sarl", "srl", "spa", "bhd", "sdn", "ulc",
+    }
+)
+
+# Tokens too common to be useful blocking keys.
+_STOP_TOKENS = frozenset({"the", "of", "and", "for", "a", "an", "in", "on", "to", "de", "la"})
+
+_QUOTES = str.maketrans(
+    {
+        "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "`": "'",
+        "\u00b4": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2033": '"',
+        "\u00ab": '"', "\u00bb": '"',
+    }
+)
+_WS = re.compile(r"\s+")
+_ABBREV_DOT = re.compile(r"(?<=[^\W\d_])\.")  # "Inc." / "L.L.C." lose their dots
+_NON_WORD = re.compile(r"[^\w]|_")
+
+
+def _squash(name: str) -> str:
+    """Level 0: NFKC and collapsed whitespace -- differences nobody would call a spelling."""
+    return _WS.sub(" ", unicodedata.normalize("NFKC", name)).strip()
+
+
+def _fold_tokens(name: str) -> list[str]:
+    """Level 1: case, accents, quotes, punctuation, "&", spaced initials, a leading "the"."""
+    text = _squash(name).translate(_QUOTES).casefold()
+    text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    text = unicodedata.normalize("NFC", text).replace("&", " and ").replace("'", "")
+    text = _NON_WORD.sub(" ", _ABBREV_DOT.sub("", text))
+    tokens: list[str] = []
+    in_initials = False
+    for tok in text.split():
+        # "J. R. R." and "L L C" become "jrr" and "llc", like their undotted spellings.
+        single = len(tok) == 1 and tok.isalpha()
+        if single and in_initials:
+            tokens[-1] += tok
+        else:
+            tokens.append(tok)
+        in_initials = single
+    if len(tokens) > 1 and tokens[0] == "the":
+        tokens = tokens[1:]
+    return tokens
+
+
+def _strip_legal(tokens: list[str]) -> list[str]:
+    tokens = list(tokens)
+    while len(tokens) > 1 and tokens[-1] in LEGAL_SUFFIXES:
+        tokens.pop()
+        if len(tokens) > 1 and tokens[-1] == "and":  # "Smith & Co." -> "smith"
+            tokens.pop()
+    return tokens
+
+
+_TRADE_NAME = re.compile(
+    r"^(?P<name>.+?)[,\s]+(?:d\.?\s?/?b\.?\s?/?a\.?|doing\s+business\s+as|trading\s+as|t/a|a\.?/?k\.?/?a\.?"
+    r"|also\s+known\s+as|f\.?/?k\.?/?a\.?|formerly\s+known\s+as)\s+(?P<alias>\S.*)$",
+    re.IGNORECASE,
+)
+
+
+def split_trade_name(name: str) -> tuple[str, str | None]:
+    """``"Solutions Media, Inc., dba SpinRecords.com"`` -> ``("Solutions Media, Inc.", "SpinRecords.com")``.
+
+    A name carrying a trade-name clause (d/b/a, doing business as, a/k/a, f/k/a, trading
+    as) names the entity before the clause and declares the one after it as an alias.
+    Names without one come back unchanged with None.
+    """
+    m = _TRADE_NAME.match(_squash(name))
+    if not m:
+        return name, None
+    return m.group("name").rstrip(" ,"), m.group("alias").strip()
+
+
+def canonical_key(name: str, *, legal_suffixes: bool = True) -> str:
+    """The comparison key of a name: equal keys (within a type) mean the same entity.
+
+    NFKC, whitespace collapsed, case and accents folded, curly quotes straightened,
+    punctuation removed ("L.L.C." -> "llc", "Coca-Cola" -> "coca cola", "&" -> "and"),
+    a leading "the" dropped and, when ``legal_suffixes``, trailing legal forms (Inc.,
+    Corp., Ltd., GmbH, Pty Ltd, ...) stripped -- each only while something remains, so
+    "The Company" keys to "company" and "Inc." to "inc". A trade-name clause is cut off
+    ("X d/b/a Y" keys like "X"; see :func:`split_trade_name`). A name with no letters or
+    digits keys to its case-folded self rather than to "".
+    """
+    tokens = _fold_tokens(split_trade_name(name)[0])
+    if legal_suffixes:
+        tokens = _strip_legal(tokens)
+    return " ".join(tokens) if tokens else _squash(name).casefold()
+
+
+def _rule_reason(a: str, b: str) -> str:
+    """Which normalisation level first makes surfaces ``a`` and ``b`` equal."""
+    if _squash(a) == _squash(b):
+        return "exact"
+    if split_trade_name(a)[1] or split_trade_name(b)[1]:
+        return "declared-alias"
+    if _fold_tokens(a) == _fold_tokens(b):
+        return "case/punctuation"
+    return "legal-suffix"
+
+
+# --------------------------------------------------------------------------- data
+
+
+@dataclass(frozen=True)
+class Mention:
+    """One typed entity mention as a pass-1 answer gives it.
+
+    ``span`` is ``(start, end)`` in DOCUMENT character offsets (``doc.text[start:end]``),
+    or None when the mention could not be located; ``chunk_id`` and ``page`` say where it
+    was read. ``aliases`` are other names the extractor declared for the same entity.
+    """
+
+    name: str
+    type: str
+    chunk_id: str | None = None
+    span: tuple[int, int] | None = None
+    page: int | None = None
+    evidence: str | None = None
+    confidence: float | None = None
+    aliases: tuple[str, ...] = ()
+
+    def _order(self) -> tuple:
+        return (
+            self.span is None, self.span or (0, 0), self.chunk_id or "", self.name, self.type,
+            self.page or 0, self.evidence or "", self.confidence if self.confidence is not None else -1.0,
+            self.aliases,
+        )
+
+
+@dataclass(frozen=True)
+class MergeRecord:
+    """``merged`` (a surface form) joined the node displayed as ``kept``, and why."""
+
+    type: str
+    kept: str
+    merged: str
+    reason: str  # one of REASONS
+    score: float  # 100.0 for rule and alias merges; the similarity for fuzzy ones
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "kept": self.kept, "merged": self.merged, "reason": self.reason,
+                "score": round(self.score, 2)}
+
+
+@dataclass(frozen=True)
+class Node:
+    """A node of V_doc: one entity of one type, with every mention that named it.
+
+    ``id`` derives from the type and the canonical key of ``name`` (see kgkit.ids), and
+    ``name`` is the display name: the most frequent surface form, the longest on a tie
+    (defined terms such as "the Company" are only chosen when nothing else names it).
+    """
+
+    id: str
+    type: str
+    name: str
+    aliases: tuple[str, ...]
+    mentions: tuple[Mention, ...]
+    merged_from: tuple[dict[str, Any], ...]  # {"name", "reason", "score"}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The node as ``nodes.json`` lists it (the engine adds ``origin``).
+
+        Mentions repeated at the same place (overlapping chunks read the same sentence
+        twice) are listed once.
+        """
+        seen: dict[tuple, dict[str, Any]] = {}
+        for m in self.mentions:
+            entry = {"chunk": m.chunk_id, "span": list(m.span) if m.span else None, "page": m.page}
+            seen.setdefault((m.chunk_id, m.span, m.page), entry)
+        return {
+            "id": self.id, "type": self.type, "name": self.name, "aliases": list(self.aliases),
+            "mentions": list(seen.values()),
+            "merged_from": [dict(r) for r in self.merged_from],
+        }
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A mention left out of V_doc, with the reason (reported, never silently dropped)."""
+
+    mention: Mention
+    reason: str
+
+
+@dataclass(frozen=True)
+class Ambiguity:
+    """An alias claimed by more than one entity of a type: it merged nothing."""
+
+    type: str
+    alias: str
+    claimants: tuple[str, ...]  # display names of the entities that claimed it
+
+
+# --------------------------------------------------------------------------- types
+
+
+def entity_type_name(domain: Domain | None, label: str) -> str | None:
+    """The domain's declared entity type a label means, or None if it declares no such type.
+
+    Matches type names and their ``aliases`` case-insensitively ("per", "PERSON" ->
+    "Person"). With no domain every non-empty label is its own type.
+    """
+    label = (label or "").strip()
+    if not label:
+        return None
+    if domain is None:
+        return label
+    wanted = label.casefold()
+    for t in domain.entity_types:
+        if t.name.casefold() == wanted or any(a.casefold() == wanted for a in t.aliases):
+            return t.name
+    return None
+
+
+# --------------------------------------------------------------------------- merge
+
+# A parenthesised definition right after a name, as contracts write them:
+#   CCA Industries, Inc. ("Company")
+#   Emerson HealthCare, LLC, a Pennsylvania limited liability company ("Contractor")
+#   Cool Technologies Inc., a Nevada corporation (hereinafter referred to as "COOL TECH")
+#   Solutions Media, Inc., dba SpinRecords.com a Delaware Corporation, with offices at
+#     ... ("SpinRecords.com" or "Client")
+# The appositive may not run past ", and" / ", or" / ";", where the next party starts.
+_APPOSITIVE = r"""(?:,?\s*(?:an?|the)\s+(?:(?!,\s*(?:and|or)\s)[^()"\u201c\u201d;]){0,160}?)?"""
+_QUOTED = r"""["\u201c][^"\u201c\u201d()]{1,60}["\u201d]"""
+_DEFINED_TERMS = re.compile(
+    r"[.]?\s*" + _APPOSITIVE + r"\s*\(\s*(?:(?:hereinafter|herein|collectively)\b[^\"\u201c\u201d()]{0,40}?)?"
+    r"(?:the\s+)?(" + _QUOTED + r"(?:\s*(?:,|or|,\s*or)\s*(?:the\s+)?" + _QUOTED + r")*)\s*\)",
+    re.IGNORECASE,
+)
+_QUOTED_TEXT = re.compile(r"""["\u201c]([^"\u201c\u201d()]{1,60})["\u201d]""")
+
+
+def defined_terms_after(text: str, end: int) -> list[str]:
+    """The terms a contract defines for the name ending at ``text[end]``, if any.
+
+    Only a parenthesised, quoted term list directly after the name (optionally after an
+    appositive such as ", a Delaware corporation with offices at ...") counts, so a
+    definition that belongs to the next party in a list is not picked up.
+    """
+    m = _DEFINED_TERMS.match(text, end, min(len(text), end + 300))
+    return [_squash(t) for t in _QUOTED_TEXT.findall(m.group(1))] if m else []
+
+
+def _defined_terms(mention: Mention, text: str | None) -> list[str]:
+    """Defined terms following the mention's name, in the document text or its evidence.
+
+    The mention's span may cover the name itself or the whole evidence quote, so the
+    name is also looked for inside the span and the text after each occurrence checked.
+    """
+    from kgkit.evidence import locate_mention
+
+    places: list[tuple[str, int]] = []
+    if text is not None and mention.span is not None:
+        start, end = mention.span
+        places.append((text, end))
+        places += [(text, start + e) for _, e in locate_mention(mention.name, text[start:end])]
+    if mention.evidence:
+        places += [(mention.evidence, e) for _, e in locate_mention(mention.name, mention.evidence)]
+    for where, end in places:
+        terms = defined_terms_after(where, end)
+        if terms:
+            return terms
+    return []
+
+
+@dataclass
+class _Group:
+    """Mentions of one type sharing one canonical key."""
+
+    type: str
+    key: str
+    mentions: list[Mention] = field(default_factory=list)
+    surfaces: Counter = field(default_factory=Counter)
+    sorted_form: str = ""
+    numbers: tuple[str, ...] = ()
+    blocks: frozenset[str] = frozenset()
+
+    def display(self) -> str:
+        return min(self.surfaces, key=lambda s: (-self.surfaces[s], -len(s), s))
+
+
+def _prepare(group: _Group) -> None:
+    tokens = group.key.split()
+    group.sorted_form = " ".join(sorted(tokens))
+    group.numbers = tuple(t for t in tokens if any(c.isdigit() for c in t))  # in order: "3.1" != "1.3"
+    keys = set()
+    for t in tokens:
+        if t in _STOP_TOKENS:
+            continue
+        keys.add("<" + t[:3])
+        if len(t) >= 4:
+            keys.add(">" + t[-3:])
+    group.blocks = frozenset(keys or {"<" + group.sorted_form[:3]})
+
+
+def _score(a: _Group, b: _Group, threshold: float) -> float:
+    """Token-sort similarity of two groups, 0 when it cannot reach ``threshold``."""
+    if a.numbers != b.numbers:
+        return 0.0
+    la, lb = len(a.sorted_form), len(b.sorted_form)
+    if 200.0 * min(la, lb) / (la + lb) < threshold:  # length alone rules it out
+        return 0.0
+    return fuzz.ratio(a.sorted_form, b.sorted_form, score_cutoff=threshold)
+
+
+def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool) -> list[list[_Group]]:
+    """Complete-link clusters of one type's groups, in a content-derived order."""
+    order = sorted(groups, key=lambda g: (-len(g.mentions), g.key))
+    clusters: list[list[_Group]] = []
+    index: dict[str, set[int]] = defaultdict(set)  # block key -> clusters holding it
+    for g in order:
+        if blocking:
+            candidates = sorted({c for b in g.blocks for c in index.get(b, ())})
+        else:
+            candidates = range(len(clusters))
+        best, best_score = None, 0.0
+        for c in candidates:
+            worst = 101.0
+            for member in clusters[c]:
+                worst = min(worst, _score(g, member, threshold))
+                if not worst:
+                    break
+            if worst and worst > best_score:
+                best, best_score = c, worst
+        if best is None:
+            clusters.append([g])
+            best = len(clusters) - 1
+        else:
+            clusters[best].append(g)
+        for b in g.blocks:
+            index[b].add(best)
+    return clusters
+
+
+class _UnionFind:
+    def __init__(self, n: int):
+        self.parent = list(range(n))
+
+    def find(self, i: int) -> int:
+        while self.parent[i] != i:
+            self.parent[i] = self.parent[self.parent[i]]
+            i = self.parent[i]
+        return i
+
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+
+class CanonResult:
+    """The outcome of :func:`merge_entities`: nodes, merge records, rejects, ambiguities.
+
+    Use :meth:`resolve` to map a name (a relation end, a role filler, a gold entity) to
+    its node.
+    """
+
+    def __init__(self, nodes, merges, rejected, ambiguous, index, domain, threshold, legal_suffixes):
+        self.nodes: list[Node] = nodes
+        self.merges: list[MergeRecord] = merges
+        self.rejected: list[Rejection] = rejected
+        self.ambiguous: list[Ambiguity] = ambiguous
+        self.threshold = threshold
+        self._index: dict[tuple[str, str], list[str]] = index  # (type, key) -> node ids
+        self._by_id = {n.id: n for n in nodes}
+        self._domain = domain
+        self._legal = legal_suffixes
+        self._choices: dict[str, list[tuple[str, str]]] = defaultdict(list)  # type -> (sorted key, key)
+        for (t, key) in sorted(index):
+            self._choices[t].append((" ".join(sorted(key.split())), key))
+
+    def node(self, node_id: str) -> Node | None:
+        return self._by_id.get(node_id)
+
+    def _candidates(self, name: str, type: str | None) -> tuple[list[tuple[Node, float]], bool]:
+        """Candidate nodes with scores, and whether they matched exactly (key or alias)."""
+        if not isinstance(name, str) or not name.strip():
+            return [], False
+        if type is not None:
+            type = entity_type_name(self._domain, type)
+            if type is None:
+                return [], False
+        types = [type] if type is not None else sorted(self._choices)
+        key = canonical_key(name, legal_suffixes=self._legal)
+        exact = dict.fromkeys(i for t in types for i in self._index.get((t, key), ()))
+        if exact:
+            return [(self._by_id[i], 100.0) for i in exact], True
+        probe = _Group(type="", key=key)
+        _prepare(probe)
+        scored: dict[str, float] = {}
+        for t in types:
+            choices = self._choices.get(t, [])
+            hits = process.extract(probe.sorted_form, [c[0] for c in choices], scorer=fuzz.ratio,
+                                   score_cutoff=self.threshold, limit=None)
+            for _, score, i in hits:
+                other = _Group(type=t, key=choices[i][1])
+                _prepare(other)
+                if other.numbers != probe.numbers:
+                    continue
+                for node_id in self._index[(t, other.key)]:
+                    scored[node_id] = max(scored.get(node_id, 0.0), score)
+        ranked = sorted(scored, key=lambda i: (-scored[i], i))
+        return [(self._by_id[i], scored[i]) for i in ranked], False
+
+    def resolve_all(self, name: str, type: str | None = None) -> list[Node]:
+        """Every node ``name`` may mean, best first.
+
+        Exact canonical key or alias first (all such nodes, across types when ``type`` is
+        None); only if there is none, fuzzy matches within the type at or above the
+        threshold, best score first. An unknown ``type`` resolves to nothing.
+        """
+        return [n for n, _ in self._candidates(name, type)[0]]
+
+    def resolve(self, name: str, type: str | None = None) -> Node | None:
+        """The one node ``name`` means, or None when there is none or it is ambiguous.
+
+        Ambiguous means several nodes share the exact key or alias (homonyms of different
+        types when ``type`` is None, or an alias two entities claim), or several tie for
+        the best fuzzy score. :meth:`resolve_all` lists the candidates.
+        """
+        found, exact = self._candidates(name, type)
+        if len(found) == 1:
+            return found[0][0]
+        if len(found) > 1 and not exact and found[0][1] > found[1][1]:
+            return found[0][0]
+        return None
+
+
+def merge_entities(
+    mentions: Iterable[Mention],
+    domain: Domain | None = None,
+    *,
+    threshold: float = 90.0,
+    legal_suffixes: bool = True,
+    text: str | None = None,
+    blocking: bool = True,
+) -> CanonResult:
+    """Merge mentions into nodes: rules, declared aliases and defined terms, then fuzzy.
+
+    Parameters:
+        mentions: pass-1 mentions from every chunk of one document.
+        domain: types are matched to its declared entity types (name or alias,
+            case-insensitive); mentions of undeclared types go to ``rejected``. None keeps
+            every type as given.
+        threshold: token-sort similarity (0-100) at or above which two names of one type
+            merge; above 100 disables fuzzy merging.
+        legal_suffixes: strip legal forms when comparing names (config ``canon.legal_suffixes``).
+        text: the document text; with it, a definition after a mention's span
+            (``Acme Corp. (the "Company")``) is found even when the evidence quote is short.
+        blocking: compare only names sharing a token prefix or suffix. Exists so the
+            benchmark and a test can compare against the exhaustive search.
+
+    Returns a :class:`CanonResult`; nothing is dropped without a reason.
+    """
+    rejected: list[Rejection] = []
+    groups: dict[tuple[str, str], _Group] = {}
+    claims: dict[tuple[str, str], dict[tuple[str, str], tuple[str, str]]] = defaultdict(dict)
+    key_cache: dict[str, str] = {}
+
+    def key_of(name: str) -> str:
+        if name not in key_cache:
+            key_cache[name] = canonical_key(name, legal_suffixes=legal_suffixes)
+        return key_cache[name]
+
+    declared = ", ".join(t.name for t in domain.entity_types) if domain is not None else ""
+    for m in sorted(mentions, key=Mention._order):
+        if not isinstance(m.name, str) or not m.name.strip():
+            rejected.append(Rejection(m, "empty entity name"))
+            continue
+        etype = entity_type_name(domain, m.type if isinstance(m.type, str) else "")
+        if etype is None:
+            rejected.append(Rejection(m, f"unknown entity type {m.type!r} (declared: {declared or 'none'})"))
+            continue
+        surface = _squash(m.name)
+        gkey = (etype, key_of(surface))
+        group = groups.setdefault(gkey, _Group(type=etype, key=gkey[1]))
+        group.mentions.append(m)
+        group.surfaces[surface] += 1
+        for alias, reason in [(a, "declared-alias") for a in m.aliases] + [
+            (t, "defined-term") for t in _defined_terms(m, text)
+        ] + [(a, "declared-alias") for a in [split_trade_name(surface)[1]] if a]:
+            if isinstance(alias, str) and alias.strip():
+                akey = key_of(_squash(alias))
+                if akey != gkey[1]:
+                    claims[(etype, akey)].setdefault(gkey, (reason, _squash(alias)))
+
+    # Alias targets stay out of fuzzy matching: "the Company" must join its claimant, not a
+    # look-alike.
+    targets = {k for k in claims if k in groups}
+    by_type: dict[str, list[_Group]] = defaultdict(list)
+    for k, g in groups.items():
+        _prepare(g)
+        if k not in targets:
+            by_type[g.type].append(g)
+
+    clusters: list[list[_Group]] = []
+    for etype in sorted(by_type):
+        clusters.extend(_fuzzy_clusters(by_type[etype], threshold, blocking))
+    for k in sorted(targets):
+        clusters.append([groups[k]])
+    cluster_of = {(g.type, g.key): i for i, c in enumerate(clusters) for g in c}
+
+    uf = _UnionFind(len(clusters))
+    link_reason: dict[tuple[str, str], str] = {}  # alias-target group -> reason it joined
+    ambiguous_claims: list[tuple[tuple[str, str], list[int]]] = []
+    alias_surfaces: dict[int, set[str]] = defaultdict(set)  # cluster -> declared alias strings
+    unambiguous_alias: dict[tuple[str, str], int] = {}
+    for akey in sorted(claims):
+        claimants = sorted({cluster_of[g] for g in claims[akey]})
+        if len(claimants) > 1:
+            ambiguous_claims.append((akey, claimants))
+            continue
+        owner = claimants[0]
+        alias_surfaces[owner].update(surface for _, surface in claims[akey].values())
+        unambiguous_alias[akey] = owner
+        if akey in groups:
+            uf.union(owner, cluster_of[akey])
+            link_reason[akey] = sorted(r for r, _ in claims[akey].values())[0]
+
+    members: dict[int, list[_Group]] = defaultdict(list)
+    aliases_of: dict[int, set[str]] = defaultdict(set)  # root cluster -> declared alias strings
+    for i, c in enumerate(clusters):
+        members[uf.find(i)].extend(c)
+    for i, surfaces in alias_surfaces.items():
+        aliases_of[uf.find(i)] |= surfaces
+
+    from kgkit.ids import node_id
+
+    nodes: list[Node] = []
+    merges: list[MergeRecord] = []
+    index: dict[tuple[str, str], list[str]] = defaultdict(list)
+    node_of_root: dict[int, Node] = {}
+    for root, gs in members.items():
+        primary = [g for g in gs if (g.type, g.key) not in link_reason] or gs
+        counts: Counter = Counter()  # "X dba Y" counts as X: the node is X, Y an alias
+        for g in primary:
+            for surface, n in g.surfaces.items():
+                counts[split_trade_name(surface)[0]] += n
+        name = min(counts, key=lambda s: (-counts[s], -len(s), s))
+        home = next(g for g in primary if any(split_trade_name(s)[0] == name for s in g.surfaces))
+        etype = home.type
+        merged_from = []
+        for g in sorted(gs, key=lambda g: g.key):
+            for surface in sorted(g.surfaces):
+                if surface == name:
+                    continue
+                if g is home:
+                    reason, score = _rule_reason(surface, name), 100.0
+                elif (g.type, g.key) in link_reason:
+                    reason, score = link_reason[(g.type, g.key)], 100.0
+                else:
+                    reason, score = "fuzzy", fuzz.ratio(g.sorted_form, home.sorted_form)
+                merged_from.append({"name": surface, "reason": reason, "score": round(score, 2)})
+                merges.append(MergeRecord(etype, name, surface, reason, score))
+        surfaces = {s for g in gs for s in g.surfaces} | aliases_of[root]
+        mentions = tuple(sorted((m for g in gs for m in g.mentions), key=Mention._order))
+        node = Node(node_id(etype, name, legal_suffixes=legal_suffixes), etype, name,
+                    tuple(sorted(surfaces - {name})), mentions, tuple(merged_from))
+        nodes.append(node)
+        node_of_root[root] = node
+        for g in gs:
+            index[(g.type, g.key)].append(node.id)
+
+    for akey, owner in unambiguous_alias.items():
+        nid = node_of_root[uf.find(owner)].id
+        if nid not in index[akey]:
+            index[akey].append(nid)
+    ambiguous = []
+    for akey, claimant_clusters in ambiguous_claims:
+        claimants = {n.id: n for n in (node_of_root[uf.find(c)] for c in claimant_clusters)}
+        index[akey] = sorted(set(index.get(akey, [])) | set(claimants))
+        alias_text = sorted(s for _, s in claims[akey].values())[0]
+        ambiguous.append(Ambiguity(akey[0], alias_text, tuple(sorted(n.name for n in claimants.values()))))
+
+    nodes.sort(key=lambda n: (n.type, n.name, n.id))
+    merges.sort(key=lambda r: (r.type, r.kept, r.merged))
+    return CanonResult(nodes, merges, rejected, ambiguous, dict(index), domain, threshold, legal_suffixes)

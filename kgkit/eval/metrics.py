@@ -19,11 +19,10 @@ a category with neither gold nor predicted items has no score at all (``None``).
 """
 from __future__ import annotations
 
-import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from kgkit.canon import canonical_key
 from kgkit.model import Domain
 
 CATEGORIES = ("entities", "relations", "hyperedges", "events", "temporal", "temporal_timed")
@@ -31,10 +30,9 @@ DEFAULT_FUZZY_THRESHOLD = 90.0  # rapidfuzz ratio (0-100) on normalised names; t
 
 
 def name_key(name: str) -> str:
-    """The form names are compared in: Unicode NFKC, case-folded, punctuation dropped, spaces collapsed."""
-    text = unicodedata.normalize("NFKC", str(name)).casefold()
-    text = re.sub(r"[^\w\s]", "", text)
-    return " ".join(text.split())
+    """The form names are compared in: kgkit's canonical key (case, accents, punctuation, legal
+    suffixes folded — :func:`kgkit.canon.canonical_key`), the same rule extraction merges by."""
+    return canonical_key(str(name))
 
 
 @dataclass

@@ -1,0 +1,169 @@
+"""The core stage: one canonical skeleton per document, built once and shared by every view.
+
+Pass 1 asks each chunk for typed entities; :func:`kgkit.canon.merge_entities` merges the
+mentions across chunks into V_doc. Pass 2 asks each chunk for strictly binary relations
+among V_doc — the merged list is in the prompt — and keeps only those whose relation is
+declared (aliases normalised), whose ends are V_doc nodes and whose types the relation
+allows. Every reject is counted by reason and written for review; nothing is dropped
+without a trace.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from kgkit import canon, ids
+from kgkit.backends.base import ENTITIES, RELATIONS, PassRequest
+from kgkit.documents.types import Chunk, Document
+from kgkit.model import Domain
+from kgkit.modes.base import Locator, Skeleton
+
+REJECT_REASONS = ("unknown_head", "unknown_tail", "type_not_allowed", "unknown_relation")
+
+_EVIDENCE = {"evidence": {"type": "string"}, "confidence": {"type": "number", "minimum": 0, "maximum": 1}}
+ENTITIES_SCHEMA = {
+    "type": "object",
+    "required": ["entities"],
+    "properties": {"entities": {"type": "array", "items": {
+        "type": "object", "required": ["name", "type"],
+        "properties": {"name": {"type": "string", "minLength": 1}, "type": {"type": "string"}, **_EVIDENCE},
+    }}},
+}
+RELATIONS_SCHEMA = {
+    "type": "object",
+    "required": ["relations"],
+    "properties": {"relations": {"type": "array", "items": {
+        "type": "object", "required": ["head", "relation", "tail"],
+        "properties": {"head": {"type": "string"}, "relation": {"type": "string"}, "tail": {"type": "string"},
+                       **_EVIDENCE},
+    }}},
+}
+
+RunPass = Callable[[PassRequest], "dict[str, Any] | None"]  # None: the pass failed (recorded by the runner)
+
+
+@dataclass
+class CoreSettings:
+    fuzzy_threshold: float = 90.0
+    legal_suffixes: bool = True
+    evidence_threshold: float = 85.0
+    confidence_threshold: float = 0.5
+    prompts: dict[str, str] = field(default_factory=dict)  # stage -> template override
+    skills: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class CoreResult:
+    skeleton: Skeleton
+    review: list[dict[str, Any]]
+    rejects: dict[str, int]  # by reason
+    merges: list[dict[str, Any]]
+
+
+def entity_request(chunk: Chunk, domain: Domain, settings: CoreSettings, title: str | None) -> PassRequest:
+    context = {"domain": domain, "skills": settings.skills, "title": title}
+    return PassRequest(kind=ENTITIES, stage="entities", chunk=chunk, schema=ENTITIES_SCHEMA, context=context,
+                       prompt=settings.prompts.get("entities", "entities.j2"))
+
+
+def relation_request(chunk: Chunk, domain: Domain, settings: CoreSettings, title: str | None,
+                     nodes: list[dict[str, Any]]) -> PassRequest:
+    entities = [{"id": n["id"], "name": n["name"], "type": n["type"], "aliases": list(n["aliases"])} for n in nodes]
+    context = {"domain": domain, "entities": entities, "skills": settings.skills, "title": title}
+    return PassRequest(kind=RELATIONS, stage="relations", chunk=chunk, schema=RELATIONS_SCHEMA, context=context,
+                       prompt=settings.prompts.get("relations", "relations.j2"))
+
+
+def mentions_from(answer: dict[str, Any], doc: Document, chunk: Chunk, settings: CoreSettings,
+                  review: list) -> list[canon.Mention]:
+    """Pass-1 answer -> mentions located in the chunk (types are checked by the merge)."""
+    locate = Locator(doc, chunk, "entities", settings.evidence_threshold, settings.confidence_threshold, review)
+    mentions = []
+    for raw in answer.get("entities", []):
+        where, _ = locate(raw, raw.get("evidence") or raw["name"])
+        mentions.append(canon.Mention(
+            name=raw["name"], type=raw["type"], chunk_id=chunk.id, span=tuple(where["span"]),
+            page=where["page"], evidence=where["quote"], confidence=raw.get("confidence"),
+        ))
+    return mentions
+
+
+def edges_from(answer: dict[str, Any], doc: Document, chunk: Chunk, domain: Domain, settings: CoreSettings,
+               resolve, node_type: dict[str, str], review: list, rejects: dict[str, int]) -> list[dict[str, Any]]:
+    """Pass-2 answer -> edges among V_doc; rejects counted by reason and kept for review."""
+    locate = Locator(doc, chunk, "relations", settings.evidence_threshold, settings.confidence_threshold, review)
+    edges = []
+
+    def reject(reason: str, raw: dict[str, Any], detail: str) -> None:
+        rejects[reason] = rejects.get(reason, 0) + 1
+        review.append({"stage": "relations", "chunk": chunk.id, "item": raw, "reason": f"{reason}: {detail}"})
+
+    for raw in answer.get("relations", []):
+        relation = domain.relation_type(raw["relation"])
+        if relation is None:
+            reject("unknown_relation", raw, f"{raw['relation']!r} is not a relation of {domain.name}")
+            continue
+        head, tail = resolve(raw["head"], None), resolve(raw["tail"], None)
+        if head is None:
+            reject("unknown_head", raw, f"{raw['head']!r} is not an entity of the document")
+            continue
+        if tail is None:
+            reject("unknown_tail", raw, f"{raw['tail']!r} is not an entity of the document")
+            continue
+        if not relation.allows(node_type[head], node_type[tail]):
+            reject("type_not_allowed", raw, f"{relation.name} does not allow {node_type[head]} -> {node_type[tail]}")
+            continue
+        evidence, verified = locate(raw, raw.get("evidence"))
+        edges.append({"id": ids.edge_id(head, relation.name, tail), "head": head, "relation": relation.name,
+                      "tail": tail, "evidence": evidence, "verified": verified,
+                      "confidence": raw.get("confidence")})
+    return edges
+
+
+def _better(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether edge ``a`` is better supported than ``b`` (verified first, then confidence)."""
+    conf = lambda e: e["confidence"] if e["confidence"] is not None else 1.0  # noqa: E731
+    return (a["verified"], conf(a)) > (b["verified"], conf(b))
+
+
+def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_pass: RunPass,
+             settings: CoreSettings, progress: Callable[[str, int, int], None] | None = None) -> CoreResult:
+    """Pass 1 on every chunk, merge into V_doc, pass 2 on every chunk: the skeleton."""
+    review: list[dict[str, Any]] = []
+    rejects: dict[str, int] = {reason: 0 for reason in REJECT_REASONS}
+    mentions: list[canon.Mention] = []
+    for i, chunk in enumerate(chunks):
+        answer = run_pass(entity_request(chunk, domain, settings, doc.title))
+        if answer is not None:
+            mentions += mentions_from(answer, doc, chunk, settings, review)
+        if progress:
+            progress("entities", i + 1, len(chunks))
+
+    merged = canon.merge_entities(mentions, domain, threshold=settings.fuzzy_threshold,
+                                  legal_suffixes=settings.legal_suffixes, text=doc.text)
+    for rejection in merged.rejected:
+        m = rejection.mention
+        reason = "unknown_type" if "type" in rejection.reason else "invalid_entity"
+        rejects[reason] = rejects.get(reason, 0) + 1
+        review.append({"stage": "entities", "chunk": m.chunk_id, "item": {"name": m.name, "type": m.type},
+                       "reason": f"{reason}: {rejection.reason}"})
+    nodes = [{**node.to_dict(), "origin": "core"} for node in merged.nodes]
+    node_type = {n["id"]: n["type"] for n in nodes}
+
+    def resolve(name: str, type_: str | None) -> str | None:
+        found = merged.resolve(name, type_)
+        return getattr(found, "id", found)
+
+    edges: dict[str, dict[str, Any]] = {}
+    for i, chunk in enumerate(chunks):
+        answer = run_pass(relation_request(chunk, domain, settings, doc.title, nodes))
+        if answer is not None:
+            for edge in edges_from(answer, doc, chunk, domain, settings, resolve, node_type, review, rejects):
+                if edge["id"] not in edges or _better(edge, edges[edge["id"]]):
+                    edges[edge["id"]] = edge
+        if progress:
+            progress("relations", i + 1, len(chunks))
+
+    merges = [m.to_dict() for m in merged.merges]
+    skeleton = Skeleton(doc_id=doc.id, nodes=nodes, edges=list(edges.values()), resolve=resolve)
+    return CoreResult(skeleton=skeleton, review=review, rejects=rejects, merges=merges)

@@ -1,0 +1,68 @@
+"""Run one pass: reuse it from ``state/`` if it already completed, else ask the backend.
+
+A failed pass (the backend gave up after its own re-ask) is recorded as a failure with
+the raw text in review and returns None; the stage carries on with the other chunks and
+the run exits 1, so ``--resume`` can retry just those passes.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from kgkit.backends.base import Backend, PassRequest
+from kgkit.engine.accounting import Accounting
+from kgkit.engine.outputs import RunFolder, fingerprint
+
+_PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+
+
+class PassRunner:
+    def __init__(self, backend: Backend, folder: RunFolder, accounting: Accounting):
+        self.backend = backend
+        self.folder = folder
+        self.accounting = accounting
+        self.failures: list[dict[str, Any]] = []
+        self.review: list[dict[str, Any]] = []
+        self._digests: dict[int, str] = {}
+        self._describe = backend.describe()
+
+    def _digest(self, value: Any) -> Any:
+        """Domain, view and template objects enter the fingerprint as a hash of their content."""
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            key = id(value)
+            if key not in self._digests:
+                self._digests[key] = fingerprint(dataclasses.asdict(value))
+            return self._digests[key]
+        return value
+
+    def _prompt_digest(self, prompt: str) -> str:
+        path = Path(prompt) if Path(prompt).is_absolute() else _PROMPTS_DIR / prompt
+        return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else prompt
+
+    def key(self, request: PassRequest) -> str:
+        return fingerprint({
+            "kind": request.kind, "stage": request.stage, "chunk": request.chunk.id,
+            "text": hashlib.sha256(request.chunk.text.encode()).hexdigest(), "schema": request.schema,
+            "context": {k: self._digest(v) for k, v in request.context.items()},
+            "prompt": self._prompt_digest(request.prompt), "sample": request.sample,
+            "temperature": request.temperature, "backend": self._describe,
+        })
+
+    def __call__(self, request: PassRequest) -> dict[str, Any] | None:
+        key = self.key(request)
+        stored = self.folder.load_pass(request.stage, request.chunk.id, key)
+        if stored is not None:
+            self.accounting.count(request.stage, None)
+            return stored
+        result = self.backend.run(request)
+        self.accounting.count(request.stage, result)
+        if not result.ok or result.data is None:
+            error = result.error or "the backend returned no answer"
+            self.failures.append({"chunk": request.chunk.id, "stage": request.stage, "error": error})
+            self.review.append({"stage": request.stage, "chunk": request.chunk.id, "item": {"raw": result.raw},
+                                "reason": f"unparsable answer: {error}"})
+            return None
+        self.folder.save_pass(request.stage, request.chunk.id, key, result.data, result.model)
+        return result.data

@@ -1,0 +1,294 @@
+"""``kgkit.extract``: per document, load -> chunk -> core -> modes -> write the run folder.
+
+The core runs once per document whatever the views; each upgrade view then costs one
+pass per chunk and each projection none. Every completed pass is kept in the run
+folder's ``state/``, so a rerun, a ``--resume`` after failures or a run that adds a view
+only calls the backend for passes it has not completed with the same inputs.
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import importlib.util
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from kgkit import __version__
+from kgkit.backends.base import UPGRADE, Backend, PassRequest
+from kgkit.catalog import available, load_domain, load_view
+from kgkit.config.model import Config
+from kgkit.documents.types import Chunk, Document
+from kgkit.engine.accounting import Accounting
+from kgkit.engine.core import CoreSettings, run_core
+from kgkit.engine.outputs import RunFolder, view_file_name
+from kgkit.engine.passes import PassRunner
+from kgkit.errors import InputError
+from kgkit.model import Domain, View
+from kgkit.modes.base import Scope, Skeleton
+from kgkit.modes.registry import get_mode
+
+Progress = Callable[[str, str, int, int], None]  # (document name, stage, done, total)
+BackendFactory = Callable[[Config, str], Backend]  # (config, "core" | "upgrades") -> backend
+
+
+@dataclass
+class RunResult:
+    """One document's payload: what the run folder holds, in memory."""
+
+    run_dir: Path
+    manifest: dict[str, Any]
+    nodes: list[dict[str, Any]]
+    views: dict[str, dict[str, Any]]  # view name -> view file content
+    review: list[dict[str, Any]]
+    failures: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def resolve_config(config: Config | str | os.PathLike | None) -> Config:
+    if isinstance(config, Config):
+        return config
+    from kgkit.config.loader import load_config
+
+    return load_config(config)
+
+
+def view_refs(views: Sequence[str] | str | None, domain: Domain, config: Config) -> list[str]:
+    """The view names to run: given, else the config's, else the domain's defaults.
+    ``all`` means every view on the search path that needs no template."""
+    if isinstance(views, str):
+        views = [v.strip() for v in views.split(",") if v.strip()]
+    refs = list(views or config.views or domain.default_views)
+    if "all" in refs:
+        everything = [name for name in available("views") if name != "diy"]
+        refs = [r for r in refs if r != "all"] + [n for n in everything if n not in refs]
+    return list(dict.fromkeys(refs))
+
+
+def _sha256(path: Path | None) -> str | None:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path and path.is_file() else None
+
+
+def _file(path: Path | None) -> dict[str, Any]:
+    return {"file": str(path) if path else None, "sha256": _sha256(path)}
+
+
+def chunk(doc: Document, domain: Domain, config: Config) -> list[Chunk]:
+    from kgkit.documents.chunking import chunk_document
+
+    size = config.chunk_size or domain.chunking.size
+    overlap = config.chunk_overlap if config.chunk_overlap is not None else domain.chunking.overlap
+    return chunk_document(doc, size=size, overlap=overlap)
+
+
+def retrieve_skills(domain: Domain, doc: Document, config: Config, enabled: bool) -> list[dict[str, Any]]:
+    """Top-k skills for this document from the library, when the skills part is installed."""
+    if not (enabled and config.skills.enabled) or importlib.util.find_spec("kgkit.skills.retrieve") is None:
+        return []
+    from kgkit.skills.retrieve import retrieve_skills as retrieve
+
+    return list(retrieve(domain.name, doc.text[:2000], doc.title, config.skills.top_k, config.skills.library))
+
+
+def make_backends(backend: Backend | BackendFactory | None, config: Config) -> tuple[Backend, Backend]:
+    """(core backend, upgrade backend): one instance for both, or one per stage from a factory."""
+    if backend is not None and hasattr(backend, "run"):
+        return backend, backend
+    if backend is None:
+        from kgkit.backends.factory import create_backend as backend
+    return backend(config, "core"), backend(config, "upgrades")
+
+
+def dangling_references(nodes: list[dict[str, Any]], views: dict[str, dict[str, Any]]) -> int:
+    """Node references in the views that the node table does not hold (0 unless a bug)."""
+    known = {n["id"] for n in nodes}
+    missing = 0
+
+    def walk(value: Any) -> None:
+        nonlocal missing
+        if isinstance(value, dict):
+            if set(value) == {"node"}:
+                missing += value["node"] not in known
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    for payload in views.values():
+        for key in ("edges",):
+            for e in payload.get(key, []):
+                missing += (e["head"] not in known) + (e["tail"] not in known)
+        for key in ("hyperedges", "events", "relations"):
+            walk(payload.get(key, []))
+    return missing
+
+
+def run_upgrade(view: View, doc: Document, chunks: list[Chunk], domain: Domain, skeleton: Skeleton,
+                run_pass: Callable[[PassRequest], dict | None], config: Config, review: list,
+                on_chunk: Callable[[int], None]) -> tuple[dict[str, Any], dict[str, int], list[dict[str, Any]]]:
+    """One pass per chunk for an upgrade view -> (view payload, rejects, view-only nodes)."""
+    mode = get_mode(view.mode)
+    items: dict[str, dict[str, Any]] = {}
+    rejects: dict[str, int] = {}
+    extra_nodes: dict[str, dict[str, Any]] = {}
+    prompt = str(config.prompts.get(view.name, config.prompts.get(view.name.split(":")[0], view.prompt)))
+    for i, c in enumerate(chunks):
+        request = PassRequest(kind=UPGRADE, stage=view.name, chunk=c, schema=view.output_schema or {},
+                              context={**mode.context(view, domain, c, skeleton), "title": doc.title},
+                              prompt=prompt)
+        answer = run_pass(request)
+        if answer is not None:
+            scope = Scope(doc=doc, chunk=c, domain=domain, view=view, skeleton=skeleton,
+                          evidence_threshold=config.review.evidence_threshold,
+                          confidence_threshold=config.review.confidence_threshold,
+                          review=review, rejects=rejects, extra_nodes=extra_nodes)
+            for item in mode.normalise(answer, scope):
+                items.setdefault(item["id"], item)
+        on_chunk(i + 1)
+    return mode.payload(view, list(items.values())), rejects, list(extra_nodes.values())
+
+
+def extract_document(doc: Document, domain: Domain, views: list[View], config: Config,
+                     backends: tuple[Backend, Backend], folder: RunFolder, skills: bool = True,
+                     progress: Progress | None = None) -> RunResult:
+    """Run the core and every view for one loaded document and write its run folder."""
+    started = datetime.datetime.now(datetime.timezone.utc)
+    report = (lambda stage, done, total: progress(doc.name, stage, done, total)) if progress else None
+    upgrade_views = [v.name for v in views if v.is_upgrade]
+    chunks = chunk(doc, domain, config)
+    n = len(chunks)
+    accounting = Accounting(n_chunks=n, views=[v.name for v in views], upgrade_views=upgrade_views)
+    core_runner = PassRunner(backends[0], folder, accounting)
+    upgrade_runner = PassRunner(backends[1], folder, accounting)
+    skill_list = retrieve_skills(domain, doc, config, skills)
+    settings = CoreSettings(
+        fuzzy_threshold=config.canon.fuzzy_threshold, legal_suffixes=config.canon.legal_suffixes,
+        evidence_threshold=config.review.evidence_threshold,
+        confidence_threshold=config.review.confidence_threshold,
+        prompts={k: str(v) for k, v in config.prompts.items()}, skills=skill_list,
+    )
+    with accounting.timed("core"):
+        core = run_core(doc, chunks, domain, core_runner, settings, progress=report)
+    skeleton, review = core.skeleton, core.review
+    rejects: dict[str, dict[str, int]] = {"core": core.rejects}
+    payloads: dict[str, dict[str, Any]] = {}
+    nodes = list(skeleton.nodes)
+    for view in views:
+        mode = get_mode(view.mode)
+        head = {"view": view.name, "mode": view.mode, "doc_id": doc.id}
+        with accounting.timed(view.name):
+            if mode.strategy == "projection":
+                payloads[view.name] = {**head, **mode.project(view, skeleton, domain)}
+                if report:
+                    report(view.name, 1, 1)
+                continue
+            on_chunk = (lambda done, _v=view.name: report(_v, done, n)) if report else (lambda done: None)
+            payload, view_rejects, extra = run_upgrade(view, doc, chunks, domain, skeleton, upgrade_runner,
+                                                       config, review, on_chunk)
+            payloads[view.name] = {**head, **payload}
+            rejects[view.name] = view_rejects
+            known = {node["id"] for node in nodes}
+            nodes += [node for node in extra if node["id"] not in known]
+
+    failures = core_runner.failures + upgrade_runner.failures
+    review = core_runner.review + upgrade_runner.review + review
+    dangling = dangling_references(nodes, payloads)
+    warnings = list(doc.warnings)
+    if dangling:
+        warnings.append(f"{dangling} view reference(s) name no node of nodes.json")
+    if failures:
+        warnings.append(f"{len(failures)} pass(es) failed; rerun with --resume to retry them")
+
+    manifest = {
+        "kgkit_version": __version__,
+        "created": started.isoformat(timespec="seconds"),
+        "input": {"path": doc.source, "sha256": doc.sha256, "doc_id": doc.id, "media_type": doc.media_type,
+                  "title": doc.title, "pages": len(doc.pages), "chunks": n, "characters": len(doc.text)},
+        "domain": {"name": domain.name, "version": domain.version, "lineage": list(domain.lineage),
+                   **_file(domain.source)},
+        "views": [{"name": v.name, "mode": v.mode, "strategy": v.strategy, **_file(v.source),
+                   "prompt": _file(v.prompt) if v.prompt else None,
+                   "template": {"name": v.template.name, **_file(v.template.source)} if v.template else None,
+                   "output": f"views/{view_file_name(v.name)}"} for v in views],
+        "model": {"core": backends[0].describe(), "upgrades": backends[1].describe()},
+        "skills": [s.get("id") for s in skill_list],
+        "calls": accounting.calls(),
+        "tokens": accounting.tokens(),
+        "cost": accounting.usage.cost,
+        "timings": accounting.timings,
+        "counts": {"nodes": len(nodes), "merges": len(core.merges),
+                   "edges": {name: sum(len(p.get(k, [])) for k in ("edges", "hyperedges", "events", "relations"))
+                             for name, p in payloads.items()},
+                   "rejects": rejects, "dangling": dangling, "review": len(review)},
+        "warnings": warnings,
+        "failures": failures,
+    }
+    nodes_file = {"doc_id": doc.id, "nodes": nodes}
+    with accounting.timed("write"):
+        folder.write_json("nodes.json", nodes_file)
+        for name, payload in payloads.items():
+            folder.write_json(f"views/{view_file_name(name)}", payload)
+        folder.remove_stale_views({view_file_name(name) for name in payloads})
+        folder.write_jsonl("review.jsonl", review)
+        manifest["timings"] = accounting.timings
+        folder.write_json("manifest.json", manifest)
+    return RunResult(run_dir=folder.path, manifest=manifest, nodes=nodes, views=payloads, review=review,
+                     failures=failures)
+
+
+def extract(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | os.PathLike = "general",
+            views: Sequence[str] | str | None = None, config: Config | str | os.PathLike | None = None,
+            out_dir: str | os.PathLike | None = None, resume: bool = False, skills: bool = True,
+            backend: Backend | BackendFactory | None = None, progress: Progress | None = None) -> list[RunResult]:
+    """Extract a knowledge graph from each document and write one run folder per document.
+
+    Parameters:
+        paths: one path or several (``"-"`` reads stdin).
+        domain: a domain name on the search path or a YAML path.
+        views: view names (``["binary", "nary", "diy:contract_review"]``), a comma-separated
+            string, or ``"all"``; None uses the config's views, else the domain's defaults.
+        config: a Config, a kgkit.yaml path, or None for the default lookup.
+        out_dir: parent of the run folders (``<out_dir>/<document name>/``); default
+            ``config.out_dir``.
+        resume: continue the run already in the folder: its views are kept alongside the
+            ones given, completed passes are reused and failed ones retried.
+        skills: put the top-k learned skills in the core passes' context.
+        backend: a Backend for every pass, or a factory ``(config, stage) -> Backend``;
+            default :func:`kgkit.backends.factory.create_backend` (offline without a model).
+        progress: called as ``progress(document, stage, done, total)``.
+
+    Returns one :class:`RunResult` per document. Raises :class:`kgkit.errors.KgkitError`
+    subclasses for bad input, config, domain or views — before any pass runs.
+    """
+    from kgkit.documents.load import load_document
+
+    cfg = resolve_config(config)
+    path_list = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    if not path_list:
+        raise InputError("no input files given")
+    dom = load_domain(domain)
+    base_views = [load_view(r) for r in view_refs(views, dom, cfg)]
+    for v in base_views:
+        get_mode(v.mode)  # an unknown mode is a config error, found before any call
+    docs = [load_document(p) for p in path_list]  # every input checked before any call
+    names = [d.name for d in docs]
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise InputError(f"two inputs would share the run folder {dup!r}", hint="rename one or run them separately")
+    root = Path(out_dir) if out_dir is not None else Path(cfg.out_dir)
+    backends = make_backends(backend, cfg)
+    results = []
+    for doc in docs:
+        folder = RunFolder(root / doc.name)
+        loaded = list(base_views)
+        previous = folder.read_manifest() if resume else None
+        if previous:  # keep the views of the run being resumed, in their order
+            given = {v.name for v in base_views}
+            loaded = [load_view(v["name"]) for v in previous.get("views", []) if v["name"] not in given] + loaded
+        results.append(extract_document(doc, dom, loaded, cfg, backends, folder, skills=skills, progress=progress))
+    return results

@@ -1,0 +1,69 @@
+"""temporal.v1: binary edges among V_doc with typed, time-aware qualifiers.
+
+Each qualifier (start date, notice period, term…) is declared in the domain with a literal
+type; its value keeps the text and adds the normalised form (ISO 8601 dates and
+durations). A qualifier the domain does not declare for that relation is left out of the
+edge and written for review, never silently dropped.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from kgkit import ids
+from kgkit.modes.base import Scope
+from kgkit.backends.offline.literals import normalise as normalise_literal
+from kgkit.modes.upgrade import UpgradeMode
+
+
+def qualify(raw_qualifiers: dict[str, Any], declared, relation: str, scope: Scope, item: dict[str, Any]) -> dict[str, Any]:
+    """``{name: text}`` -> ``{name: {"text","type","value"}}`` for qualifiers declared for
+    ``relation`` (``declared`` looks one up by name); the rest are reported."""
+    out = {}
+    for name, text in (raw_qualifiers or {}).items():
+        q = declared(name)
+        if q is None or ("*" not in q.relations and relation not in q.relations):
+            scope.reject("unknown_qualifier", item, f"qualifier {name!r} is not declared for {relation}")
+            continue
+        text = str(text)
+        out[q.name] = {"text": text, "type": q.type, "value": normalise_literal(q.type, text)}
+    return out
+
+
+class TemporalMode(UpgradeMode):
+    name = "temporal.v1"
+    answer_key = "edges"
+
+    def item(self, raw: dict[str, Any], scope: Scope) -> dict[str, Any] | None:
+        relation = scope.domain.relation_type(raw["relation"])
+        if relation is None:
+            scope.reject("unknown_relation", raw, f"{raw['relation']!r} is not a relation of the domain")
+            return None
+        head = scope.resolve(raw["head"])
+        if head is None:
+            scope.reject("unknown_head", raw, f"{raw['head']!r} names no node of the document")
+            return None
+        tail = scope.resolve(raw["tail"])
+        if tail is None:
+            scope.reject("unknown_tail", raw, f"{raw['tail']!r} names no node of the document")
+            return None
+        head_type, tail_type = scope.skeleton.node(head)["type"], scope.skeleton.node(tail)["type"]
+        if not relation.allows(head_type, tail_type):
+            scope.reject("type_not_allowed", raw, f"{relation.name} does not allow {head_type} -> {tail_type}")
+            return None
+        qualifiers = qualify(raw.get("qualifiers", {}), scope.domain.qualifier, relation.name, scope, raw)
+        evidence, verified = scope.locate(raw)
+        return {
+            "id": ids.content_id("t", {"head": head, "relation": relation.name, "tail": tail,
+                                       "qualifiers": {k: v["text"] for k, v in qualifiers.items()}}),
+            "head": head,
+            "relation": relation.name,
+            "tail": tail,
+            "qualifiers": qualifiers,
+            "evidence": evidence,
+            "verified": verified,
+            "confidence": raw.get("confidence"),
+        }
+
+
+def register_modes(register) -> None:
+    register(TemporalMode())

@@ -1,0 +1,57 @@
+"""The shape every upgrade mode shares: one pass per chunk, answer normalised item by item.
+
+A mode subclass says which answer key it reads (``hyperedges``, ``edges``, ``events``…)
+and how one raw item becomes a view item (:meth:`UpgradeMode.item`). This base builds the
+pass context — the chunk's part of the skeleton, the domain, the view — validates the
+answer against the view's output schema and collects the items; an item that names no
+node of the document comes back as None, already counted and written for review.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from kgkit.documents.types import Chunk
+from kgkit.model import Domain, View
+from kgkit.modes.base import Scope, Skeleton, validate_answer
+
+
+class UpgradeMode:
+    name = ""
+    strategy = "upgrade"
+    answer_key = ""  # the list in the pass answer (and in the view file)
+
+    def context(self, view: View, domain: Domain, chunk: Chunk, skeleton: Skeleton) -> dict[str, Any]:
+        """The pass context: the chunk's nodes and edges from the skeleton, domain and view."""
+        nodes, edges = skeleton.part_for(chunk)
+        context: dict[str, Any] = {"domain": domain, "view": view, "entities": nodes, "skeleton": edges}
+        if view.template is not None:
+            context["template"] = view.template
+        return context
+
+    def normalise(self, answer: dict[str, Any], scope: Scope) -> list[dict[str, Any]]:
+        """View items from one chunk's answer; an off-schema answer is one review entry."""
+        problem = validate_answer(answer, scope.view.output_schema)
+        if problem:
+            scope.reject("invalid_answer", answer, problem)
+            return []
+        items = []
+        for raw in answer.get(self.answer_key, []):
+            item = self.item(raw, scope)
+            if item is not None:
+                items.append(item)
+        return items
+
+    def item(self, raw: dict[str, Any], scope: Scope) -> dict[str, Any] | None:
+        raise NotImplementedError
+
+    def payload(self, view: View, items: list[dict[str, Any]]) -> dict[str, Any]:
+        return {self.answer_key: items}
+
+
+def find_by_name(candidates, name: str):
+    """A declared type by exact name, else case- and separator-insensitively."""
+    exact = next((c for c in candidates if c.name == name), None)
+    if exact is not None:
+        return exact
+    key = name.strip().lower().replace(" ", "_").replace("-", "_")
+    return next((c for c in candidates if c.name.lower().replace("-", "_") == key), None)

@@ -1,6 +1,7 @@
 """Documents and chunks: the text the engine reads, with everything provenance needs."""
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 
 
@@ -31,8 +32,19 @@ class Document:
     warnings: tuple[str, ...] = ()
 
     def pages_for(self, start: int, end: int) -> tuple[int, ...]:
-        """Page numbers the character range [start, end) touches."""
-        return tuple(p.number for p in self.pages if p.start < max(end, start + 1) and p.end > start)
+        """Page numbers the character range [start, end) touches.
+
+        Pages are in text order, so a binary search finds the first one: chunking a
+        document of thousands of pages stays linear.
+        """
+        stop = max(end, start + 1)
+        first = bisect.bisect_right(self.pages, start, key=lambda p: p.end)
+        numbers = []
+        for i in range(first, len(self.pages)):
+            if self.pages[i].start >= stop:
+                break
+            numbers.append(self.pages[i].number)
+        return tuple(numbers)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,151 @@
+"""Split a document into overlapping chunks that end where the text does.
+
+A chunk ends, in order of preference, at a paragraph break (when that keeps it at least
+half full), at the end of a sentence, at a line break, at a space, and only for a single
+run of text longer than the chunk size, at the size itself. So a sentence is cut only
+when it is longer than a chunk. The overlap carries the last sentences (or words) of a
+chunk into the next one, so a relation stated across a boundary is seen whole once.
+
+Every chunk keeps ``doc.text[chunk.start:chunk.end] == chunk.text``; leading and
+trailing whitespace is left out of chunks, and every other character is in at least one.
+"""
+from __future__ import annotations
+
+import bisect
+import hashlib
+import re
+
+from kgkit.documents.types import Chunk, Document
+from kgkit.errors import ConfigError
+
+# A paragraph break: a line break, optional blanks, another line break.
+_PARAGRAPH = re.compile(r"\n[ \t\r\f\v]*\n\s*")
+# A sentence end: terminal punctuation, optional closing quotes/brackets, then whitespace.
+_SENTENCE = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s)")
+_SPACE = re.compile(r"\s")
+# Words whose trailing period does not end a sentence (common in contracts and papers).
+_ABBREVIATIONS = frozenset(
+    "mr mrs ms dr prof st jr sr inc ltd co corp llc plc no nos art sec secs para vs etc "
+    "e.g i.e cf al fig figs eq eqs approx dept est jan feb mar apr jun jul aug sep sept oct "
+    "nov dec u.s u.k n.a s.a p.a".split()
+)
+
+
+def chunk_document(doc: Document, size: int, overlap: int) -> list[Chunk]:
+    """Chunks of at most ``size`` characters, consecutive ones sharing up to ``overlap``.
+
+    Raises ConfigError when the numbers cannot work (size < 1, overlap < 0 or >= size).
+    """
+    if size < 1 or overlap < 0 or overlap >= size:
+        raise ConfigError(
+            f"chunking needs size >= 1 and 0 <= overlap < size (got size={size}, overlap={overlap})"
+        )
+    text = doc.text
+    n = len(text)
+    breaks = _Breaks(text)
+    last = _trim_end(text, 0, n)
+    chunks: list[Chunk] = []
+    start, end = _skip_space(text, 0), 0
+    while start < last:
+        limit = start + size
+        # A chunk must reach past the previous one, or it would only repeat the overlap.
+        end = last if limit >= last else breaks.best_end(start, max(end + 1, start + 1), limit, size)
+        end = _trim_end(text, start, end)
+        chunks.append(_chunk(doc, len(chunks), start, end))
+        if end >= last:
+            break
+        start = _skip_space(text, breaks.overlap_start(start, end, overlap))
+    return chunks
+
+
+def chunk_id(doc_id: str, index: int, start: int, end: int) -> str:
+    """``c_`` + 16 hex of sha256(doc id, index, start, end), as docs/design.md fixes it."""
+    key = "\x1f".join((doc_id, str(index), str(start), str(end)))
+    return "c_" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+def _chunk(doc: Document, index: int, start: int, end: int) -> Chunk:
+    return Chunk(
+        id=chunk_id(doc.id, index, start, end),
+        doc_id=doc.id,
+        index=index,
+        text=doc.text[start:end],
+        start=start,
+        end=end,
+        pages=doc.pages_for(start, end),
+    )
+
+
+def _skip_space(text: str, i: int) -> int:
+    while i < len(text) and text[i].isspace():
+        i += 1
+    return i
+
+
+def _trim_end(text: str, start: int, end: int) -> int:
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return end
+
+
+class _Breaks:
+    """Candidate cut positions by kind, sorted, found once for the whole text.
+
+    A position ``p`` means "a chunk may end at p" (exclusive) and the next text starts
+    after the whitespace that follows.
+    """
+
+    def __init__(self, text: str):
+        self.text = text
+        self.paragraphs = [m.start() for m in _PARAGRAPH.finditer(text)]
+        sentences = [m.end() for m in _SENTENCE.finditer(text) if not _abbreviation(text, m.start())]
+        # A paragraph break also ends a sentence (headings and list items have no period).
+        self.sentences = sorted(set(sentences) | set(self.paragraphs))
+
+    def best_end(self, start: int, lo: int, limit: int, size: int) -> int:
+        """Where to end a chunk that starts at ``start``: in [lo, limit], the best cut."""
+        p = _last_in(self.paragraphs, max(lo, start + size // 2), limit)
+        if p is None:
+            p = _last_in(self.sentences, lo, limit)
+        if p is None:  # no sentence ends here: a line break, else a space (searched in the window only)
+            p = self.text.rfind("\n", lo, limit + 1)
+        if p < lo:
+            p = next((i for i in range(min(limit, len(self.text) - 1), lo - 1, -1) if self.text[i].isspace()), -1)
+        return p if p >= lo else limit  # one unbroken run longer than a chunk: cut at the size
+
+    def overlap_start(self, start: int, end: int, overlap: int) -> int:
+        """Where the next chunk starts: the earliest sentence (else word) start within
+        ``overlap`` characters before ``end``; ``end`` itself when none fits."""
+        if overlap == 0:
+            return end
+        lo = max(start + 1, end - overlap)
+        p = _first_in(self.sentences, lo, end - 1)
+        if p is None:
+            space = _SPACE.search(self.text, lo, end)
+            p = space.start() if space else end
+        return p
+
+
+def _last_in(positions: list[int], lo: int, hi: int) -> int | None:
+    """The largest position in [lo, hi], if any."""
+    i = bisect.bisect_right(positions, hi)
+    return positions[i - 1] if i and positions[i - 1] >= lo else None
+
+
+def _first_in(positions: list[int], lo: int, hi: int) -> int | None:
+    """The smallest position in [lo, hi], if any."""
+    i = bisect.bisect_left(positions, lo)
+    return positions[i] if i < len(positions) and positions[i] <= hi else None
+
+
+def _abbreviation(text: str, dot: int) -> bool:
+    """True when the period at ``dot`` closes an abbreviation or an initial ("J. Smith")."""
+    if text[dot] != ".":
+        return False
+    word_start = dot
+    while word_start > 0 and (text[word_start - 1].isalpha() or text[word_start - 1] == "."):
+        word_start -= 1
+    word = text[word_start:dot].lower()
+    if len(word) == 1 and word.isalpha():
+        return True  # an initial
+    return word in _ABBREVIATIONS

@@ -1,0 +1,341 @@
+"""Read a file (or stdin) into a :class:`~kgkit.documents.types.Document`.
+
+Formats: PDF (its text layer, through pypdf, with page offsets kept for provenance),
+plain text, Markdown (kept as written: its markup is readable text) and HTML (tags,
+scripts and styles stripped, block breaks kept). Every way a file can be unusable —
+missing, a directory, unreadable, encrypted, corrupt, empty, a scan with no text
+layer — becomes an :class:`~kgkit.errors.InputError` that says what to do; problems
+that lose nothing important (invalid UTF-8 bytes, a few blank PDF pages) become
+``Document.warnings`` instead.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+import os
+import re
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import BinaryIO
+
+from kgkit.documents.types import Document, Page
+from kgkit.errors import InputError
+
+PDF = "application/pdf"
+TEXT = "text/plain"
+MARKDOWN = "text/markdown"
+HTML = "text/html"
+
+_SUFFIXES = {
+    ".pdf": PDF,
+    ".md": MARKDOWN,
+    ".markdown": MARKDOWN,
+    ".html": HTML,
+    ".htm": HTML,
+    ".xhtml": HTML,
+}
+
+# Pages are joined by a blank line so the chunker sees a page break as a paragraph break.
+PAGE_SEPARATOR = "\n\n"
+TITLE_MAX = 120
+# Unicode spaces that PDF and HTML text is full of (no-break, figure, narrow no-break);
+# replaced one-for-one by a space so patterns and names match and offsets do not move.
+_ODD_SPACES = str.maketrans({"\u00a0": " ", "\u2007": " ", "\u202f": " "})
+
+
+def load_document(path_or_dash: str | os.PathLike, *, stdin: BinaryIO | None = None) -> Document:
+    """Load one document.
+
+    ``"-"`` reads bytes from ``stdin`` (default ``sys.stdin.buffer``); the format is then
+    sniffed from the content. A path's format comes from its suffix (``.pdf``, ``.md``,
+    ``.html``; anything else is plain text), except that a file starting with ``%PDF-``
+    is always read as a PDF.
+
+    Raises InputError for a file that cannot be used, with a message saying why.
+    """
+    source = os.fspath(path_or_dash)
+    if source == "-":
+        stream = stdin if stdin is not None else sys.stdin.buffer
+        raw = stream.read()
+        if isinstance(raw, str):  # a text stream was passed; its bytes are its UTF-8
+            raw = raw.encode("utf-8")
+        return _from_bytes(raw, source="-", name="stdin", media_type=None)
+    path = Path(source)
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(5)
+            media_type = PDF if head == b"%PDF-" else _SUFFIXES.get(path.suffix.lower(), TEXT)
+            if media_type == PDF:
+                # pypdf reads a path into memory whole; an open file lets it seek instead.
+                fh.seek(0)
+                return _load_pdf(fh, source=source, name=safe_name(path.stem), sha256=_sha256_file(fh))
+            raw = head + fh.read()
+    except IsADirectoryError:
+        raise InputError(f"{source} is a directory; give the document files inside it") from None
+    except FileNotFoundError:
+        raise InputError(f"{source}: no such file") from None
+    except PermissionError:
+        raise InputError(f"{source}: permission denied (cannot read it)") from None
+    except OSError as exc:
+        raise InputError(f"{source}: cannot read it ({exc.strerror or exc})") from None
+    return _from_bytes(raw, source=source, name=safe_name(path.stem), media_type=media_type)
+
+
+def safe_name(stem: str) -> str:
+    """A file-system-safe folder name: no path separators, no leading dots, not empty."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", stem).strip("._-")[:100]
+    return name or "document"
+
+
+def _sha256_file(fh: BinaryIO) -> str:
+    digest = hashlib.sha256()
+    for block in iter(lambda: fh.read(1 << 20), b""):
+        digest.update(block)
+    fh.seek(0)
+    return digest.hexdigest()
+
+
+def _from_bytes(raw: bytes, *, source: str, name: str, media_type: str | None) -> Document:
+    if not raw:
+        raise InputError(f"{source} is empty")
+    if media_type is None:
+        media_type = _sniff(raw)
+    sha = hashlib.sha256(raw).hexdigest()
+    if media_type == PDF:
+        return _load_pdf(io.BytesIO(raw), source=source, name=name, sha256=sha)
+    text, warnings = _decode(raw, source)
+    title = None
+    if media_type == HTML:
+        text, title = html_to_text(text)
+    elif media_type == MARKDOWN:
+        title = _markdown_title(text)
+    if not text.strip():
+        raise InputError(f"{source} has no text (only whitespace or markup)")
+    return _document(text, source=source, name=name, media_type=media_type, sha256=sha,
+                     title=title or _first_line(text), warnings=warnings)
+
+
+def _document(text: str, **fields) -> Document:
+    doc_id = "d_" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return Document(id=doc_id, text=text, **fields)
+
+
+def _sniff(raw: bytes) -> str:
+    if raw.startswith(b"%PDF-"):
+        return PDF
+    head = raw[:512].lstrip().lower()
+    if head.startswith((b"<!doctype html", b"<html")):
+        return HTML
+    return TEXT
+
+
+def _decode(raw: bytes, source: str) -> tuple[str, tuple[str, ...]]:
+    """UTF-8 (a BOM is dropped); UTF-16 when it says so; invalid bytes replaced, with a warning."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return raw.decode("utf-16"), ()
+        except UnicodeDecodeError:
+            pass
+    if b"\x00" in raw[:8192]:
+        raise InputError(
+            f"{source} looks like a binary file, not text",
+            hint="kgkit reads PDF, plain text, Markdown and HTML; convert other formats first",
+        )
+    try:
+        return raw.decode("utf-8-sig"), ()
+    except UnicodeDecodeError as exc:
+        text = raw.decode("utf-8-sig", errors="replace")
+        bad = text.count("\ufffd") - raw.decode("utf-8-sig", errors="ignore").count("\ufffd")
+        return text, (
+            f"{source} is not valid UTF-8 (first bad byte at offset {exc.start}); "
+            f"{bad} invalid sequence(s) replaced by U+FFFD",
+        )
+
+
+def _first_line(text: str) -> str | None:
+    for line in text.splitlines():
+        line = " ".join(line.split())
+        if line:
+            return _shorten(line)
+    return None
+
+
+def _shorten(title: str) -> str:
+    title = " ".join(title.split())
+    if len(title) <= TITLE_MAX:
+        return title
+    return title[:TITLE_MAX].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
+
+
+def _markdown_title(text: str) -> str | None:
+    """The first ATX (``# Title``) or setext (``Title\\n=====``) heading."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        atx = re.match(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", line)
+        if atx:
+            return _shorten(atx.group(1))
+        if i + 1 < len(lines) and line.strip() and re.match(r"^ {0,3}(=+|-+)[ \t]*$", lines[i + 1]):
+            return _shorten(line)
+    return None
+
+
+# ---------------------------------------------------------------- HTML
+
+_BLOCK = {
+    "address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "div", "dl",
+    "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5",
+    "h6", "header", "hr", "li", "main", "nav", "ol", "p", "pre", "section", "summary", "table",
+    "tbody", "thead", "tfoot", "tr", "ul",
+}
+_SKIP = {"script", "style", "noscript", "template", "head", "svg", "iframe", "object"}
+
+
+class _TextExtractor(HTMLParser):
+    """Collects visible text; block elements become paragraph breaks, ``<br>`` a line break."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.title_parts: list[str] = []
+        self._skip = 0
+        self._pre = 0
+        self._in_title = False
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "title":
+            self._in_title = True
+        elif tag in _SKIP:
+            self._skip += 1
+        elif tag == "br":
+            self.parts.append("\n")
+        elif tag in ("td", "th"):
+            self.parts.append(" ")
+        elif tag in _BLOCK:
+            self._pre += tag == "pre"
+            self.parts.append("\n\n")
+
+    def handle_startendtag(self, tag, attrs):
+        if tag == "br":
+            self.parts.append("\n")
+        elif tag in _BLOCK:
+            self.parts.append("\n\n")
+
+    def handle_endtag(self, tag):
+        if tag == "title":
+            self._in_title = False
+        elif tag in _SKIP:
+            self._skip = max(0, self._skip - 1)
+        elif tag in _BLOCK:
+            if tag == "pre":
+                self._pre = max(0, self._pre - 1)
+            self.parts.append("\n\n")
+
+    def handle_data(self, data):
+        if self._in_title:
+            self.title_parts.append(data)
+        elif not self._skip:
+            # Source line wrapping is not text structure, except inside <pre>.
+            self.parts.append(data if self._pre else re.sub(r"\s+", " ", data))
+
+
+def html_to_text(html: str) -> tuple[str, str | None]:
+    """Visible text of an HTML page with block breaks kept, and its ``<title>``."""
+    parser = _TextExtractor()
+    parser.feed(html)
+    parser.close()
+    text = "".join(parser.parts).translate(_ODD_SPACES)
+    text = re.sub(r"[ \t]*\n[ \t]*", "\n", text)  # no spaces hugging line breaks
+    text = re.sub(r"\n{3,}", "\n\n", text)
+    text = re.sub(r"[ \t]{2,}", " ", text).strip()
+    title = " ".join("".join(parser.title_parts).split())
+    return text, (_shorten(title) if title else None)
+
+
+# ---------------------------------------------------------------- PDF
+
+
+class _Collect(logging.Handler):
+    """Gathers pypdf's repair warnings so they reach Document.warnings, not stderr."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record):
+        message = record.getMessage()
+        if message not in self.messages and len(self.messages) < 20:
+            self.messages.append(message)
+
+
+def _load_pdf(fh: BinaryIO, *, source: str, name: str, sha256: str) -> Document:
+    import pypdf
+    from pypdf.errors import DependencyError, FileNotDecryptedError
+
+    log = logging.getLogger("pypdf")
+    collect = _Collect()
+    log.addHandler(collect)
+    propagate, log.propagate = log.propagate, False
+    try:
+        try:
+            reader = pypdf.PdfReader(fh)
+            if reader.is_encrypted and not reader.decrypt(""):
+                raise FileNotDecryptedError("password required")
+            pages, texts, blank = [], [], []
+            offset = 0
+            # Page by page: each page's parsed content is dropped once its text is taken.
+            for number, page in enumerate(reader.pages, start=1):
+                text = _clean_pdf_text(page.extract_text() or "")
+                if not text.strip():
+                    blank.append(number)
+                    continue
+                if texts:
+                    texts.append(PAGE_SEPARATOR)
+                    offset += len(PAGE_SEPARATOR)
+                pages.append(Page(number=number, start=offset, end=offset + len(text)))
+                texts.append(text)
+                offset += len(text)
+            page_count = len(reader.pages)
+            title = _pdf_title(reader)
+        except (FileNotDecryptedError, DependencyError):
+            raise InputError(
+                f"{source} is encrypted; decrypt it first (e.g. qpdf --decrypt in.pdf out.pdf)"
+            ) from None
+        except InputError:
+            raise
+        except Exception as exc:  # pypdf raises many types on malformed input
+            raise InputError(
+                f"{source} cannot be read as a PDF (corrupt or truncated?): {exc or type(exc).__name__}"
+            ) from None
+    finally:
+        log.removeHandler(collect)
+        log.propagate = propagate
+    if page_count == 0:
+        raise InputError(f"{source} is a PDF with no pages")
+    if not pages:
+        raise InputError(
+            f"{source} has no text layer; it needs OCR first (e.g. ocrmypdf in.pdf out.pdf), "
+            "kgkit does not OCR"
+        )
+    warnings = [f"PDF repaired while reading: {m}" for m in collect.messages]
+    if blank:
+        shown = ", ".join(map(str, blank[:20])) + (" …" if len(blank) > 20 else "")
+        warnings.append(f"{len(blank)} of {page_count} pages have no text layer (scanned?): {shown}")
+    text = "".join(texts)
+    return _document(text, source=source, name=name, media_type=PDF, sha256=sha256,
+                     title=title or _first_line(text), pages=tuple(pages), warnings=tuple(warnings))
+
+
+def _clean_pdf_text(text: str) -> str:
+    text = text.translate(_ODD_SPACES).replace("\x00", "")
+    return text.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
+
+
+def _pdf_title(reader) -> str | None:
+    try:
+        title = reader.metadata.title if reader.metadata else None
+    except Exception:  # a broken Info dictionary only costs us the title
+        return None
+    title = " ".join(str(title).split()) if title else ""
+    return _shorten(title) if title and title.lower() not in ("untitled", "title") else None

@@ -116,7 +116,9 @@ class StubProvider:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._server.block_on_close = False  # a scripted hang must not block stop()
-        self._thread = threading.Thread(target=self._server.serve_forever, name="stub-provider", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, name="stub-provider", daemon=True
+        )
         self._thread.start()
         return self
 

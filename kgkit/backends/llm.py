@@ -1,0 +1,363 @@
+"""The LLM backend: one extraction pass as a chat completion through litellm.
+
+litellm lets a user switch provider by editing ``llm.model`` (``openai/…``,
+``anthropic/…``, ``ollama/…`` with ``api_base``), so this module never names a
+provider. What it adds on top of litellm:
+
+* **Retries it controls.** litellm's own retries are off (``num_retries=0``) so every
+  HTTP attempt is counted for the manifest and the delays are deterministic:
+  ``backoff * 2**n`` seconds, or the provider's ``Retry-After`` (seconds or an HTTP
+  date) when it sends one, capped at :data:`MAX_DELAY`. 408/429/5xx, timeouts and
+  dropped connections are retried up to ``llm.retries`` times; 401/403 are not (a key
+  does not get better by asking again).
+* **Answers it can use.** The reply is parsed tolerantly
+  (:mod:`kgkit.backends.parse`) and validated against the pass's JSON Schema; an
+  invalid answer is re-asked once with the problem appended as a user message; a
+  second failure comes back as ``PassResult(ok=False)`` with the raw text, for the
+  engine's review file. One bad chunk never stops a run.
+* **A key that stays secret.** The key is read from the variable named by
+  ``llm.api_key_env`` at call time and handed to litellm only; it is scrubbed from every
+  error message and never appears in :meth:`LLMBackend.describe`,
+  :meth:`LLMBackend.cache_key_parts` or a :class:`PassResult`.
+
+litellm is slow to import and fetches price and header tables from the network unless
+told otherwise, so it is imported inside :func:`_litellm` with those fetches disabled.
+"""
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import json
+import logging
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+from urllib.parse import urlsplit
+
+import jsonschema
+
+from kgkit.backends.base import PassRequest, PassResult, Usage
+from kgkit.backends.parse import AnswerParseError, parse_json_answer
+from kgkit.config.model import LLMConfig
+from kgkit.errors import ProviderError
+from kgkit.prompts.render import render_request
+
+log = logging.getLogger(__name__)
+
+RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+AUTH_STATUS = frozenset({401, 403})
+MAX_DELAY = 300.0  # seconds; a Retry-After of an hour should not silently stall a run that long
+REASK = (
+    "Your previous answer could not be used: {error}\n"
+    "Reply again with only the corrected JSON object, following the required shape."
+)
+
+
+@dataclass
+class _Tally:
+    """What one pass cost: attempts, retries and usage over the first ask and the re-ask."""
+
+    requests: int = 0
+    retries: int = 0
+    usage: Usage = field(default_factory=Usage)
+
+
+class LLMBackend:
+    """Runs passes against any litellm model.
+
+    Args:
+        llm: the effective LLM settings for one stage (``create_backend`` applies the
+            per-stage overrides before constructing this).
+        sleep: how to wait between retries; tests pass a recorder to check the delays
+            without spending them.
+    """
+
+    def __init__(
+        self,
+        llm: LLMConfig,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        if not llm.model:
+            raise ValueError("LLMBackend needs llm.model; create_backend picks the offline backend without one")
+        self.settings = llm
+        self.name = llm.model
+        self._sleep = sleep
+        self._json_mode: bool | None = None  # asked of litellm on the first call
+
+    # -- the Backend contract ------------------------------------------------------
+    def describe(self) -> dict[str, Any]:
+        s = self.settings
+        out: dict[str, Any] = {
+            "backend": "litellm",
+            "model": s.model,
+            "temperature": s.temperature,
+            "max_tokens": s.max_tokens,
+            "timeout": s.timeout,
+            "retries": s.retries,
+            "json_mode": s.json_mode,
+        }
+        if s.api_base:  # host and port only: a URL may carry user:password
+            parts = urlsplit(s.api_base)
+            out["api_base_host"] = parts.hostname + (f":{parts.port}" if parts.port else "") if parts.hostname else None
+        return out
+
+    def cache_key_parts(self, request: PassRequest) -> dict[str, Any]:
+        """What decides the answer (see docs/design.md, "Caching contract")."""
+        return {
+            "model": self.settings.model,
+            "messages": self.messages(request),
+            "temperature": self._temperature(request),
+            "max_tokens": self.settings.max_tokens,
+            "json_mode": self.settings.json_mode,
+            "schema_sha256": _schema_hash(request.schema),
+            "sample": request.sample,
+        }
+
+    def messages(self, request: PassRequest) -> list[dict[str, str]]:
+        """The rendered chat messages for ``request``.
+
+        ``request.prompt`` already names the user's template when ``config.prompts``
+        overrides the stage (the engine resolves that, so its resume key sees it too).
+        """
+        return render_request(request)
+
+    def run(self, request: PassRequest) -> PassResult:
+        """Ask, validate, re-ask once if needed.
+
+        Raises:
+            ProviderError: the provider failed in a way retries did not clear, or
+                rejected the key.
+        """
+        tally = _Tally()
+        messages = self.messages(request)
+        temperature = self._temperature(request)
+        raw, finish = self._complete(messages, temperature, tally)
+        data, error = self._check(raw, finish, request.schema)
+        if error is not None:
+            log.info("%s: %s: answer invalid (%s); asking again", self.name, request.stage, error)
+            messages = [
+                *messages,
+                {"role": "assistant", "content": raw},
+                {"role": "user", "content": REASK.format(error=error)},
+            ]
+            first_error = error
+            raw, finish = self._complete(messages, temperature, tally)
+            data, error = self._check(raw, finish, request.schema)
+            if error is not None:
+                error = f"{error} (still invalid after one re-ask; first answer: {first_error})"
+        return PassResult(
+            data=data,
+            ok=error is None,
+            error=error,
+            raw=raw if error is not None else None,
+            usage=tally.usage,
+            requests=tally.requests,
+            retries=tally.retries,
+            model=self.settings.model,
+        )
+
+    # -- one answer ------------------------------------------------------------------
+    def _check(
+        self, raw: str, finish: str | None, schema: Mapping[str, Any]
+    ) -> tuple[dict[str, Any] | None, str | None]:
+        """(data, None) for a usable answer, else (None, a short reason for the re-ask)."""
+        try:
+            data = parse_json_answer(raw)
+        except AnswerParseError as exc:
+            reason = exc.reason
+            if finish == "length":
+                reason += f" (the answer stopped at llm.max_tokens={self.settings.max_tokens})"
+            return None, reason
+        problem = _schema_problem(data, schema)
+        return (None, problem) if problem else (data, None)
+
+    def _temperature(self, request: PassRequest) -> float:
+        """Sampling passes (skill rollouts) ask for their own temperature; extraction uses
+        the configured one, 0 by default."""
+        return request.temperature if request.temperature else self.settings.temperature
+
+    # -- HTTP, with retries ------------------------------------------------------------
+    def _complete(self, messages: list[dict[str, str]], temperature: float, tally: _Tally) -> tuple[str, str | None]:
+        litellm = _litellm()
+        s = self.settings
+        key = self._api_key()
+        kwargs: dict[str, Any] = {
+            "model": s.model,
+            "messages": messages,
+            "temperature": temperature,
+            "max_tokens": s.max_tokens,
+            "timeout": s.timeout,
+            "num_retries": 0,  # retries are ours: counted, logged, Retry-After honoured
+            "max_retries": 0,  # and the provider SDK's own retries off too
+        }
+        if s.api_base:
+            kwargs["api_base"] = s.api_base
+        if key:
+            kwargs["api_key"] = key
+        if self._wants_json_mode(litellm):
+            kwargs["response_format"] = {"type": "json_object"}
+        errors = tuple(litellm.LITELLM_EXCEPTION_TYPES)
+        attempt = 0
+        while True:
+            tally.requests += 1
+            try:
+                response = litellm.completion(**kwargs)
+            except errors as exc:
+                status = getattr(exc, "status_code", None)
+                detail = self._scrub(_provider_message(exc))
+                if status in AUTH_STATUS:
+                    raise self._auth_error(status, detail) from None
+                retryable = status in RETRY_STATUS or isinstance(exc, (litellm.Timeout, litellm.APIConnectionError))
+                if not retryable or attempt >= s.retries:
+                    raise self._give_up(status, detail, attempt + 1, retryable) from None
+                delay = _retry_after(exc)
+                delay = min(MAX_DELAY, delay if delay is not None else s.backoff * 2**attempt)
+                log.warning(
+                    "%s: %s; retry %d/%d in %.2fs", s.model, _status_text(status, detail), attempt + 1, s.retries, delay
+                )
+                self._sleep(delay)
+                attempt += 1
+                tally.retries += 1
+                continue
+            tally.usage.add(self._usage(litellm, response))
+            choice = response.choices[0]
+            return choice.message.content or "", getattr(choice, "finish_reason", None)
+
+    def _wants_json_mode(self, litellm: Any) -> bool:
+        """Ask for JSON output only where litellm says the provider takes ``response_format``."""
+        if self._json_mode is None:
+            self._json_mode = False
+            if self.settings.json_mode:
+                try:
+                    model, provider, _, _ = litellm.get_llm_provider(self.settings.model)
+                    params = litellm.get_supported_openai_params(model=model, custom_llm_provider=provider) or []
+                except tuple(litellm.LITELLM_EXCEPTION_TYPES):
+                    params = []  # an unknown provider fails with a clear message at the call itself
+                self._json_mode = "response_format" in params
+        return self._json_mode
+
+    def _usage(self, litellm: Any, response: Any) -> Usage:
+        usage = getattr(response, "usage", None)
+        try:
+            cost = float(litellm.completion_cost(completion_response=response, model=self.settings.model))
+        except Exception:  # noqa: BLE001 - litellm raises assorted types for "not in the price table"
+            cost = None
+        return Usage(
+            tokens_in=int(getattr(usage, "prompt_tokens", 0) or 0),
+            tokens_out=int(getattr(usage, "completion_tokens", 0) or 0),
+            cost=cost,
+        )
+
+    # -- the key and errors ------------------------------------------------------------
+    def _api_key(self) -> str | None:
+        name = self.settings.api_key_env
+        if not name:
+            return None  # litellm reads its usual variables (OPENAI_API_KEY, …) itself
+        key = os.environ.get(name)
+        if not key:
+            raise ProviderError(
+                f"{self.settings.model}: the environment variable {name} (llm.api_key_env) is not set",
+                hint=f"export {name}=<your API key>",
+            )
+        return key
+
+    def _key_variable(self) -> str:
+        """The variable the key is read from: llm.api_key_env, else litellm's usual one."""
+        if self.settings.api_key_env:
+            return self.settings.api_key_env
+        provider = self.settings.model.split("/", 1)[0] if "/" in self.settings.model else "openai"
+        return f"{re.sub(r'[^A-Za-z0-9]', '_', provider).upper()}_API_KEY"
+
+    def _scrub(self, text: str) -> str:
+        """Remove the key from provider text: some providers echo a rejected key back."""
+        key = os.environ.get(self._key_variable()) or ""
+        return text.replace(key, "***") if len(key) >= 4 else text
+
+    def _auth_error(self, status: int, detail: str) -> ProviderError:
+        var = self._key_variable()
+        how = (
+            f"set {var} (named by llm.api_key_env) to a valid key"
+            if self.settings.api_key_env
+            else f"set {var}, or name the variable holding your key in llm.api_key_env"
+        )
+        return ProviderError(
+            f"{self.settings.model}: the provider rejected the API key (HTTP {status}: {detail})", hint=how
+        )
+
+    def _give_up(self, status: int | None, detail: str, attempts: int, retryable: bool) -> ProviderError:
+        what = _status_text(status, detail)
+        if retryable:
+            return ProviderError(
+                f"{self.settings.model}: provider failed after {attempts} attempt{'s' if attempts != 1 else ''}: {what}",
+                hint="try again later, or raise llm.retries / llm.timeout",
+            )
+        return ProviderError(
+            f"{self.settings.model}: provider refused the request: {what}",
+            hint="check llm.model and llm.api_base",
+        )
+
+
+def _litellm():
+    """Import litellm with its start-up network fetches turned off (first call only pays)."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # bundled price table
+    os.environ.setdefault("LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS", "True")  # bundled header table
+    import litellm
+
+    litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on stdout
+    return litellm
+
+
+def _schema_hash(schema: Mapping[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(schema, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _schema_problem(data: dict[str, Any], schema: Mapping[str, Any]) -> str | None:
+    """The most relevant schema violation, located by key path, or None."""
+    validator = jsonschema.Draft202012Validator(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+    message = error.message if len(error.message) <= 300 else error.message[:297] + "..."
+    return f"schema violation at {where}: {message}"
+
+
+def _provider_message(exc: BaseException) -> str:
+    """The provider's own words, without litellm's class-name prefixes."""
+    text = str(getattr(exc, "message", None) or exc)
+    tail = text.split("Exception - ", 1)[-1].strip()
+    tail = tail.split(". Handle with `litellm.", 1)[0]
+    try:
+        body = json.loads(tail)
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and isinstance(body.get("error"), dict) and body["error"].get("message"):
+        tail = str(body["error"]["message"])
+    return tail if len(tail) <= 300 else tail[:297] + "..."
+
+
+def _status_text(status: int | None, detail: str) -> str:
+    return f"HTTP {status}: {detail}" if status else detail
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    """Seconds the provider asked us to wait (``Retry-After`` as seconds or an HTTP date)."""
+    headers = getattr(exc, "litellm_response_headers", None)
+    if headers is None:
+        response = getattr(exc, "response", None)
+        headers = getattr(response, "headers", None)
+    value = next((v for k, v in (headers or {}).items() if k.lower() == "retry-after"), None)
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())

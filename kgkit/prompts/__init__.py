@@ -1,0 +1,1 @@
+"""Prompt templates (``*.j2``) for every pass and their sandboxed renderer (``render.py``)."""

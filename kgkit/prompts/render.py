@@ -1,0 +1,170 @@
+"""Prompt templates to chat messages: sandboxed, strict, and named in every error.
+
+Templates are Jinja2 files: the built-ins live next to this module, and a user can
+replace the one for a stage by path (``prompts: {entities: my/entities.j2}`` in
+``kgkit.yaml``; the engine puts that path in ``PassRequest.prompt``). They are rendered in a :class:`~jinja2.sandbox.SandboxedEnvironment`
+because a prompt template is user input that runs inside kgkit: it may read the
+context it is given but not reach Python internals (``''.__class__.__mro__`` is an
+error). ``StrictUndefined`` turns a misspelt key into an error instead of an empty
+string silently missing from every prompt.
+
+Message convention
+------------------
+A template produces chat messages with the ``message(role)`` call block::
+
+    {% call message("system") %}You extract entities…{% endcall %}
+    {% call message("user") %}{{ chunk.text | untrusted }}{% endcall %}
+
+The built-ins do this once in ``_chat.j2``, which wraps ``{% block system %}`` and
+``{% block user %}``; each built-in pass template extends it and fills both blocks.
+So a user template can:
+
+* extend a built-in and replace one block: ``{% extends "kgkit/entities.j2" %}``
+  (the ``kgkit/`` prefix always means the built-in, even when the user's folder has
+  a file of the same name);
+* extend ``_chat.j2`` and write both blocks;
+* or be plain text, which becomes a single user message.
+
+Text outside ``message`` blocks is ignored once any block is used, so a message
+boundary can only come from the template, never from the document text inside it.
+
+Context: everything in ``PassRequest.context`` (``domain``, ``entities``, ``skills``,
+``view``, ``template``, ``title``, …) plus ``chunk``, ``stage``, ``kind``, ``schema``
+and ``sample``. Filters: ``untrusted`` fences a document text between marker lines
+that carry a hash of the text (the text cannot contain its own closing marker);
+``json`` dumps a value as JSON. Macros shared by the built-ins are in ``_common.j2``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+from jinja2 import (
+    ChoiceLoader,
+    FileSystemLoader,
+    PrefixLoader,
+    StrictUndefined,
+    TemplateNotFound,
+    TemplateSyntaxError,
+    UndefinedError,
+)
+from jinja2.exceptions import SecurityError, TemplateError as JinjaTemplateError
+from jinja2.sandbox import SandboxedEnvironment
+
+from kgkit.errors import TemplateError
+
+if TYPE_CHECKING:
+    from kgkit.backends.base import PassRequest
+
+PROMPTS_DIR = Path(__file__).resolve().parent
+ROLES = ("system", "user", "assistant")
+
+
+def render_request(request: "PassRequest") -> list[dict[str, str]]:
+    """Render the messages for one pass from ``request.prompt`` and its context."""
+    context = dict(request.context)
+    context.update(
+        chunk=request.chunk,
+        stage=request.stage,
+        kind=request.kind,
+        schema=request.schema,
+        sample=request.sample,
+    )
+    return render_messages(request.prompt, context)
+
+
+def render_messages(template: str | Path, context: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Render ``template`` (a built-in file name or a path) into chat messages.
+
+    Raises:
+        TemplateError: the template is missing or malformed, uses a key the context
+            lacks, or tries an attribute the sandbox forbids — naming the template
+            (and its line where Jinja knows it).
+    """
+    directory, name = _locate(template)
+    env = _environment(directory)
+    messages: list[dict[str, str]] = []
+
+    def message(role: str, caller) -> str:
+        if role not in ROLES:
+            raise TemplateError(f"prompt template {name!r}: message role must be one of {', '.join(ROLES)}, not {role!r}")
+        content = caller().strip()
+        if content:
+            messages.append({"role": role, "content": content})
+        return ""
+
+    try:
+        text = env.get_template(name).render({**context, "message": message})
+    except TemplateNotFound as exc:
+        where = f"{directory} or the built-in prompts" if directory else "the built-in prompts"
+        raise TemplateError(f"prompt template {exc.name!r} not found in {where}") from None
+    except TemplateSyntaxError as exc:
+        raise TemplateError(f"prompt template {exc.filename or name}:{exc.lineno}: {exc.message}") from None
+    except SecurityError as exc:
+        raise TemplateError(f"prompt template {_where(exc, name)}: forbidden: {exc}") from None
+    except UndefinedError as exc:
+        raise TemplateError(
+            f"prompt template {_where(exc, name)}: missing key: {exc.message}",
+            hint=f"the context has: {', '.join(sorted(context))}",
+        ) from None
+    except JinjaTemplateError as exc:
+        raise TemplateError(f"prompt template {_where(exc, name)}: {exc}") from None
+    if not messages and text.strip():
+        messages.append({"role": "user", "content": text.strip()})
+    if not messages:
+        raise TemplateError(f"prompt template {name!r} rendered no message")
+    return messages
+
+
+def fence_untrusted(text: str) -> str:
+    """Wrap document text between marker lines that it cannot forge."""
+    tag = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"BEGIN UNTRUSTED DOCUMENT {tag}\n{text}\nEND UNTRUSTED DOCUMENT {tag}"
+
+
+def _locate(template: str | Path) -> tuple[Path | None, str]:
+    """(user directory or None for built-ins, template name within the loader)."""
+    path = Path(template)
+    if path.is_absolute():
+        return path.parent, path.name
+    return None, str(template)
+
+
+@lru_cache(maxsize=32)
+def _environment(directory: Path | None) -> SandboxedEnvironment:
+    """One environment per template folder, so compiled templates are reused across chunks."""
+    search = [str(directory), str(PROMPTS_DIR)] if directory else [str(PROMPTS_DIR)]
+    env = SandboxedEnvironment(
+        loader=ChoiceLoader([PrefixLoader({"kgkit": FileSystemLoader(str(PROMPTS_DIR))}), FileSystemLoader(search)]),
+        undefined=StrictUndefined,
+        autoescape=False,  # prompts are plain text, not HTML
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+    )
+    env.filters["untrusted"] = fence_untrusted
+    env.filters["json"] = lambda value, indent=None: json.dumps(_plain(value), ensure_ascii=False, indent=indent)
+    return env
+
+
+def _plain(value: Any) -> Any:
+    """Tuples and other sequences from the frozen model as JSON-ready lists and dicts."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _where(exc: BaseException, name: str) -> str:
+    """'name' or 'file:line' of the innermost template frame in the traceback."""
+    where = repr(name)
+    tb = exc.__traceback__
+    while tb is not None:
+        if "__jinja_exception__" in tb.tb_frame.f_globals:  # a frame Jinja rewrote to a template line
+            where = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return where

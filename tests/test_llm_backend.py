@@ -1,0 +1,335 @@
+"""The litellm backend over real HTTP: litellm's own client talks to a stub on 127.0.0.1."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kgkit.backends.base import ENTITIES, RELATIONS, PassRequest
+from kgkit.backends.factory import create_backend
+from kgkit.backends.llm import LLMBackend
+from kgkit.config.model import CacheConfig, Config, LLMConfig
+from kgkit.documents.types import Chunk
+from kgkit.errors import ProviderError
+from kgkit.model import Domain, EntityType, RelationType
+from stub_provider import Reply
+
+FAKE_KEY = "sk-kgkit-test-7f3a9c1e5b2d4680"
+KEY_ENV = "KGKIT_TEST_PROVIDER_KEY"
+WIRES = {
+    "openai": ("openai/test-model", lambda s: s.openai_base, "/v1/chat/completions"),
+    "anthropic": ("anthropic/claude-3-5-haiku-20241022", lambda s: s.anthropic_base, "/v1/messages"),
+}
+
+ENTITIES_SCHEMA = {
+    "type": "object",
+    "required": ["entities"],
+    "properties": {
+        "entities": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["name", "type"],
+                "properties": {"name": {"type": "string", "minLength": 1}, "type": {"type": "string"}},
+            },
+        }
+    },
+}
+RELATIONS_SCHEMA = {
+    "type": "object",
+    "required": ["relations"],
+    "properties": {"relations": {"type": "array", "items": {"type": "object", "required": ["head", "relation", "tail"]}}},
+}
+DOMAIN = Domain(
+    name="legal",
+    entity_types=(EntityType("Party", "A party to the contract"), EntityType("Date")),
+    relation_types=(RelationType("signed_on", head=("Party",), tail=("Date",)),),
+)
+TEXT = "Acme Corp signed the agreement on 1 March 2024."
+ANSWER = {"entities": [{"name": "Acme Corp", "type": "Party"}, {"name": "1 March 2024", "type": "Date"}]}
+
+
+def entities_request(text: str = TEXT, **kw) -> PassRequest:
+    chunk = Chunk(id="c_test", doc_id="d_test", index=0, text=text, start=0, end=len(text))
+    return PassRequest(
+        kind=ENTITIES, stage="entities", chunk=chunk, schema=ENTITIES_SCHEMA,
+        context={"domain": DOMAIN, "skills": []}, prompt="entities.j2", **kw,
+    )
+
+
+@pytest.fixture
+def key(monkeypatch):
+    monkeypatch.setenv(KEY_ENV, FAKE_KEY)
+    return FAKE_KEY
+
+
+def llm_config(stub, wire="openai", **kw) -> LLMConfig:
+    model, base, _ = WIRES[wire]
+    settings = {"model": model, "api_base": base(stub), "api_key_env": KEY_ENV, "backoff": 0.01, "timeout": 5.0}
+    settings.update(kw)
+    return LLMConfig(**settings)
+
+
+def backend(stub, wire="openai", delays=None, **kw) -> LLMBackend:
+    return LLMBackend(llm_config(stub, wire, **kw), sleep=(delays.append if delays is not None else lambda s: None))
+
+
+@pytest.mark.parametrize("wire", sorted(WIRES))
+def test_same_pass_runs_against_each_wire_format_by_config_only(stub_provider, key, wire):
+    stub_provider.script(ANSWER)
+    config = Config(llm=llm_config(stub_provider, wire), cache=CacheConfig(enabled=False))
+
+    result = create_backend(config).run(entities_request())
+
+    assert result.ok and result.data == ANSWER
+    assert (result.requests, result.retries) == (1, 0)
+    assert (result.usage.tokens_in, result.usage.tokens_out) == (11, 7)
+    [sent] = stub_provider.requests
+    model, _, path = WIRES[wire]
+    assert sent.path == path
+    assert sent.body["model"] == model.split("/", 1)[1]
+    assert sent.body["temperature"] == 0
+    assert sent.body["max_tokens"] == 2048
+    if wire == "openai":
+        assert sent.headers["authorization"] == f"Bearer {FAKE_KEY}"
+        assert sent.body["response_format"] == {"type": "json_object"}
+    else:
+        assert sent.headers["x-api-key"] == FAKE_KEY
+    system, user = sent.messages
+    assert system["role"] == "system" and "untrusted" in system["content"]
+    assert TEXT in user["content"]
+
+
+def test_key_appears_in_no_result_description_or_cache_key(stub_provider, key):
+    stub_provider.script("not json at all", "still not json")
+    b = backend(stub_provider)
+    request = entities_request()
+
+    result = b.run(request)
+
+    assert not result.ok
+    exposed = json.dumps([repr(result), b.describe(), b.cache_key_parts(request)], default=str)
+    assert FAKE_KEY not in exposed
+    assert stub_provider.requests[0].headers["authorization"] == f"Bearer {FAKE_KEY}"
+
+
+def test_describe_gives_host_only_and_parameters(stub_provider, key):
+    b = backend(stub_provider, api_base=stub_provider.openai_base.replace("http://", "http://user:pw@"))
+    described = b.describe()
+    assert described["model"] == "openai/test-model"
+    assert described["api_base_host"] == stub_provider.url.removeprefix("http://")
+    assert described["temperature"] == 0.0 and described["max_tokens"] == 2048
+    assert "pw" not in json.dumps(described)
+
+
+@pytest.mark.parametrize("wire", sorted(WIRES))
+def test_429_with_retry_after_waits_what_the_provider_asked(stub_provider, key, wire):
+    stub_provider.script(Reply.error(429, "slow down", retry_after="2"), ANSWER)
+    delays: list[float] = []
+
+    result = backend(stub_provider, wire, delays).run(entities_request())
+
+    assert result.data == ANSWER
+    assert delays == [2.0]
+    assert (result.requests, result.retries) == (2, 1)
+    assert len(stub_provider.requests) == 2
+
+
+def test_retry_after_as_http_date_is_honoured(stub_provider, key):
+    stub_provider.script(Reply.error(503, "maintenance", retry_after="Wed, 21 Oct 2015 07:28:00 GMT"), ANSWER)
+    delays: list[float] = []
+
+    result = backend(stub_provider, delays=delays).run(entities_request())
+
+    assert result.ok and delays == [0.0]  # a date in the past: retry at once
+
+
+def test_429_without_retry_after_backs_off_exponentially_then_gives_up(stub_provider, key):
+    stub_provider.script(*[Reply.error(429, "rate limited") for _ in range(4)])
+    delays: list[float] = []
+
+    with pytest.raises(ProviderError) as err:
+        backend(stub_provider, delays=delays, retries=3, backoff=0.01).run(entities_request())
+
+    assert delays == pytest.approx([0.01, 0.02, 0.04])
+    assert len(stub_provider.requests) == 4
+    assert err.value.exit_code == 3
+    assert "after 4 attempts" in err.value.message
+    assert "HTTP 429: rate limited" in err.value.message
+
+
+@pytest.mark.parametrize("wire", sorted(WIRES))
+def test_500_is_retried_and_gives_up_at_the_limit_with_a_clear_message(stub_provider, key, wire):
+    stub_provider.script(*[Reply.error(500, "upstream exploded") for _ in range(3)])
+
+    with pytest.raises(ProviderError) as err:
+        backend(stub_provider, wire, retries=2).run(entities_request())
+
+    assert len(stub_provider.requests) == 3
+    assert err.value.message == f"{WIRES[wire][0]}: provider failed after 3 attempts: HTTP 500: upstream exploded"
+    assert "llm.retries" in err.value.hint
+
+
+def test_500_then_success_counts_the_retry(stub_provider, key):
+    stub_provider.script(Reply.error(502, "bad gateway"), Reply.error(500, "again"), ANSWER)
+
+    result = backend(stub_provider, retries=3).run(entities_request())
+
+    assert result.data == ANSWER and (result.requests, result.retries) == (3, 2)
+    assert (result.usage.tokens_in, result.usage.tokens_out) == (11, 7)  # failed attempts carry no usage
+
+
+def test_timeout_and_dropped_connection_are_retried(stub_provider, key):
+    stub_provider.script(Reply(delay=2.0), Reply(drop=True), ANSWER)
+
+    result = backend(stub_provider, timeout=0.3, retries=2).run(entities_request())
+
+    assert result.data == ANSWER and result.retries == 2
+
+
+@pytest.mark.parametrize("wire", sorted(WIRES))
+def test_rejected_key_is_not_retried_and_names_the_variable(stub_provider, key, wire):
+    stub_provider.script(Reply.error(401, f"invalid api key {FAKE_KEY}"))
+
+    with pytest.raises(ProviderError) as err:
+        backend(stub_provider, wire, retries=3).run(entities_request())
+
+    assert len(stub_provider.requests) == 1
+    assert "rejected the API key (HTTP 401" in err.value.message
+    assert KEY_ENV in err.value.hint
+    assert FAKE_KEY not in err.value.format()
+
+
+def test_missing_key_variable_fails_before_any_request(stub_provider, monkeypatch):
+    monkeypatch.delenv(KEY_ENV, raising=False)
+
+    with pytest.raises(ProviderError, match=f"the environment variable {KEY_ENV} .* is not set"):
+        backend(stub_provider).run(entities_request())
+
+    assert stub_provider.requests == []
+
+
+def test_bad_request_is_not_retried(stub_provider, key):
+    stub_provider.script(Reply.error(400, "model not found: test-model"))
+
+    with pytest.raises(ProviderError, match="refused the request: HTTP 400: model not found"):
+        backend(stub_provider, retries=3).run(entities_request())
+
+    assert len(stub_provider.requests) == 1
+
+
+@pytest.mark.parametrize("wire", sorted(WIRES))
+def test_invalid_json_is_re_asked_once_with_the_error_and_the_second_answer_used(stub_provider, key, wire):
+    stub_provider.script('{"entities": [{"name": "Acme Corp", "type": ', ANSWER)
+
+    result = backend(stub_provider, wire).run(entities_request())
+
+    assert result.ok and result.data == ANSWER
+    assert result.requests == 2 and result.retries == 0
+    assert (result.usage.tokens_in, result.usage.tokens_out) == (22, 14)
+    first, second = stub_provider.requests
+    assert second.messages[: len(first.messages)] == first.messages
+    assistant, reask = second.messages[-2:]
+    assert assistant["role"] == "assistant"
+    assert assistant["content"].strip() == '{"entities": [{"name": "Acme Corp", "type":'
+    assert reask["role"] == "user"
+    assert "cut off before it closes" in reask["content"]
+
+
+def test_schema_violation_is_re_asked_and_a_second_failure_is_kept_for_review(stub_provider, key):
+    bad = {"entities": [{"name": "", "type": "Party"}]}
+    worse = "Sorry, I cannot help with that."
+    stub_provider.script(bad, worse)
+
+    result = backend(stub_provider).run(entities_request())
+
+    assert not result.ok and result.data is None
+    assert result.raw == worse
+    assert result.error.startswith("no JSON object found (still invalid after one re-ask; first answer: schema")
+    reask = stub_provider.requests[1].messages[-1]["content"]
+    assert "schema violation at entities/0/name" in reask
+
+
+def test_prose_and_code_fences_around_the_json_need_no_re_ask(stub_provider, key):
+    stub_provider.script("Here is the JSON you asked for:\n```json\n" + json.dumps(ANSWER) + "\n```\nHope it helps!")
+
+    result = backend(stub_provider).run(entities_request())
+
+    assert result.data == ANSWER and result.requests == 1
+
+
+def test_answer_cut_at_the_token_limit_says_so(stub_provider, key):
+    stub_provider.script(
+        Reply.answer('{"entities": [{"name": "Ac', finish_reason="length"),
+        Reply.answer('{"entities": [', finish_reason="length"),
+    )
+
+    result = backend(stub_provider, max_tokens=16).run(entities_request())
+
+    assert not result.ok
+    assert "stopped at llm.max_tokens=16" in result.error
+    assert stub_provider.requests[0].body["max_tokens"] == 16
+
+
+def test_rollout_temperature_reaches_the_provider(stub_provider, key):
+    stub_provider.script(ANSWER)
+
+    backend(stub_provider).run(entities_request(temperature=0.7, sample=2))
+
+    assert stub_provider.requests[0].body["temperature"] == 0.7
+
+
+def test_cache_key_parts_change_with_what_changes_the_answer(stub_provider, key):
+    b = backend(stub_provider)
+    base = b.cache_key_parts(entities_request())
+
+    assert base == backend(stub_provider, timeout=1.0, api_base="http://elsewhere:1/v1").cache_key_parts(
+        entities_request()
+    )
+    assert base != b.cache_key_parts(entities_request(sample=1))
+    assert base != b.cache_key_parts(entities_request(text=TEXT + " Beta LLC too."))
+    assert base != backend(stub_provider, model="openai/other").cache_key_parts(entities_request())
+    assert stub_provider.requests == []
+
+
+def test_cost_comes_from_litellms_price_table_when_it_knows_the_model(stub_provider, key):
+    stub_provider.script(ANSWER, ANSWER)
+
+    priced = backend(stub_provider, model="openai/gpt-4o-mini").run(entities_request())
+    unpriced = backend(stub_provider).run(entities_request())
+
+    assert priced.usage.cost is not None and priced.usage.cost > 0
+    assert unpriced.usage.cost is None
+
+
+def test_stage_overrides_pick_the_model_and_no_model_means_offline(stub_provider, key):
+    from kgkit.backends.offline import OfflineBackend
+    from kgkit.config.model import StageLLM
+
+    llm = llm_config(stub_provider, stages={"upgrades": StageLLM(model="openai/cheap-model", max_tokens=99)})
+    config = Config(llm=llm, cache=CacheConfig(enabled=False))
+    stub_provider.script(ANSWER)
+
+    create_backend(config, "upgrades").run(entities_request())
+
+    assert stub_provider.requests[0].body["model"] == "cheap-model"
+    assert stub_provider.requests[0].body["max_tokens"] == 99
+    assert create_backend(config, "core").describe()["model"] == "openai/test-model"
+    assert isinstance(create_backend(Config()), OfflineBackend)
+
+
+def test_relations_pass_sends_the_document_entities(stub_provider, key):
+    entities = [{"id": "n_1", "name": "Acme Corp", "type": "Party", "aliases": ["Acme"]},
+                {"id": "n_2", "name": "1 March 2024", "type": "Date", "aliases": []}]
+    chunk = Chunk(id="c_test", doc_id="d_test", index=0, text=TEXT, start=0, end=len(TEXT))
+    request = PassRequest(kind=RELATIONS, stage="relations", chunk=chunk, schema=RELATIONS_SCHEMA,
+                          context={"domain": DOMAIN, "entities": entities, "skills": []}, prompt="relations.j2")
+    answer = {"relations": [{"head": "Acme Corp", "relation": "signed_on", "tail": "1 March 2024"}]}
+    stub_provider.script(answer)
+
+    result = backend(stub_provider).run(request)
+
+    assert result.data == answer
+    user = stub_provider.requests[0].messages[-1]["content"]
+    assert "- Acme Corp (Party), also written: Acme" in user
+    assert "- signed_on: Party -> Date" in user

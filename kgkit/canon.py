@@ -176,7 +176,7 @@ class Mention:
 
     def _order(self) -> tuple:
         return (
-            self.span is None, self.span or (0, 0), self.chunk_id or "", self.name, self.type,
+            self.span is None, tuple(self.span or (0, 0)), self.chunk_id or "", self.name, self.type,
             self.page or 0, self.evidence or "", self.confidence if self.confidence is not None else -1.0,
             self.aliases,
         )
@@ -279,8 +279,9 @@ def entity_type_name(domain: Domain | None, label: str) -> str | None:
 # The appositive may not run past ", and" / ", or" / ";", where the next party starts.
 _APPOSITIVE = r"""(?:,?\s*(?:an?|the)\s+(?:(?!,\s*(?:and|or)\s)[^()"\u201c\u201d;]){0,160}?)?"""
 _QUOTED = r"""["\u201c][^"\u201c\u201d()]{1,60}["\u201d]"""
+_TRADE_CLAUSE = r"(?:,?\s*(?:d\.?/?b\.?/?a\.?|doing\s+business\s+as|a\.?/?k\.?/?a\.?)\s+[^\s,()]+)?"
 _DEFINED_TERMS = re.compile(
-    r"[.]?\s*" + _APPOSITIVE + r"\s*\(\s*(?:(?:hereinafter|herein|collectively)\b[^\"\u201c\u201d()]{0,40}?)?"
+    r"[.]?" + _TRADE_CLAUSE + r"\s*" + _APPOSITIVE + r"\s*\(\s*(?:(?:hereinafter|herein|collectively)\b[^\"\u201c\u201d()]{0,40}?)?"
     r"(?:the\s+)?(" + _QUOTED + r"(?:\s*(?:,|or|,\s*or)\s*(?:the\s+)?" + _QUOTED + r")*)\s*\)",
     re.IGNORECASE,
 )
@@ -434,9 +435,12 @@ class CanonResult:
         if not isinstance(name, str) or not name.strip():
             return [], False
         if type is not None:
-            type = entity_type_name(self._domain, type)
-            if type is None:
+            wanted = entity_type_name(self._domain, type)
+            if self._domain is None and wanted is not None:  # no declared types: any spelling of one seen
+                wanted = next((t for t in self._choices if t.casefold() == wanted.casefold()), wanted)
+            if wanted is None:
                 return [], False
+            type = wanted
         types = [type] if type is not None else sorted(self._choices)
         key = canonical_key(name, legal_suffixes=self._legal)
         exact = dict.fromkeys(i for t in types for i in self._index.get((t, key), ()))

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from rapidfuzz import fuzz
 
+_ELLIPSIS = re.compile(r"\s*(?:\.\s?\.\s?\.|\u2026|<omitted>)\s*")
 _QUOTES = str.maketrans(
     {
         "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "`": "'",
@@ -93,6 +94,9 @@ def _align(quote: str, text: str) -> tuple[float, int, int]:
 def verify(quote: str | None, chunk_text: str, *, threshold: float = 85.0) -> Evidence:
     """Locate ``quote`` in ``chunk_text``: exact, then normalised, then fuzzy.
 
+    A quote with omissions marked "...", "\u2026" or "<omitted>" verifies when each part
+    does; its span runs from the first part found to the last.
+
     The fuzzy step aligns the quote to its best window (rapidfuzz
     ``partial_ratio_alignment``) and verifies it when the score reaches ``threshold``
     (config ``review.evidence_threshold``). A quote longer than the whole chunk is scored
@@ -111,6 +115,9 @@ def verify(quote: str | None, chunk_text: str, *, threshold: float = 85.0) -> Ev
     at = nt.find(nq)
     if at >= 0:
         return Evidence(_back(where, at, at + len(nq)), 100.0, True, "normalised")
+    parts = [p for p in _ELLIPSIS.split(quote) if p.strip()]
+    if len(parts) > 1:
+        return _verify_elided(parts, chunk_text, threshold)
     if len(nq) > len(nt):
         score = fuzz.ratio(nq, nt)
         span = (where[0], where[-1] + 1)
@@ -121,6 +128,21 @@ def verify(quote: str | None, chunk_text: str, *, threshold: float = 85.0) -> Ev
         return Evidence(span, score, True, "fuzzy")
     return Evidence(None, score, False, None,
                     f"quote not found in chunk (best match {score:.1f} < {threshold:g})")
+
+
+def _verify_elided(parts: list[str], chunk_text: str, threshold: float) -> Evidence:
+    """A quote with omissions ("A ... B"): every part must be found.
+
+    Parts may come in any order (contract excerpts stitch a clause to a definition
+    written pages earlier); the span covers all of them.
+    """
+    found = [verify(p, chunk_text, threshold=threshold) for p in parts]
+    score = min(e.score for e in found)
+    if all(e.verified for e in found):
+        span = (min(e.span[0] for e in found), max(e.span[1] for e in found))
+        return Evidence(span, score, True, "fuzzy" if any(e.method == "fuzzy" for e in found) else "normalised")
+    return Evidence(None, score, False, None,
+                    f"part of a quote with omissions not found in chunk (weakest part {score:.1f} < {threshold:g})")
 
 
 def _surface_pattern(surface: str) -> str:

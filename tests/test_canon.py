@@ -1,0 +1,402 @@
+"""Canonical keys and the merge of mentions into V_doc nodes, through kgkit.canon's public API."""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from rapidfuzz import fuzz
+
+from kgkit.canon import (
+    REASONS,
+    Mention,
+    canonical_key,
+    defined_terms_after,
+    entity_type_name,
+    merge_entities,
+    split_trade_name,
+)
+from kgkit.ids import node_id
+from kgkit.model import Domain, EntityType
+
+CUAD = Path("/work/shared/data/cuad")
+
+DOMAIN = Domain(
+    name="test",
+    entity_types=(
+        EntityType("Person", aliases=("PER", "people")),
+        EntityType("Organization", aliases=("ORG",)),
+        EntityType("Location"),
+    ),
+)
+
+
+def nodes_by_name(result):
+    return {n.name: n for n in result.nodes}
+
+
+def node_of(result, surface: str, type: str):
+    """The node a surface form ended up in (by its mentions, not by resolve)."""
+    found = [n for n in result.nodes if n.type == type and any(m.name == surface for m in n.mentions)]
+    assert len(found) == 1, (surface, found)
+    return found[0]
+
+
+# --------------------------------------------------------------------------- keys
+
+
+@pytest.mark.parametrize(
+    "name, key",
+    [
+        ("ACME Corp.", "acme"),
+        ("Acme Corporation", "acme"),
+        ("ACME, Inc.", "acme"),
+        ("acme  inc", "acme"),
+        ("Foo Pty. Ltd.", "foo"),
+        ("Coca-Cola Co., Ltd.", "coca cola"),
+        ("Veteran Technology Group, L.L.C.", "veteran technology group"),
+        ("Smith & Co.", "smith"),
+        ("Société Générale S.A.", "societe generale"),
+        ("SOCIETE GENERALE", "societe generale"),
+        ("The Boeing Company", "boeing"),
+        ("J. R. R. Tolkien", "jrr tolkien"),
+        ("JRR Tolkien", "jrr tolkien"),
+        ("McDonald\u2019s", "mcdonalds"),
+        ("Johnson & Johnson", "johnson and johnson"),
+        ("ＡＣＭＥ\u00a0Corp", "acme"),  # full-width letters and a no-break space (NFKC)
+        ("Solutions Media, Inc., dba SpinRecords.com", "solutions media"),
+    ],
+)
+def test_canonical_key_folds_spelling_variants(name, key):
+    assert canonical_key(name) == key
+
+
+@pytest.mark.parametrize("name, key", [("Inc.", "inc"), ("The Company", "company"), ("the", "the"), ("Co", "co")])
+def test_legal_suffix_and_article_are_kept_when_nothing_else_remains(name, key):
+    assert canonical_key(name) == key
+
+
+def test_legal_suffixes_can_be_kept():
+    assert canonical_key("ACME Corp.", legal_suffixes=False) == "acme corp"
+    assert canonical_key("ACME Corp.", legal_suffixes=False) != canonical_key("ACME Inc.", legal_suffixes=False)
+
+
+def test_distinct_names_keep_distinct_keys():
+    keys = {canonical_key(n) for n in ["Apple", "Apple Bank", "AB", "Section 3.1", "Section 1.3", "Section 31"]}
+    assert len(keys) == 6
+
+
+def test_name_without_letters_keys_to_itself():
+    assert canonical_key("—") == "—"
+
+
+def test_split_trade_name():
+    assert split_trade_name("Solutions  Media,  Inc.,  dba SpinRecords.com") == ("Solutions Media, Inc.", "SpinRecords.com")
+    assert split_trade_name("John Doe a/k/a Johnny D") == ("John Doe", "Johnny D")
+    assert split_trade_name("Dbase Systems") == ("Dbase Systems", None)
+
+
+# --------------------------------------------------------------------------- rule merges
+
+
+def test_legal_suffix_variants_merge_with_reason():
+    result = merge_entities(
+        [Mention("ACME Corp.", "Organization"), Mention("Acme Corporation", "Organization"),
+         Mention("ACME, Inc.", "Organization"), Mention("ACME Corp.", "Organization")],
+        DOMAIN,
+    )
+    assert len(result.nodes) == 1
+    node = result.nodes[0]
+    assert node.name == "ACME Corp."  # the most frequent surface
+    assert node.aliases == ("ACME, Inc.", "Acme Corporation")
+    assert len(node.mentions) == 4
+    assert {(r.merged, r.reason) for r in result.merges} == {("Acme Corporation", "legal-suffix"),
+                                                             ("ACME, Inc.", "legal-suffix")}
+    assert all(r.kept == "ACME Corp." and r.score == 100.0 for r in result.merges)
+    assert node.merged_from == tuple({"name": r.merged, "reason": r.reason, "score": 100.0} for r in result.merges)
+    assert node.id == node_id("Organization", "ACME Corp.")
+
+
+def test_rule_reasons_name_the_weakest_rule_needed():
+    result = merge_entities(
+        [Mention("Acme Widgets", "Organization"), Mention("Acme Widgets", "Organization"),
+         Mention("Acme\u00a0 Widgets", "Organization"), Mention("ACME WIDGETS", "Organization"),
+         Mention("Acme Widgets Ltd", "Organization")],
+    )
+    reasons = {r.merged: r.reason for r in result.merges}
+    assert reasons == {"ACME WIDGETS": "case/punctuation", "Acme Widgets Ltd": "legal-suffix"}
+    # NFKC/whitespace variants are the same surface: counted, not recorded as a merge
+    node = nodes_by_name(result)["Acme Widgets"]
+    assert len(node.mentions) == 5 and any(m.name == "Acme\u00a0 Widgets" for m in node.mentions)
+    assert set(REASONS) >= set(reasons.values())
+
+
+def test_legal_suffix_merging_can_be_switched_off():
+    mentions = [Mention("ACME Corp.", "Organization"), Mention("ACME Inc.", "Organization")]
+    assert len(merge_entities(mentions, threshold=101).nodes) == 1
+    assert len(merge_entities(mentions, threshold=101, legal_suffixes=False).nodes) == 2
+
+
+# --------------------------------------------------------------------------- fuzzy
+
+
+def test_name_inside_a_longer_name_does_not_merge():
+    result = merge_entities([Mention("Apple", "Organization"), Mention("Apple Bank", "Organization")], threshold=80)
+    assert sorted(nodes_by_name(result)) == ["Apple", "Apple Bank"]
+    assert result.merges == []
+
+
+@pytest.mark.parametrize("threshold, merged", [(90, True), (95, False)])
+def test_fuzzy_merge_depends_on_threshold(threshold, merged):
+    result = merge_entities([Mention("John Smith", "Person"), Mention("Jon Smith", "Person")], threshold=threshold)
+    assert (len(result.nodes) == 1) is merged
+    if merged:
+        (record,) = result.merges
+        assert (record.reason, round(record.score, 1)) == ("fuzzy", 94.7)
+
+
+def test_word_order_does_not_matter():
+    result = merge_entities([Mention("Smith, John", "Person"), Mention("John Smith", "Person")])
+    assert len(result.nodes) == 1
+
+
+def test_chained_look_alikes_do_not_merge_through_the_middle():
+    a, b, c = "Maria Gonzalez", "Maria Gonzales", "Mario Gonzales"
+    # the premise: A~B and B~C reach 90, A~C does not
+    assert fuzz.token_sort_ratio(a, b) >= 90 and fuzz.token_sort_ratio(b, c) >= 90
+    assert fuzz.token_sort_ratio(a, c) < 90
+    for order in ([a, b, c], [c, b, a], [b, a, c], [b, c, a]):
+        result = merge_entities([Mention(n, "Person") for n in order], threshold=90)
+        assert len(result.nodes) == 2
+        assert node_of(result, a, "Person") is not node_of(result, c, "Person")
+        assert [r.reason for r in result.merges] == ["fuzzy"]
+
+
+def test_numbers_must_agree_for_a_fuzzy_merge():
+    result = merge_entities([Mention("Phase 2 trial", "Event"), Mention("Phase 3 trial", "Event"),
+                             Mention("Section 3.1", "Event"), Mention("Section 1.3", "Event")], threshold=80)
+    assert len(result.nodes) == 4
+
+
+def test_fuzzy_merge_stays_within_a_type():
+    result = merge_entities([Mention("John Smith", "Person"), Mention("Jon Smith", "Organization")])
+    assert len(result.nodes) == 2
+
+
+def test_blocking_finds_the_same_merges_as_exhaustive_search():
+    rng = random.Random(7)
+    firsts = ["John", "Maria", "Wei", "Fatima", "Oliver", "Amara", "Hiroshi", "Elena", "Kwame", "Sofia"]
+    lasts = ["Smith", "Gonzalez", "Nakamura", "Okafor", "Ivanova", "Kowalski", "Haddad", "Larsen"]
+    mentions = []
+    for _ in range(400):
+        name = f"{rng.choice(firsts)} {rng.choice(lasts)}"
+        if rng.random() < 0.3:  # a one-letter typo
+            i = rng.randrange(len(name))
+            name = name[:i] + rng.choice("aeiourst") + name[i + 1:]
+        mentions.append(Mention(name, "Person"))
+    blocked = merge_entities(mentions, blocking=True)
+    exhaustive = merge_entities(mentions, blocking=False)
+    assert [n.id for n in blocked.nodes] == [n.id for n in exhaustive.nodes]
+    assert len(blocked.nodes) < len({m.name for m in mentions})  # the typos did merge
+
+
+# --------------------------------------------------------------------------- types
+
+
+def test_types_match_declared_names_and_aliases_case_insensitively():
+    result = merge_entities([Mention("Ada Lovelace", "per"), Mention("Ada Lovelace", "PERSON"),
+                             Mention("Acme", "org")], DOMAIN)
+    assert sorted((n.type, n.name) for n in result.nodes) == [("Organization", "Acme"), ("Person", "Ada Lovelace")]
+    assert entity_type_name(DOMAIN, "People") == "Person"
+    assert entity_type_name(DOMAIN, "Drug") is None
+    assert entity_type_name(None, " Drug ") == "Drug"
+
+
+def test_unknown_types_and_empty_names_are_rejected_with_reasons():
+    bad_type = Mention("Aspirin", "Drug", chunk_id="c_1")
+    empty = Mention("  ", "Person")
+    result = merge_entities([bad_type, empty, Mention("Acme", "ORG")], DOMAIN)
+    assert [n.name for n in result.nodes] == ["Acme"]
+    reasons = {r.mention: r.reason for r in result.rejected}
+    assert reasons[bad_type] == "unknown entity type 'Drug' (declared: Person, Organization, Location)"
+    assert reasons[empty] == "empty entity name"
+
+
+def test_homonyms_of_different_types_stay_apart():
+    result = merge_entities([Mention("Washington", "Person"), Mention("Washington", "Location")], DOMAIN)
+    ids = {n.type: n.id for n in result.nodes}
+    assert len(ids) == 2 and ids["Person"] != ids["Location"]
+    assert result.resolve("Washington") is None  # ambiguous without a type
+    assert sorted(n.type for n in result.resolve_all("Washington")) == ["Location", "Person"]
+    assert result.resolve("washington", "PER").id == ids["Person"]
+    assert result.resolve("Washington", "Location").id == ids["Location"]
+
+
+# --------------------------------------------------------------------------- aliases
+
+
+def test_declared_alias_merges_and_is_not_the_display_name():
+    mentions = [Mention("ABC Corp.", "Organization", aliases=("the Company",))]
+    mentions += [Mention("the Company", "Organization", chunk_id=f"c_{i}") for i in range(3)]
+    result = merge_entities(mentions, DOMAIN)
+    (node,) = result.nodes
+    assert node.name == "ABC Corp."
+    assert node.merged_from == ({"name": "the Company", "reason": "declared-alias", "score": 100.0},)
+    assert len(node.mentions) == 4
+    assert result.resolve("Company", "ORG") is node
+
+
+def test_alias_never_mentioned_still_resolves():
+    result = merge_entities([Mention("International Business Machines", "Organization", aliases=("IBM",))])
+    assert result.resolve("I.B.M.").name == "International Business Machines"
+    assert result.nodes[0].aliases == ("IBM",)
+    assert result.merges == []
+
+
+def test_alias_claimed_by_two_entities_merges_nothing_and_is_reported():
+    result = merge_entities([
+        Mention("ABC Corp.", "Organization", aliases=("the Company",)),
+        Mention("XYZ Ltd.", "Organization", aliases=("The Company",)),
+        Mention("the Company", "Organization"),
+    ])
+    assert sorted(nodes_by_name(result)) == ["ABC Corp.", "XYZ Ltd.", "the Company"]
+    (amb,) = result.ambiguous
+    assert (amb.type, amb.claimants) == ("Organization", ("ABC Corp.", "XYZ Ltd."))
+    assert result.resolve("the company") is None
+    assert len(result.resolve_all("the company")) == 3
+
+
+# Real contract wording (CUAD, CC BY 4.0: CCA Industries services outsourcing agreement).
+CCA = ('This Services Outsourcing Agreement (this "Agreement") is made as of January 20, 2014 (Date), '
+       'between CCA Industries, Inc. ("Company"), and Emerson HealthCare, LLC, a Pennsylvania limited '
+       'liability company ("Contractor"). The Company shall pay Contractor monthly.')
+
+
+def _at(text: str, surface: str, nth: int = 0) -> tuple[int, int]:
+    start = -1
+    for _ in range(nth + 1):
+        start = text.index(surface, start + 1)
+    return start, start + len(surface)
+
+
+def test_defined_terms_in_the_document_text_merge_with_their_party():
+    mentions = [Mention(s, "Party", span=_at(CCA, s, n)) for s, n in
+                [("CCA Industries, Inc.", 0), ("Emerson HealthCare, LLC", 0), ("Company", 1), ("Contractor", 1)]]
+    result = merge_entities(mentions, text=CCA)
+    names = nodes_by_name(result)
+    assert sorted(names) == ["CCA Industries, Inc.", "Emerson HealthCare, LLC"]
+    assert names["CCA Industries, Inc."].merged_from == ({"name": "Company", "reason": "defined-term", "score": 100.0},)
+    assert names["Emerson HealthCare, LLC"].aliases == ("Contractor",)
+
+
+def test_defined_term_found_in_the_evidence_quote_without_the_text():
+    quote = 'between CCA Industries, Inc. ("Company"), and Emerson HealthCare, LLC'
+    result = merge_entities([Mention("CCA Industries, Inc.", "Party", evidence=quote),
+                             Mention("Emerson HealthCare, LLC", "Party", evidence=quote),
+                             Mention("Company", "Party")])
+    assert node_of(result, "Company", "Party").name == "CCA Industries, Inc."
+    assert node_of(result, "Emerson HealthCare, LLC", "Party").aliases == ()
+
+
+@pytest.mark.parametrize(
+    "text, terms",
+    [
+        ('Acme Corp. (the "Company")', ["Company"]),
+        ("Acme Corp. (\u201cSeller\u201d)", ["Seller"]),
+        ('Acme Corp., a Nevada corporation (hereinafter referred to as "ACME")', ["ACME"]),
+        ('Acme Corp., dba Acme.com a Delaware Corporation, with offices at 1 Main St. ("Acme.com" or "Client")',
+         ["Acme.com", "Client"]),
+        ('Acme Corp., a Delaware corporation, and Beta LLC, a Texas company ("Beta")', []),  # Beta's term
+        ("Acme Corp. (Delaware)", []),
+        ("Acme Corp. is a party", []),
+    ],
+)
+def test_defined_terms_after_a_name(text, terms):
+    assert defined_terms_after(text, len("Acme Corp.")) == terms
+
+
+@pytest.mark.skipif(not CUAD.is_dir(), reason="shared CUAD gold data not present")
+@pytest.mark.parametrize("gold_path", sorted(CUAD.glob("*.gold.json")), ids=lambda p: p.name.split(".")[0])
+def test_cuad_party_mentions_merge_as_the_gold_says(gold_path):
+    """Every located mention of a gold party (name, defined term, d/b/a form) ends in one node."""
+    gold = json.loads(gold_path.read_text(encoding="utf-8"))
+    with open(gold_path.with_name(gold_path.name.replace(".gold.json", ".txt")), encoding="utf-8", newline="") as f:
+        text = f.read()
+    parties = [e for e in gold["entities"] if e["type"] == "Party"]
+    mentions = [Mention(text[s:e], "Party", span=(s, e)) for p in parties for s, e in p["spans"]]
+    result = merge_entities(reversed(mentions), text=text)
+    assert len(result.nodes) == len(parties)
+    for party in parties:
+        homes = {n.id for n in result.nodes for m in n.mentions if list(m.span) in party["spans"]}
+        assert len(homes) == 1, party["name"]
+        node = result.node(homes.pop())
+        assert canonical_key(node.name) == canonical_key(party["name"])
+        for alias in party["aliases"]:
+            assert result.resolve(alias, "party") is node, alias
+
+
+# --------------------------------------------------------------------------- resolve
+
+
+def test_resolve_exact_alias_then_fuzzy_within_type():
+    result = merge_entities([Mention("Acme Corporation", "Organization"), Mention("Jonathan Smithers", "Person")],
+                            DOMAIN)
+    assert result.resolve("ACME inc").name == "Acme Corporation"
+    assert result.resolve("Jonathan Smither", "Person").name == "Jonathan Smithers"
+    assert result.resolve("Jonathan Smither", "Organization") is None
+    assert result.resolve("Jonathan Smither", "Dinosaur") is None
+    assert result.resolve("Globex") is None
+    assert result.resolve("") is None
+
+
+def test_resolve_fuzzy_tie_is_ambiguous():
+    result = merge_entities([Mention("Mark Jonas", "Person"), Mention("Mary Jones", "Person")])
+    assert len(result.nodes) == 2
+    # the premise: "Mary Jonas" is one letter from each
+    assert fuzz.token_sort_ratio("Mary Jonas", "Mark Jonas") == fuzz.token_sort_ratio("Mary Jonas", "Mary Jones") == 90
+    assert result.resolve("Mary Jonas", "Person") is None
+    assert sorted(n.name for n in result.resolve_all("Mary Jonas", "Person")) == ["Mark Jonas", "Mary Jones"]
+
+
+# --------------------------------------------------------------------------- determinism
+
+
+def test_result_does_not_depend_on_input_order():
+    mentions = [
+        Mention("ACME Corp.", "Organization", chunk_id="c_1", span=(0, 10), page=1),
+        Mention("Acme Corporation", "Organization", chunk_id="c_2", span=(500, 516), page=2),
+        Mention("ABC Corp.", "Organization", aliases=("the Company",), chunk_id="c_1", span=(20, 29)),
+        Mention("the Company", "Organization", chunk_id="c_3", span=(900, 911)),
+        Mention("John Smith", "Person", chunk_id="c_1", span=(40, 50)),
+        Mention("Jon Smith", "Person", chunk_id="c_2", span=(600, 609)),
+        Mention("Maria Gonzalez", "Person"), Mention("Maria Gonzales", "Person"), Mention("Mario Gonzales", "Person"),
+        Mention("Washington", "Location"), Mention("Washington", "Person"), Mention("Aspirin", "Drug"),
+    ]
+
+    def snapshot(result):
+        return ([n.to_dict() for n in result.nodes], [r.to_dict() for r in result.merges],
+                [(r.mention, r.reason) for r in result.rejected])
+
+    expected = snapshot(merge_entities(mentions, DOMAIN))
+    rng = random.Random(1)
+    for _ in range(20):
+        shuffled = mentions[:]
+        rng.shuffle(shuffled)
+        assert snapshot(merge_entities(shuffled, DOMAIN)) == expected
+
+
+def test_node_dict_matches_nodes_json_shape():
+    result = merge_entities([
+        Mention("ACME Corp.", "Organization", chunk_id="c_1", span=(0, 10), page=1),
+        Mention("ACME Corp.", "Organization", chunk_id="c_1", span=(0, 10), page=1),  # overlap re-read
+        Mention("Acme Inc", "Organization", chunk_id="c_2", span=(50, 58), page=2),
+    ])
+    assert result.nodes[0].to_dict() == {
+        "id": node_id("Organization", "ACME Corp."),
+        "type": "Organization",
+        "name": "ACME Corp.",
+        "aliases": ["Acme Inc"],
+        "mentions": [{"chunk": "c_1", "span": [0, 10], "page": 1}, {"chunk": "c_2", "span": [50, 58], "page": 2}],
+        "merged_from": [{"name": "Acme Inc", "reason": "legal-suffix", "score": 100.0}],
+    }

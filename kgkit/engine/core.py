@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from kgkit import canon, ids
+from kgkit import evidence as evidence_check
 from kgkit.backends.base import ENTITIES, RELATIONS, PassRequest
 from kgkit.documents.types import Chunk, Document
 from kgkit.model import Domain
@@ -80,10 +81,19 @@ def mentions_from(answer: dict[str, Any], doc: Document, chunk: Chunk, settings:
     locate = Locator(doc, chunk, "entities", settings.evidence_threshold, settings.confidence_threshold, review)
     mentions = []
     for raw in answer.get("entities", []):
-        where, _ = locate(raw, raw.get("evidence") or raw["name"])
+        where, verified = locate(raw, raw.get("evidence") or raw["name"])
+        start, end = where["span"]
+        # The mention's span is the name itself: inside the quote when it is there, else
+        # its first place in the chunk; the merge reads defined terms right after it.
+        at = evidence_check.locate_mention(raw["name"], doc.text[start:end] if verified else "")
+        if at:
+            start, end = start + at[0][0], start + at[0][1]
+        elif at := evidence_check.locate_mention(raw["name"], chunk.text):
+            start, end = chunk.start + at[0][0], chunk.start + at[0][1]
+        pages = doc.pages_for(start, end) or chunk.pages
         mentions.append(canon.Mention(
-            name=raw["name"], type=raw["type"], chunk_id=chunk.id, span=tuple(where["span"]),
-            page=where["page"], evidence=where["quote"], confidence=raw.get("confidence"),
+            name=raw["name"], type=raw["type"], chunk_id=chunk.id, span=(start, end),
+            page=pages[0] if pages else None, evidence=where["quote"], confidence=raw.get("confidence"),
         ))
     return mentions
 

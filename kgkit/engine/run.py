@@ -241,7 +241,7 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
                      failures=failures)
 
 
-def extract(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | os.PathLike = "general",
+def extract(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | os.PathLike | None = None,
             views: Sequence[str] | str | None = None, config: Config | str | os.PathLike | None = None,
             out_dir: str | os.PathLike | None = None, resume: bool = False, skills: bool = True,
             backend: Backend | BackendFactory | None = None, progress: Progress | None = None) -> list[RunResult]:
@@ -249,7 +249,8 @@ def extract(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str 
 
     Parameters:
         paths: one path or several (``"-"`` reads stdin).
-        domain: a domain name on the search path or a YAML path.
+        domain: a domain name on the search path or a YAML path; None uses the config's
+            (``general`` unless configured).
         views: view names (``["binary", "nary", "diy:contract_review"]``), a comma-separated
             string, or ``"all"``; None uses the config's views, else the domain's defaults.
         config: a Config, a kgkit.yaml path, or None for the default lookup.
@@ -271,7 +272,7 @@ def extract(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str 
     path_list = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     if not path_list:
         raise InputError("no input files given")
-    dom = load_domain(domain)
+    dom = load_domain(domain or cfg.domain)
     base_views = [load_view(r) for r in view_refs(views, dom, cfg)]
     for v in base_views:
         get_mode(v.mode)  # an unknown mode is a config error, found before any call

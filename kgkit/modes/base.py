@@ -65,20 +65,18 @@ class Locator:
         self.evidence_threshold, self.confidence_threshold = evidence_threshold, confidence_threshold
 
     def __call__(self, item: dict[str, Any], quote: str | None) -> tuple[dict[str, Any], bool]:
-        chunk, span, verified = self.chunk, None, False
-        if quote:
-            span, score, verified = evidence_check.verify(quote, chunk.text, threshold=self.evidence_threshold)
-            if not verified:
-                self._note(item, f"unverified evidence (best match score {score:.0f})")
-        else:
-            self._note(item, "unverified evidence: no quote given")
+        chunk = self.chunk
+        found = evidence_check.verify(quote, chunk.text, threshold=self.evidence_threshold)
+        if not found.verified:
+            self._note(item, f"unverified evidence: {found.reason or f'best match score {found.score:.0f}'}")
+        span = found.span if found.verified else None
         start, end = (chunk.start + span[0], chunk.start + span[1]) if span else (chunk.start, chunk.end)
         confidence = item.get("confidence")
         if confidence is not None and confidence < self.confidence_threshold:
             self._note(item, f"low confidence ({confidence} < {self.confidence_threshold})")
         pages = self.doc.pages_for(start, end) or chunk.pages
         return {"chunk": chunk.id, "span": [start, end], "page": pages[0] if pages else None,
-                "quote": quote}, bool(verified)
+                "quote": quote}, found.verified
 
     def _note(self, item: dict[str, Any], reason: str) -> None:
         self.review.append({"stage": self.stage, "chunk": self.chunk.id, "item": item, "reason": reason})

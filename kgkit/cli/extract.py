@@ -1,0 +1,150 @@
+"""``kgkit extract``: options in, one call to :func:`kgkit.engine.run.extract`, a summary out.
+
+Progress goes to stderr (a bar per stage on a terminal, one plain line per finished stage
+otherwise), the summary table or ``--json`` to stdout. Exit 0 when every pass succeeded,
+1 when some chunks failed (they are kept for ``--resume``), 2 for bad input or config.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kgkit.errors import EXIT_OK, EXIT_PARTIAL
+
+
+def _views(values: tuple[str, ...]) -> list[str] | None:
+    refs = [v.strip() for value in values for v in value.split(",") if v.strip()]
+    return refs or None
+
+
+def _config(config_path: str | None, model: str | None, no_cache: bool):
+    from kgkit.config.loader import load_config
+
+    cfg = load_config(config_path)
+    if model:
+        cfg.llm.model = model
+    if no_cache:
+        cfg.cache.enabled = False
+    return cfg
+
+
+class _Progress:
+    """Per-stage progress on stderr: a redrawn bar on a terminal, plain lines otherwise."""
+
+    WIDTH = 24
+
+    def __init__(self, stream=None):
+        self.stream = stream or click.get_text_stream("stderr")
+        self.tty = self.stream.isatty()
+
+    def __call__(self, document: str, stage: str, done: int, total: int) -> None:
+        if self.tty:
+            filled = self.WIDTH * done // max(total, 1)
+            bar = "#" * filled + "-" * (self.WIDTH - filled)
+            end = "\n" if done >= total else ""
+            self.stream.write(f"\r{document}: {stage:<20} [{bar}] {done}/{total}{end}")
+            self.stream.flush()
+        elif done >= total:
+            self.stream.write(f"{document}: {stage} {done}/{total} done\n")
+            self.stream.flush()
+
+
+def summary(results) -> dict[str, Any]:
+    """The machine-readable summary ``--json`` prints (one entry per document)."""
+    runs = []
+    for r in results:
+        m = r.manifest
+        runs.append({
+            "document": Path(r.run_dir).name,
+            "run_dir": str(r.run_dir),
+            "nodes": m["counts"]["nodes"],
+            "edges": m["counts"]["edges"],
+            "calls": m["calls"],
+            "tokens": m["tokens"],
+            "cost": m["cost"],
+            "seconds": round(sum(m["timings"].values()), 3),
+            "warnings": m["warnings"],
+            "failures": m["failures"],
+            "review": m["counts"]["review"],
+        })
+    return {"runs": runs, "ok": all(not r["failures"] for r in runs)}
+
+
+def _table(rows: list[list[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def format_summary(data: dict[str, Any]) -> str:
+    rows = [["document", "nodes", "edges per view", "calls (naive)", "tokens in/out", "cost", "time", "warnings"]]
+    for run in data["runs"]:
+        calls = run["calls"]
+        edges = ", ".join(f"{view} {n}" for view, n in run["edges"].items()) or "-"
+        cost = "n/a" if run["cost"] is None else f"${run['cost']:.4f}"
+        rows.append([run["document"], str(run["nodes"]), edges, f"{calls['total']} ({calls['naive']})",
+                     f"{run['tokens']['in']}/{run['tokens']['out']}", cost, f"{run['seconds']:.2f}s",
+                     str(len(run["warnings"]))])
+    lines = [_table(rows)]
+    for run in data["runs"]:
+        calls = run["calls"]
+        lines.append(f"\n{run['run_dir']}: core {calls['core']}, upgrades "
+                     f"{sum(calls['upgrade'].values())}, projections 0; {calls['reused']} reused from state, "
+                     f"{calls['cache_hits']} cache hits, {calls['requests']} requests; "
+                     f"{run['review']} item(s) for review in review.jsonl")
+        for w in run["warnings"]:
+            lines.append(f"  warning: {w}")
+    return "\n".join(lines)
+
+
+def format_plan(plans) -> str:
+    rows = [["document", "chunks", "entities", "relations", "upgrades", "projections", "total (naive)",
+             "est. tokens in/out", "est. cost"]]
+    for p in plans:
+        c = p.calls
+        upgrades = ", ".join(f"{v} {n}" for v, n in c["upgrade"].items()) or "-"
+        cost = "unknown" if p.cost is None else f"${p.cost:.4f}"
+        rows.append([p.document, str(p.chunks), str(c["entities"]), str(c["relations"]), upgrades, "0",
+                     f"{c['total']} ({c['naive']})", f"{p.tokens['in']}/{p.tokens['out']}", cost])
+    return _table(rows) + "\n(dry run: nothing was called)"
+
+
+@click.command("extract")
+@click.argument("files", nargs=-1, required=True)
+@click.option("--domain", "-d", help="Domain name or YAML path (default: the config's, else 'general').")
+@click.option("--view", "views", multiple=True, help="Views: v1,v2 (repeatable), diy:TEMPLATE, or 'all'.")
+@click.option("--model", "-m", help="LLM model (litellm name); default: the config's, else the offline backend.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="kgkit.yaml to use.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Parent folder of the run folders (default ./kgkit-out).")
+@click.option("--dry-run", is_flag=True, help="Print the plan (chunks, calls, tokens, cost) and call nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stdout.")
+@click.option("--resume", is_flag=True, help="Continue the run in the folder: keep its views, retry failed passes.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
+@click.option("--no-skills", is_flag=True, help="Do not give learned skills to the core passes.")
+def extract_cli(files, domain, views, model, config_path, out_dir, dry_run, as_json, resume, no_cache, no_skills):
+    """Extract a knowledge graph from FILES (PDF, text, Markdown, HTML; - for stdin).
+
+    Writes one run folder per document: manifest.json, nodes.json, views/<view>.json and
+    review.jsonl. Example: kgkit extract --domain legal_contracts --view nary,temporal contract.pdf
+    """
+    cfg = _config(config_path, model, no_cache)
+    if dry_run:
+        from kgkit.engine.plan import plan
+
+        plans = plan(list(files), domain=domain, views=_views(views), config=cfg)
+        if as_json:
+            click.echo(json.dumps({"plan": [p.as_dict() for p in plans]}, indent=2))
+        else:
+            click.echo(format_plan(plans))
+        return
+    from kgkit.engine.run import extract
+
+    results = extract(list(files), domain=domain, views=_views(views), config=cfg, out_dir=out_dir,
+                      resume=resume, skills=not no_skills, progress=_Progress())
+    data = summary(results)
+    click.echo(json.dumps(data, indent=2) if as_json else format_summary(data))
+    click.get_current_context().exit(EXIT_OK if data["ok"] else EXIT_PARTIAL)

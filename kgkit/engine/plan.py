@@ -1,0 +1,79 @@
+"""What a run would cost, before it runs (``kgkit extract --dry-run``): no backend is called.
+
+Documents are loaded and chunked exactly as the run would, so the chunk count and the
+call budget are exact; tokens are an estimate (about four characters a token, plus the
+instructions every pass carries), and the cost comes from litellm's price table when a
+model is configured and the table knows it.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from kgkit.catalog import load_domain, load_view
+from kgkit.config.model import Config
+from kgkit.engine.accounting import naive_calls
+from kgkit.engine.run import chunk, resolve_config, view_refs
+from kgkit.modes.registry import get_mode
+
+CHARS_PER_TOKEN = 4
+PROMPT_OVERHEAD_TOKENS = 600  # instructions, type lists and examples around each chunk
+ANSWER_TOKENS = 250  # a typical JSON answer for one chunk
+
+
+@dataclass
+class DocumentPlan:
+    document: str
+    path: str
+    chunks: int
+    calls: dict[str, Any]  # {"entities", "relations", "upgrade": {view: n}, "projection": 0, "total", "naive"}
+    tokens: dict[str, int]  # estimated {"in", "out"}
+    cost: float | None  # estimated USD; None when unknown (offline: 0.0)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+
+def estimate_cost(model: str | None, tokens_in: int, tokens_out: int) -> float | None:
+    """USD for these tokens from litellm's local price table; 0 offline, None if unknown."""
+    if not model:
+        return 0.0
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    try:
+        prompt_cost, completion_cost = litellm.cost_per_token(model=model, prompt_tokens=tokens_in,
+                                                              completion_tokens=tokens_out)
+    except Exception:  # litellm raises assorted errors for models it has no price for
+        return None
+    return round(prompt_cost + completion_cost, 6)
+
+
+def plan(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | os.PathLike | None = None,
+         views: Sequence[str] | str | None = None, config: Config | str | os.PathLike | None = None) -> list[DocumentPlan]:
+    """The call budget, estimated tokens and cost of extracting ``paths``; nothing is called."""
+    from kgkit.documents.load import load_document
+
+    cfg = resolve_config(config)
+    dom = load_domain(domain or cfg.domain)
+    loaded = [load_view(r) for r in view_refs(views, dom, cfg)]
+    for v in loaded:
+        get_mode(v.mode)
+    upgrades = [v.name for v in loaded if v.is_upgrade]
+    path_list = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    plans = []
+    for p in path_list:
+        doc = load_document(p)
+        chunks = chunk(doc, dom, cfg)
+        n = len(chunks)
+        passes_per_chunk = 2 + len(upgrades)
+        text_tokens = sum(len(c.text) for c in chunks) // CHARS_PER_TOKEN
+        tokens_in = passes_per_chunk * (text_tokens + n * PROMPT_OVERHEAD_TOKENS)
+        tokens_out = passes_per_chunk * n * ANSWER_TOKENS
+        calls = {"entities": n, "relations": n, "upgrade": {v: n for v in upgrades}, "projection": 0,
+                 "total": n * passes_per_chunk, "naive": naive_calls(n, len(loaded))}
+        plans.append(DocumentPlan(document=doc.name, path=doc.source, chunks=n, calls=calls,
+                                  tokens={"in": tokens_in, "out": tokens_out},
+                                  cost=estimate_cost(cfg.llm.model, tokens_in, tokens_out)))
+    return plans

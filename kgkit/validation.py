@@ -105,14 +105,12 @@ def _expected_types(types: str | list[str]) -> str:
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
-    """A "did you mean" hint from the closest candidates (case-insensitive), or None."""
+    """A "did you mean" hint naming the closest candidate (case-insensitive), or None."""
     by_lower: dict[str, str] = {}
     for c in candidates:
         by_lower.setdefault(str(c).lower(), str(c))
-    close = difflib.get_close_matches(str(word).lower(), list(by_lower), n=3, cutoff=0.6)
-    if not close:
-        return None
-    return "did you mean " + " or ".join(repr(by_lower[c]) for c in close) + "?"
+    close = difflib.get_close_matches(str(word).lower(), list(by_lower), n=1, cutoff=0.6)
+    return f"did you mean {by_lower[close[0]]!r}?" if close else None
 
 
 def _schema_issues(src: Source, validator) -> list[Issue]:
@@ -136,7 +134,7 @@ def _explain(src: Source, error) -> Iterator[Issue]:
     elif kind == "required":
         for name in value:
             if isinstance(instance, dict) and name not in instance:
-                yield src.issue(path, f"missing required key {name!r}")
+                yield src.issue(path, f"missing required key {name!r}", key=True)
     elif kind == "type":
         yield src.issue(path, f"expected {_expected_types(value)}, got {_describe_value(instance)}")
     elif kind == "enum":
@@ -186,7 +184,7 @@ def _explain_alternatives(src: Source, error, path: KeyPath) -> Iterator[Issue]:
     if branches and all(e.validator == "required" and tuple(e.absolute_path) == path
                         for errs in branches.values() for e in errs):
         names = [n for errs in branches.values() for e in errs for n in e.validator_value]
-        yield src.issue(path, "missing key: expected " + " or ".join(repr(n) for n in names))
+        yield src.issue(path, "missing key: expected " + " or ".join(repr(n) for n in names), key=True)
         return
     options = [s for s in error.validator_value if isinstance(s, dict)]
     words = []
@@ -427,7 +425,10 @@ def _check_template(src: Source) -> list[Issue]:
             roles = spec.get("roles") if isinstance(spec.get("roles"), dict) else {}
             for role, filler in (rel.get("roles") or {}).items() if isinstance(rel.get("roles"), dict) else ():
                 if role not in roles:
-                    issues.append(_unknown(src, path + ("roles", role), f"role of {spec['name']}", role, list(roles), False))
+                    issues.append(src.issue(
+                        path + ("roles", role),
+                        f"unknown role {role!r} of {spec['name']}; expected one of: {', '.join(roles)}",
+                        did_you_mean(role, roles), key=True))
                 elif names and not (isinstance(roles[role], dict) and roles[role].get("literal")):
                     for k, who in enumerate([filler] if isinstance(filler, str) else filler or []):
                         if isinstance(who, str) and who not in names:
@@ -453,8 +454,8 @@ def _check_view(src: Source) -> list[Issue]:
     if isinstance(prompt, str) and prompt and resolve_prompt(Path(src.file).parent, prompt) is None:
         issues.append(src.issue(
             ("upgrade", "prompt"),
-            f"prompt file {prompt!r} not found; expected a path relative to the view file or a built-in prompt in "
-            f"{Path(__file__).resolve().parent / 'prompts'}",
+            f"prompt file {prompt!r} not found; expected a path relative to the view file "
+            "or the name of a built-in prompt (kgkit/prompts)",
         ))
     schema = upgrade.get("output_schema")
     if isinstance(schema, dict):

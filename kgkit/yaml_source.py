@@ -117,11 +117,14 @@ def _syntax_issue(source: Source, text: str, exc: yaml.YAMLError) -> Issue:
     if "\\t" in problem or "\t" in problem:
         return Issue(source.file, line, column, (), "tab character in indentation; YAML indents with spaces only")
     if "could not determine a constructor for the tag" in problem:
-        tag = problem.rsplit(" ", 1)[-1]
+        tag = problem.rsplit(" ", 1)[-1].strip("'").replace("tag:yaml.org,2002:", "!!")
         return Issue(source.file, line, column, (), f"unsupported tag {tag}; expected plain YAML values (no tags)")
     context = getattr(exc, "context", None)
     message = f"YAML syntax error: {problem}" + (f" ({context})" if context else "")
     return Issue(source.file, line, column, (), message)
+
+
+_PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 
 
 class _Builder:
@@ -139,6 +142,10 @@ class _Builder:
             return None
         self.active.add(id(node))
         try:
+            if not isinstance(node, yaml.ScalarNode) and node.tag not in _PLAIN_COLLECTIONS:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"could not determine a constructor for the tag {node.tag!r}", node.start_mark
+                )
             if isinstance(node, yaml.MappingNode):
                 return self._mapping(node, path)
             if isinstance(node, yaml.SequenceNode):
@@ -204,7 +211,7 @@ def parse(text: str, file: str) -> Source:
         Issue(i.file, i.line, i.column, display_path(data, i.path), i.message, i.hint) for i in source.issues
     ]
     if not isinstance(source.data, dict):
-        got = "a list" if isinstance(source.data, list) else f"the value {source.data!r}"
+        got = "a list" if isinstance(source.data, list) else f"the {'text' if isinstance(source.data, str) else 'value'} {source.data!r}"
         line, column = source.values[()]
         source.issues.append(
             Issue(file, line, column, (), f"expected a mapping (key: value lines) at the top level, got {got}")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from kgkit.errors import EXIT_INPUT, KgkitError
+from kgkit.errors import EXIT_INPUT, InputError, KgkitError
 
 
 class CommandError(click.ClickException):
@@ -75,7 +75,7 @@ def new_cli(name: str, parent: str | None, gold: Path | None, out: Path | None, 
         return
     target = out or Path(f"{name}.yaml")
     if target.exists() and not force:
-        raise click.ClickException(f"{target} already exists; use --force to overwrite it")
+        raise CommandError(InputError(f"{target} already exists; use --force to overwrite it"))
     target.write_text(text, encoding="utf-8")
     click.echo(f"Wrote {target}. Check it with: kgkit domain validate {target}")
 

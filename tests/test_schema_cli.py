@@ -1,0 +1,177 @@
+"""The authoring commands: domain new/validate/show, domains, views, templates, schema."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kgkit import catalog
+from kgkit.cli import cli
+from schema_support import FIXTURES, REPO, fixture_project  # noqa: F401  (fixture)
+
+SCHEMA_FILE = REPO / "kgkit" / "schemas" / "domain.schema.json"
+CONLL = Path("/work/shared/data/conll04")
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, list(args))
+
+
+def test_new_writes_a_commented_starter_that_validates(tmp_path, fixture_project):
+    out = tmp_path / "my_domain.yaml"
+    result = run("domain", "new", "my_domain", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"Wrote {out}. Check it with: kgkit domain validate {out}\n"
+    text = out.read_text(encoding="utf-8")
+    assert text.splitlines()[0] == f"# yaml-language-server: $schema={SCHEMA_FILE}"
+    assert "# Entity types: the kinds of things to find." in text  # comments are kept
+    assert yaml.safe_load(text)["name"] == "my_domain"
+    check = run("domain", "validate", str(out))
+    assert (check.exit_code, check.stdout) == (0, f"OK {out}\n")
+    domain = catalog.load_domain(str(out))
+    assert domain.relation_type("works_for").allows("Person", "Organization")
+
+
+def test_new_defaults_to_name_yaml_and_never_overwrites(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert run("domain", "new", "contracts").exit_code == 0
+    assert (tmp_path / "contracts.yaml").is_file()
+    again = run("domain", "new", "contracts")
+    assert again.exit_code == 2
+    assert again.stderr == "Error: contracts.yaml already exists; use --force to overwrite it\n"
+    assert run("domain", "new", "contracts", "--force").exit_code == 0
+
+
+def test_new_rejects_a_bad_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = run("domain", "new", "my contracts")
+    assert result.exit_code == 2
+    assert result.stderr.endswith(
+        "Error: Invalid value for NAME: expected letters, digits, '_', '.' or '-', starting with a letter or '_'\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_new_from_an_existing_domain_extends_it(tmp_path, fixture_project):
+    out = tmp_path / "mine.yaml"
+    assert run("domain", "new", "mine", "--from", "people", "--out", str(out)).exit_code == 0
+    text = out.read_text(encoding="utf-8")
+    assert "extends: people\n" in text
+    assert "# Inherited entity types: Person, Organization, Location\n" in text
+    domain = catalog.load_domain(str(out))
+    assert domain.lineage == ("mine", "people") and domain.entity_type("Person")
+
+
+def test_new_from_an_unknown_domain_fails_cleanly(tmp_path, fixture_project):
+    result = run("domain", "new", "mine", "--from", "peple", "--out", str(tmp_path / "m.yaml"))
+    assert result.exit_code == 2
+    assert result.stderr == "Error: unknown domain 'peple'; available: people, staff\n  hint: did you mean 'people'?\n"
+
+
+@pytest.mark.skipif(not CONLL.is_dir(), reason="shared gold data not present")
+def test_new_from_gold_scaffolds_a_valid_domain(tmp_path, fixture_project):
+    out = tmp_path / "conll04.yaml"
+    result = run("domain", "new", "conll04", "--from-gold", str(CONLL), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert run("domain", "validate", str(out)).exit_code == 0
+    domain = catalog.load_domain(str(out))
+    manifest = json.loads((CONLL / "manifest.json").read_text(encoding="utf-8"))
+    assert sorted(t.name for t in domain.entity_types) == sorted(manifest["entity_types"])
+    assert sorted(r.name for r in domain.relation_types) == sorted(manifest["relation_types"])
+    # ends inferred from the gold relations (CoNLL04's annotation guidelines)
+    assert domain.relation_type("Work_For").head == ("Peop",) and domain.relation_type("Work_For").tail == ("Org",)
+    assert domain.relation_type("Kill").head == ("Peop",) and domain.relation_type("Kill").tail == ("Peop",)
+    assert domain.relation_type("Live_In").tail == ("Loc",)
+    assert 1 <= len(domain.examples) <= 2 and all(e.relations for e in domain.examples)
+
+
+def test_new_from_a_missing_gold_folder(tmp_path, fixture_project):
+    missing = tmp_path / "nowhere"
+    result = run("domain", "new", "x", "--from-gold", str(missing), "--out", str(tmp_path / "x.yaml"))
+    assert (result.exit_code, result.stderr) == (2, f"Error: no gold folder at {missing}\n")
+
+
+def test_validate_a_missing_file(fixture_project):
+    result = run("domain", "validate", "nope.yaml")
+    assert (result.exit_code, result.stderr) == (2, "nope.yaml: file not found\n1 problem found\n")
+
+
+def test_show_prints_the_resolved_domain(fixture_project):
+    result = run("domain", "show", "staff")
+    assert result.exit_code == 0, result.output
+    first, _, body = result.stdout.partition("\n")
+    assert first == f"# resolved from: {FIXTURES}/domains/staff.yaml <- {FIXTURES}/domains/people.yaml"
+    data = yaml.safe_load(body)
+    assert "extends" not in data and data["name"] == "staff"
+    assert [t["name"] for t in data["entity_types"]] == ["Person", "Organization", "Location", "Team"]
+
+
+def test_show_an_unknown_domain(fixture_project):
+    result = run("domain", "show", "nope")
+    assert (result.exit_code, result.stderr) == (2, "Error: unknown domain 'nope'; available: people, staff\n")
+
+
+def test_domains_lists_name_file_description(fixture_project):
+    result = run("domains")
+    assert result.exit_code == 0
+    assert result.stdout == (
+        f"people  {FIXTURES}/domains/people.yaml\n        People, organisations and places.\n"
+        f"staff   {FIXTURES}/domains/staff.yaml\n        Staff records.\n"
+    )
+
+
+def test_views_show_the_file_each_name_resolves_to(tmp_path, fixture_project, monkeypatch):
+    user_views = tmp_path / "user-config" / "views"
+    user_views.mkdir(parents=True)
+    (user_views / "person.yaml").write_text("name: person\nstrategy: projection\nprojection: {}\n", encoding="utf-8")
+    (user_views / "mine.yaml").write_text("name: mine\nstrategy: projection\nprojection: {}\n", encoding="utf-8")
+    result = run("views")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert f"binary  {FIXTURES}/views/binary.yaml" in lines
+    assert f"mine    {user_views}/mine.yaml" in lines
+    assert f"person  {FIXTURES}/views/person.yaml  (overrides {user_views}/person.yaml)" in lines
+
+
+def test_templates_listing(fixture_project):
+    result = run("templates")
+    assert result.stdout == (
+        f"diy:contract_mini  {FIXTURES}/templates/contract_mini.yaml\n                   A tiny contract template.\n"
+    )
+
+
+@pytest.mark.parametrize("name", ["domain", "view", "template"])
+def test_schema_prints_each_published_schema(name):
+    result = run("schema", name)
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == json.loads((REPO / "kgkit" / "schemas" / f"{name}.schema.json").read_text())
+
+
+def test_schema_with_a_bad_name_lists_the_names():
+    result = run("schema", "domian")
+    names = sorted(p.name.removesuffix(".schema.json") for p in (REPO / "kgkit" / "schemas").glob("*.schema.json"))
+    assert result.exit_code == 2
+    assert result.stderr == f"Error: unknown schema 'domian'; did you mean 'domain'? available: {', '.join(names)}\n"
+
+
+def _python(code: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["domain", "validate", "domains/people.yaml", "../broken/domains/tabs.yaml"]])
+def test_startup_does_not_import_litellm(argv):
+    """Through the real console entry point (kgkit.cli:main), exit codes included."""
+    code = (
+        "import sys\nfrom kgkit.cli import main\n"
+        f"try:\n    main({argv!r})\nexcept SystemExit as exc:\n    code = exc.code\n"
+        "print('litellm loaded' if 'litellm' in sys.modules else 'litellm not loaded', code, file=sys.stderr)\n"
+    )
+    proc = _python(code, FIXTURES)
+    assert proc.stderr.splitlines()[-1] == f"litellm not loaded {0 if argv == ['--help'] else 2}"
+    if argv != ["--help"]:
+        assert proc.stdout == "OK domains/people.yaml\n"
+        assert "../broken/domains/tabs.yaml:4:1: tab character in indentation" in proc.stderr

@@ -1,0 +1,141 @@
+"""The offline backend: every extraction pass answered from patterns declared in YAML.
+
+It is the default when no model is configured, and what the tests use. It reads the
+domain's entity patterns, relation triggers, n-ary/event types and qualifiers (or a DIY
+template's), plus generic rules for literals, company names and defined terms, and
+answers each pass in exactly the JSON shape an LLM must return (docs/design.md, "Pass
+answers"), checked against the request's schema before it is returned.
+
+Pass kinds are dispatched through a table keyed by ``PassRequest.kind``. Other modules
+add kinds with :func:`register_handler` (the skill passes live in
+``kgkit.backends.offline.skills``, imported on first use if present); a handler takes
+the :class:`~kgkit.backends.base.PassRequest` and returns the answer dict.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+from typing import Any, Callable
+
+import jsonschema
+
+from kgkit.backends.base import ENTITIES, RELATIONS, UPGRADE, PassRequest, PassResult
+from kgkit.backends.offline import upgrades
+from kgkit.backends.offline.entities import find_entities
+from kgkit.backends.offline.relations import find_relations
+
+__all__ = ["OfflineBackend", "register_handler", "VERSION"]
+
+VERSION = "1"  # bump when a rule change alters answers (it is part of the engine's pass key)
+
+Handler = Callable[[PassRequest], dict[str, Any]]
+_HANDLERS: dict[str, Handler] = {}
+_PLUGINS = ("kgkit.backends.offline.skills",)
+_plugins_loaded = False
+
+
+def register_handler(kind: str, handler: Handler) -> None:
+    """Answer passes of ``kind`` with ``handler(request) -> answer dict`` (last registration wins)."""
+    _HANDLERS[kind] = handler
+
+
+def _load_plugins() -> None:
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    for module in _PLUGINS:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:  # the module exists but something it imports does not
+                raise
+
+
+def _entities(request: PassRequest) -> dict[str, Any]:
+    domain = request.context["domain"]
+    found = find_entities(request.chunk.text, domain.entity_types, request.context.get("skills") or ())
+    with_aliases = _allows_key(request.schema, "entities", "aliases")
+    out = []
+    for f in found:
+        item: dict[str, Any] = {"name": f.name, "type": f.type, "evidence": f.evidence, "confidence": f.confidence}
+        if with_aliases and f.aliases:
+            item["aliases"] = list(f.aliases)
+        out.append(item)
+    return {"entities": out}
+
+
+def _relations(request: PassRequest) -> dict[str, Any]:
+    domain = request.context["domain"]
+    found = find_relations(request.chunk.text, request.context.get("entities") or [], domain.entity_types,
+                           domain.relation_types, request.context.get("skills") or ())
+    return {"relations": [{"head": r.head, "relation": r.relation, "tail": r.tail, "evidence": r.evidence,
+                           "confidence": r.confidence} for r in found]}
+
+
+def _upgrade(request: PassRequest) -> dict[str, Any]:
+    ctx = request.context
+    view = ctx["view"]
+    mode = view.mode.split(".")[0]
+    text = request.chunk.text
+    entities = ctx.get("entities") or []
+    if mode == "nary":
+        return upgrades.nary_answer(text, ctx["domain"], entities)
+    if mode == "temporal":
+        return upgrades.temporal_answer(text, ctx["domain"], entities, ctx.get("skeleton") or [])
+    if mode == "event":
+        return upgrades.event_answer(text, ctx["domain"], entities)
+    if mode == "diy":
+        return upgrades.diy_answer(text, ctx.get("template") or view.template)
+    raise _Unsupported(f"the offline backend has no rules for view mode {view.mode!r}")
+
+
+register_handler(ENTITIES, _entities)
+register_handler(RELATIONS, _relations)
+register_handler(UPGRADE, _upgrade)
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _allows_key(schema: Any, list_key: str, key: str) -> bool:
+    """Whether items of ``schema.properties[list_key]`` may carry ``key``."""
+    try:
+        items = schema["properties"][list_key]["items"]
+    except (KeyError, TypeError):
+        return False
+    return key in items.get("properties", {}) or items.get("additionalProperties", True) is not False
+
+
+class OfflineBackend:
+    """Deterministic pattern backend: same request, same answer.
+
+    Nothing is random and nothing is sampled: ``temperature`` and ``sample`` are ignored,
+    so every rollout of the skill loop gets the same answer (its edges come out stable or
+    missed, never unstable). No network, no cost; a 2,000-character chunk takes a few
+    milliseconds.
+    """
+
+    name = "offline"
+
+    def run(self, request: PassRequest) -> PassResult:
+        _load_plugins()
+        handler = _HANDLERS.get(request.kind)
+        if handler is None:
+            return PassResult(data=None, ok=False, error=f"the offline backend cannot answer {request.kind!r} passes "
+                              f"(known: {', '.join(sorted(_HANDLERS))})")
+        try:
+            data = handler(request)
+        except _Unsupported as exc:
+            return PassResult(data=None, ok=False, error=str(exc))
+        try:
+            jsonschema.validate(data, request.schema)
+        except jsonschema.ValidationError as exc:
+            # A rule produced an off-schema answer: a bug here, reported like a bad model answer.
+            return PassResult(data=None, ok=False, raw=json.dumps(data, ensure_ascii=False),
+                              error=f"offline answer does not match the pass schema: {exc.message}")
+        return PassResult(data=data, model="offline")
+
+    def describe(self) -> dict[str, Any]:
+        return {"backend": "offline", "version": VERSION}

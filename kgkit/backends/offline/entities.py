@@ -1,0 +1,346 @@
+"""Find typed entity mentions in text from declared patterns and generic rules.
+
+Sources, strongest first (an overlap keeps the stronger, then the longer):
+
+1. the entity types' ``patterns`` in the domain or template YAML, and entity skills:
+   regexes (case-insensitive; use ``(?-i:...)`` where case matters; a named group
+   ``name`` gives the entity's name, otherwise the whole match) and phrases;
+2. generic rules: literals (dates, durations, money, percentages, quantities — see
+   :mod:`.literals`), company names with a legal suffix ("Acme Corp.", "CCA INDUSTRIES,
+   INC." — typed as the party type when the domain has one), and defined terms as contracts write them (``ABC Corp. (the "Company")`` gives
+   the party ABC Corp. with the alias "Company"; ``"Territory" means …`` a defined term);
+3. capitalised multi-word names, typed by cues (honorific -> person, organisation word ->
+   organisation, "in/at/from" -> location), weakest.
+
+A generic rule only fires when the domain declares a type for it: a type whose name or
+one of whose ``aliases`` is one of the keywords in :data:`GENERIC_KINDS` (for example
+``Date`` for dates, or a type ``Party`` with alias ``party`` for contracting parties).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Iterable, Sequence
+
+from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
+from kgkit.backends.offline.sentences import Sentence, split_sentences
+from kgkit.model import EntityType, Patterns
+
+GENERIC_KINDS: dict[str, frozenset[str]] = {
+    "date": frozenset({"date", "time", "datetime"}),
+    "duration": frozenset({"duration", "period", "timeperiod"}),
+    "money": frozenset({"money", "monetaryamount", "amount", "moneyamount", "price"}),
+    "percent": frozenset({"percent", "percentage"}),
+    "quantity": frozenset({"quantity", "dose", "dosage", "measurement"}),
+    "party": frozenset({"party", "contractingparty"}),
+    "organization": frozenset({"organization", "organisation", "org", "company"}),
+    "person": frozenset({"person", "per", "peop", "people"}),
+    "location": frozenset({"location", "loc", "place", "gpe"}),
+    "defined_term": frozenset({"definedterm", "defined_term", "term"}),
+    "name": frozenset({"name", "other", "misc", "namedentity"}),
+}
+
+LEGAL_SUFFIX = (
+    r"(?:Inc|INC|Corp|CORP|Co|CO|Ltd|LTD|Pty\.?\s+Ltd|L\.L\.C|N\.V|B\.V|S\.A|L\.P)(?![A-Za-z])\.{0,2}"
+    r"|(?:Incorporated|INCORPORATED|Corporation|CORPORATION|Company|COMPANY|Limited|LIMITED"
+    r"|LLC|LLP|LP|PLC|plc|GmbH|AG|SE|SpA|S\.p\.A\.|AB|ASA|Oyj|KK)\b"
+)
+_CAP_WORD = r"(?:[A-Z][A-Za-z0-9&'’\-]*(?:\.[A-Za-z]{2,4})?|[A-Z]\.(?:[A-Z]\.)*|&)"
+_CONNECT = r"(?:of|and|&|for|de|du|la|the)"
+ORG_RE = re.compile(
+    rf"(?<![\w.])(?P<name>{_CAP_WORD}(?:[ \t]+(?:{_CAP_WORD}|{_CONNECT}(?=[ \t]+[A-Z]))){{0,6}},?[ \t]+(?:{LEGAL_SUFFIX}))"
+)
+_LEADING_STOP = re.compile(r"^(?:(?:The|THE|This|THIS|By|BY|And|AND|Between|BETWEEN|Among|AMONG|WHEREAS|Whereas|With|WITH|For|FOR|Of|OF|To|TO)[ \t]+)+")
+_DEFINITION = re.compile(
+    r"\(\s*(?:(?:collectively|together|each|individually|jointly)\b[^\"“”()]{0,30}?)?"
+    r"(?:(?:hereinafter|hereafter|herein)\s+(?:(?:referred\s+to|defined)\s+as\s+|called\s+)?)?"
+    r"(?:(?:as\s+)?(?:the|this|a|an)\s+)?[\"“](?P<term>[^\"”()]{1,60}?)[\"”]"
+    r"(?:\s*(?:or|and|,)\s*(?:the\s+)?[\"“](?P<term2>[^\"”()]{1,60}?)[\"”])?[^()]{0,40}?\)",
+    re.I,
+)
+_MEANS = re.compile(r"[\"“](?P<term>[A-Z][^\"”]{0,60}?)[\"”]\s+(?:shall\s+(?:mean|have\s+the\s+meaning)|means|has\s+the\s+meaning|refers\s+to|is\s+defined)")
+_CAPS_NAME = re.compile(
+    r"(?<![\w.&-])(?P<name>(?:[A-Z][a-z]+(?:-[A-Z][a-z]+)?|[A-Z]{2,}[a-z]*)(?:[ \t]+(?:(?:of|the|de|van|von|for|and)[ \t]+)?(?:[A-Z][a-z]+(?:-[A-Z][a-z]+)?|[A-Z]{2,}[a-z]*|[A-Z]\.)){1,4})(?![\w])"
+)
+_HONORIFIC = re.compile(r"(?:Mr|Mrs|Ms|Dr|Prof|Sen|Rep|Gov|Gen|Lt|Col|Capt|Sgt|President|Senator|Governor|Judge|Justice|Chairman|Minister|Secretary|Ambassador|Pope|King|Queen|Prince|Sir|Lord|Rev)\.?\s+$")
+_ORG_WORDS = frozenset(
+    "university institute association bank group agency ministry department council committee foundation "
+    "corporation company airlines airline times news post press court commission army navy church hospital "
+    "school college club union federation organization organisation party congress senate parliament "
+    "administration board bureau service services laboratories laboratory systems technologies industries "
+    "holdings partners fund trust exchange network journal society center centre office police".split()
+)
+_LOCATION_CUE = re.compile(r"\b(?:in|at|from|near|to|into|across|outside|throughout)\s+(?:the\s+)?$")
+_SENTENCE_STOP = frozenset(
+    "the a an this that these those it he she they we i in on at for by with from of and or but if when "
+    "while as after before during whereas now therefore however section article exhibit schedule table figure "
+    "notwithstanding subject each any all such no upon".split()
+)
+_WS = re.compile(r"\s+")
+
+
+def collapse(text: str) -> str:
+    """Whitespace collapsed and trimmed: the form names are compared and emitted in."""
+    return _WS.sub(" ", text).strip()
+
+
+def name_key(name: str) -> str:
+    """How two names of one type are judged the same: case, spacing, trailing dots and commas ignored."""
+    return collapse(name).lower().rstrip(".,;: ")
+
+
+def _norm_key(word: str) -> str:
+    return re.sub(r"[^a-z_]", "", word.lower()).replace("_", "")
+
+
+def generic_type_map(entity_types: Sequence[EntityType]) -> dict[str, str]:
+    """Which declared entity type receives each generic rule's finds (first declared wins)."""
+    out: dict[str, str] = {}
+    for kind, words in GENERIC_KINDS.items():
+        keys = {_norm_key(w) for w in words}
+        for t in entity_types:
+            if _norm_key(t.name) in keys or any(_norm_key(a) in keys for a in t.aliases):
+                out[kind] = t.name
+                break
+    if "party" not in out and "organization" in out:
+        out["party"] = out["organization"]
+    return out
+
+
+@lru_cache(maxsize=4096)
+def compile_regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.I | re.M)
+
+
+def _phrase_body(phrase: str) -> str:
+    return r"\s+".join(re.escape(p) for p in phrase.split())
+
+
+@lru_cache(maxsize=4096)
+def compile_phrases(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    """Phrases as one word-bounded, case-insensitive, whitespace-tolerant regex (longest first)."""
+    bodies = [_phrase_body(p) for p in sorted(set(phrases), key=lambda p: (-len(p), p)) if p.strip()]
+    return re.compile(rf"(?<![\w])(?:{'|'.join(bodies)})(?![\w])", re.I)
+
+
+def pattern_matches(patterns: Patterns, text: str) -> Iterable[tuple[int, int]]:
+    """Spans matched by a Patterns object; a regex group ``name`` narrows the span."""
+    for rx in patterns.regex:
+        for m in compile_regex(rx).finditer(text):
+            if "name" in m.re.groupindex and m.group("name") is not None:
+                s, e = m.span("name")
+            else:
+                s, e = m.span()
+            if e > s:
+                yield s, e
+    if patterns.phrases:
+        for m in compile_phrases(tuple(patterns.phrases)).finditer(text):
+            yield m.span()
+
+
+@dataclass
+class Mention:
+    """One candidate entity mention in the chunk text."""
+
+    name: str
+    type: str
+    start: int
+    end: int
+    priority: int
+    confidence: float
+    kind: str = ""  # generic kind that produced it ("organization", "date", …), "" for patterns
+    aliases: list[str] = field(default_factory=list)
+
+
+def _pattern_mentions(text: str, types: Sequence[EntityType], skills: Sequence[dict]) -> list[Mention]:
+    found: list[Mention] = []
+    for t in types:
+        for s, e in pattern_matches(t.patterns, text):
+            found.append(Mention(collapse(text[s:e]), t.name, s, e, 3, 0.8))
+    declared = {t.name for t in types}
+    for sk in skills:
+        if sk.get("kind") != "entity" or sk.get("target") not in declared:
+            continue
+        pat = sk.get("pattern") or {}
+        p = Patterns(regex=tuple(pat.get("regex", ())), phrases=tuple(pat.get("phrases", ())))
+        for s, e in pattern_matches(p, text):
+            found.append(Mention(collapse(text[s:e]), sk["target"], s, e, 3, 0.7))
+    return found
+
+
+def _literal_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
+    wanted = [k for k in LITERAL_KINDS if k in kinds]
+    if not wanted:
+        return []
+    return [Mention(lit.name, kinds[lit.kind], lit.start, lit.end, 2, 0.9, lit.kind)
+            for lit in find_literals(text, wanted)]
+
+
+def _org_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
+    if "organization" not in kinds and "party" not in kinds:
+        return []
+    out = []
+    for m in ORG_RE.finditer(text):
+        raw = m.group("name")
+        lead = _LEADING_STOP.match(raw)
+        offset = lead.end() if lead else 0
+        name = raw[offset:]
+        s = m.start("name") + offset
+        before = text[max(0, s - 4):s]
+        if not re.search(r"[A-Za-z]", name.split()[0]) or re.search(r"\b(?:a|an)\s+$", before, re.I):
+            continue  # "a Delaware Corporation" describes a party, it does not name one
+        if len(name.split()) < 2 and "," not in name:
+            continue
+        name = collapse(name).rstrip(",")
+        if name.endswith(".."):
+            name = name[:-1]
+        # Where the domain has contracting parties, a company name is read as one: in a
+        # contract it almost always is, and typing one name two ways would split its node.
+        out.append(Mention(name, kinds.get("party", kinds.get("organization", "")), s, s + len(raw) - offset, 2, 0.8,
+                           "organization"))
+    return out
+
+
+def _name_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
+    targets = {k for k in ("person", "organization", "location", "name") if k in kinds}
+    if not targets:
+        return []
+    out = []
+    for m in _CAPS_NAME.finditer(text):
+        words = m.group("name").split()
+        while words and words[0].lower() in _SENTENCE_STOP:
+            words = words[1:]
+        if len(words) < 1 or (len(words) == 1 and not _HONORIFIC.search(text[max(0, m.start() - 15):m.start()])):
+            continue
+        if words[0].isupper() and all(w.isupper() for w in words) and len(words) > 3:
+            continue  # shouted headings
+        name = " ".join(words)
+        start = m.end() - len(m.group("name")) + m.group("name").find(words[0])
+        before = text[max(0, start - 20):start]
+        kind = "name"
+        if _HONORIFIC.search(before):
+            kind = "person"
+        elif words[-1].lower() in _ORG_WORDS or words[0].lower() in _ORG_WORDS:
+            kind = "organization"
+        elif _LOCATION_CUE.search(before) and not any(w in ("and", "of", "for", "the") for w in words):
+            kind = "location"
+        if kind not in targets:
+            if "name" not in targets:
+                continue
+            kind = "name"
+        out.append(Mention(name, kinds[kind], start, start + len(name), 1, 0.5 if kind != "name" else 0.4, kind))
+    return out
+
+
+def _resolve_overlaps(mentions: list[Mention]) -> list[Mention]:
+    ordered = sorted(mentions, key=lambda m: (-m.priority, -(m.end - m.start), m.start, m.type, m.name))
+    kept: list[Mention] = []
+    for m in ordered:
+        if all(m.end <= k.start or m.start >= k.end for k in kept):
+            kept.append(m)
+    return sorted(kept, key=lambda m: (m.start, m.end))
+
+
+def _attach_definitions(text: str, sentences: list[Sentence], mentions: list[Mention], kinds: dict[str, str]) -> list[Mention]:
+    """Give parenthesised defined terms to the entity they define; the rest become defined terms.
+
+    The defined term goes to, in order: a preceding mention in the sentence whose head noun
+    it repeats (``Services Agreement (this "Agreement")``); the nearest preceding
+    organisation with no other definition between (``ABC Corp., a Delaware corporation
+    (the "Company")``), which makes it a contracting party; the mention just before it
+    (``January 20, 2014 (the "Effective Date")``).
+    """
+    extra: list[Mention] = []
+    for sent in sentences:
+        in_sent = [m for m in mentions if sent.start <= m.start and m.end <= sent.end]
+        last_def_end = sent.start
+        for d in _DEFINITION.finditer(text, sent.start, sent.end):
+            terms = [collapse(t) for t in (d.group("term"), d.group("term2")) if t]
+            before = [m for m in in_sent if m.end <= d.start()]
+            target = None
+            head = terms[0].split()[-1].lower()
+            for m in reversed(before):
+                if m.name.split()[-1].lower() == head and m.name.lower() != terms[0].lower():
+                    target = m
+                    break
+            if target is None:
+                orgs = [m for m in before if m.kind == "organization" and m.start >= last_def_end
+                        and d.start() - m.end <= 300]
+                if orgs:
+                    target = orgs[-1]
+                    if "party" in kinds:
+                        target.type = kinds["party"]
+                        target.kind = "party"
+                        target.confidence = 0.9
+            if target is None and before and d.start() - before[-1].end <= 40 and before[-1].start >= last_def_end:
+                target = before[-1]
+            if target is not None:
+                target.aliases.extend(t for t in terms if t.lower() != target.name.lower())
+            elif "defined_term" in kinds:
+                for t, g in zip(terms, ("term", "term2")):
+                    if d.group(g):
+                        extra.append(Mention(t, kinds["defined_term"], d.start(g), d.end(g), 2, 0.7, "defined_term"))
+            last_def_end = d.end()
+    if "defined_term" in kinds:
+        for d in _MEANS.finditer(text):
+            extra.append(Mention(collapse(d.group("term")), kinds["defined_term"], d.start("term"), d.end("term"), 2, 0.8,
+                                 "defined_term"))
+    return mentions + extra
+
+
+@dataclass(frozen=True)
+class FoundEntity:
+    name: str
+    type: str
+    evidence: str
+    confidence: float
+    aliases: tuple[str, ...]
+    start: int
+    end: int
+
+
+def find_entities(text: str, types: Sequence[EntityType], skills: Sequence[dict] = ()) -> list[FoundEntity]:
+    """Entities in ``text`` of the given types, merged by (name, type), in order of first mention."""
+    kinds = generic_type_map(types)
+    mentions = _resolve_overlaps(
+        _pattern_mentions(text, types, skills) + _literal_mentions(text, kinds)
+        + _org_mentions(text, kinds) + _name_mentions(text, kinds)
+    )
+    sentences = split_sentences(text)
+    mentions = _attach_definitions(text, sentences, mentions, kinds)
+    # A name that is some entity's defined alias is that entity, not a new one.
+    alias_of = {name_key(a): m for m in mentions for a in m.aliases}
+    merged: dict[tuple[str, str], FoundEntity] = {}
+    order: list[tuple[str, str]] = []
+    for m in sorted(mentions, key=lambda m: (m.start, m.end)):
+        if not m.name or not m.type:
+            continue
+        owner = alias_of.get(name_key(m.name))
+        if owner is not None and owner is not m and m.priority < 3:
+            continue
+        key = (name_key(m.name), m.type)
+        sent = next((s for s in sentences if s.start <= m.start < s.end), None)
+        evidence = sent.text if sent else text[m.start:m.end]
+        prev = merged.get(key)
+        if prev is None:
+            order.append(key)
+            merged[key] = FoundEntity(m.name, m.type, evidence, m.confidence, tuple(dict.fromkeys(m.aliases)),
+                                      m.start, m.end)
+        else:
+            aliases = tuple(dict.fromkeys(prev.aliases + tuple(m.aliases)))
+            merged[key] = FoundEntity(prev.name, prev.type, prev.evidence, max(prev.confidence, m.confidence), aliases,
+                                      prev.start, prev.end)
+    # A party found anywhere in the chunk makes its other organisation mentions the party too.
+    party_type = kinds.get("party")
+    org_type = kinds.get("organization")
+    if party_type and org_type and party_type != org_type:
+        for key in list(order):
+            name, typ = key
+            if typ == org_type and (name, party_type) in merged:
+                p = merged[(name, party_type)]
+                o = merged.pop(key)
+                merged[(name, party_type)] = FoundEntity(p.name, p.type, p.evidence, p.confidence,
+                                                         tuple(dict.fromkeys(p.aliases + o.aliases)), p.start, p.end)
+                order.remove(key)
+    return [merged[k] for k in order if k in merged]

@@ -1,0 +1,217 @@
+"""Binary relations among known entities: sentence co-occurrence plus a declared trigger.
+
+A relation type (or a relation skill) yields ``(head, relation, tail)`` in a sentence when
+both ends are V_doc entities of types the relation allows and one of its triggers is in
+the sentence. Which pairs and which relations:
+
+* a trigger *between* the two mentions binds them; so does a trigger just after the later
+  one (``January 21, 2005 (the "Effective Date")``); otherwise the pair only counts when
+  it is the sentence's single candidate pair for that relation;
+* a trigger inside a longer trigger of another relation does not count ("renew" inside
+  "intent not to renew");
+* each tail mention takes the nearest head with a binding trigger; among relations with
+  the same end types, a tail keeps the relation whose trigger is nearest to it, plus any
+  whose trigger is attached to it (within a few characters).
+
+Entities are found in the text by name and aliases (case- and spacing-insensitive), by
+normalised value for literal types (a Date entity "2014-01-20" is found as "January 20,
+2014"), and by a capitalised head noun after "this"/"the" ("this Agreement" is the
+document's first Agreement entity; "the University" the only entity ending in University).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+from kgkit.backends.offline.entities import collapse, compile_phrases, compile_regex, generic_type_map, name_key
+from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
+from kgkit.backends.offline.sentences import Sentence, split_sentences
+from kgkit.model import EntityType, Patterns, RelationType
+
+ATTACHED = 30  # characters: a trigger this close to a tail binds it even when another is nearer
+AFTER = 14  # characters: how far after the later mention a trigger may stand ("(the "Effective Date")")
+
+
+@dataclass(frozen=True)
+class EntityMention:
+    name: str  # the V_doc entity's name
+    type: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class FoundRelation:
+    head: str
+    relation: str
+    tail: str
+    evidence: str
+    confidence: float
+
+
+def _name_pattern(name: str) -> str:
+    return r"\s+".join(re.escape(p) for p in name.split())
+
+
+def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Sequence[EntityType]) -> list[EntityMention]:
+    """Where each V_doc entity occurs in ``text``; overlapping mentions keep the longest."""
+    kinds = generic_type_map(types)
+    literal_types = {kinds[k]: k for k in LITERAL_KINDS if k in kinds}
+    found: list[EntityMention] = []
+    surface_owner: dict[str, list[Mapping[str, Any]]] = {}
+    for ent in entities:
+        for form in [ent["name"], *(ent.get("aliases") or ())]:
+            owners = surface_owner.setdefault(name_key(form), []) if collapse(form) else []
+            if collapse(form) and ent not in owners:
+                owners.append(ent)  # one surface may name several nodes (a Party and an Organization)
+    if surface_owner:
+        forms = sorted(surface_owner, key=lambda f: (-len(f), f))
+        rx = re.compile(r"(?<![\w])(?:" + "|".join(_name_pattern(f) for f in forms) + r")(?![\w])", re.I)
+        for m in rx.finditer(text):
+            for ent in surface_owner.get(name_key(m.group(0)), ()):
+                found.append(EntityMention(ent["name"], ent["type"], m.start(), m.end()))
+    # literal-typed entities by normalised value
+    by_value: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for ent in entities:
+        kind = literal_types.get(ent["type"])
+        if kind:
+            by_value[(kind, name_key(ent["name"]))] = ent
+    if by_value:
+        for lit in find_literals(text, sorted({k for k, _ in by_value}, key=LITERAL_KINDS.index)):
+            ent = by_value.get((lit.kind, name_key(lit.name)))
+            if ent is not None:
+                found.append(EntityMention(ent["name"], ent["type"], lit.start, lit.end))
+    # "this Agreement", "the University": a capitalised head noun standing for an entity
+    heads: dict[str, list[Mapping[str, Any]]] = {}
+    for ent in entities:
+        words = collapse(ent["name"]).split()
+        if len(words) > 1 and words[-1][:1].isupper():
+            heads.setdefault(words[-1].lower(), []).append(ent)
+    if heads:
+        rx = re.compile(r"\b(this|the)\s+(" + "|".join(re.escape(h) for h in sorted(heads)) + r")\b", re.I)
+        for m in rx.finditer(text):
+            if not m.group(2)[:1].isupper() or name_key(m.group(2)) in surface_owner:
+                continue
+            cands = heads[m.group(2).lower()]
+            if len(cands) == 1 or m.group(1).lower() == "this":
+                found.append(EntityMention(cands[0]["name"], cands[0]["type"], m.start(), m.end()))
+    found.sort(key=lambda x: (-(x.end - x.start), x.start))
+    kept: list[EntityMention] = []
+    for x in found:
+        if all(x.end <= k.start or x.start >= k.end or (x.start, x.end) == (k.start, k.end) for k in kept):
+            kept.append(x)
+    return sorted(kept, key=lambda x: (x.start, x.name))
+
+
+@dataclass(frozen=True)
+class _Rule:
+    relation: str
+    head: tuple[str, ...]
+    tail: tuple[str, ...]
+    triggers: Patterns
+    symmetric: bool
+    confidence: float
+
+    def allows(self, h: str, t: str) -> bool:
+        ok = ("*" in self.head or h in self.head) and ("*" in self.tail or t in self.tail)
+        return ok or (self.symmetric and ("*" in self.head or t in self.head) and ("*" in self.tail or h in self.tail))
+
+
+def rules_for(relation_types: Sequence[RelationType], skills: Sequence[Mapping[str, Any]] = ()) -> list[_Rule]:
+    """Declared relation types plus relation skills, each as a trigger rule."""
+    rules = [_Rule(r.name, r.head, r.tail, r.triggers, r.symmetric, 0.8) for r in relation_types if r.triggers]
+    by_name = {r.name.lower(): r for r in relation_types}
+    for r in relation_types:
+        for a in r.aliases:
+            by_name.setdefault(a.lower(), r)
+    for sk in skills:
+        if sk.get("kind") != "relation":
+            continue
+        rt = by_name.get(str(sk.get("target", "")).lower())
+        pat = sk.get("pattern") or {}
+        trig = Patterns(regex=tuple(pat.get("regex", ())), phrases=tuple(pat.get("phrases", ())))
+        if rt is not None and trig:
+            rules.append(_Rule(rt.name, rt.head, rt.tail, trig, rt.symmetric, 0.7))
+    return rules
+
+
+def _trigger_spans(rule: _Rule, text: str, sent: Sentence) -> list[tuple[int, int]]:
+    spans = []
+    for rx in rule.triggers.regex:
+        spans += [m.span() for m in compile_regex(rx).finditer(text, sent.start, sent.end)]
+    if rule.triggers.phrases:
+        spans += [m.span() for m in compile_phrases(tuple(rule.triggers.phrases)).finditer(text, sent.start, sent.end)]
+    return spans
+
+
+def _gap(trigger: tuple[int, int], m: EntityMention) -> int:
+    return m.start - trigger[1] if trigger[1] <= m.start else trigger[0] - m.end
+
+
+def find_relations(
+    text: str,
+    entities: Sequence[Mapping[str, Any]],
+    types: Sequence[EntityType],
+    relation_types: Sequence[RelationType],
+    skills: Sequence[Mapping[str, Any]] = (),
+) -> list[FoundRelation]:
+    """Relations among ``entities`` (V_doc node dicts) stated in ``text``; deterministic order."""
+    rules = rules_for(relation_types, skills)
+    mentions = find_mentions(text, entities, types)
+    out: dict[tuple[str, str, str], FoundRelation] = {}
+    for sent in split_sentences(text):
+        in_sent = [m for m in mentions if sent.start <= m.start and m.end <= sent.end]
+        if len(in_sent) < 2:
+            continue
+        triggers = {i: _trigger_spans(rule, text, sent) for i, rule in enumerate(rules)}
+        all_spans = [(s, e, i) for i, spans in triggers.items() for s, e in spans]
+        for i in triggers:  # a trigger inside a longer trigger of another relation is shadowed
+            triggers[i] = [(s, e) for s, e in triggers[i]
+                           if not any(j != i and rules[j].relation != rules[i].relation and s2 <= s and e <= e2
+                                      and (e2 - s2) > (e - s) for s2, e2, j in all_spans)]
+        # (tail mention, relation) -> (gap, head mention, rule)
+        best: dict[tuple[EntityMention, str], tuple[int, EntityMention, _Rule]] = {}
+        for i, rule in enumerate(rules):
+            spans = triggers[i]
+            if not spans:
+                continue
+            heads = [m for m in in_sent if any(rule.allows(m.type, t.type) for t in in_sent if t.name != m.name)]
+            for t in in_sent:
+                cands = [h for h in heads if h.name != t.name and rule.allows(h.type, t.type)]
+                for h in cands:
+                    lo, hi = sorted((h, t), key=lambda x: x.start)
+                    binding = [sp for sp in spans if lo.end <= sp[0] and sp[1] <= hi.start]
+                    binding += [sp for sp in spans if 0 <= sp[0] - hi.end <= AFTER and hi is t]
+                    if binding and h.start > t.start and not rule.symmetric and rule.allows(t.type, h.type):
+                        continue  # both orders type-check: read the one the sentence states, head first
+                    if binding:
+                        gap = min(abs(_gap(sp, t)) for sp in binding)
+                    elif len({c.name for c in cands}) == 1 and len({x.name for x in in_sent if any(
+                            rule.allows(c.type, x.type) for c in cands)}) == 1:
+                        gap = 10_000
+                    else:
+                        continue
+                    key = (t, rule.relation)
+                    dist = abs(h.start - t.start)
+                    prev = best.get(key)
+                    if prev is None or (gap, dist) < (prev[0], abs(prev[1].start - t.start)):
+                        best[key] = (gap, h, rule)
+        # same tail, same end-type signature: keep the nearest trigger, plus attached ones
+        for (t, relation), (gap, h, rule) in sorted(best.items(), key=lambda kv: (kv[0][0].start, kv[0][1])):
+            rivals = [g for (t2, r2), (g, h2, rule2) in best.items()
+                      if t2 == t and r2 != relation and rule2.head == rule.head and rule2.tail == rule.tail]
+            if rivals and gap > min(rivals) and gap > ATTACHED:
+                continue
+            head, tail = h.name, t.name
+            conf = rule.confidence if gap < 10_000 else rule.confidence - 0.3
+            key3 = (head, relation, tail)
+            if key3 not in out or out[key3].confidence < conf:
+                out[key3] = FoundRelation(head, relation, tail, sent.text, round(conf, 2))
+    return list(out.values())
+
+
+def sentences_with(text: str, names: Iterable[str]) -> list[Sentence]:
+    """Sentences mentioning every one of ``names`` (used to find evidence for skeleton edges)."""
+    keys = [re.compile(r"(?<![\w])" + _name_pattern(collapse(n)) + r"(?![\w])", re.I) for n in names]
+    return [s for s in split_sentences(text) if all(k.search(s.text) for k in keys)]

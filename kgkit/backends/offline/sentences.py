@@ -1,0 +1,77 @@
+"""Split chunk text into sentences with character offsets.
+
+The offline backend's unit of evidence is the sentence: an entity's evidence is the
+sentence it was found in, and a relation needs both ends and a trigger in one sentence.
+The splitter is rule based and knows the abbreviations that break naive splitters on
+contracts and papers ("Inc.", "Corp.", "No.", "e.g.", "et al.", "U.S.").
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+ABBREVIATIONS = frozenset(
+    "inc corp co ltd llc l.l.c plc lp l.p n.v b.v s.a ag gmbh pty bros no nos art sec secs para "
+    "mr mrs ms dr prof st jr sr vs v e.g i.e etc al fig figs eq eqs approx cf ca dept govt "
+    "u.s u.k u.s.a jan feb mar apr jun jul aug sep sept oct nov dec mo yr yrs est viz ref refs "
+    "vol pp ch ed eds".split()
+)
+# A sentence ends at . ! ? (optionally followed by quotes/brackets) before whitespace and an
+# upper-case letter, digit, quote or bracket; or at a blank line.
+_BOUNDARY = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[A-Z0-9\"“(\[])|\n\s*\n")
+_WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)\.$")
+MAX_SENTENCE = 1200  # characters; longer runs (tables, unpunctuated lists) are cut at line ends
+
+
+@dataclass(frozen=True)
+class Sentence:
+    text: str
+    start: int  # offset of the first character in the chunk text
+    end: int
+
+
+def _is_abbreviation(text: str, dot: int) -> bool:
+    """Is the period at ``text[dot]`` part of an abbreviation or an initial ("J. Smith")?"""
+    m = _WORD_BEFORE.search(text[max(0, dot - 12): dot + 1])
+    if not m:
+        return False
+    word = m.group(1).lower()
+    return word in ABBREVIATIONS or len(word) == 1 or bool(re.fullmatch(r"(?:[a-z]\.)+[a-z]", word))
+
+
+def _cut_long(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    if end - start <= MAX_SENTENCE:
+        return [(start, end)]
+    pieces, s = [], start
+    for m in re.finditer(r"\n", text[start:end]):
+        cut = start + m.end()
+        if cut - s >= 80:
+            pieces.append((s, cut))
+            s = cut
+    pieces.append((s, end))
+    return pieces
+
+
+def split_sentences(text: str) -> list[Sentence]:
+    """Sentences of ``text`` in order; ``text[s.start:s.end] == s.text`` (stripped of edge space)."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for m in _BOUNDARY.finditer(text):
+        dot = m.start() - 1
+        while dot >= 0 and text[dot] in "\"'”’)]":
+            dot -= 1
+        blank_line = m.group(0).count("\n") >= 2
+        if not blank_line and dot >= 0 and text[dot] == "." and _is_abbreviation(text, dot):
+            continue
+        spans.append((start, m.start()))
+        start = m.end()
+    spans.append((start, len(text)))
+    out: list[Sentence] = []
+    for s, e in spans:
+        for s2, e2 in _cut_long(text, s, e):
+            raw = text[s2:e2]
+            lead = len(raw) - len(raw.lstrip())
+            trail = len(raw.rstrip())
+            if trail > lead:
+                out.append(Sentence(raw[lead:trail], s2 + lead, s2 + trail))
+    return out

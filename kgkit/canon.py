@@ -333,9 +333,6 @@ class _Group:
     numbers: tuple[str, ...] = ()
     blocks: frozenset[str] = frozenset()
 
-    def display(self) -> str:
-        return min(self.surfaces, key=lambda s: (-self.surfaces[s], -len(s), s))
-
 
 def _prepare(group: _Group) -> None:
     tokens = group.key.split()
@@ -343,7 +340,7 @@ def _prepare(group: _Group) -> None:
     group.numbers = tuple(t for t in tokens if any(c.isdigit() for c in t))  # in order: "3.1" != "1.3"
     keys = set()
     for t in tokens:
-        if t in _STOP_TOKENS:
+        if t in _STOP_TOKENS or len(t) == 1:  # middle initials would put everyone in one block
             continue
         keys.add("<" + t[:3])
         if len(t) >= 4:
@@ -362,26 +359,33 @@ def _score(a: _Group, b: _Group, threshold: float) -> float:
 
 
 def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool) -> list[list[_Group]]:
-    """Complete-link clusters of one type's groups, in a content-derived order."""
+    """Complete-link clusters of one type's groups, in a content-derived order.
+
+    Each group joins the candidate cluster whose *weakest* similarity to it is highest,
+    if that reaches the threshold. Candidates are first screened against each cluster's
+    first member in one vectorised rapidfuzz call (a cluster that fails there fails
+    complete link anyway), then checked member by member.
+    """
     order = sorted(groups, key=lambda g: (-len(g.mentions), g.key))
+    if threshold > 100:  # fuzzy merging switched off
+        return [[g] for g in order]
     clusters: list[list[_Group]] = []
+    firsts: list[str] = []  # sorted form of each cluster's first member
     index: dict[str, set[int]] = defaultdict(set)  # block key -> clusters holding it
     for g in order:
         if blocking:
-            candidates = sorted({c for b in g.blocks for c in index.get(b, ())})
+            candidates = {c: firsts[c] for c in sorted({c for b in g.blocks for c in index.get(b, ())})}
         else:
-            candidates = range(len(clusters))
+            candidates = dict(enumerate(firsts))
+        screened = process.extract(g.sorted_form, candidates, scorer=fuzz.ratio, score_cutoff=threshold, limit=None)
         best, best_score = None, 0.0
-        for c in candidates:
-            worst = 101.0
-            for member in clusters[c]:
-                worst = min(worst, _score(g, member, threshold))
-                if not worst:
-                    break
+        for c in sorted(c for _, _, c in screened):
+            worst = min(_score(g, member, threshold) for member in clusters[c])
             if worst and worst > best_score:
                 best, best_score = c, worst
         if best is None:
             clusters.append([g])
+            firsts.append(g.sorted_form)
             best = len(clusters) - 1
         else:
             clusters[best].append(g)

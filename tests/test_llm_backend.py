@@ -333,3 +333,16 @@ def test_relations_pass_sends_the_document_entities(stub_provider, key):
     user = stub_provider.requests[0].messages[-1]["content"]
     assert "- Acme Corp (Party), also written: Acme" in user
     assert "- signed_on: Party -> Date" in user
+
+
+def test_no_log_record_carries_the_key(stub_provider, key, caplog):
+    stub_provider.script(Reply.error(500, f"echo {FAKE_KEY}"), "no json", ANSWER, Reply.error(401, f"bad {FAKE_KEY}"))
+    b = backend(stub_provider, retries=1)
+
+    with caplog.at_level("DEBUG"):
+        b.run(entities_request())
+        with pytest.raises(ProviderError):
+            b.run(entities_request())
+
+    assert len(stub_provider.requests) == 4
+    assert caplog.records and not [r for r in caplog.records if FAKE_KEY in r.getMessage()]

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -346,3 +349,21 @@ def test_no_log_record_carries_the_key(stub_provider, key, caplog):
 
     assert len(stub_provider.requests) == 4
     assert caplog.records and not [r for r in caplog.records if FAKE_KEY in r.getMessage()]
+
+
+def test_litellm_is_imported_only_when_a_request_is_sent(tmp_path):
+    """Building the backend and its cache key must not pay litellm's import: a fully
+    cached run never loads it."""
+    script = (
+        "import sys\n"
+        "from kgkit.backends.factory import create_backend\n"
+        "from kgkit.config.model import CacheConfig, Config, LLMConfig\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "from test_llm_backend import entities_request\n"
+        "b = create_backend(Config(llm=LLMConfig(model='openai/test-model'), cache=CacheConfig(enabled=False)))\n"
+        "b.describe(); b.cache_key_parts(entities_request())\n"
+        "print('litellm' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(Path(__file__).parent)], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=60)
+    assert done.stdout.strip() == "False", done.stderr

@@ -23,12 +23,7 @@ def _views(values: tuple[str, ...]) -> list[str] | None:
 def _config(config_path: str | None, model: str | None, no_cache: bool):
     from kgkit.config.loader import load_config
 
-    cfg = load_config(config_path)
-    if model:
-        cfg.llm.model = model
-    if no_cache:
-        cfg.cache.enabled = False
-    return cfg
+    return load_config(config_path, overrides={"llm.model": model, "cache.enabled": False if no_cache else None})
 
 
 class _Progress:

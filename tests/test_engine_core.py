@@ -1,0 +1,73 @@
+"""The core stage through kgkit.extract: merge into V_doc, relations restricted to it."""
+from __future__ import annotations
+
+import pytest
+
+import kgkit
+from kgkit.config.model import Config
+
+from engine_support import CHUNK_SIZE, ScriptedBackend, write_inputs
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "user-config"))
+    monkeypatch.chdir(tmp_path)
+
+
+def extract(tmp_path, extra=None, views=("binary",)):
+    inputs = write_inputs(tmp_path / "in")
+    return kgkit.extract(inputs["doc"], domain=inputs["domain"], views=list(views),
+                         config=Config(chunk_size=CHUNK_SIZE, chunk_overlap=0), out_dir=tmp_path / "out",
+                         backend=ScriptedBackend(extra=extra))[0]
+
+
+def test_rejected_relations_are_counted_by_reason_and_reviewed(tmp_path):
+    extra = {"relations": [
+        {"head": "Zed Nobody", "relation": "Work_For", "tail": "Acme Corp"},   # unknown head
+        {"head": "Ann Lee", "relation": "Work_For", "tail": "Gamma Inc"},      # unknown tail
+        {"head": "Acme Corp", "relation": "Work_For", "tail": "Beta Ltd"},     # Org -> Org not allowed
+        {"head": "Ann Lee", "relation": "Likes", "tail": "Acme Corp"},         # undeclared relation
+    ]}
+    result = extract(tmp_path, extra)
+    # each of the 8 relation passes returned the four bad relations
+    assert result.manifest["counts"]["rejects"]["core"] == {
+        "unknown_head": 8, "unknown_tail": 8, "type_not_allowed": 8, "unknown_relation": 8}
+    reasons = sorted({r["reason"] for r in result.review if r["stage"] == "relations"})
+    assert reasons == [
+        "type_not_allowed: Work_For does not allow Org -> Org",
+        "unknown_head: 'Zed Nobody' is not an entity of the document",
+        "unknown_relation: 'Likes' is not a relation of staff",
+        "unknown_tail: 'Gamma Inc' is not an entity of the document",
+    ]
+    assert len(result.views["binary"]["edges"]) == 8
+
+
+def test_relation_aliases_are_normalised_and_ends_resolve_through_the_merge(tmp_path):
+    # "employed_by" is a declared alias of Work_For; "ACME CORP." is Acme Corp by canonical name
+    extra = {"relations": [{"head": "ann lee", "relation": "employed_by", "tail": "ACME CORP.",
+                            "evidence": "Ann Lee joined Acme Corp"}]}
+    result = extract(tmp_path, extra)
+    assert {e["relation"] for e in result.views["binary"]["edges"]} == {"Work_For"}
+    assert len(result.views["binary"]["edges"]) == 8  # the alias copy is the same edge
+
+
+def test_mentions_merge_across_chunks_with_recorded_reasons(tmp_path):
+    # every chunk's answer also names "Acme Corporation" (type given by a declared type alias)
+    extra = {"entities": [{"name": "Acme Corporation", "type": "organisation", "evidence": "Acme Corp"}]}
+    result = extract(tmp_path, extra)
+    acme = [n for n in result.nodes if n["type"] == "Org" and "acme" in n["name"].lower()]
+    assert len(acme) == 1
+    assert acme[0]["name"] == "Acme Corporation"  # the most frequent surface form
+    assert [(m["name"], m["reason"]) for m in acme[0]["merged_from"]] == [("Acme Corp", "legal-suffix")]
+    chunks = {m["chunk"] for m in acme[0]["mentions"]}
+    assert len(chunks) == 8  # named (by the extra answer) in every chunk
+
+
+def test_entities_of_undeclared_types_are_reported_not_dropped_silently(tmp_path):
+    extra = {"entities": [{"name": "Paris", "type": "City", "evidence": "The team met"}]}
+    result = extract(tmp_path, extra)
+    assert not [n for n in result.nodes if n["name"] == "Paris"]
+    assert result.manifest["counts"]["rejects"]["core"]["unknown_type"] == 8
+    assert any(r["item"] == {"name": "Paris", "type": "City"} and r["reason"].startswith("unknown_type")
+               for r in result.review)

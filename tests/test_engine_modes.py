@@ -1,0 +1,125 @@
+"""Upgrade and projection modes: references to V_doc, literals, rejects, the registry."""
+from __future__ import annotations
+
+import pytest
+
+import kgkit
+from kgkit.config.model import Config
+from kgkit.errors import NotFoundError
+from kgkit.modes import registry
+
+from engine_support import CHUNK_SIZE, ScriptedBackend, write_inputs
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "user-config"))
+    monkeypatch.setenv("KGKIT_NO_PLUGINS", "1")
+    monkeypatch.chdir(tmp_path)
+
+
+def extract(tmp_path, views, extra=None):
+    inputs = write_inputs(tmp_path / "in")
+    views = [v.replace("TEMPLATE", str(inputs["template"])) for v in views]
+    return kgkit.extract(inputs["doc"], domain=inputs["domain"], views=views,
+                         config=Config(chunk_size=CHUNK_SIZE, chunk_overlap=0), out_dir=tmp_path / "out",
+                         backend=ScriptedBackend(extra=extra))[0]
+
+
+def reasons(result, stage):
+    return [r["reason"] for r in result.review if r["stage"] == stage]
+
+
+def test_nary_items_naming_unknown_nodes_are_rejected_and_counted(tmp_path):
+    extra = {"nary": [
+        {"relation": "Employment", "roles": {"employee": "Nobody Known", "employer": "Acme Corp"}},
+        {"relation": "Employment", "roles": {"employee": "Acme Corp"}},  # an Org cannot fill a Person role
+        {"relation": "Employment", "roles": {"employer": "June 1, 2020"}},  # employer takes no literal
+        {"relation": "Employment", "roles": {"salary": "Acme Corp"}},
+        {"relation": "Sale", "roles": {"buyer": "Ann Lee"}},
+    ]}
+    result = extract(tmp_path, ["nary"], extra)
+    assert result.manifest["counts"]["rejects"]["nary"] == {
+        "unknown_node": 24, "unknown_role": 8, "unknown_relation": 8}
+    assert "unknown_node: employee = 'Nobody Known' names no node of the document" in reasons(result, "nary")
+    assert len(result.views["nary"]["hyperedges"]) == 8
+
+
+def test_nary_role_lists_and_literal_objects(tmp_path):
+    extra = {"nary": [{"relation": "Employment", "evidence": "Ann Lee joined Acme Corp",
+                       "roles": {"employee": ["Ann Lee", "Cy Park"], "start": {"literal": "1/2/21", "type": "date"}}}]}
+    result = extract(tmp_path, ["nary"], extra)
+    ids = {n["name"]: n["id"] for n in result.nodes}
+    listed = [h for h in result.views["nary"]["hyperedges"] if isinstance(h["roles"]["employee"], list)]
+    assert listed[0]["roles"] == {"employee": [{"node": ids["Ann Lee"]}, {"node": ids["Cy Park"]}],
+                                  "start": {"literal": "1/2/21", "type": "date", "value": "2021-01-02"}}
+    # missing required role is reported, the item kept
+    extra = {"nary": [{"relation": "Employment", "roles": {"employer": "Acme Corp"}, "evidence": "Acme Corp"}]}
+    result = extract(tmp_path / "second", ["nary"], extra)
+    assert "missing required role(s): employee" in reasons(result, "nary")
+
+
+def test_temporal_undeclared_qualifiers_are_left_out_and_reported(tmp_path):
+    extra = {"temporal": [{"head": "Ann Lee", "relation": "Work_For", "tail": "Acme Corp",
+                           "qualifiers": {"start_date": "the 3rd day of May, 2021", "salary": "$5"},
+                           "evidence": "Ann Lee joined Acme Corp"},
+                          {"head": "Acme Corp", "relation": "Work_For", "tail": "Ann Lee"}]}
+    result = extract(tmp_path, ["temporal"], extra)
+    may = [e for e in result.views["temporal"]["edges"] if e["qualifiers"]["start_date"]["value"] == "2021-05-03"]
+    assert may[0]["qualifiers"] == {"start_date": {"text": "the 3rd day of May, 2021", "type": "date",
+                                                   "value": "2021-05-03"}}
+    assert "unknown_qualifier: qualifier 'salary' is not declared for Work_For" in reasons(result, "temporal")
+    assert result.manifest["counts"]["rejects"]["temporal"]["type_not_allowed"] == 8
+
+
+def test_event_time_is_normalised_and_kept_as_written(tmp_path):
+    result = extract(tmp_path, ["event"])
+    event = result.views["event"]["events"][0]
+    assert event["time"] == {"text": "March 1, 2020", "value": "2020-03-01"}
+    assert event["type"] == "Hire" and event["trigger"] == "joined"
+
+
+def test_an_off_schema_answer_is_one_review_entry(tmp_path):
+    extra = {"event": [{"type": "Hire"}]}  # no trigger, no arguments
+    result = extract(tmp_path, ["event"], extra)
+    assert result.views["event"]["events"] == []
+    assert reasons(result, "event")[0].startswith("invalid_answer: answer does not match the view's output schema")
+
+
+def test_diy_rejects_unknown_entity_types_and_relations_naming_no_entity(tmp_path):
+    extra = {"diy:staffing": [{"relation": "HOLDS", "roles": {"holder": "Ann Lee", "role": "pilot"}}]}
+    result = extract(tmp_path, ["diy:TEMPLATE"], extra)
+    assert result.manifest["counts"]["rejects"]["diy:staffing"] == {"unknown_node": 8}
+    assert result.views["diy:staffing"]["template"] == "staffing"
+
+
+def test_person_projection_orients_person_first_with_zero_calls(tmp_path):
+    result = extract(tmp_path, ["person", "binary"])
+    nodes = {n["id"]: n for n in result.nodes}
+    assert result.manifest["calls"]["total"] == 16
+    assert all(nodes[e["head"]]["type"] == "Person" for e in result.views["person"]["edges"])
+    assert [e["id"] for e in result.views["person"]["edges"]] == [e["id"] for e in result.views["binary"]["edges"]]
+
+
+def test_modes_register_like_plugins_and_unknown_modes_name_the_known(tmp_path):
+    assert set(registry.available_modes()) >= {"projection.v1", "nary.v1", "temporal.v1", "event.v1", "diy.v1"}
+
+    class Nary2(type(registry.get_mode("nary.v1"))):
+        name = "nary.v2"
+
+    registry.register_mode(Nary2(), origin="test")
+    try:
+        assert registry.available_modes()["nary.v2"] == "test"
+        with pytest.raises(NotFoundError, match="unknown view mode 'nary.v3'") as err:
+            registry.get_mode("nary.v3")
+        assert "nary.v2" in err.value.hint
+    finally:
+        registry._modes.pop("nary.v2")
+        registry._origins.pop("nary.v2")
+
+
+def test_diy_entities_of_types_the_template_lacks_are_rejected(tmp_path):
+    extra = {"diy-entities": [{"name": "Acme Corp", "type": "Company", "evidence": "Acme Corp"}]}
+    result = extract(tmp_path, ["diy:TEMPLATE"], extra)
+    assert result.manifest["counts"]["rejects"]["diy:staffing"] == {"unknown_type": 8}
+    assert "unknown_type: 'Company' is not an entity type of template staffing" in reasons(result, "diy:staffing")

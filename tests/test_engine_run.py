@@ -1,0 +1,195 @@
+"""kgkit.extract end to end on real files: call budget, run folder, state reuse, resume."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+import kgkit
+from kgkit.config.model import Config
+from kgkit.documents.chunking import chunk_document
+from kgkit.documents.load import load_document
+from kgkit.errors import KgkitError, NotFoundError
+
+from engine_support import CHUNK_SIZE, CountingBackend, ScriptedBackend, write_inputs
+
+ALL_SIX = ["binary", "person", "nary", "temporal", "event"]
+SCHEMA = json.loads((Path(kgkit.__file__).parent / "schemas" / "payload.schema.json").read_text())
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "user-config"))
+    monkeypatch.setenv("KGKIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    return write_inputs(tmp_path / "in")
+
+
+def config() -> Config:
+    return Config(chunk_size=CHUNK_SIZE, chunk_overlap=0)
+
+
+def run(inputs, views, backend, out, **kw):
+    return kgkit.extract(inputs["doc"], domain=inputs["domain"], views=views, config=config(), out_dir=out,
+                         backend=backend, **kw)[0]
+
+
+def validate(defn: str, data) -> None:
+    jsonschema.Draft202012Validator({"$defs": SCHEMA["$defs"], "$ref": f"#/$defs/{defn}"}).validate(data)
+
+
+def test_the_document_has_eight_chunks(inputs):
+    assert len(chunk_document(load_document(inputs["doc"]), CHUNK_SIZE, 0)) == 8
+
+
+def test_all_six_views_cost_48_calls_against_a_naive_96(inputs, tmp_path):
+    backend = CountingBackend(ScriptedBackend())
+    views = ALL_SIX + [f"diy:{inputs['template']}"]
+    result = run(inputs, views, backend, tmp_path / "out")
+    assert len(backend.calls) == 48
+    stages = [stage for stage, _ in backend.calls]
+    assert {s: stages.count(s) for s in set(stages)} == {
+        "entities": 8, "relations": 8, "nary": 8, "temporal": 8, "event": 8, "diy:staffing": 8}
+    # every chunk exactly once per pass
+    assert sorted(set(backend.calls)) == sorted(backend.calls)
+    calls = result.manifest["calls"]
+    assert (calls["core"], calls["projection"], calls["total"], calls["naive"]) == (16, 0, 48, 96)
+    assert calls["upgrade"] == {"nary": 8, "temporal": 8, "event": 8, "diy:staffing": 8}
+    assert result.manifest["tokens"] == {"in": 4800, "out": 960}
+
+
+def test_projections_only_cost_the_core(inputs, tmp_path):
+    backend = CountingBackend(ScriptedBackend())
+    result = run(inputs, ["binary", "person"], backend, tmp_path / "out")
+    assert len(backend.calls) == 16
+    assert result.manifest["calls"]["total"] == 16 and result.manifest["calls"]["naive"] == 32
+
+
+def test_run_folder_files_match_the_published_schema(inputs, tmp_path):
+    result = run(inputs, ALL_SIX + [f"diy:{inputs['template']}"], ScriptedBackend(), tmp_path / "out")
+    folder = result.run_dir
+    assert folder == tmp_path / "out" / "staff_notes"
+    validate("manifest", json.loads((folder / "manifest.json").read_text()))
+    validate("nodes_file", json.loads((folder / "nodes.json").read_text()))
+    names = sorted(p.name for p in (folder / "views").iterdir())
+    assert names == sorted(["binary.json", "person.json", "nary.json", "temporal.json", "event.json",
+                            "diy.staffing.json"])
+    for path in (folder / "views").iterdir():
+        validate("view_file", json.loads(path.read_text()))
+    for line in (folder / "review.jsonl").read_text().splitlines():
+        validate("review_item", json.loads(line))
+    assert not [p for p in folder.rglob("*.tmp")]
+
+
+def test_every_view_refers_to_nodes_of_the_shared_table(inputs, tmp_path):
+    result = run(inputs, ALL_SIX + [f"diy:{inputs['template']}"], ScriptedBackend(), tmp_path / "out")
+    nodes = {n["id"]: n for n in json.loads((result.run_dir / "nodes.json").read_text())["nodes"]}
+    by_name = {n["name"]: n["id"] for n in nodes.values()}
+    ann = by_name["Ann Lee"]
+    assert nodes[ann]["type"] == "Person" and nodes[ann]["origin"] == "core"  # "PER" is an alias of Person
+    hyper = [h for h in result.views["nary"]["hyperedges"] if h["roles"]["employee"] == {"node": ann}]
+    assert hyper[0]["roles"]["start"] == {"literal": "March 1, 2020", "type": "date", "value": "2020-03-01"}
+    temporal = [e for e in result.views["temporal"]["edges"] if e["head"] == ann]
+    assert temporal[0]["qualifiers"]["start_date"]["value"] == "2020-03-01"
+    # diy: the template's Person is the core's Person node; its Role entity is a new node
+    holds = result.views["diy:staffing"]["relations"]
+    assert {h["roles"]["holder"]["node"] for h in holds} <= set(nodes)
+    role = nodes[holds[0]["roles"]["role"]["node"]]
+    assert (role["name"], role["type"], role["origin"]) == ("engineer", "Role", "diy:staffing")
+    assert result.manifest["counts"]["dangling"] == 0
+    # node ids are stable: a fresh folder on the same input gives the same table
+    again = run(inputs, ["binary"], ScriptedBackend(), tmp_path / "other")
+    assert {n["id"] for n in again.nodes} == {n["id"] for n in nodes.values() if n["origin"] == "core"}
+
+
+def test_every_item_carries_chunk_span_and_page(inputs, tmp_path):
+    result = run(inputs, ["binary", "nary"], ScriptedBackend(), tmp_path / "out")
+    text = inputs["doc"].read_text()
+    for edge in result.views["binary"]["edges"] + result.views["nary"]["hyperedges"]:
+        start, end = edge["evidence"]["span"]
+        assert text[start:end] == edge["evidence"]["quote"] and edge["verified"]
+    for node in result.nodes:
+        for m in node["mentions"]:
+            assert text[m["span"][0]:m["span"][1]] == node["name"]
+
+
+def test_a_rerun_reuses_every_pass_and_adding_a_view_runs_only_its_passes(inputs, tmp_path):
+    out = tmp_path / "out"
+    first = run(inputs, ["nary", "temporal"], ScriptedBackend(), out)
+    assert first.manifest["calls"]["executed"] == 32
+    backend = CountingBackend(ScriptedBackend())
+    again = run(inputs, ["nary", "temporal"], backend, out)
+    assert backend.calls == [] and again.manifest["calls"]["reused"] == 32
+    assert again.views == first.views and again.nodes == first.nodes
+    backend = CountingBackend(ScriptedBackend())
+    added = run(inputs, ["event"], backend, out, resume=True)
+    assert [stage for stage, _ in backend.calls] == ["event"] * 8
+    assert [v["name"] for v in added.manifest["views"]] == ["nary", "temporal", "event"]
+    assert sorted(p.name for p in (out / "staff_notes" / "views").iterdir()) == ["event.json", "nary.json",
+                                                                               "temporal.json"]
+
+
+def test_without_resume_the_folder_holds_only_this_runs_views(inputs, tmp_path):
+    out = tmp_path / "out"
+    run(inputs, ["nary", "binary"], ScriptedBackend(), out)
+    run(inputs, ["binary"], ScriptedBackend(), out)
+    assert [p.name for p in (out / "staff_notes" / "views").iterdir()] == ["binary.json"]
+
+
+def test_failed_chunks_are_kept_for_resume(inputs, tmp_path):
+    out = tmp_path / "out"
+    failing = ScriptedBackend(fail={("relations", 2), ("nary", 5)})
+    result = run(inputs, ["nary"], failing, out)
+    assert not result.ok
+    assert sorted((f["stage"], f["error"]) for f in result.failures) == [
+        ("nary", "scripted failure"), ("relations", "scripted failure")]
+    assert any(r["reason"].startswith("unparsable answer") and r["item"] == {"raw": "not json {"}
+               for r in result.review)
+    assert len(result.views["nary"]["hyperedges"]) == 7
+    backend = CountingBackend(ScriptedBackend())
+    resumed = run(inputs, None, backend, out, resume=True)
+    # the failed passes again, and chunk 2's nary pass, whose context (the chunk's part of
+    # the skeleton) now holds the relation recovered there; nothing else
+    assert sorted(backend.calls) == [("nary", 2), ("nary", 5), ("relations", 2)]
+    assert resumed.ok and len(resumed.views["nary"]["hyperedges"]) == 8
+
+
+def test_unverified_and_low_confidence_items_are_kept_and_reviewed(inputs, tmp_path):
+    extra = {"relations": [{"head": "Ann Lee", "relation": "Work_For", "tail": "Acme Corp",
+                            "evidence": "Ann Lee was the chair of the board of Acme", "confidence": 0.2}]}
+    result = run(inputs, ["binary"], ScriptedBackend(extra=extra), tmp_path / "out")
+    reasons = [r["reason"] for r in result.review if r["stage"] == "relations"]
+    assert any(r.startswith("unverified evidence") for r in reasons)
+    assert any(r == "low confidence (0.2 < 0.5)" for r in reasons)
+    # the better-supported copy of the same edge is the one kept in the view
+    ann_edges = [e for e in result.views["binary"]["edges"] if e["evidence"]["quote"].startswith("Ann Lee")]
+    assert len(ann_edges) == 1 and ann_edges[0]["verified"]
+
+
+def test_bad_view_or_domain_fails_before_any_call(inputs, tmp_path):
+    backend = CountingBackend(ScriptedBackend())
+    with pytest.raises(NotFoundError, match="unknown view 'narry'"):
+        run(inputs, ["narry"], backend, tmp_path / "out")
+    with pytest.raises(KgkitError, match="the diy view needs a template"):
+        run(inputs, ["diy"], backend, tmp_path / "out")
+    with pytest.raises(KgkitError):
+        kgkit.extract([inputs["doc"], tmp_path / "missing.pdf"], domain=inputs["domain"], views=["binary"],
+                      config=config(), out_dir=tmp_path / "out", backend=backend)
+    assert backend.calls == [] and not (tmp_path / "out").exists()
+
+
+def test_a_backend_factory_gets_one_backend_per_stage(inputs, tmp_path):
+    made = []
+
+    def factory(cfg, stage):
+        made.append(stage)
+        return ScriptedBackend()
+
+    run(inputs, ["nary"], factory, tmp_path / "out")
+    assert made == ["core", "upgrades"]

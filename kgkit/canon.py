@@ -7,8 +7,8 @@ first, and records why every surface form joined the node it did:
 
 1. **Rules** -- :func:`canonical_key` folds Unicode (NFKC), case, accents, quotes,
    punctuation, a leading "the" and trailing legal suffixes. Equal keys within a type
-   merge; the reason says which rule was needed (``exact``, ``case/punctuation``,
-   ``legal-suffix``).
+   merge; the reason says which rule was needed: ``exact`` (only Unicode form or spacing
+   differ), ``case/punctuation``, ``legal-suffix``.
 2. **Declared aliases and defined terms** -- a mention's ``aliases`` (``declared-alias``),
    or a contract-style definition found right after it in the text, such as
    ``ABC Corp. (the "Company")`` (``defined-term``). An alias claimed by two different
@@ -123,6 +123,11 @@ def split_trade_name(name: str) -> tuple[str, str | None]:
     if not m:
         return name, None
     return m.group("name").rstrip(" ,"), m.group("alias").strip()
+
+
+def _base_name(surface: str) -> str:
+    """The display form of a surface: squashed, without a trade-name clause."""
+    return split_trade_name(_squash(surface))[0]
 
 
 def canonical_key(name: str, *, legal_suffixes: bool = True) -> str:
@@ -302,19 +307,21 @@ def defined_terms_after(text: str, end: int) -> list[str]:
 def _defined_terms(mention: Mention, text: str | None) -> list[str]:
     """Defined terms following the mention's name, in the document text or its evidence.
 
-    The mention's span may cover the name itself or the whole evidence quote, so the
-    name is also looked for inside the span and the text after each occurrence checked.
+    The mention's span may cover the name itself or the whole evidence quote, so when
+    nothing follows the span the name is also looked for inside it.
     """
     from kgkit.evidence import locate_mention
 
-    places: list[tuple[str, int]] = []
-    if text is not None and mention.span is not None:
-        start, end = mention.span
-        places.append((text, end))
-        places += [(text, start + e) for _, e in locate_mention(mention.name, text[start:end])]
-    if mention.evidence:
-        places += [(mention.evidence, e) for _, e in locate_mention(mention.name, mention.evidence)]
-    for where, end in places:
+    def places():
+        if text is not None and mention.span is not None:
+            start, end = mention.span
+            yield text, end
+            if end - start > len(mention.name):
+                yield from ((text, start + e) for _, e in locate_mention(mention.name, text[start:end]))
+        if mention.evidence:
+            yield from ((mention.evidence, e) for _, e in locate_mention(mention.name, mention.evidence))
+
+    for where, end in places():
         terms = defined_terms_after(where, end)
         if terms:
             return terms
@@ -536,7 +543,7 @@ def merge_entities(
         if etype is None:
             rejected.append(Rejection(m, f"unknown entity type {m.type!r} (declared: {declared or 'none'})"))
             continue
-        surface = _squash(m.name)
+        surface = m.name.strip()  # as written: a re-spaced copy is recorded as an "exact" merge
         gkey = (etype, key_of(surface))
         group = groups.setdefault(gkey, _Group(type=etype, key=gkey[1]))
         group.mentions.append(m)
@@ -600,9 +607,9 @@ def merge_entities(
         counts: Counter = Counter()  # "X dba Y" counts as X: the node is X, Y an alias
         for g in primary:
             for surface, n in g.surfaces.items():
-                counts[split_trade_name(surface)[0]] += n
+                counts[_base_name(surface)] += n
         name = min(counts, key=lambda s: (-counts[s], -len(s), s))
-        home = next(g for g in primary if any(split_trade_name(s)[0] == name for s in g.surfaces))
+        home = next(g for g in primary if any(_base_name(s) == name for s in g.surfaces))
         etype = home.type
         merged_from = []
         for g in sorted(gs, key=lambda g: g.key):
@@ -617,7 +624,7 @@ def merge_entities(
                     reason, score = "fuzzy", fuzz.ratio(g.sorted_form, home.sorted_form)
                 merged_from.append({"name": surface, "reason": reason, "score": round(score, 2)})
                 merges.append(MergeRecord(etype, name, surface, reason, score))
-        surfaces = {s for g in gs for s in g.surfaces} | aliases_of[root]
+        surfaces = {_squash(s) for g in gs for s in g.surfaces} | aliases_of[root]
         mentions = tuple(sorted((m for g in gs for m in g.mentions), key=Mention._order))
         node = Node(node_id(etype, name, legal_suffixes=legal_suffixes), etype, name,
                     tuple(sorted(surfaces - {name})), mentions, tuple(merged_from))

@@ -125,10 +125,11 @@ def test_rule_reasons_name_the_weakest_rule_needed():
          Mention("Acme Widgets Ltd", "Organization")],
     )
     reasons = {r.merged: r.reason for r in result.merges}
-    assert reasons == {"ACME WIDGETS": "case/punctuation", "Acme Widgets Ltd": "legal-suffix"}
-    # NFKC/whitespace variants are the same surface: counted, not recorded as a merge
+    assert reasons == {"Acme\u00a0 Widgets": "exact", "ACME WIDGETS": "case/punctuation",
+                       "Acme Widgets Ltd": "legal-suffix"}
     node = nodes_by_name(result)["Acme Widgets"]
-    assert len(node.mentions) == 5 and any(m.name == "Acme\u00a0 Widgets" for m in node.mentions)
+    assert len(node.mentions) == 5
+    assert node.aliases == ("ACME WIDGETS", "Acme Widgets Ltd")  # a re-spaced copy is no new alias
     assert set(REASONS) >= set(reasons.values())
 
 

@@ -123,6 +123,10 @@ def test_describe_gives_host_only_and_parameters(stub_provider, key):
     assert described["api_base_host"] == stub_provider.url.removeprefix("http://")
     assert described["temperature"] == 0.0 and described["max_tokens"] == 2048
     assert "pw" not in json.dumps(described)
+    assert backend(stub_provider, api_base=stub_provider.openai_base, timeout=1.0, retries=9).describe() == {
+        "backend": "litellm", "model": "openai/test-model", "temperature": 0.0, "max_tokens": 2048,
+        "json_mode": True, "api_base_host": described["api_base_host"],
+    }  # transport settings stay out: raising llm.retries before --resume keeps completed passes
 
 
 @pytest.mark.parametrize("wire", sorted(WIRES))
@@ -367,3 +371,19 @@ def test_litellm_is_imported_only_when_a_request_is_sent(tmp_path):
     done = subprocess.run([sys.executable, "-c", script, str(Path(__file__).parent)], capture_output=True, text=True,
                           cwd=tmp_path, timeout=60)
     assert done.stdout.strip() == "False", done.stderr
+
+
+def test_cached_backend_answers_a_repeat_without_a_request(stub_provider, key, tmp_path):
+    stub_provider.script(ANSWER)
+    config = Config(llm=llm_config(stub_provider), cache=CacheConfig(dir=tmp_path / "cache"))
+
+    first = create_backend(config).run(entities_request())
+    again = create_backend(config).run(entities_request())
+    other_sample = create_backend(config)
+
+    assert first.data == again.data == ANSWER
+    assert (again.cached, again.requests) == (True, 0)
+    assert len(stub_provider.requests) == 1
+    stub_provider.script(ANSWER)
+    assert other_sample.run(entities_request(sample=1)).cached is False  # a new rollout is a new question
+    assert len(stub_provider.requests) == 2

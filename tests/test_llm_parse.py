@@ -68,7 +68,7 @@ def test_any_text_gives_a_dict_or_a_kgkit_error(text):
         assert isinstance(exc, AnswerParseError) and exc.reason
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     st.dictionaries(st.text(), st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
                                             lambda c: st.lists(c) | st.dictionaries(st.text(), c), max_leaves=10)),

@@ -91,3 +91,18 @@ def test_an_answer_invalid_after_the_re_ask_is_kept_for_review(stub_provider, do
     assert "no JSON object found" in failure["error"]
     review = [json.loads(line) for line in (run.run_dir / "review.jsonl").read_text().splitlines()]
     assert {"stage": "entities", "raw": junk} in [{"stage": r["stage"], "raw": r["item"].get("raw")} for r in review]
+
+
+def test_a_cached_re_run_sends_no_request_and_the_cache_holds_no_key(stub_provider, document, tmp_path):
+    stub_provider.responder = answer_by_pass
+    config = config_for(stub_provider, "openai/test-model", dir=tmp_path / "cache")
+
+    [first] = kgkit.extract(document, domain="general", views=["binary"], config=config, out_dir=tmp_path / "one")
+    sent = len(stub_provider.requests)
+    [again] = kgkit.extract(document, domain="general", views=["binary"], config=config, out_dir=tmp_path / "two")
+
+    assert sent == 2 and len(stub_provider.requests) == sent
+    assert again.manifest["calls"]["cache_hits"] == 2 and again.manifest["calls"]["requests"] == 0
+    assert again.views["binary"]["edges"] == first.views["binary"]["edges"]
+    stored = b"".join(p.read_bytes() for p in (tmp_path / "cache").rglob("*") if p.is_file())
+    assert stored and FAKE_KEY.encode() not in stored

@@ -89,14 +89,15 @@ class LLMBackend:
 
     # -- the Backend contract ------------------------------------------------------
     def describe(self) -> dict[str, Any]:
+        """What shapes the answers, for the manifest (the engine's resume key reads it too,
+        so transport settings such as timeout and retries stay out: raising
+        ``llm.retries`` before ``--resume`` must not redo completed passes)."""
         s = self.settings
         out: dict[str, Any] = {
             "backend": "litellm",
             "model": s.model,
             "temperature": s.temperature,
             "max_tokens": s.max_tokens,
-            "timeout": s.timeout,
-            "retries": s.retries,
             "json_mode": s.json_mode,
         }
         if s.api_base:  # host and port only: a URL may carry user:password

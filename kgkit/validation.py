@@ -278,7 +278,7 @@ def _check_regexes(src: Source) -> Iterator[Issue]:
             re.compile(rx)
         except re.error as exc:
             where = f" at position {exc.pos}" if exc.pos is not None else ""
-            yield src.issue(path, f"invalid regular expression {rx!r}: {exc.msg}{where}; expected a Python regex")
+            yield src.issue(path, f"invalid regular expression '{rx}': {exc.msg}{where}; expected a Python regex")
 
 
 def _check_enum_qualifiers(src: Source) -> Iterator[Issue]:

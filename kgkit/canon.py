@@ -38,6 +38,7 @@ from typing import Any, Iterable, Sequence
 
 from rapidfuzz import fuzz, process
 
+from kgkit.evidence import locate_mention
 from kgkit.model import Domain
 
 #: Every reason a surface form can have joined a node, in the order the stages run.
@@ -310,8 +311,6 @@ def _defined_terms(mention: Mention, text: str | None) -> list[str]:
     The mention's span may cover the name itself or the whole evidence quote, so when
     nothing follows the span the name is also looked for inside it.
     """
-    from kgkit.evidence import locate_mention
-
     def places():
         if text is not None and mention.span is not None:
             start, end = mention.span
@@ -596,7 +595,7 @@ def merge_entities(
     for i, surfaces in alias_surfaces.items():
         aliases_of[uf.find(i)] |= surfaces
 
-    from kgkit.ids import node_id
+    from kgkit.ids import node_id  # here, not at the top: kgkit.ids imports this module
 
     nodes: list[Node] = []
     merges: list[MergeRecord] = []

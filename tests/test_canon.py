@@ -6,6 +6,8 @@ import random
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rapidfuzz import fuzz
 
 from kgkit.canon import (
@@ -401,3 +403,33 @@ def test_node_dict_matches_nodes_json_shape():
         "mentions": [{"chunk": "c_1", "span": [0, 10], "page": 1}, {"chunk": "c_2", "span": [50, 58], "page": 2}],
         "merged_from": [{"name": "Acme Inc", "reason": "legal-suffix", "score": 100.0}],
     }
+
+
+# --------------------------------------------------------------------------- properties
+
+POOL = ["John Smith", "Jon Smith", "JOHN SMITH", "Maria Gonzalez", "Maria Gonzales", "Mario Gonzales",
+        "Acme Corp.", "ACME, Inc.", "Acme", "Apple", "Apple Bank", "Globex Ltd", "Globex", "Phase 2", "Phase 3",
+        "Smith, John", "", "Initech GmbH", "Initek GmbH"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(POOL), st.sampled_from(["Person", "Organization", "Drug"])), max_size=25),
+       st.sampled_from([85.0, 90.0, 95.0]))
+def test_merge_keeps_every_mention_and_never_chains(pairs, threshold):
+    mentions = [Mention(name, etype, span=(i, i + 1)) for i, (name, etype) in enumerate(pairs)]
+    result = merge_entities(mentions, DOMAIN, threshold=threshold)
+    assert sum(len(n.mentions) for n in result.nodes) + len(result.rejected) == len(mentions)
+    assert {r.reason for r in result.merges} <= set(REASONS)
+    assert len({n.id for n in result.nodes}) == len(result.nodes)
+    for node in result.nodes:
+        keys = sorted({" ".join(sorted(canonical_key(m.name).split())) for m in node.mentions})
+        for i, a in enumerate(keys):  # complete link: every pair of spellings within the threshold
+            for b in keys[i + 1:]:
+                assert fuzz.ratio(a, b) >= threshold, (node.name, a, b)
+
+
+@given(st.text(min_size=1).filter(str.strip))
+def test_any_name_has_a_non_empty_key_and_an_id(name):
+    assert canonical_key(name)
+    assert canonical_key(name, legal_suffixes=False)
+    assert node_id("T", name).startswith("n_")

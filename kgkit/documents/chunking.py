@@ -12,11 +12,11 @@ trailing whitespace is left out of chunks, and every other character is in at le
 from __future__ import annotations
 
 import bisect
-import hashlib
 import re
 
 from kgkit.documents.types import Chunk, Document
 from kgkit.errors import ConfigError
+from kgkit.ids import chunk_id
 
 # A paragraph break: a line break, optional blanks, another line break.
 _PARAGRAPH = re.compile(r"\n[ \t\r\f\v]*\n\s*")
@@ -48,20 +48,22 @@ def chunk_document(doc: Document, size: int, overlap: int) -> list[Chunk]:
     start, end = _skip_space(text, 0), 0
     while start < last:
         limit = start + size
-        # A chunk must reach past the previous one, or it would only repeat the overlap.
-        end = last if limit >= last else breaks.best_end(start, max(end + 1, start + 1), limit, size)
-        end = _trim_end(text, start, end)
+        if limit >= last:
+            cut = last
+        else:
+            # A chunk must reach past the previous one, or it would only repeat the overlap.
+            cut = breaks.best_end(start, _skip_space(text, end) + 1, limit, size)
+            if cut is None and start < end:
+                start = _skip_space(text, end)  # the overlap left no room for a clean cut: drop it
+                continue
+            if cut is None:
+                cut = limit  # one unbroken run longer than a chunk: cut it at the size
+        end = _trim_end(text, start, cut)
         chunks.append(_chunk(doc, len(chunks), start, end))
         if end >= last:
             break
         start = _skip_space(text, breaks.overlap_start(start, end, overlap))
     return chunks
-
-
-def chunk_id(doc_id: str, index: int, start: int, end: int) -> str:
-    """``c_`` + 16 hex of sha256(doc id, index, start, end), as docs/design.md fixes it."""
-    key = "\x1f".join((doc_id, str(index), str(start), str(end)))
-    return "c_" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 
 def _chunk(doc: Document, index: int, start: int, end: int) -> Chunk:
@@ -102,8 +104,9 @@ class _Breaks:
         # A paragraph break also ends a sentence (headings and list items have no period).
         self.sentences = sorted(set(sentences) | set(self.paragraphs))
 
-    def best_end(self, start: int, lo: int, limit: int, size: int) -> int:
-        """Where to end a chunk that starts at ``start``: in [lo, limit], the best cut."""
+    def best_end(self, start: int, lo: int, limit: int, size: int) -> int | None:
+        """The best cut in [lo, limit] for a chunk that starts at ``start``; None if the
+        text there has no break at all."""
         p = _last_in(self.paragraphs, max(lo, start + size // 2), limit)
         if p is None:
             p = _last_in(self.sentences, lo, limit)
@@ -111,19 +114,28 @@ class _Breaks:
             p = self.text.rfind("\n", lo, limit + 1)
         if p < lo:
             p = next((i for i in range(min(limit, len(self.text) - 1), lo - 1, -1) if self.text[i].isspace()), -1)
-        return p if p >= lo else limit  # one unbroken run longer than a chunk: cut at the size
+        return p if p >= lo else None
 
     def overlap_start(self, start: int, end: int, overlap: int) -> int:
-        """Where the next chunk starts: the earliest sentence (else word) start within
-        ``overlap`` characters before ``end``; ``end`` itself when none fits."""
+        """Where the next chunk starts: the earliest sentence start within ``overlap``
+        characters before ``end``. A chunk that ended inside a sentence (a sentence longer
+        than a chunk) is overlapped by whole words instead. Else no overlap: a fragment
+        of a sentence would only invite wrong extractions."""
         if overlap == 0:
             return end
         lo = max(start + 1, end - overlap)
         p = _first_in(self.sentences, lo, end - 1)
-        if p is None:
+        if p is not None:
+            return p
+        if not self._ends_sentence(end):
             space = _SPACE.search(self.text, lo, end)
-            p = space.start() if space else end
-        return p
+            if space:
+                return space.start()
+        return end
+
+    def _ends_sentence(self, end: int) -> bool:
+        i = bisect.bisect_left(self.sentences, end)
+        return i < len(self.sentences) and not self.text[end:self.sentences[i]].strip()
 
 
 def _last_in(positions: list[int], lo: int, hi: int) -> int | None:

@@ -22,6 +22,7 @@ from typing import BinaryIO
 
 from kgkit.documents.types import Document, Page
 from kgkit.errors import InputError
+from kgkit.ids import doc_id
 
 PDF = "application/pdf"
 TEXT = "text/plain"
@@ -118,8 +119,7 @@ def _from_bytes(raw: bytes, *, source: str, name: str, media_type: str | None) -
 
 
 def _document(text: str, **fields) -> Document:
-    doc_id = "d_" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-    return Document(id=doc_id, text=text, **fields)
+    return Document(id=doc_id(text), text=text, **fields)
 
 
 def _sniff(raw: bytes) -> str:

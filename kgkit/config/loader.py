@@ -1,0 +1,397 @@
+"""Load the effective configuration: defaults < kgkit.yaml < environment < CLI flags.
+
+In order, predictably: find the file (``--config``, else ``kgkit.yaml`` in the working
+directory, else none); parse it with line marks; substitute ``${VAR}`` in string values
+(a missing variable is an error naming it); validate against
+``kgkit/schemas/config.schema.json`` (unknown keys get a did-you-mean); apply the
+environment (``KGKIT_MODEL``, ``KGKIT_API_BASE``, ``KGKIT_CACHE_DIR``, ``KGKIT_DOMAIN``)
+and then ``overrides`` (dotted keys in the file's layout, e.g. ``{"llm.model": ...}``);
+resolve relative paths — against the config file's directory for values written in it,
+against the working directory for values from the environment or flags. Nothing here
+changes the process's working directory.
+
+Secrets never enter :class:`Config`: ``llm.api_key: ${VAR}`` is read as
+``llm.api_key_env: VAR`` (the backend reads the variable when it calls), and a literal
+key in the file is refused.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from kgkit.config.model import (
+    CacheConfig,
+    CanonConfig,
+    Config,
+    LLMConfig,
+    ReviewConfig,
+    SkillsConfig,
+    StageLLM,
+)
+from kgkit.errors import ConfigError, Issue
+
+FILE_NAMES = ("kgkit.yaml", "kgkit.yml")
+ENV_OVERRIDES = {
+    "KGKIT_MODEL": ("llm", "model"),
+    "KGKIT_API_BASE": ("llm", "api_base"),
+    "KGKIT_CACHE_DIR": ("cache", "dir"),
+    "KGKIT_DOMAIN": ("domain",),
+}
+PATH_KEYS = (("cache", "dir"), ("skills", "library"), ("output", "dir"))
+_VAR = re.compile(r"\$\{([^}]*)\}")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+Path_ = tuple[str, ...]
+
+
+@dataclass
+class Effective:
+    """A loaded configuration and where its values came from (for ``kgkit config show``)."""
+
+    config: Config
+    env_vars: dict[Path_, list[str]] = field(default_factory=dict)  # key path -> variables it read
+    sources: list[str] = field(default_factory=list)  # what was applied, in order
+
+
+def load_config(
+    path: str | os.PathLike | None = None,
+    *,
+    overrides: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] = os.environ,
+    cwd: str | os.PathLike | None = None,
+) -> Config:
+    """The effective :class:`Config`.
+
+    ``path`` is a kgkit.yaml (``--config``); without it ``kgkit.yaml`` in ``cwd`` (default:
+    the working directory) is used when present, else the defaults. ``overrides`` maps
+    dotted keys of the file's layout (``"llm.model"``, ``"chunking.size"``,
+    ``"cache.enabled"``, ``"output.dir"``) to values; a ``None`` value means "not given".
+
+    Raises ConfigError listing every problem with file:line, key path and a hint.
+    """
+    return load_effective(path, overrides=overrides, env=env, cwd=cwd).config
+
+
+def load_effective(
+    path: str | os.PathLike | None = None,
+    *,
+    overrides: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] = os.environ,
+    cwd: str | os.PathLike | None = None,
+) -> Effective:
+    """Like :func:`load_config`, also reporting which values came from which variables."""
+    base = Path(cwd) if cwd is not None else Path.cwd()
+    file = _find_file(path, base)
+    data: dict[str, Any] = {}
+    origin: dict[Path_, Path] = {}  # key path of a path value -> directory it is relative to
+    effective = Effective(Config())
+    issues: list[Issue] = []
+    if file is not None:
+        data = _read_file(file, env, effective, issues)
+        for key in _path_keys(data):
+            origin[key] = file.parent
+        effective.sources.append(str(file))
+    for name, key in ENV_OVERRIDES.items():
+        if env.get(name):
+            layer = _nest({key: env[name]})
+            issues += _check_layer(layer, f"environment variable {name}")
+            _merge(data, layer)
+            effective.env_vars[key] = [name]
+            origin[key] = base
+            effective.sources.append(f"${name}")
+    given = {k: _plain(v) for k, v in (overrides or {}).items() if v is not None}
+    if given:
+        layer = _nest({tuple(k.split(".")): v for k, v in given.items()})
+        issues += _check_layer(layer, "override")
+        _merge(data, layer)
+        for key in _path_keys(layer):
+            origin[key] = base
+        for key in given:
+            effective.env_vars.pop(tuple(key.split(".")), None)
+        effective.sources.append("overrides: " + ", ".join(sorted(given)))
+    if issues:
+        raise _error(issues)
+    effective.config = _build(data, origin, file, base)
+    return effective
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def _find_file(path: str | os.PathLike | None, cwd: Path) -> Path | None:
+    if path is None:
+        return next((cwd / n for n in FILE_NAMES if (cwd / n).is_file()), None)
+    file = Path(path).expanduser()
+    if not file.is_absolute():
+        file = cwd / file
+    if file.is_dir():
+        raise ConfigError(f"{path} is a directory; give the path of a kgkit.yaml file")
+    if not file.is_file():
+        raise ConfigError(f"config file not found: {path}", hint="create one with `kgkit init`")
+    return file
+
+
+def _read_file(file: Path, env: Mapping[str, str], effective: Effective, issues: list[Issue]) -> dict[str, Any]:
+    from kgkit import yaml_source
+
+    source = yaml_source.load(file)
+    if source.issues:
+        raise _error(source.issues)
+    issues += _interpolate(source, source.data, (), env, effective)
+    issues += _api_key(source)
+    issues += _schema_issues(source)
+    return source.data
+
+
+def _interpolate(source, node: Any, path: tuple, env: Mapping[str, str], effective: Effective) -> list[Issue]:
+    """Substitute ``${VAR}`` in string values, in place. A value that is exactly one
+    ``${VAR}`` takes the variable's YAML scalar type (``${TIMEOUT}`` can be a number)."""
+    issues: list[Issue] = []
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, value in list(items):
+        if isinstance(value, (dict, list)):
+            issues += _interpolate(source, value, path + (key,), env, effective)
+            continue
+        if not isinstance(value, str) or "${" not in value:
+            continue
+        names = _VAR.findall(value)
+        bad = [n for n in names if not _NAME.fullmatch(n)] or (["${"] if "${" in _VAR.sub("", value) else [])
+        if bad:
+            issues.append(source.issue(path + (key,), f"malformed ${{...}} in {value!r}; expected ${{NAME}}"))
+            continue
+        missing = [n for n in names if n not in env]
+        if missing:
+            for name in missing:
+                issues.append(source.issue(path + (key,), f"environment variable {name} is not set",
+                                           f"export {name}=... or edit the file"))
+            continue
+        if path + (key,) == ("llm", "api_key"):
+            continue  # kept as written: it becomes api_key_env (see _api_key)
+        effective.env_vars[tuple(map(str, path + (key,)))] = names
+        if _VAR.fullmatch(value):
+            node[key] = _scalar(env[names[0]])
+        else:
+            node[key] = _VAR.sub(lambda m: env[m.group(1)], value)
+    return issues
+
+
+def _scalar(text: str) -> Any:
+    """A variable's value typed as YAML would type it, if it is a plain scalar."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    return value if isinstance(value, (bool, int, float)) or value is None else text
+
+
+def _api_key(source) -> list[Issue]:
+    """``llm.api_key: ${VAR}`` means ``llm.api_key_env: VAR``; a literal key is refused."""
+    llm = source.data.get("llm")
+    if not isinstance(llm, dict) or "api_key" not in llm:
+        return []
+    match = _VAR.fullmatch(str(llm["api_key"]).strip())
+    if not match:
+        issue = source.issue(("llm", "api_key"), "a literal API key does not belong in a file",
+                             "write api_key: ${VARIABLE} or api_key_env: VARIABLE and export the key")
+    elif llm.get("api_key_env") not in (None, match.group(1)):
+        issue = source.issue(("llm", "api_key"), "api_key and api_key_env name different variables",
+                             "keep one of them")
+    else:
+        llm["api_key_env"] = match.group(1)
+        issue = None
+    del llm["api_key"]  # reported here, so the schema need not say it again
+    return [issue] if issue else []
+
+
+@dataclass
+class _Layer:
+    """A Source stand-in for values that have no file (environment, overrides)."""
+
+    file: str
+    data: Any
+
+    def issue(self, path, message, hint=None, *, key=False) -> Issue:
+        return Issue(self.file, None, None, tuple(path), message, hint)
+
+
+def _schema_issues(source) -> list[Issue]:
+    from kgkit.validation import _explain  # one wording for every schema error kgkit reports
+
+    issues: list[Issue] = []
+    for error in _validator().iter_errors(source.data):
+        issues.extend(_explain(source, error))
+    return issues
+
+
+def _check_layer(layer: dict[str, Any], label: str) -> list[Issue]:
+    return _schema_issues(_Layer(label, layer))
+
+
+def _validator():
+    import json
+
+    from jsonschema import Draft202012Validator
+
+    schema_path = Path(__file__).resolve().parent.parent / "schemas" / "config.schema.json"
+    return Draft202012Validator(json.loads(schema_path.read_text(encoding="utf-8")))
+
+
+def _error(issues: list[Issue]) -> ConfigError:
+    issues = sorted(set(issues), key=Issue.sort_key)
+    n = len(issues)
+    lines = [i.format() for i in issues] + [f"{n} problem{'s' if n != 1 else ''} in the configuration"]
+    return ConfigError("\n".join(lines))
+
+
+def _plain(value: Any) -> Any:
+    """CLI values as YAML would hold them (click gives Paths and tuples)."""
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+def _nest(flat: Mapping[tuple, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in flat.items():
+        node = out
+        for part in key[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"override {'.'.join(key)} conflicts with another override")
+        node[key[-1]] = value
+    return out
+
+
+def _merge(into: dict[str, Any], layer: Mapping[str, Any]) -> None:
+    for key, value in layer.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
+
+
+def _path_keys(data: Mapping[str, Any]) -> list[Path_]:
+    keys = [k for k in PATH_KEYS if isinstance(data.get(k[0]), dict) and k[1] in data[k[0]]]
+    keys += [("prompts", stage) for stage in (data.get("prompts") or {})]
+    if isinstance(data.get("domain"), str):
+        keys.append(("domain",))
+    return keys
+
+
+# ----------------------------------------------------------------------------- building
+
+
+def _build(data: dict[str, Any], origin: dict[Path_, Path], file: Path | None, cwd: Path) -> Config:
+    def path(key: Path_, value: str | None) -> Path | None:
+        if value is None:
+            return None
+        p = Path(value).expanduser()
+        return p if p.is_absolute() else (origin.get(key, cwd) / p).resolve()
+
+    llm = dict(data.get("llm") or {})
+    stages = {name: StageLLM(**spec) for name, spec in (llm.pop("stages", None) or {}).items()}
+    cache = dict(data.get("cache") or {})
+    skills = dict(data.get("skills") or {})
+    chunking = data.get("chunking") or {}
+    config = Config(
+        llm=LLMConfig(**llm, stages=stages),
+        canon=CanonConfig(**(data.get("canon") or {})),
+        review=ReviewConfig(**(data.get("review") or {})),
+        cache=CacheConfig(**{**cache, "dir": path(("cache", "dir"), cache.get("dir"))}),
+        skills=SkillsConfig(**{**skills, "library": path(("skills", "library"), skills.get("library"))}),
+        prompts={stage: path(("prompts", stage), p) for stage, p in (data.get("prompts") or {}).items()},
+        chunk_size=chunking.get("size"),
+        chunk_overlap=chunking.get("overlap"),
+        views=list(data["views"]) if data.get("views") is not None else None,
+        source=file.resolve() if file else None,
+    )
+    if "domain" in data:
+        config.domain = _domain(data["domain"], origin.get(("domain",)))
+    if "dir" in (data.get("output") or {}):
+        config.out_dir = path(("output", "dir"), data["output"]["dir"])
+    size = config.chunk_size
+    if size is not None and config.chunk_overlap is not None and config.chunk_overlap >= size:
+        where = f"{file}: " if file else ""
+        raise ConfigError(f"{where}chunking -> overlap: must be smaller than size ({config.chunk_overlap} >= {size})")
+    return config
+
+
+def _domain(value: str, base: Path | None) -> str:
+    """A domain is a name on the search path, or a file path (relative to where it was written)."""
+    from kgkit.catalog import looks_like_path
+
+    if base is None or not looks_like_path(value) or Path(value).expanduser().is_absolute():
+        return value
+    return str((base / value).resolve())
+
+
+# ----------------------------------------------------------------------------- showing
+
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+MASK = "********"
+
+
+def config_to_data(config: Config) -> dict[str, Any]:
+    """``config`` in the file's layout, as plain YAML-ready data (paths as text)."""
+    def text(p: Path | None) -> str | None:
+        return None if p is None else str(p)
+
+    llm = config.llm
+    return {
+        "llm": {
+            "model": llm.model,
+            "api_base": llm.api_base,
+            "api_key_env": llm.api_key_env,
+            "temperature": llm.temperature,
+            "max_tokens": llm.max_tokens,
+            "timeout": llm.timeout,
+            "retries": llm.retries,
+            "backoff": llm.backoff,
+            "json_mode": llm.json_mode,
+            "stages": {name: {k: v for k, v in vars(s).items() if v is not None} for name, s in llm.stages.items()},
+        },
+        "domain": config.domain,
+        "views": list(config.views) if config.views is not None else None,
+        "chunking": {"size": config.chunk_size, "overlap": config.chunk_overlap},
+        "canon": dict(vars(config.canon)),
+        "review": dict(vars(config.review)),
+        "cache": {"enabled": config.cache.enabled, "dir": text(config.cache.dir)},
+        "skills": {**vars(config.skills), "library": text(config.skills.library)},
+        "prompts": {stage: text(p) for stage, p in config.prompts.items()},
+        "output": {"dir": text(config.out_dir)},
+    }
+
+
+def show_config(effective: Effective) -> str:
+    """The effective configuration as YAML, secrets masked, its sources in a header."""
+    import yaml
+
+    data = config_to_data(effective.config)
+    for key, names in effective.env_vars.items():
+        if any(_SECRET_NAME.search(n) for n in names):
+            _set(data, key, MASK)
+    base = data["llm"]["api_base"]
+    if base and base != MASK:
+        data["llm"]["api_base"] = _mask_url(base)
+    header = "# effective kgkit configuration\n# from: " + ("; ".join(effective.sources) or "defaults only") + "\n"
+    return header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+
+
+def _set(data: dict[str, Any], key: Path_, value: Any) -> None:
+    node: Any = data
+    for part in key[:-1]:
+        node = node.get(part) if isinstance(node, dict) else None
+    if isinstance(node, dict) and key[-1] in node:
+        node[key[-1]] = value
+
+
+def _mask_url(url: str) -> str:
+    """``https://user:pass@host`` -> ``https://user:********@host``."""
+    return re.sub(r"^([a-z][a-z0-9+.-]*://[^/@:]*):[^/@]*@", rf"\1:{MASK}@", url, flags=re.IGNORECASE)

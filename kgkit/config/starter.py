@@ -1,0 +1,124 @@
+"""The commented starter ``kgkit.yaml`` that ``kgkit init`` writes.
+
+Values come from :class:`kgkit.config.model.Config` defaults, so the starter cannot
+drift from them: loading it back gives the defaults (a test holds it to that). Keys
+whose default is "decided elsewhere" (the output folder, stage overrides, prompt
+overrides) are shown commented out, ready to edit.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kgkit.config.model import Config
+
+HEADER = """\
+# kgkit configuration. Every key is optional; delete what you do not change.
+# Precedence: these values < environment (KGKIT_MODEL, KGKIT_API_BASE, KGKIT_CACHE_DIR,
+# KGKIT_DOMAIN) < command-line flags. Strings may use ${VARIABLE}; relative paths are
+# relative to this file. `kgkit config show` prints what is in effect.
+
+"""
+
+# Comments for keys, by section; a key without one is shown bare.
+COMMENTS: dict[str, dict[str, str]] = {
+    "llm": {
+        "model": "null: the built-in offline backend (deterministic, free, no network)",
+        "api_base": "the provider's URL, for Ollama, vLLM or a proxy",
+        "api_key_env": "name of the variable holding the key (never the key itself)",
+        "temperature": "0 for extraction: the same text gives the same answer",
+        "max_tokens": "per answer",
+        "timeout": "seconds per request",
+        "retries": "extra attempts after the first (429, 5xx, timeouts)",
+        "backoff": "base seconds of exponential backoff; a Retry-After header wins",
+        "json_mode": "ask for JSON output where the provider supports it",
+    },
+    "domain": {"domain": "a name (`kgkit domains` lists them) or a path to a domain file"},
+    "views": {"views": "null: the domain's default views; e.g. [binary, nary, temporal]"},
+    "chunking": {"size": "characters; null: the domain's chunking", "overlap": "characters shared by neighbours"},
+    "canon": {
+        "fuzzy_threshold": "0-100: names of one type this similar are merged",
+        "legal_suffixes": "treat 'Acme Inc.' and 'Acme' as one name",
+    },
+    "review": {
+        "confidence_threshold": "items below go to review.jsonl (kept, marked)",
+        "evidence_threshold": "0-100: how closely a quote must match the chunk text",
+    },
+    "cache": {"enabled": "false = --no-cache", "dir": "null: $KGKIT_CACHE_DIR, else the user cache directory"},
+    "skills": {
+        "enabled": "give the core passes the learned skills that fit the document",
+        "top_k": "skills retrieved per document",
+        "library": "null: ./skill_library if present, else the built-in one",
+        "rollouts": "samples per chunk when learning skills",
+        "temperature": "sampling temperature of those rollouts",
+        "jaccard_merge": "a new skill this similar to an old one merges into it",
+        "jaccard_modify": "this similar: a new version of the old one; below: a new skill",
+    },
+}
+
+LLM_SWITCH = """\
+  # Switching provider is editing `model` (litellm names); nothing else changes:
+  #   model: openai/gpt-4o-mini                  # key in OPENAI_API_KEY
+  #   model: anthropic/claude-3-5-haiku-latest   # key in ANTHROPIC_API_KEY
+  #   model: ollama/qwen2.5:7b                   # with api_base: http://localhost:11434
+  #   model: hosted_vllm/Qwen/Qwen2.5-7B-Instruct  # with api_base: http://your-host:8000/v1
+  # A key may also be named here as api_key: ${MY_KEY} (never written literally).
+"""
+
+LLM_STAGES = """\
+  # Per-stage overrides of model, temperature, max_tokens (core, upgrades, skills):
+  # stages:
+  #   upgrades: {model: openai/gpt-4o-mini}
+  #   skills: {model: openai/gpt-4o, temperature: 0.7}
+
+"""
+
+TAIL = """\
+# Replace a built-in prompt (Jinja2) for a stage or view:
+# prompts:
+#   entities: prompts/my_entities.j2
+#   nary: prompts/my_nary.j2
+
+# output:
+#   dir: {out_dir}   # run folders go to <dir>/<document name>/
+"""
+
+
+def starter_text(config: Config | None = None) -> str:
+    """The starter file's text, with ``config``'s values (default: the defaults)."""
+    from kgkit.config.loader import config_to_data
+
+    data = config_to_data(config or Config())
+    lines = [HEADER]
+    lines.append("llm:\n" + LLM_SWITCH)
+    for key, value in data["llm"].items():
+        if key != "stages":
+            lines.append(_line(key, value, COMMENTS["llm"].get(key), indent=2))
+    lines.append(LLM_STAGES)
+    for top in ("domain", "views"):
+        lines.append(_line(top, data[top], COMMENTS[top].get(top)) + "\n")
+    for section in ("chunking", "canon", "review", "cache", "skills"):
+        lines.append(f"{section}:\n")
+        for key, value in data[section].items():
+            lines.append(_line(key, value, COMMENTS[section].get(key), indent=2))
+        lines.append("\n")
+    lines.append(TAIL.format(out_dir=data["output"]["dir"]))
+    return "".join(lines)
+
+
+def _line(key: str, value: Any, comment: str | None, indent: int = 0) -> str:
+    text = f"{' ' * indent}{key}: {_yaml_scalar(value)}"
+    return text + (f"  # {comment}" if comment else "") + "\n"
+
+
+def _yaml_scalar(value: Any) -> str:
+    """A default as YAML flow text (JSON is YAML; null, true, numbers and lists read back)."""
+    if isinstance(value, str):
+        return value if _plain_safe(value) else json.dumps(value)
+    return json.dumps(value)
+
+
+def _plain_safe(text: str) -> bool:
+    import yaml
+
+    return bool(text) and yaml.safe_load(text) == text and not text.startswith(("{", "[", "&", "*", "!", "|", ">", "%", "@", "`"))

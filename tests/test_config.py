@@ -1,0 +1,255 @@
+"""Configuration: file, ${ENV}, environment overrides, flags, paths, errors, starter, show."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import click
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kgkit.cli import main
+from kgkit.config import Config
+from kgkit.config.loader import load_config
+from kgkit.errors import ConfigError
+
+SCHEMA = Path(__file__).resolve().parents[1] / "kgkit" / "schemas" / "config.schema.json"
+
+
+@click.command(context_settings={"ignore_unknown_options": True, "help_option_names": []})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def entry(args):
+    """The real console entry point (errors become messages and exit codes there)."""
+    main(list(args))
+
+
+def kgkit(*args: str):
+    return CliRunner().invoke(entry, list(args))
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch):
+    """No user config, cache or KGKIT_* variables leak in; the working dir is empty."""
+    for name in ("KGKIT_MODEL", "KGKIT_API_BASE", "KGKIT_CACHE_DIR", "KGKIT_DOMAIN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "user-config"))
+    monkeypatch.chdir(tmp_path)
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_no_file_means_defaults(tmp_path):
+    assert load_config(env={}) == Config()
+
+
+def test_file_in_working_directory_and_relative_paths(tmp_path):
+    project = tmp_path / "project"
+    write(project / "kgkit.yaml", """
+llm: {model: openai/gpt-4o-mini, temperature: 0.2, stages: {upgrades: {model: openai/gpt-4o}}}
+domain: domains/legal_plus.yaml
+views: [binary, nary]
+chunking: {size: 1200, overlap: 100}
+cache: {dir: .cache/kgkit}
+skills: {library: ../shared-skills, top_k: 5}
+prompts: {entities: prompts/ents.j2, nary: /abs/nary.j2}
+output: {dir: out}
+""")
+    config = load_config(env={}, cwd=project)
+    assert config.source == project / "kgkit.yaml"
+    assert (config.llm.model, config.llm.temperature) == ("openai/gpt-4o-mini", 0.2)
+    assert config.llm.stages["upgrades"].model == "openai/gpt-4o"
+    assert (config.chunk_size, config.chunk_overlap, config.views) == (1200, 100, ["binary", "nary"])
+    assert config.cache.dir == project / ".cache" / "kgkit"
+    assert config.skills.library == tmp_path / "shared-skills"
+    assert config.skills.top_k == 5
+    assert config.prompts == {"entities": project / "prompts" / "ents.j2", "nary": Path("/abs/nary.j2")}
+    assert config.out_dir == project / "out"
+    assert config.domain == str(project / "domains" / "legal_plus.yaml")
+
+
+def test_explicit_path_is_relative_to_cwd_and_its_values_to_the_file(tmp_path):
+    write(tmp_path / "conf" / "my.yaml", "cache: {dir: c}\ndomain: legal\n")
+    config = load_config("conf/my.yaml", env={}, cwd=tmp_path)
+    assert config.cache.dir == tmp_path / "conf" / "c"
+    assert config.domain == "legal"  # a name, not a path: left for the catalog
+
+
+def test_env_interpolation_and_types(tmp_path):
+    write(tmp_path / "kgkit.yaml", "llm:\n  model: ${MODEL}\n  timeout: ${TIMEOUT}\n  api_base: http://${HOST}:11434\n")
+    config = load_config(env={"MODEL": "ollama/qwen2.5:7b", "TIMEOUT": "12.5", "HOST": "localhost"}, cwd=tmp_path)
+    assert (config.llm.model, config.llm.timeout, config.llm.api_base) == (
+        "ollama/qwen2.5:7b", 12.5, "http://localhost:11434")
+
+
+def test_missing_variable_is_named_with_its_line(tmp_path):
+    path = write(tmp_path / "kgkit.yaml", "domain: legal\nllm:\n  model: ${NOPE_MODEL}\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(env={}, cwd=tmp_path)
+    assert err.value.message == (
+        f"{path}:3:10: llm -> model: environment variable NOPE_MODEL is not set "
+        "(export NOPE_MODEL=... or edit the file)\n1 problem in the configuration"
+    )
+
+
+def test_unknown_keys_say_where_and_suggest_all_at_once(tmp_path):
+    path = write(tmp_path / "kgkit.yaml", "llm:\n  modle: x\nchunkng: {size: 10}\ncache:\n  enabled: maybe\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(env={}, cwd=tmp_path)
+    assert err.value.message.splitlines() == [
+        f"{path}:2:3: llm -> modle: unknown key 'modle' (did you mean 'model'?)",
+        f"{path}:3:1: chunkng: unknown key 'chunkng' (did you mean 'chunking'?)",
+        f"{path}:5:12: cache -> enabled: expected true or false, got the text 'maybe'",
+        "3 problems in the configuration",
+    ]
+
+
+def test_yaml_syntax_error_is_a_config_error(tmp_path):
+    write(tmp_path / "kgkit.yaml", "llm: [unclosed\n")
+    with pytest.raises(ConfigError, match=r"kgkit\.yaml:2:1: YAML syntax error"):
+        load_config(env={}, cwd=tmp_path)
+
+
+def test_missing_config_file(tmp_path):
+    with pytest.raises(ConfigError, match="config file not found: nowhere.yaml") as err:
+        load_config("nowhere.yaml", env={}, cwd=tmp_path)
+    assert err.value.hint == "create one with `kgkit init`"
+
+
+def test_precedence_file_then_env_then_overrides(tmp_path):
+    write(tmp_path / "kgkit.yaml", "llm: {model: file/model, api_base: http://file}\ndomain: general\ncache: {dir: from-file}\n")
+    env = {"KGKIT_MODEL": "env/model", "KGKIT_DOMAIN": "legal", "KGKIT_CACHE_DIR": "env-cache", "KGKIT_API_BASE": ""}
+    config = load_config(env=env, cwd=tmp_path)
+    assert (config.llm.model, config.domain, config.llm.api_base) == ("env/model", "legal", "http://file")
+    assert config.cache.dir == tmp_path / "env-cache"  # from the environment: relative to cwd
+    config = load_config(env=env, cwd=tmp_path,
+                         overrides={"llm.model": "flag/model", "cache.enabled": False, "output.dir": tmp_path / "o",
+                                    "chunking.size": 500, "domain": None})
+    assert (config.llm.model, config.cache.enabled, config.out_dir, config.chunk_size) == (
+        "flag/model", False, tmp_path / "o", 500)
+    assert config.domain == "legal"  # None means "flag not given"
+
+
+def test_bad_overrides_and_env_values(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        load_config(env={}, cwd=tmp_path, overrides={"llm.temprature": 0.3, "chunking.size": "big"})
+    assert err.value.message.splitlines() == [
+        "override: chunking -> size: expected a whole number or nothing, got the text 'big'",
+        "override: llm -> temprature: unknown key 'temprature' (did you mean 'temperature'?)",
+        "2 problems in the configuration",
+    ]
+
+
+def test_overlap_must_be_smaller_than_size(tmp_path):
+    write(tmp_path / "kgkit.yaml", "chunking: {size: 100, overlap: 100}\n")
+    with pytest.raises(ConfigError, match=r"chunking -> overlap: must be smaller than size \(100 >= 100\)"):
+        load_config(env={}, cwd=tmp_path)
+
+
+def test_api_key_only_through_a_variable(tmp_path):
+    write(tmp_path / "kgkit.yaml", "llm: {model: openai/gpt-4o-mini, api_key: '${MY_OPENAI_KEY}'}\n")
+    config = load_config(env={"MY_OPENAI_KEY": "sk-live-123"}, cwd=tmp_path)
+    assert config.llm.api_key_env == "MY_OPENAI_KEY"
+    assert "sk-live-123" not in repr(config)
+    path = write(tmp_path / "kgkit.yaml", "llm:\n  api_key: sk-live-123\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(env={}, cwd=tmp_path)
+    assert err.value.message.splitlines()[0] == (
+        f"{path}:2:12: llm -> api_key: a literal API key does not belong in a file "
+        "(write api_key: ${VARIABLE} or api_key_env: VARIABLE and export the key)"
+    )
+
+
+def test_schema_covers_every_config_field():
+    """The published schema and the typed config cannot drift apart."""
+    from kgkit.config import CacheConfig, CanonConfig, LLMConfig, ReviewConfig, SkillsConfig, StageLLM
+
+    props = json.loads(SCHEMA.read_text())["properties"]
+    names = lambda cls: {f.name for f in dataclasses.fields(cls)}  # noqa: E731
+    assert set(props["llm"]["properties"]) - {"api_key"} == names(LLMConfig)
+    assert set(props["llm"]["properties"]["stages"]["properties"]["core"]["properties"]) == names(StageLLM)
+    for key, cls in [("canon", CanonConfig), ("review", ReviewConfig), ("cache", CacheConfig), ("skills", SkillsConfig)]:
+        assert set(props[key]["properties"]) == names(cls), key
+    top = names(Config) - {"llm", "canon", "review", "cache", "skills", "source"}
+    layout = {"chunk_size": "chunking", "chunk_overlap": "chunking", "out_dir": "output"}
+    assert {layout.get(n, n) for n in top} | {"llm", "canon", "review", "cache", "skills"} == set(props)
+
+
+# ------------------------------------------------------------------ kgkit init
+
+
+def test_init_writes_a_starter_that_loads_back_to_the_defaults(tmp_path):
+    result = kgkit("init")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"Wrote {tmp_path / 'kgkit.yaml'}.")
+    text = (tmp_path / "kgkit.yaml").read_text()
+    for model in ("openai/gpt-4o-mini", "anthropic/claude-", "ollama/qwen2.5:7b", "hosted_vllm/"):
+        assert f"#   model: {model}" in text
+    config = load_config(env={}, cwd=tmp_path)
+    assert config == dataclasses.replace(Config(), source=tmp_path / "kgkit.yaml")
+
+
+def test_init_refuses_to_overwrite_without_force(tmp_path):
+    write(tmp_path / "kgkit.yaml", "domain: legal\n")
+    result = kgkit("init")
+    assert result.exit_code == 2
+    assert result.stderr == (f"Error: {tmp_path / 'kgkit.yaml'} already exists; not overwriting it\n"
+                             "  hint: use --force to replace it\n")
+    assert (tmp_path / "kgkit.yaml").read_text() == "domain: legal\n"
+    assert kgkit("init", "--force").exit_code == 0
+    assert load_config(env={}, cwd=tmp_path).domain == "general"
+
+
+def test_switching_provider_is_editing_llm_model(tmp_path):
+    assert kgkit("init").exit_code == 0
+    path = tmp_path / "kgkit.yaml"
+    text = path.read_text()
+    assert text.count("\n  model: null") == 1 and text.count("\n  api_base: null") == 1
+    path.write_text(text.replace("\n  model: null", "\n  model: ollama/qwen2.5:7b")
+                    .replace("\n  api_base: null", "\n  api_base: http://localhost:11434"))
+    config = load_config(env={}, cwd=tmp_path)
+    assert (config.llm.model, config.llm.api_base) == ("ollama/qwen2.5:7b", "http://localhost:11434")
+
+
+# ------------------------------------------------------------------ kgkit config show
+
+
+def test_config_show_prints_effective_yaml_with_secrets_masked(tmp_path, monkeypatch):
+    write(tmp_path / "kgkit.yaml",
+          "llm:\n  model: ${MODEL_NAME}\n  api_base: ${PROXY_TOKEN}\n  api_key: ${OPENAI_KEY}\nchunking: {size: 900}\n")
+    monkeypatch.setenv("MODEL_NAME", "openai/gpt-4o-mini")
+    monkeypatch.setenv("PROXY_TOKEN", "https://proxy.example/tok-987")
+    monkeypatch.setenv("OPENAI_KEY", "sk-live-123")
+    monkeypatch.setenv("KGKIT_DOMAIN", "legal")
+    result = kgkit("config", "show")
+    assert result.exit_code == 0, result.output
+    assert "sk-live-123" not in result.output and "tok-987" not in result.output
+    assert result.stdout.splitlines()[:2] == [
+        "# effective kgkit configuration",
+        f"# from: {tmp_path / 'kgkit.yaml'}; $KGKIT_DOMAIN",
+    ]
+    shown = yaml.safe_load(result.stdout)
+    assert shown["llm"]["model"] == "openai/gpt-4o-mini"
+    assert shown["llm"]["api_base"] == "********"
+    assert shown["llm"]["api_key_env"] == "OPENAI_KEY"
+    assert (shown["domain"], shown["chunking"]["size"]) == ("legal", 900)
+
+
+def test_config_show_masks_a_password_in_the_api_base(tmp_path):
+    path = write(tmp_path / "elsewhere" / "c.yaml", "llm: {api_base: 'https://me:hunter2@llm.example/v1'}\n")
+    result = kgkit("config", "show", "--config", str(path))
+    assert result.exit_code == 0, result.output
+    assert yaml.safe_load(result.stdout)["llm"]["api_base"] == "https://me:********@llm.example/v1"
+
+
+def test_config_show_reports_config_errors_with_exit_code_2(tmp_path):
+    path = write(tmp_path / "kgkit.yaml", "llm: {modle: x}\n")
+    result = kgkit("config", "show")
+    assert result.exit_code == 2
+    assert result.stderr == (f"Error: {path}:1:7: llm -> modle: unknown key 'modle' (did you mean 'model'?)\n"
+                             "1 problem in the configuration\n")

@@ -387,3 +387,26 @@ def test_cached_backend_answers_a_repeat_without_a_request(stub_provider, key, t
     stub_provider.script(ANSWER)
     assert other_sample.run(entities_request(sample=1)).cached is False  # a new rollout is a new question
     assert len(stub_provider.requests) == 2
+
+
+def test_unknown_model_is_not_retried_and_says_what_to_check(stub_provider, key):
+    stub_provider.script(Reply.error(404, "The model `test-model` does not exist"))
+
+    with pytest.raises(ProviderError) as err:
+        backend(stub_provider, retries=3).run(entities_request())
+
+    assert len(stub_provider.requests) == 1
+    assert err.value.message == "openai/test-model: provider refused the request: HTTP 404: The model `test-model` does not exist"
+    assert err.value.hint.startswith("check llm.model")
+
+
+def test_rejected_key_without_api_key_env_names_the_providers_usual_variable(stub_provider, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    stub_provider.script(Reply.error(401, f"invalid x-api-key {FAKE_KEY}"))
+
+    with pytest.raises(ProviderError) as err:
+        backend(stub_provider, "anthropic", api_key_env=None).run(entities_request())
+
+    assert stub_provider.requests[0].headers["x-api-key"] == FAKE_KEY  # litellm read its usual variable
+    assert "set ANTHROPIC_API_KEY, or name the variable holding your key in llm.api_key_env" == err.value.hint
+    assert FAKE_KEY not in err.value.format()

@@ -213,7 +213,7 @@ class LLMBackend:
                     raise self._auth_error(status, detail) from None
                 retryable = status in RETRY_STATUS or isinstance(exc, (litellm.Timeout, litellm.APIConnectionError))
                 if not retryable or attempt >= s.retries:
-                    raise self._give_up(status, detail, attempt + 1, retryable) from None
+                    raise self._give_up(exc, status, detail, attempt + 1, retryable) from None
                 delay = _retry_after(exc)
                 delay = min(MAX_DELAY, delay if delay is not None else s.backoff * 2**attempt)
                 log.warning(
@@ -266,10 +266,15 @@ class LLMBackend:
         return key
 
     def _key_variable(self) -> str:
-        """The variable the key is read from: llm.api_key_env, else litellm's usual one."""
+        """The variable the key is read from: llm.api_key_env, else litellm's usual one
+        for the provider (OPENAI_API_KEY, ANTHROPIC_API_KEY, …)."""
         if self.settings.api_key_env:
             return self.settings.api_key_env
-        provider = self.settings.model.split("/", 1)[0] if "/" in self.settings.model else "openai"
+        litellm = _litellm()  # only reached on an error path, after a call imported it
+        try:
+            provider = litellm.get_llm_provider(self.settings.model)[1]
+        except tuple(litellm.LITELLM_EXCEPTION_TYPES):
+            provider = self.settings.model.split("/", 1)[0]
         return f"{re.sub(r'[^A-Za-z0-9]', '_', provider).upper()}_API_KEY"
 
     def _scrub(self, text: str) -> str:
@@ -288,17 +293,21 @@ class LLMBackend:
             f"{self.settings.model}: the provider rejected the API key (HTTP {status}: {detail})", hint=how
         )
 
-    def _give_up(self, status: int | None, detail: str, attempts: int, retryable: bool) -> ProviderError:
+    def _give_up(self, exc: BaseException, status: int | None, detail: str, attempts: int,
+                 retryable: bool) -> ProviderError:
         what = _status_text(status, detail)
         if retryable:
             return ProviderError(
                 f"{self.settings.model}: provider failed after {attempts} attempt{'s' if attempts != 1 else ''}: {what}",
                 hint="try again later, or raise llm.retries / llm.timeout",
             )
-        return ProviderError(
-            f"{self.settings.model}: provider refused the request: {what}",
-            hint="check llm.model and llm.api_base",
-        )
+        if "ContextWindowExceeded" in type(exc).__name__:
+            hint = "the prompt is longer than the model's context window: lower chunk_size"
+        elif status == 404:
+            hint = "check llm.model (the provider does not know it) and llm.api_base"
+        else:
+            hint = "check llm.model and llm.api_base"
+        return ProviderError(f"{self.settings.model}: provider refused the request: {what}", hint=hint)
 
 
 def _litellm():

@@ -76,3 +76,10 @@ class Accounting:
 
     def tokens(self) -> dict[str, int]:
         return {"in": self.usage.tokens_in, "out": self.usage.tokens_out}
+
+    def cost(self) -> float | None:
+        """USD spent by this run: the backends' price-table figures; 0.0 when no request
+        was sent (offline, cache, state); None when requests went out at an unknown price."""
+        if self.usage.cost is not None:
+            return round(self.usage.cost, 6)
+        return 0.0 if self.requests == 0 else None

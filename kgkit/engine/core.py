@@ -17,7 +17,7 @@ from kgkit import evidence as evidence_check
 from kgkit.backends.base import ENTITIES, RELATIONS, PassRequest
 from kgkit.documents.types import Chunk, Document
 from kgkit.model import Domain
-from kgkit.modes.base import Locator, Skeleton
+from kgkit.modes.base import Locator, Skeleton, resolve_ends
 
 REJECT_REASONS = ("unknown_head", "unknown_tail", "type_not_allowed", "unknown_relation")
 
@@ -99,7 +99,7 @@ def mentions_from(answer: dict[str, Any], doc: Document, chunk: Chunk, settings:
 
 
 def edges_from(answer: dict[str, Any], doc: Document, chunk: Chunk, domain: Domain, settings: CoreSettings,
-               resolve, node_type: dict[str, str], review: list, rejects: dict[str, int]) -> list[dict[str, Any]]:
+               skeleton: Skeleton, review: list, rejects: dict[str, int]) -> list[dict[str, Any]]:
     """Pass-2 answer -> edges among V_doc; rejects counted by reason and kept for review."""
     locate = Locator(doc, chunk, "relations", settings.evidence_threshold, settings.confidence_threshold, review)
     edges = []
@@ -113,15 +113,10 @@ def edges_from(answer: dict[str, Any], doc: Document, chunk: Chunk, domain: Doma
         if relation is None:
             reject("unknown_relation", raw, f"{raw['relation']!r} is not a relation of {domain.name}")
             continue
-        head, tail = resolve(raw["head"], None), resolve(raw["tail"], None)
-        if head is None:
-            reject("unknown_head", raw, f"{raw['head']!r} is not an entity of the document")
-            continue
-        if tail is None:
-            reject("unknown_tail", raw, f"{raw['tail']!r} is not an entity of the document")
-            continue
-        if not relation.allows(node_type[head], node_type[tail]):
-            reject("type_not_allowed", raw, f"{relation.name} does not allow {node_type[head]} -> {node_type[tail]}")
+        head, tail, problem = resolve_ends(relation, raw, skeleton)
+        if problem:
+            reason, _, detail = problem.partition(": ")
+            reject(reason, raw, detail)
             continue
         evidence, verified = locate(raw, raw.get("evidence"))
         edges.append({"id": ids.edge_id(head, relation.name, tail), "head": head, "relation": relation.name,
@@ -158,22 +153,24 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_pass: RunPa
         review.append({"stage": "entities", "chunk": m.chunk_id, "item": {"name": m.name, "type": m.type},
                        "reason": f"{reason}: {rejection.reason}"})
     nodes = [{**node.to_dict(), "origin": "core"} for node in merged.nodes]
-    node_type = {n["id"]: n["type"] for n in nodes}
 
     def resolve(name: str, type_: str | None) -> str | None:
         found = merged.resolve(name, type_)
-        return getattr(found, "id", found)
+        return found.id if found else None
+
+    skeleton = Skeleton(doc_id=doc.id, nodes=nodes, edges=[], resolve=resolve,
+                        candidates=lambda name: [n.id for n in merged.resolve_all(name)])
 
     edges: dict[str, dict[str, Any]] = {}
     for i, chunk in enumerate(chunks):
         answer = run_pass(relation_request(chunk, domain, settings, doc.title, nodes))
         if answer is not None:
-            for edge in edges_from(answer, doc, chunk, domain, settings, resolve, node_type, review, rejects):
+            for edge in edges_from(answer, doc, chunk, domain, settings, skeleton, review, rejects):
                 if edge["id"] not in edges or _better(edge, edges[edge["id"]]):
                     edges[edge["id"]] = edge
         if progress:
             progress("relations", i + 1, len(chunks))
 
     merges = [m.to_dict() for m in merged.merges]
-    skeleton = Skeleton(doc_id=doc.id, nodes=nodes, edges=list(edges.values()), resolve=resolve)
+    skeleton.edges = list(edges.values())
     return CoreResult(skeleton=skeleton, review=review, rejects=rejects, merges=merges)

@@ -219,9 +219,9 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
         "skills": [s.get("id") for s in skill_list],
         "calls": accounting.calls(),
         "tokens": accounting.tokens(),
-        "cost": accounting.usage.cost,
+        "cost": accounting.cost(),
         "timings": accounting.timings,
-        "counts": {"nodes": len(nodes), "merges": len(core.merges),
+        "counts": {"nodes": len(nodes), "merges": len(core.merges), "skeleton_edges": len(skeleton.edges),
                    "edges": {name: sum(len(p.get(k, [])) for k in ("edges", "hyperedges", "events", "relations"))
                              for name, p in payloads.items()},
                    "rejects": rejects, "dangling": dangling, "review": len(review)},

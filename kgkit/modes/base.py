@@ -16,7 +16,7 @@ import jsonschema
 
 from kgkit import evidence as evidence_check
 from kgkit.documents.types import Chunk, Document
-from kgkit.model import LITERAL_TYPES, Domain, Role, View
+from kgkit.model import LITERAL_TYPES, Domain, RelationType, Role, View
 from kgkit.backends.offline.literals import normalise as normalise_literal
 
 
@@ -27,17 +27,35 @@ class Skeleton:
     doc_id: str
     nodes: list[dict[str, Any]]  # rows of nodes.json
     edges: list[dict[str, Any]]  # {"id","head","relation","tail","evidence","verified","confidence"}
-    resolve: Callable[[str, str | None], str | None]  # name (and type) -> node id in V_doc
+    resolve: Callable[[str, str | None], str | None]  # name (and type) -> node id in V_doc, if unique
+    candidates: Callable[[str], list[str]]  # every node id a name may mean, any type
 
     def node(self, node_id: str) -> dict[str, Any] | None:
         return self._by_id.get(node_id)
+
+    def lookup(self, name: str, types: tuple[str, ...] = ()) -> str | None:
+        """The one node ``name`` means among the allowed ``types`` ("*" or none: any).
+
+        Types disambiguate: a defined term that the merge also saw as a Location still
+        names the Party when only a Party may stand there.
+        """
+        typed = [t for t in types if t != "*"]
+        if not typed or len(typed) < len(types):
+            found = self.resolve(name, None)
+            if found:
+                return found
+            every = self.candidates(name)
+            return every[0] if len(every) == 1 else None
+        hits = {self.resolve(name, t) for t in typed} - {None}
+        return hits.pop() if len(hits) == 1 else None
 
     def __post_init__(self) -> None:
         self._by_id = {n["id"]: n for n in self.nodes}
 
     def part_for(self, chunk: Chunk) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """The chunk's share of the skeleton: nodes mentioned in it (or named in its text)
-        and the edges whose evidence lies in it, both in the shape prompts read."""
+        """The chunk's share of the skeleton, in the shape prompts read: the nodes mentioned
+        in it (or named in its text) and the edges among them — wherever their evidence
+        was found, since a term's dates often sit in another part than its parties."""
         text = chunk.text.lower()
         nodes = [
             {"id": n["id"], "name": n["name"], "type": n["type"], "aliases": list(n.get("aliases", ()))}
@@ -45,11 +63,12 @@ class Skeleton:
             if any(m["chunk"] == chunk.id for m in n.get("mentions", ()))
             or any(s.lower() in text for s in [n["name"], *n.get("aliases", ())] if s)
         ]
+        present = {n["id"] for n in nodes}
         edges = [
             {"id": e["id"], "head": self._by_id[e["head"]]["name"], "relation": e["relation"],
              "tail": self._by_id[e["tail"]]["name"]}
             for e in self.edges
-            if e["evidence"]["chunk"] == chunk.id
+            if e["evidence"]["chunk"] == chunk.id or (e["head"] in present and e["tail"] in present)
         ]
         return nodes, edges
 
@@ -105,10 +124,9 @@ class Scope:
 
     def resolve(self, name: str, types: tuple[str, ...] = ()) -> str | None:
         """A V_doc (or this view's own) node id for ``name``, honouring allowed types."""
-        for t in types or (None,):
-            found = self.skeleton.resolve(name, None if t in (None, "*") else t)
-            if found:
-                return found
+        found = self.skeleton.lookup(name, types)
+        if found:
+            return found
         for node_id, node in self.extra_nodes.items():
             if node["name"].lower() == name.strip().lower() and (not types or "*" in types or node["type"] in types):
                 return node_id
@@ -171,3 +189,28 @@ def fill_roles(raw: dict[str, Any], role_of: Callable[[str], Role | None], scope
             out.append(f)
         filled[role_name] = out if isinstance(value, list) else out[0]
     return filled
+
+
+def resolve_ends(relation: RelationType, raw: dict[str, Any], skeleton: Skeleton) -> tuple[str | None, str | None, str]:
+    """Head and tail node ids of a binary relation item, or the reject reason and why.
+
+    Returns ``(head, tail, "")`` or ``(None, None, "<reason>: <detail>")`` with reason
+    ``unknown_head`` / ``unknown_tail`` (no node of that name) or ``type_not_allowed``
+    (the name is known, but not as a type the relation admits at that end).
+    """
+    ends = relation.head + relation.tail if relation.symmetric else None
+    head = skeleton.lookup(raw["head"], ends or relation.head)
+    tail = skeleton.lookup(raw["tail"], ends or relation.tail)
+    if head is None and not skeleton.candidates(raw["head"]):
+        return None, None, f"unknown_head: {raw['head']!r} is not an entity of the document"
+    if tail is None and not skeleton.candidates(raw["tail"]):
+        return None, None, f"unknown_tail: {raw['tail']!r} is not an entity of the document"
+    if head is None or tail is None or not relation.allows(skeleton.node(head)["type"], skeleton.node(tail)["type"]):
+        def kind(name: str, found: str | None) -> str:
+            if found:
+                return skeleton.node(found)["type"]
+            return "/".join(sorted({skeleton.node(c)["type"] for c in skeleton.candidates(name)}))
+
+        return None, None, (f"type_not_allowed: {relation.name} does not allow "
+                            f"{kind(raw['head'], head)} -> {kind(raw['tail'], tail)}")
+    return head, tail, ""

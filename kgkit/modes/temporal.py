@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from kgkit import ids
-from kgkit.modes.base import Scope
+from kgkit.modes.base import Scope, resolve_ends
 from kgkit.backends.offline.literals import normalise as normalise_literal
 from kgkit.modes.upgrade import UpgradeMode
 
@@ -38,17 +38,10 @@ class TemporalMode(UpgradeMode):
         if relation is None:
             scope.reject("unknown_relation", raw, f"{raw['relation']!r} is not a relation of the domain")
             return None
-        head = scope.resolve(raw["head"])
-        if head is None:
-            scope.reject("unknown_head", raw, f"{raw['head']!r} names no node of the document")
-            return None
-        tail = scope.resolve(raw["tail"])
-        if tail is None:
-            scope.reject("unknown_tail", raw, f"{raw['tail']!r} names no node of the document")
-            return None
-        head_type, tail_type = scope.skeleton.node(head)["type"], scope.skeleton.node(tail)["type"]
-        if not relation.allows(head_type, tail_type):
-            scope.reject("type_not_allowed", raw, f"{relation.name} does not allow {head_type} -> {tail_type}")
+        head, tail, problem = resolve_ends(relation, raw, scope.skeleton)
+        if problem:
+            reason, _, detail = problem.partition(": ")
+            scope.reject(reason, raw, detail)
             return None
         qualifiers = qualify(raw.get("qualifiers", {}), scope.domain.qualifier, relation.name, scope, raw)
         evidence, verified = scope.locate(raw)

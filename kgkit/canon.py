@@ -18,7 +18,8 @@ first, and records why every surface form joined the node it did:
    documents stay fast, and a group joins a cluster only if it is within the threshold
    of *every* member (complete link), so A~B and B~C never drag A and C together when
    A and C are below the threshold. Names whose numbers differ ("Phase 2", "Phase 3")
-   never fuzzy-merge.
+   or whose one-letter labels differ ("Exhibit A", "Exhibit B"; "John F. Smith", "John
+   R. Smith") never fuzzy-merge.
 
 Why token-sort ratio and not WRatio: WRatio (and token-set ratio) score a name that is
 contained in a longer one very high -- "Apple" against "Apple Bank" gets 90 -- which
@@ -337,6 +338,7 @@ class _Group:
     surfaces: Counter = field(default_factory=Counter)
     sorted_form: str = ""
     numbers: tuple[str, ...] = ()
+    letters: tuple[str, ...] = ()
     blocks: frozenset[str] = frozenset()
 
 
@@ -344,6 +346,7 @@ def _prepare(group: _Group) -> None:
     tokens = group.key.split()
     group.sorted_form = " ".join(sorted(tokens))
     group.numbers = tuple(t for t in tokens if any(c.isdigit() for c in t))  # in order: "3.1" != "1.3"
+    group.letters = tuple(t for t in tokens if len(t) == 1 and t.isalpha())
     keys = set()
     for t in tokens:
         if t in _STOP_TOKENS or len(t) == 1:  # middle initials would put everyone in one block
@@ -354,9 +357,14 @@ def _prepare(group: _Group) -> None:
     group.blocks = frozenset(keys or {"<" + group.sorted_form[:3]})
 
 
+def _labels_agree(a: _Group, b: _Group) -> bool:
+    """Numbers must be equal; one-letter labels must not conflict (one side may lack them)."""
+    return a.numbers == b.numbers and (a.letters == b.letters or not a.letters or not b.letters)
+
+
 def _score(a: _Group, b: _Group, threshold: float) -> float:
     """Token-sort similarity of two groups, 0 when it cannot reach ``threshold``."""
-    if a.numbers != b.numbers:
+    if not _labels_agree(a, b):
         return 0.0
     la, lb = len(a.sorted_form), len(b.sorted_form)
     if 200.0 * min(la, lb) / (la + lb) < threshold:  # length alone rules it out
@@ -466,7 +474,7 @@ class CanonResult:
             for _, score, i in hits:
                 other = _Group(type=t, key=choices[i][1])
                 _prepare(other)
-                if other.numbers != probe.numbers:
+                if not _labels_agree(other, probe):
                     continue
                 for node_id in self._index[(t, other.key)]:
                     scored[node_id] = max(scored.get(node_id, 0.0), score)

@@ -182,6 +182,14 @@ def test_numbers_must_agree_for_a_fuzzy_merge():
     assert len(result.nodes) == 4
 
 
+def test_one_letter_labels_must_not_conflict():
+    labelled = ["EXHIBIT A TO SERVICES OUTSOURCING AGREEMENT", "EXHIBIT B TO SERVICES OUTSOURCING AGREEMENT"]
+    assert fuzz.token_sort_ratio(*labelled) > 95  # the premise: similar enough to merge otherwise
+    assert len(merge_entities([Mention(n, "Agreement") for n in labelled]).nodes) == 2
+    assert len(merge_entities([Mention("John F. Kennedy", "Person"), Mention("John R. Kennedy", "Person")]).nodes) == 2
+    assert len(merge_entities([Mention("John F. Kennedy", "Person"), Mention("John Kennedy", "Person")]).nodes) == 1
+
+
 def test_fuzzy_merge_stays_within_a_type():
     result = merge_entities([Mention("John Smith", "Person"), Mention("Jon Smith", "Organization")])
     assert len(result.nodes) == 2

@@ -20,6 +20,8 @@ NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
 _TYPE_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/]*$")
 _PLAIN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/ ]*[A-Za-z0-9_.\-/]$|^[A-Za-z_]$")
 # YAML 1.1 reads these as booleans or null when unquoted
+# characters YAML forbids raw (or reads as line breaks) inside a quoted scalar
+_UNPRINTABLE = re.compile("[^\x09\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029]")
 _RESERVED = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "none", "~"}
 
 
@@ -27,7 +29,7 @@ def scalar(text: str) -> str:
     """A YAML scalar for ``text``: plain when unambiguous, else double-quoted (JSON is valid YAML)."""
     if _PLAIN_RE.match(text) and text.lower() not in _RESERVED and ": " not in text and " #" not in text:
         return text
-    return json.dumps(text, ensure_ascii=False)
+    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
 
 
 def flow(items: list[str]) -> str:

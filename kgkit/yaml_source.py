@@ -124,7 +124,15 @@ def _syntax_issue(source: Source, text: str, exc: yaml.YAMLError) -> Issue:
     return Issue(source.file, line, column, (), message)
 
 
+_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # same marks, C speed when libyaml is there
 _PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
+
+
+MAX_VALUES = 200_000
+
+
+class _TooBig(Exception):
+    pass
 
 
 class _Builder:
@@ -134,8 +142,12 @@ class _Builder:
         self.source = source
         self.constructor = _Constructor()
         self.active: set[int] = set()  # node ids on the current path: guards alias cycles
+        self.count = 0  # values built, aliases expanded: guards "billion laughs" files
 
     def build(self, node: yaml.Node, path: KeyPath) -> Any:
+        self.count += 1
+        if self.count > MAX_VALUES:
+            raise _TooBig
         self.source.values.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
         if id(node) in self.active:
             self.source.issues.append(self.source.issue(path, "an alias refers to itself; expected a finite value"))
@@ -191,9 +203,15 @@ def parse(text: str, file: str) -> Source:
     """Parse YAML text into a :class:`Source`; problems are collected, never raised."""
     source = Source(file)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        source.issues.append(_syntax_issue(source, text, exc))
+        node = yaml.compose(text, Loader=_FAST_LOADER)
+    except yaml.YAMLError as fast_exc:
+        # libyaml is ~10x faster but words errors worse; re-read to explain the problem
+        try:
+            yaml.compose(text, Loader=yaml.SafeLoader)
+        except yaml.YAMLError as exc:
+            source.issues.append(_syntax_issue(source, text, exc))
+        else:  # pragma: no cover - the two parsers disagree
+            source.issues.append(_syntax_issue(source, text, fast_exc))
         return source
     if node is None:
         source.issues.append(Issue(file, 1, 1, (), "file is empty; expected a mapping such as 'name: my_name'"))
@@ -202,6 +220,10 @@ def parse(text: str, file: str) -> Source:
         data = _Builder(source).build(node, ())
     except yaml.YAMLError as exc:  # a scalar the safe constructor refuses (e.g. a python tag)
         source.issues.append(_syntax_issue(source, text, exc))
+        return source
+    except _TooBig:
+        source.issues.append(Issue(file, 1, 1, (), f"more than {MAX_VALUES} values once aliases are expanded; "
+                                   "expected a configuration file, not a data dump"))
         return source
     except RecursionError:
         source.issues.append(Issue(file, 1, 1, (), "nesting is too deep; expected a small configuration file"))

@@ -8,7 +8,6 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 FIXTURES = TESTS / "schema_fixtures"
 BROKEN = TESTS / "broken"
-REPO = TESTS.parent
 
 
 @pytest.fixture

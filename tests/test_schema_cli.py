@@ -10,11 +10,13 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+import kgkit
 from kgkit import catalog
 from kgkit.cli import cli
-from schema_support import FIXTURES, REPO, fixture_project  # noqa: F401  (fixture)
+from schema_support import FIXTURES, fixture_project  # noqa: F401  (fixture)
 
-SCHEMA_FILE = REPO / "kgkit" / "schemas" / "domain.schema.json"
+SCHEMAS = Path(kgkit.__file__).resolve().parent / "schemas"  # the installed package's, not the checkout's
+SCHEMA_FILE = SCHEMAS / "domain.schema.json"
 CONLL = Path("/work/shared/data/conll04")
 
 
@@ -28,6 +30,7 @@ def test_new_writes_a_commented_starter_that_validates(tmp_path, fixture_project
     assert result.exit_code == 0, result.output
     assert result.stdout == f"Wrote {out}. Check it with: kgkit domain validate {out}\n"
     text = out.read_text(encoding="utf-8")
+    assert SCHEMA_FILE.is_file()
     assert text.splitlines()[0] == f"# yaml-language-server: $schema={SCHEMA_FILE}"
     assert "# Entity types: the kinds of things to find." in text  # comments are kept
     assert yaml.safe_load(text)["name"] == "my_domain"
@@ -148,12 +151,12 @@ def test_templates_listing(fixture_project):
 def test_schema_prints_each_published_schema(name):
     result = run("schema", name)
     assert result.exit_code == 0
-    assert json.loads(result.stdout) == json.loads((REPO / "kgkit" / "schemas" / f"{name}.schema.json").read_text())
+    assert json.loads(result.stdout) == json.loads((SCHEMAS / f"{name}.schema.json").read_text())
 
 
 def test_schema_with_a_bad_name_lists_the_names():
     result = run("schema", "domian")
-    names = sorted(p.name.removesuffix(".schema.json") for p in (REPO / "kgkit" / "schemas").glob("*.schema.json"))
+    names = sorted(p.name.removesuffix(".schema.json") for p in SCHEMAS.glob("*.schema.json"))
     assert result.exit_code == 2
     assert result.stderr == f"Error: unknown schema 'domian'; did you mean 'domain'? available: {', '.join(names)}\n"
 

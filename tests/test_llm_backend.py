@@ -173,6 +173,7 @@ def test_500_is_retried_and_gives_up_at_the_limit_with_a_clear_message(stub_prov
         backend(stub_provider, wire, retries=2).run(entities_request())
 
     assert len(stub_provider.requests) == 3
+    assert (err.value.requests, err.value.retries) == (3, 2)  # spent before giving up, for the manifest
     assert err.value.message == f"{WIRES[wire][0]}: provider failed after 3 attempts: HTTP 500: upstream exploded"
     assert "llm.retries" in err.value.hint
 

@@ -130,25 +130,15 @@ class LLMBackend:
 
         Raises:
             ProviderError: the provider failed in a way retries did not clear, or
-                rejected the key.
+                rejected the key. It carries ``requests`` and ``retries``: what the
+                pass sent before giving up, so the manifest can still count it.
         """
         tally = _Tally()
-        messages = self.messages(request)
-        temperature = self._temperature(request)
-        raw, finish = self._complete(messages, temperature, tally)
-        data, error = self._check(raw, finish, request.schema)
-        if error is not None:
-            log.info("%s: %s: answer invalid (%s); asking again", self.name, request.stage, error)
-            messages = [
-                *messages,
-                {"role": "assistant", "content": raw},
-                {"role": "user", "content": REASK.format(error=error)},
-            ]
-            first_error = error
-            raw, finish = self._complete(messages, temperature, tally)
-            data, error = self._check(raw, finish, request.schema)
-            if error is not None:
-                error = f"{error} (still invalid after one re-ask; first answer: {first_error})"
+        try:
+            data, error, raw = self._ask(request, tally)
+        except ProviderError as exc:
+            exc.requests, exc.retries = tally.requests, tally.retries  # type: ignore[attr-defined]
+            raise
         return PassResult(
             data=data,
             ok=error is None,
@@ -159,6 +149,27 @@ class LLMBackend:
             retries=tally.retries,
             model=self.settings.model,
         )
+
+    def _ask(self, request: PassRequest, tally: _Tally) -> tuple[dict[str, Any] | None, str | None, str]:
+        """(data, error, raw text of the last answer) after at most one re-ask."""
+        messages = self.messages(request)
+        temperature = self._temperature(request)
+        raw, finish = self._complete(messages, temperature, tally)
+        data, error = self._check(raw, finish, request.schema)
+        if error is None:
+            return data, None, raw
+        log.info("%s: %s: answer invalid (%s); asking again", self.name, request.stage, error)
+        messages = [
+            *messages,
+            {"role": "assistant", "content": raw},
+            {"role": "user", "content": REASK.format(error=error)},
+        ]
+        first_error = error
+        raw, finish = self._complete(messages, temperature, tally)
+        data, error = self._check(raw, finish, request.schema)
+        if error is not None:
+            error = f"{error} (still invalid after one re-ask; first answer: {first_error})"
+        return data, error, raw
 
     # -- one answer ------------------------------------------------------------------
     def _check(

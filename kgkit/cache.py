@@ -1,0 +1,128 @@
+"""The response cache: a paid answer is asked for once.
+
+:class:`CachedBackend` wraps any backend that defines ``cache_key_parts(request)`` (see
+docs/design.md, "Caching contract"). The key is the sha256 of the canonical JSON of
+those parts and :data:`CACHE_VERSION`; the value is the answer's data, usage and model,
+never credentials. Only successful answers are stored, so a failure is asked again on
+the next run. The store is a :class:`diskcache.Cache` (SQLite underneath), which is safe
+for several processes sharing one directory at once.
+
+Where: ``cache.dir`` in the config, else ``$KGKIT_CACHE_DIR``, else the user cache
+directory (``platformdirs.user_cache_dir("kgkit")``).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from kgkit.backends.base import Backend, PassRequest, PassResult, Usage
+from kgkit.config.model import CacheConfig, Config
+from kgkit.ids import canonical_json
+
+# Bump when the stored value's shape or the key's recipe changes, so old entries are
+# never read as new ones.
+#   1: first version — value {"data", "usage", "model"}; key over cache_key_parts.
+CACHE_VERSION = 1
+
+# Key parts must never carry credentials; a part named like one is a bug in a backend.
+_CREDENTIAL = re.compile(r"api_?key|authorization|password|secret|token$", re.IGNORECASE)
+
+
+def cache_dir(config: Config | CacheConfig) -> Path:
+    """The directory the cache lives in (see the module docstring for the order)."""
+    settings = config.cache if isinstance(config, Config) else config
+    if settings.dir is not None:
+        return Path(settings.dir).expanduser()
+    env = os.environ.get("KGKIT_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("kgkit"))
+
+
+def open_cache(config: Config | CacheConfig):
+    """The :class:`diskcache.Cache` for ``config`` (a Config or its ``cache`` section)."""
+    import diskcache
+
+    directory = cache_dir(config)
+    directory.mkdir(parents=True, exist_ok=True)
+    return diskcache.Cache(str(directory))
+
+
+def cache_key(parts: dict[str, Any]) -> str:
+    """sha256 of the canonical JSON of the key parts and the cache format version."""
+    _refuse_credentials(parts, ())
+    return hashlib.sha256(canonical_json({"v": CACHE_VERSION, "parts": parts}).encode("utf-8")).hexdigest()
+
+
+def _refuse_credentials(parts: dict[str, Any], path: tuple) -> None:
+    """Parameters are mappings (lists hold content, such as messages, and are not looked at)."""
+    for key, item in parts.items():
+        if _CREDENTIAL.search(str(key)):
+            raise ValueError(f"cache key part {'.'.join(map(str, path + (key,)))} looks like a credential")
+        if isinstance(item, dict):
+            _refuse_credentials(item, path + (key,))
+
+
+class CachedBackend:
+    """Answers from the cache when it can, from ``backend`` (then stored) when it must.
+
+    A hit is ``PassResult(cached=True, requests=0)`` with the original call's ``usage``
+    (what the cache saved; spend is what uncached results report).
+    """
+
+    def __init__(self, backend: Backend, cache):
+        if not hasattr(backend, "cache_key_parts"):
+            raise TypeError(f"{type(backend).__name__} defines no cache_key_parts(); it cannot be cached")
+        self.backend = backend
+        self.cache = cache
+        self.name = backend.name
+        self.hits = 0
+        self.misses = 0
+
+    def run(self, request: PassRequest) -> PassResult:
+        key = cache_key(self.backend.cache_key_parts(request))
+        stored = self.cache.get(key)
+        if stored is not None:
+            self.hits += 1
+            return PassResult(data=stored["data"], usage=Usage(**stored["usage"]), cached=True,
+                              requests=0, retries=0, model=stored["model"])
+        self.misses += 1
+        result = self.backend.run(request)
+        if result.ok and result.data is not None:
+            usage = result.usage
+            self.cache.set(key, {
+                "data": result.data,
+                "usage": {"tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out, "cost": usage.cost},
+                "model": result.model,
+            })
+        return result
+
+    def describe(self) -> dict[str, Any]:
+        return self.backend.describe()
+
+    def cache_key_parts(self, request: PassRequest) -> dict[str, Any]:
+        return self.backend.cache_key_parts(request)
+
+
+def cache_stats(config: Config | CacheConfig) -> dict[str, Any]:
+    """``{"dir", "entries", "size"}`` (size in bytes on disk); an absent cache is empty."""
+    directory = cache_dir(config)
+    if not directory.is_dir():
+        return {"dir": str(directory), "entries": 0, "size": 0}
+    with open_cache(config) as cache:
+        entries = len(cache)
+        size = cache.volume()
+    return {"dir": str(directory), "entries": entries, "size": size}
+
+
+def clear_cache(config: Config | CacheConfig) -> int:
+    """Remove every entry; returns how many there were."""
+    if not cache_dir(config).is_dir():
+        return 0
+    with open_cache(config) as cache:
+        return cache.clear()

@@ -35,7 +35,7 @@ import re
 import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable
 
 from rapidfuzz import fuzz, process
 
@@ -223,13 +223,14 @@ class Node:
     def to_dict(self) -> dict[str, Any]:
         """The node as ``nodes.json`` lists it (the engine adds ``origin``).
 
-        Mentions repeated at the same place (overlapping chunks read the same sentence
-        twice) are listed once.
+        A mention read twice at the same document span (two overlapping chunks hold the
+        same sentence) is listed once, with the first chunk; mentions without a span are
+        kept per chunk.
         """
         seen: dict[tuple, dict[str, Any]] = {}
         for m in self.mentions:
             entry = {"chunk": m.chunk_id, "span": list(m.span) if m.span else None, "page": m.page}
-            seen.setdefault((m.chunk_id, m.span, m.page), entry)
+            seen.setdefault(tuple(m.span) if m.span else (m.chunk_id,), entry)
         return {
             "id": self.id, "type": self.type, "name": self.name, "aliases": list(self.aliases),
             "mentions": list(seen.values()),

@@ -400,7 +400,7 @@ def test_result_does_not_depend_on_input_order():
 def test_node_dict_matches_nodes_json_shape():
     result = merge_entities([
         Mention("ACME Corp.", "Organization", chunk_id="c_1", span=(0, 10), page=1),
-        Mention("ACME Corp.", "Organization", chunk_id="c_1", span=(0, 10), page=1),  # overlap re-read
+        Mention("ACME Corp.", "Organization", chunk_id="c_0", span=(0, 10), page=1),  # overlapping chunk
         Mention("Acme Inc", "Organization", chunk_id="c_2", span=(50, 58), page=2),
     ])
     assert result.nodes[0].to_dict() == {
@@ -408,7 +408,7 @@ def test_node_dict_matches_nodes_json_shape():
         "type": "Organization",
         "name": "ACME Corp.",
         "aliases": ["Acme Inc"],
-        "mentions": [{"chunk": "c_1", "span": [0, 10], "page": 1}, {"chunk": "c_2", "span": [50, 58], "page": 2}],
+        "mentions": [{"chunk": "c_0", "span": [0, 10], "page": 1}, {"chunk": "c_2", "span": [50, 58], "page": 2}],
         "merged_from": [{"name": "Acme Inc", "reason": "legal-suffix", "score": 100.0}],
     }
 

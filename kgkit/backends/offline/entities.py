@@ -233,11 +233,18 @@ def _name_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
     return out
 
 
+CLAUSE_LENGTH = 40  # characters: longer finds are clause-like (a claim, an obligation) and may contain names
+
+
 def _resolve_overlaps(mentions: list[Mention]) -> list[Mention]:
+    """Keep the stronger, then the longer, of overlapping mentions, within each granularity:
+    a clause-like find ("we propose a Transformer model for …") does not hide the names
+    inside it, and names do not hide it."""
     ordered = sorted(mentions, key=lambda m: (-m.priority, -(m.end - m.start), m.start, m.type, m.name))
     kept: list[Mention] = []
     for m in ordered:
-        if all(m.end <= k.start or m.start >= k.end for k in kept):
+        long = m.end - m.start >= CLAUSE_LENGTH
+        if all(m.end <= k.start or m.start >= k.end or long != (k.end - k.start >= CLAUSE_LENGTH) for k in kept):
             kept.append(m)
     return sorted(kept, key=lambda m: (m.start, m.end))
 

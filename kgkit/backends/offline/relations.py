@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from kgkit.backends.offline.entities import collapse, compile_phrases, compile_regex, generic_type_map, name_key
+from kgkit.backends.offline.entities import CLAUSE_LENGTH, collapse, compile_phrases, compile_regex, generic_type_map, name_key
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
 from kgkit.backends.offline.sentences import Sentence, split_sentences
 from kgkit.model import EntityType, Patterns, RelationType
@@ -55,7 +55,8 @@ def _name_pattern(name: str) -> str:
 
 
 def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Sequence[EntityType]) -> list[EntityMention]:
-    """Where each V_doc entity occurs in ``text``; overlapping mentions keep the longest."""
+    """Where each V_doc entity occurs in ``text``; overlapping mentions keep the longest
+    (clause-like mentions and names do not hide each other, as in entity finding)."""
     kinds = generic_type_map(types)
     literal_types = {kinds[k]: k for k in LITERAL_KINDS if k in kinds}
     found: list[EntityMention] = []
@@ -65,8 +66,11 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
             owners = surface_owner.setdefault(name_key(form), []) if collapse(form) else []
             if collapse(form) and ent not in owners:
                 owners.append(ent)  # one surface may name several nodes (a Party and an Organization)
-    if surface_owner:
-        forms = sorted(surface_owner, key=lambda f: (-len(f), f))
+    tiers = ([f for f in surface_owner if len(f) >= CLAUSE_LENGTH], [f for f in surface_owner if len(f) < CLAUSE_LENGTH])
+    for tier in tiers:  # one scan per granularity, so a clause does not swallow the names in it
+        if not tier:
+            continue
+        forms = sorted(tier, key=lambda f: (-len(f), f))
         rx = re.compile(r"(?<![\w])(?:" + "|".join(_name_pattern(f) for f in forms) + r")(?![\w])", re.I)
         for m in rx.finditer(text):
             for ent in surface_owner.get(name_key(m.group(0)), ()):
@@ -99,7 +103,9 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
     found.sort(key=lambda x: (-(x.end - x.start), x.start))
     kept: list[EntityMention] = []
     for x in found:
-        if all(x.end <= k.start or x.start >= k.end or (x.start, x.end) == (k.start, k.end) for k in kept):
+        long = x.end - x.start >= CLAUSE_LENGTH
+        if all(x.end <= k.start or x.start >= k.end or (x.start, x.end) == (k.start, k.end)
+               or long != (k.end - k.start >= CLAUSE_LENGTH) for k in kept):
             kept.append(x)
     return sorted(kept, key=lambda x: (x.start, x.name))
 
@@ -205,6 +211,8 @@ def find_relations(
                 continue
             head, tail = h.name, t.name
             conf = rule.confidence if gap < 10_000 else rule.confidence - 0.3
+            if rule.symmetric and tail < head:
+                head, tail = tail, head
             key3 = (head, relation, tail)
             if key3 not in out or out[key3].confidence < conf:
                 out[key3] = FoundRelation(head, relation, tail, sent.text, round(conf, 2))

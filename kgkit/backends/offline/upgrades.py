@@ -18,9 +18,9 @@ from typing import Any, Mapping, Sequence
 
 from kgkit.backends.offline.entities import compile_phrases, compile_regex, find_entities, generic_type_map
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, Literal, find_literals
-from kgkit.backends.offline.relations import EntityMention, find_mentions
+from kgkit.backends.offline.relations import EntityMention, find_mentions, find_relations
 from kgkit.backends.offline.sentences import Sentence, split_sentences
-from kgkit.model import EntityType, Patterns, Qualifier, Role
+from kgkit.model import EntityType, Patterns, Qualifier, RelationType, Role
 
 NEAR = 60  # characters: how far a qualifier's trigger may stand from its value
 
@@ -177,6 +177,12 @@ def temporal_answer(text: str, domain, entities: Sequence[Mapping[str, Any]],
     return {"edges": edges}
 
 
+def _as_binary(rel) -> RelationType:
+    roles = {r.name: r for r in rel.roles}
+    return RelationType(name=rel.name, head=roles["head"].types or ("*",), tail=roles["tail"].types or ("*",),
+                        triggers=rel.triggers)
+
+
 def diy_answer(text: str, template) -> dict[str, Any]:
     found = find_entities(text, template.entity_types)
     entities = [{"name": f.name, "type": f.type, "evidence": f.evidence, "confidence": f.confidence} for f in found]
@@ -185,17 +191,26 @@ def diy_answer(text: str, template) -> dict[str, Any]:
     kinds = sorted(set(kinds) | {q.type for q in template.qualifiers if q.type in LITERAL_KINDS}, key=LITERAL_KINDS.index)
     qualifier = {q.name: q for q in template.qualifiers}
     relations = []
+    binary = {rel.name: _as_binary(rel) for rel in template.relation_types if {r.name for r in rel.roles} == {"head", "tail"}}
     for sent, mentions, literals in _sentence_parts(text, nodes, template.entity_types, kinds):
         for rel in template.relation_types:
             if not rel.triggers or not _trigger_hits(rel.triggers, text, sent):
+                continue
+            if rel.name in binary:  # head/tail relations pair up as in the relations pass
+                for found in find_relations(sent.text, nodes, template.entity_types, [binary[rel.name]]):
+                    relations.append({"relation": rel.name, "roles": {"head": found.head, "tail": found.tail},
+                                      "evidence": sent.text, "confidence": found.confidence})
                 continue
             roles = fill_roles(rel.roles, mentions, literals, template.entity_types)
             if not _complete(rel.roles, roles):
                 continue
             item: dict[str, Any] = {"relation": rel.name, "roles": roles, "evidence": sent.text, "confidence": 0.6}
-            taken = {v["literal"] for vals in roles.values()
-                     for v in (vals if isinstance(vals, list) else [vals]) if isinstance(v, dict)}
-            rest = [lit for lit in literals if lit.surface not in taken]
+            # qualifiers read every literal of the sentence that no role took (entity or literal)
+            taken = {v["literal"] if isinstance(v, dict) else v for vals in roles.values()
+                     for v in (vals if isinstance(vals, list) else [vals])}
+            rest = [lit for lit in find_literals(sent.text, kinds) if lit.surface not in taken and lit.name not in taken]
+            rest = [Literal(lit.kind, lit.surface, lit.start + sent.start, lit.end + sent.start, lit.value, lit.name)
+                    for lit in rest]
             quals = _qualifier_values([qualifier[n] for n in rel.qualifiers if n in qualifier], text, sent, rest)
             if quals:
                 item["qualifiers"] = quals

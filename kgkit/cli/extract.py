@@ -7,6 +7,7 @@ otherwise), the summary table or ``--json`` to stdout. Exit 0 when every pass su
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ class _Progress:
     WIDTH = 24
 
     def __init__(self, stream=None):
-        self.stream = stream or click.get_text_stream("stderr")
+        self.stream = stream or sys.stderr
         self.tty = self.stream.isatty()
 
     def __call__(self, document: str, stage: str, done: int, total: int) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-import importlib.util
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,12 +85,12 @@ def chunk(doc: Document, domain: Domain, config: Config) -> list[Chunk]:
 
 
 def retrieve_skills(domain: Domain, doc: Document, config: Config, enabled: bool) -> list[dict[str, Any]]:
-    """Top-k skills for this document from the library, when the skills part is installed."""
-    if not (enabled and config.skills.enabled) or importlib.util.find_spec("kgkit.skills.retrieve") is None:
+    """Top-k learned skills for this document (``--no-skills`` or ``skills.enabled: false``: none)."""
+    if not (enabled and config.skills.enabled):
         return []
     from kgkit.skills.retrieve import retrieve_skills as retrieve
 
-    return list(retrieve(domain.name, doc.text[:2000], doc.title, config.skills.top_k, config.skills.library))
+    return retrieve(domain.name, doc.text[:2000], doc.title, config.skills.top_k, config.skills.library)
 
 
 def make_backends(backend: Backend | BackendFactory | None, config: Config) -> tuple[Backend, Backend]:

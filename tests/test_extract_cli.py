@@ -1,0 +1,109 @@
+"""`kgkit extract` on the bundled CUAD contract with the offline backend, through the CLI."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kgkit.cli import cli, main
+
+from engine_support import ScriptedBackend, write_inputs
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "cooltech_strategic_alliance.pdf"
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "user-config"))
+    monkeypatch.setenv("KGKIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def pdf(tmp_path):
+    return shutil.copy(EXAMPLE, tmp_path / EXAMPLE.name)
+
+
+def extract(*args):
+    return CliRunner().invoke(cli, ["extract", *map(str, args)], catch_exceptions=False)
+
+
+def test_quickstart_writes_a_run_folder_whose_views_use_the_node_table(pdf, tmp_path):
+    result = extract("--domain", "legal_contracts", "--view", "nary,temporal", pdf)
+    assert result.exit_code == 0, result.output
+    run = tmp_path / "kgkit-out" / "cooltech_strategic_alliance"
+    manifest = json.loads((run / "manifest.json").read_text())
+    n = manifest["input"]["chunks"]
+    assert n == 8 and manifest["input"]["pages"] == 6 and manifest["input"]["media_type"] == "application/pdf"
+    assert manifest["calls"]["core"] == 2 * n
+    assert manifest["calls"]["upgrade"] == {"nary": n, "temporal": n}
+    assert (manifest["calls"]["total"], manifest["calls"]["projection"]) == (4 * n, 0)
+    assert manifest["model"]["core"]["backend"] == "offline" and manifest["cost"] == 0.0
+    node_ids = {node["id"] for node in json.loads((run / "nodes.json").read_text())["nodes"]}
+    nary = json.loads((run / "views" / "nary.json").read_text())
+    temporal = json.loads((run / "views" / "temporal.json").read_text())
+    referenced = {f["node"] for h in nary["hyperedges"] for v in h["roles"].values()
+                  for f in (v if isinstance(v, list) else [v]) if "node" in f}
+    referenced |= {e[end] for e in temporal["edges"] for end in ("head", "tail")}
+    assert nary["hyperedges"] and referenced <= node_ids
+    # the summary table goes to stdout, progress lines to stderr
+    assert result.stdout.splitlines()[0].split() == ["document", "nodes", "edges", "per", "view", "calls",
+                                                     "(naive)", "tokens", "in/out", "cost", "time", "warnings"]
+    assert "cooltech_strategic_alliance: entities 8/8 done" in result.stderr
+    assert "cooltech_strategic_alliance: temporal 8/8 done" in result.stderr
+
+
+def test_json_summary_and_adding_a_view_runs_only_its_passes(pdf, tmp_path):
+    first = json.loads(extract("--domain", "legal_contracts", "--view", "nary,temporal", "--json", pdf).stdout)
+    assert first["ok"] and first["runs"][0]["calls"]["executed"] == 32
+    result = extract("--domain", "legal_contracts", "--view", "event", "--resume", "--json", pdf)
+    run = json.loads(result.stdout)["runs"][0]
+    assert run["calls"]["executed"] == 8 and run["calls"]["reused"] == 32
+    assert run["calls"]["upgrade"] == {"nary": 8, "temporal": 8, "event": 8}
+    assert sorted(run["edges"]) == ["event", "nary", "temporal"]
+    assert run["run_dir"] == str(Path("kgkit-out") / "cooltech_strategic_alliance")
+
+
+def test_dry_run_prints_the_plan_and_calls_nothing(pdf, tmp_path):
+    result = extract("--domain", "legal_contracts", "--view", "all", "--dry-run", "--json", pdf)
+    assert result.exit_code == 0
+    plan = json.loads(result.stdout)["plan"][0]
+    assert plan["chunks"] == 8
+    assert plan["calls"]["upgrade"] == {"event": 8, "nary": 8, "temporal": 8}
+    assert (plan["calls"]["total"], plan["calls"]["naive"]) == (40, 80)
+    assert plan["cost"] == 0.0 and plan["tokens"]["in"] > 0
+    assert not (tmp_path / "kgkit-out").exists()
+    table = extract("--domain", "legal_contracts", "--dry-run", pdf).stdout
+    assert table.endswith("(dry run: nothing was called)\n")
+
+
+def test_bad_input_exits_2_with_a_message(pdf, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["extract", "--view", "narry", str(pdf)])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("Error: unknown view 'narry'; available: binary, diy, event, nary, person, temporal")
+    assert "hint: did you mean 'nary', 'binary'?" in err
+    with pytest.raises(SystemExit) as exit_:
+        main(["extract", str(tmp_path / "missing.pdf")])
+    assert exit_.value.code == 2
+    assert "missing.pdf" in capsys.readouterr().err
+    assert not (tmp_path / "kgkit-out").exists()
+
+
+def test_failed_chunks_exit_1_and_resume_retries_them(tmp_path, monkeypatch):
+    inputs = write_inputs(tmp_path / "in")
+    (tmp_path / "kgkit.yaml").write_text("chunking: {size: 220, overlap: 0}\n")
+    backend = ScriptedBackend(fail={("entities", 3)})
+    monkeypatch.setattr("kgkit.backends.factory.create_backend", lambda config, stage: backend)
+    result = extract("--domain", inputs["domain"], "--view", "binary", inputs["doc"])
+    assert result.exit_code == 1
+    assert "warning: 1 pass(es) failed; rerun with --resume to retry them" in result.stdout
+    backend.fail.clear()
+    result = extract("--domain", inputs["domain"], "--resume", "--json", inputs["doc"])
+    run = json.loads(result.stdout)["runs"][0]
+    assert result.exit_code == 0 and run["calls"]["executed"] == 1 + 8  # entities 3, then relations see a new node
+    assert run["edges"] == {"binary": 8}

@@ -447,6 +447,14 @@ def _check_view(src: Source) -> list[Issue]:
     from jsonschema.exceptions import SchemaError
 
     issues = _check_common(src)
+    mode = src.data.get("mode")
+    if isinstance(mode, str):
+        from kgkit.modes.registry import available_modes
+
+        modes = available_modes()
+        if mode not in modes:
+            hint = did_you_mean(mode, modes) or f"registered: {', '.join(modes)}"
+            issues.append(src.issue(("mode",), f"unknown mode {mode!r}; expected a registered mode", hint))
     upgrade = src.data.get("upgrade")
     if not isinstance(upgrade, dict):
         return issues

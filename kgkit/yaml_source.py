@@ -128,7 +128,7 @@ _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # same marks, C sp
 _PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 
 
-MAX_VALUES = 200_000
+MAX_VALUES = 50_000  # the largest shipped domain has about 6,000
 
 
 class _TooBig(Exception):

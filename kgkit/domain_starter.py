@@ -114,7 +114,7 @@ def starter_extending(name: str, parent_ref: str, parent) -> str:
     relation = ", ".join(r.name for r in parent.relation_types) or "none"
     return header(name, [f"Extends {parent.name!r}: it inherits every type and example of it."]) + f"""
 name: {scalar(name)}
-description: {scalar(parent.description or 'What kind of documents this domain is for.')}
+description: {scalar(f'What kind of documents this domain is for (extends {parent.name}).')}
 version: 1
 extends: {scalar(parent_ref)}
 

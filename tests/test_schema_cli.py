@@ -178,3 +178,13 @@ def test_startup_does_not_import_litellm(argv):
     if argv != ["--help"]:
         assert proc.stdout == "OK domains/people.yaml\n"
         assert "../broken/domains/tabs.yaml:4:1: tab character in indentation" in proc.stderr
+
+
+def test_new_from_a_parent_path_writes_extends_relative_to_the_new_file(tmp_path, fixture_project):
+    out = tmp_path / "sub" / "mine.yaml"
+    out.parent.mkdir()
+    result = run("domain", "new", "mine", "--from", "domains/people.yaml", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    extends = yaml.safe_load(out.read_text(encoding="utf-8"))["extends"]
+    assert Path(out.parent, extends).resolve() == (FIXTURES / "domains" / "people.yaml").resolve()
+    assert catalog.load_domain(str(out)).lineage == ("mine", "people")

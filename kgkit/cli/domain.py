@@ -6,6 +6,7 @@ the library's exit code, so the commands behave the same under ``kgkit`` and Cli
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from pathlib import Path
 
@@ -61,19 +62,24 @@ def new_cli(name: str, parent: str | None, gold: Path | None, out: Path | None, 
         )
     if parent and gold:
         raise click.UsageError("use either --from or --from-gold, not both")
+    to_stdout = str(out) == "-"
+    target = Path(".") / "-" if to_stdout else (out or Path(f"{name}.yaml"))
     with reported():
         if gold:
             text = domain_starter.starter_from_gold(name, gold)
         elif parent:
-            from kgkit.catalog import load_domain
+            from kgkit.catalog import load_domain, looks_like_path
 
-            text = domain_starter.starter_extending(name, parent, load_domain(parent))
+            ref = parent
+            if looks_like_path(parent):  # `extends:` paths are relative to the new file
+                ref = os.path.relpath(Path(parent).resolve(), target.parent.resolve())
+                ref = ref if ref.startswith((".", "/")) else f"./{ref}"
+            text = domain_starter.starter_extending(name, ref, load_domain(parent))
         else:
             text = domain_starter.starter(name)
-    if str(out) == "-":
+    if to_stdout:
         click.echo(text, nl=False)
         return
-    target = out or Path(f"{name}.yaml")
     if target.exists() and not force:
         raise CommandError(InputError(f"{target} already exists; use --force to overwrite it"))
     target.write_text(text, encoding="utf-8")

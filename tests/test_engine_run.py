@@ -193,3 +193,87 @@ def test_a_backend_factory_gets_one_backend_per_stage(inputs, tmp_path):
 
     run(inputs, ["nary"], factory, tmp_path / "out")
     assert made == ["core", "upgrades"]
+
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "cooltech_strategic_alliance.pdf"
+
+
+def test_offline_backend_on_the_bundled_contract_48_calls_against_96(tmp_path):
+    """The same budget with the real default backend, counted by a wrapping factory."""
+    from kgkit.backends.factory import create_backend
+
+    counted: list[CountingBackend] = []
+
+    def counting_factory(cfg, stage):
+        counted.append(CountingBackend(create_backend(cfg, stage)))
+        return counted[-1]
+
+    views = ["binary", "person", "nary", "temporal", "event", "diy:contract_review"]
+    result = kgkit.extract(EXAMPLE, domain="legal_contracts", views=views, config=Config(), out_dir=tmp_path,
+                           backend=counting_factory)[0]
+    assert result.manifest["input"]["chunks"] == 8
+    assert sum(len(b.calls) for b in counted) == 48 and result.manifest["calls"]["naive"] == 96
+    for path in [result.run_dir / "nodes.json", *(result.run_dir / "views").iterdir()]:
+        validate("nodes_file" if path.name == "nodes.json" else "view_file", json.loads(path.read_text()))
+    validate("manifest", result.manifest)
+    assert result.manifest["counts"]["dangling"] == 0
+
+    counted.clear()
+    kgkit.extract(EXAMPLE, domain="legal_contracts", views=["binary", "person"], config=Config(),
+                  out_dir=tmp_path / "projections", backend=counting_factory)
+    assert sum(len(b.calls) for b in counted) == 16
+
+
+def test_skills_reach_the_core_passes_and_the_manifest(inputs, tmp_path):
+    from kgkit.config.model import SkillsConfig
+    from kgkit.skills.library import Library, make_skill, save_library
+
+    skill = make_skill("relation", "Work_For", {"phrases": ["joined"]}, "X joined Y: emit Work_For(X, Y).",
+                       "Ann Lee joined Acme Corp", [], "2026-11-29")
+    save_library(Library(domain="staff", skills={skill["id"]: skill}), tmp_path / "lib")
+    seen: list[tuple[str, list]] = []
+
+    class Recording(ScriptedBackend):
+        def run(self, request):
+            seen.append((request.stage, list(request.context.get("skills", []))))
+            return super().run(request)
+
+    cfg = Config(chunk_size=CHUNK_SIZE, chunk_overlap=0, skills=SkillsConfig(library=tmp_path / "lib"))
+    result = kgkit.extract(inputs["doc"], domain=inputs["domain"], views=["nary"], config=cfg,
+                           out_dir=tmp_path / "out", backend=Recording())[0]
+    assert result.manifest["skills"] == [skill["id"]]
+    assert {stage for stage, skills in seen if skills == [skill]} == {"entities", "relations"}
+    seen.clear()
+    result = kgkit.extract(inputs["doc"], domain=inputs["domain"], views=["nary"], config=cfg,
+                           out_dir=tmp_path / "out", backend=Recording(), skills=False)[0]
+    assert result.manifest["skills"] == [] and all(skills == [] for _, skills in seen)
+    # skills are part of what a core answer depends on: without them the core ran again,
+    # while the nary passes, whose context did not change, came from state/
+    assert {stage for stage, _ in seen} == {"entities", "relations"}
+
+
+def test_the_payload_schema_is_published(capsys):
+    from kgkit.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["schema", "payload"])
+    assert exit_.value.code == 0
+    assert json.loads(capsys.readouterr().out)["$id"] == "https://kgkit.dev/schemas/payload.schema.json"
+
+
+def test_an_interrupted_run_leaves_no_partial_file_and_keeps_its_completed_passes(inputs, tmp_path):
+    class Interrupted(ScriptedBackend):
+        def run(self, request):
+            if request.stage == "relations" and request.chunk.index == 5:
+                raise KeyboardInterrupt
+            return super().run(request)
+
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        run(inputs, ["binary"], Interrupted(), out)
+    folder = out / "staff_notes"
+    assert not (folder / "manifest.json").exists() and not list(folder.rglob("*.tmp"))
+    backend = CountingBackend(ScriptedBackend())
+    result = run(inputs, ["binary"], backend, out, resume=True)
+    assert [stage for stage, _ in backend.calls] == ["relations"] * 3  # chunks 5, 6, 7
+    assert result.manifest["calls"]["reused"] == 13

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -356,24 +357,6 @@ def test_no_log_record_carries_the_key(stub_provider, key, caplog):
     assert caplog.records and not [r for r in caplog.records if FAKE_KEY in r.getMessage()]
 
 
-def test_litellm_is_imported_only_when_a_request_is_sent(tmp_path):
-    """Building the backend and its cache key must not pay litellm's import: a fully
-    cached run never loads it."""
-    script = (
-        "import sys\n"
-        "from kgkit.backends.factory import create_backend\n"
-        "from kgkit.config.model import CacheConfig, Config, LLMConfig\n"
-        "sys.path.insert(0, sys.argv[1])\n"
-        "from test_llm_backend import entities_request\n"
-        "b = create_backend(Config(llm=LLMConfig(model='openai/test-model'), cache=CacheConfig(enabled=False)))\n"
-        "b.describe(); b.cache_key_parts(entities_request())\n"
-        "print('litellm' in sys.modules)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", script, str(Path(__file__).parent)], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=60)
-    assert done.stdout.strip() == "False", done.stderr
-
-
 def test_cached_backend_answers_a_repeat_without_a_request(stub_provider, key, tmp_path):
     stub_provider.script(ANSWER)
     config = Config(llm=llm_config(stub_provider), cache=CacheConfig(dir=tmp_path / "cache"))
@@ -411,3 +394,35 @@ def test_rejected_key_without_api_key_env_names_the_providers_usual_variable(stu
     assert stub_provider.requests[0].headers["x-api-key"] == FAKE_KEY  # litellm read its usual variable
     assert "set ANTHROPIC_API_KEY, or name the variable holding your key in llm.api_key_env" == err.value.hint
     assert FAKE_KEY not in err.value.format()
+
+
+def test_litellm_loads_only_for_a_request_and_touches_no_other_server(tmp_path):
+    """Building the backend and its cache key must not pay litellm's import (a fully
+    cached run never loads it). And litellm fetches price and header tables on import
+    unless told not to; the backend tells it. An audit hook in a fresh process sees
+    every connection and DNS lookup."""
+    script = (
+        "import json, os, sys\n"
+        "seen = []\n"
+        "sys.addaudithook(lambda event, args: seen.append(str(args[0] if event == 'socket.getaddrinfo' else args[1]))"
+        " if event in ('socket.connect', 'socket.getaddrinfo') else None)\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "from stub_provider import StubProvider\n"
+        "import test_llm_backend as t\n"
+        "os.environ[t.KEY_ENV] = t.FAKE_KEY\n"
+        "config = t.Config(llm=t.LLMConfig(model='openai/test-model'), cache=t.CacheConfig(enabled=False))\n"
+        "b = t.create_backend(config)\n"
+        "b.describe(), b.cache_key_parts(t.entities_request())\n"
+        "loaded_early = 'litellm' in sys.modules\n"
+        "stub = StubProvider().start()\n"
+        "for wire in t.WIRES:\n"
+        "    stub.script(t.ANSWER)\n"
+        "    assert t.backend(stub, wire).run(t.entities_request()).ok\n"
+        "stub.stop()\n"
+        "print(json.dumps([loaded_early, sorted({s for s in seen if '127.0.0.1' not in s})]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LITELLM_")}
+    done = subprocess.run([sys.executable, "-c", script, str(Path(__file__).parent)], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [False, []]

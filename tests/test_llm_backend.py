@@ -426,3 +426,14 @@ def test_litellm_loads_only_for_a_request_and_touches_no_other_server(tmp_path):
                           cwd=tmp_path, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == [False, []]
+
+
+def test_a_huge_retry_after_is_capped(stub_provider, key):
+    from kgkit.backends.llm import MAX_DELAY
+
+    stub_provider.script(Reply.error(429, "come back tomorrow", retry_after="86400"), ANSWER)
+    delays: list[float] = []
+
+    backend(stub_provider, delays=delays).run(entities_request())
+
+    assert delays == [MAX_DELAY]

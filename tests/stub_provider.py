@@ -153,11 +153,6 @@ class StubProvider:
             for r in replies:
                 self._queue.append(r if isinstance(r, Reply) else Reply.answer(r))
 
-    @property
-    def pending(self) -> int:
-        """Scripted replies not yet used."""
-        return len(self._queue)
-
     def _next_reply(self, req: Recorded) -> Reply:
         with self._lock:
             self.requests.append(req)

@@ -188,12 +188,13 @@ def test_500_then_success_counts_the_retry(stub_provider, key):
     assert (result.usage.tokens_in, result.usage.tokens_out) == (11, 7)  # failed attempts carry no usage
 
 
-def test_timeout_and_dropped_connection_are_retried(stub_provider, key):
-    stub_provider.script(Reply(delay=2.0), Reply(drop=True), ANSWER)
+@pytest.mark.parametrize("wire", sorted(WIRES))
+def test_timeout_dropped_connection_and_garbled_body_are_retried(stub_provider, key, wire):
+    stub_provider.script(Reply(delay=2.0), Reply(drop=True), Reply(body="<html>502 Bad Gateway</html>"), ANSWER)
 
-    result = backend(stub_provider, timeout=0.3, retries=2).run(entities_request())
+    result = backend(stub_provider, wire, timeout=0.3, retries=3).run(entities_request())
 
-    assert result.data == ANSWER and result.retries == 2
+    assert result.data == ANSWER and result.retries == 3
 
 
 @pytest.mark.parametrize("wire", sorted(WIRES))

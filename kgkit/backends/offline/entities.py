@@ -41,15 +41,17 @@ GENERIC_KINDS: dict[str, frozenset[str]] = {
     "name": frozenset({"name", "other", "misc", "namedentity"}),
 }
 
-LEGAL_SUFFIX = (
-    r"(?:Inc|INC|Corp|CORP|Co|CO|Ltd|LTD|Pty\.?\s+Ltd|L\.L\.C|N\.V|B\.V|S\.A|L\.P)(?![A-Za-z])\.{0,2}"
-    r"|(?:Incorporated|INCORPORATED|Corporation|CORPORATION|Company|COMPANY|Limited|LIMITED"
-    r"|LLC|LLP|LP|PLC|plc|GmbH|AG|SE|SpA|S\.p\.A\.|AB|ASA|Oyj|KK)\b"
+_ABBREV_SUFFIX = (
+    r"(?:Inc|INC|Corp|CORP|Co|CO|Ltd|LTD|Pty\.?\s+Ltd|L\.L\.C|N\.V|B\.V|S\.A|L\.P)(?![A-Za-z-])\.{0,2}"
+    r"|(?:LLC|LLP|LP|PLC|plc|GmbH|AG|SE|SpA|S\.p\.A\.|AB|ASA|Oyj|KK)\b"
 )
+_WORD_SUFFIX = r"(?:Incorporated|INCORPORATED|Corporation|CORPORATION|Company|COMPANY|Limited|LIMITED)\b"
+# "Acme, Inc." takes a comma before an abbreviation; "Acme Company" never does ("the Period, Company …")
+LEGAL_SUFFIX = rf"(?:,?[ \t]+(?:{_ABBREV_SUFFIX})|[ \t]+{_WORD_SUFFIX})"
 _CAP_WORD = r"(?:[A-Z][A-Za-z0-9&'’\-]*(?:\.[A-Za-z]{2,4})?|[A-Z]\.(?:[A-Z]\.)*|&)"
 _CONNECT = r"(?:of|and|&|for|de|du|la|the)"
 ORG_RE = re.compile(
-    rf"(?<![\w.])(?P<name>{_CAP_WORD}(?:[ \t]+(?:{_CAP_WORD}|{_CONNECT}(?=[ \t]+[A-Z]))){{0,6}},?[ \t]+(?:{LEGAL_SUFFIX}))"
+    rf"(?<![\w.])(?P<name>{_CAP_WORD}(?:[ \t]+(?:{_CAP_WORD}|{_CONNECT}(?=[ \t]+[A-Z]))){{0,6}}{LEGAL_SUFFIX})"
 )
 _LEADING_STOP = re.compile(r"^(?:(?:The|THE|This|THIS|By|BY|And|AND|Between|BETWEEN|Among|AMONG|WHEREAS|Whereas|With|WITH|For|FOR|Of|OF|To|TO)[ \t]+)+")
 _DEFINITION = re.compile(
@@ -96,6 +98,11 @@ def _norm_key(word: str) -> str:
 
 def generic_type_map(entity_types: Sequence[EntityType]) -> dict[str, str]:
     """Which declared entity type receives each generic rule's finds (first declared wins)."""
+    return dict(_generic_type_map(tuple(entity_types)))
+
+
+@lru_cache(maxsize=256)
+def _generic_type_map(entity_types: tuple[EntityType, ...]) -> dict[str, str]:
     out: dict[str, str] = {}
     for kind, words in GENERIC_KINDS.items():
         keys = {_norm_key(w) for w in words}
@@ -187,7 +194,7 @@ def _org_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
         offset = lead.end() if lead else 0
         name = raw[offset:]
         s = m.start("name") + offset
-        before = text[max(0, s - 4):s]
+        before = text[max(0, s - 8):s]
         if not re.search(r"[A-Za-z]", name.split()[0]) or re.search(r"\b(?:a|an)\s+$", before, re.I):
             continue  # "a Delaware Corporation" describes a party, it does not name one
         if len(name.split()) < 2 and "," not in name:
@@ -198,7 +205,7 @@ def _org_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
         # Where the domain has contracting parties, a company name is read as one: in a
         # contract it almost always is, and typing one name two ways would split its node.
         out.append(Mention(name, kinds.get("party", kinds.get("organization", "")), s, s + len(raw) - offset, 2, 0.8,
-                           "organization"))
+                           "company"))
     return out
 
 
@@ -272,7 +279,7 @@ def _attach_definitions(text: str, sentences: list[Sentence], mentions: list[Men
                     target = m
                     break
             if target is None:
-                orgs = [m for m in before if m.kind == "organization" and m.start >= last_def_end
+                orgs = [m for m in before if m.kind == "company" and m.start >= last_def_end
                         and d.start() - m.end <= 300]
                 if orgs:
                     target = orgs[-1]
@@ -338,6 +345,16 @@ def find_entities(text: str, types: Sequence[EntityType], skills: Sequence[dict]
             aliases = tuple(dict.fromkeys(prev.aliases + tuple(m.aliases)))
             merged[key] = FoundEntity(prev.name, prev.type, prev.evidence, max(prev.confidence, m.confidence), aliases,
                                       prev.start, prev.end)
+    # "CO-BRANDING AGREEMENT (FORM)" and "CO-BRANDING AGREEMENT" in one chunk are one entity.
+    for key in list(order):
+        base = re.match(r"^(.*\S)\s*\([^()]*\)$", merged[key].name) if key in merged else None
+        short = (name_key(base.group(1)), key[1]) if base else None
+        if short and short in merged and short != key:
+            full, part = merged[key], merged.pop(short)
+            merged[key] = FoundEntity(full.name, full.type, full.evidence, max(full.confidence, part.confidence),
+                                      tuple(dict.fromkeys(full.aliases + (part.name,) + part.aliases)),
+                                      full.start, full.end)
+            order.remove(short)
     # A party found anywhere in the chunk makes its other organisation mentions the party too.
     party_type = kinds.get("party")
     org_type = kinds.get("organization")

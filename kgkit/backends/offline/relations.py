@@ -4,8 +4,8 @@ A relation type (or a relation skill) yields ``(head, relation, tail)`` in a sen
 both ends are V_doc entities of types the relation allows and one of its triggers is in
 the sentence. Which pairs and which relations:
 
-* a trigger *between* the two mentions binds them; so does a trigger just after the later
-  one (``January 21, 2005 (the "Effective Date")``); otherwise the pair only counts when
+* a trigger *between* the two mentions binds them; so does a trigger just after the tail
+  or inside a parenthesis right after it (``January 21, 2005 (the "Effective Date")``); otherwise the pair only counts when
   it is the sentence's single candidate pair for that relation;
 * a trigger inside a longer trigger of another relation does not count ("renew" inside
   "intent not to renew");
@@ -30,7 +30,11 @@ from kgkit.backends.offline.sentences import Sentence, split_sentences
 from kgkit.model import EntityType, Patterns, RelationType
 
 ATTACHED = 30  # characters: a trigger this close to a tail binds it even when another is nearer
-AFTER = 14  # characters: how far after the later mention a trigger may stand ("(the "Effective Date")")
+AFTER = 3  # characters: a trigger this close after the tail binds it ("2014's effective date")
+PAREN_AFTER = 60  # characters: the same, inside a parenthesis that opens right after the mention
+
+
+_PAREN_TAIL = re.compile(r"\s*\([^()]*\)\s*$")
 
 
 @dataclass(frozen=True)
@@ -62,7 +66,8 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
     found: list[EntityMention] = []
     surface_owner: dict[str, list[Mapping[str, Any]]] = {}
     for ent in entities:
-        for form in [ent["name"], *(ent.get("aliases") or ())]:
+        bare = _PAREN_TAIL.sub("", ent["name"])  # "CO-BRANDING AGREEMENT (FORM)" is written without "(FORM)"
+        for form in dict.fromkeys([ent["name"], bare, *(ent.get("aliases") or ())]):
             owners = surface_owner.setdefault(name_key(form), []) if collapse(form) else []
             if collapse(form) and ent not in owners:
                 owners.append(ent)  # one surface may name several nodes (a Party and an Organization)
@@ -89,13 +94,14 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
     # "this Agreement", "the University": a capitalised head noun standing for an entity
     heads: dict[str, list[Mapping[str, Any]]] = {}
     for ent in entities:
-        words = collapse(ent["name"]).split()
+        words = collapse(_PAREN_TAIL.sub("", ent["name"])).split()
         if len(words) > 1 and words[-1][:1].isupper():
             heads.setdefault(words[-1].lower(), []).append(ent)
     if heads:
         rx = re.compile(r"\b(this|the)\s+(" + "|".join(re.escape(h) for h in sorted(heads)) + r")\b", re.I)
         for m in rx.finditer(text):
-            if not m.group(2)[:1].isupper() or name_key(m.group(2)) in surface_owner:
+            deictic = m.group(1).lower() == "this"  # "this agreement" is the document's own, whatever the case
+            if not (m.group(2)[:1].isupper() or deictic) or (name_key(m.group(2)) in surface_owner and not deictic):
                 continue
             cands = heads[m.group(2).lower()]
             if len(cands) == 1 or m.group(1).lower() == "this":
@@ -151,6 +157,17 @@ def _trigger_spans(rule: _Rule, text: str, sent: Sentence) -> list[tuple[int, in
     return spans
 
 
+def _just_after(text: str, end: int, trigger_start: int) -> bool:
+    """A trigger right after a mention, or inside the parenthesis that follows it
+    (``May 26, 2017 (hereinafter referred to as the effective date …``)."""
+    gap = text[end:trigger_start]
+    if trigger_start < end:
+        return False
+    if len(gap) <= AFTER:
+        return True
+    return len(gap) <= PAREN_AFTER and gap.lstrip(" ,").startswith("(") and ")" not in gap
+
+
 def _gap(trigger: tuple[int, int], m: EntityMention) -> int:
     return m.start - trigger[1] if trigger[1] <= m.start else trigger[0] - m.end
 
@@ -188,7 +205,7 @@ def find_relations(
                 for h in cands:
                     lo, hi = sorted((h, t), key=lambda x: x.start)
                     binding = [sp for sp in spans if lo.end <= sp[0] and sp[1] <= hi.start]
-                    binding += [sp for sp in spans if 0 <= sp[0] - hi.end <= AFTER and hi is t]
+                    binding += [sp for sp in spans if hi is t and _just_after(text, t.end, sp[0])]
                     if binding and h.start > t.start and not rule.symmetric and rule.allows(t.type, h.type):
                         continue  # both orders type-check: read the one the sentence states, head first
                     if binding:

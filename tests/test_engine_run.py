@@ -277,3 +277,4 @@ def test_an_interrupted_run_leaves_no_partial_file_and_keeps_its_completed_passe
     result = run(inputs, ["binary"], backend, out, resume=True)
     assert [stage for stage, _ in backend.calls] == ["relations"] * 3  # chunks 5, 6, 7
     assert result.manifest["calls"]["reused"] == 13
+

@@ -112,10 +112,10 @@ def format_plan(plans) -> str:
 @click.command("extract")
 @click.argument("files", nargs=-1, required=True)
 @click.option("--domain", "-d", help="Domain name or YAML path (default: the config's, else 'general').")
-@click.option("--view", "views", multiple=True, help="Views: v1,v2 (repeatable), diy:TEMPLATE, or 'all'.")
+@click.option("--view", "views", multiple=True, help="Views: v1,v2 (repeatable), diy:TEMPLATE, or 'all' (every view that needs no template).")
 @click.option("--model", "-m", help="LLM model (litellm name); default: the config's, else the offline backend.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="kgkit.yaml to use.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Parent folder of the run folders (default ./kgkit-out).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Parent folder of the run folders (default: the config's output.dir, else ./kgkit-out).")
 @click.option("--dry-run", is_flag=True, help="Print the plan (chunks, calls, tokens, cost) and call nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stdout.")
 @click.option("--resume", is_flag=True, help="Continue the run in the folder: keep its views, retry failed passes.")
@@ -125,7 +125,11 @@ def extract_cli(files, domain, views, model, config_path, out_dir, dry_run, as_j
     """Extract a knowledge graph from FILES (PDF, text, Markdown, HTML; - for stdin).
 
     Writes one run folder per document: manifest.json, nodes.json, views/<view>.json and
-    review.jsonl. Example: kgkit extract --domain legal_contracts --view nary,temporal contract.pdf
+    review.jsonl. Exit codes: 0 ok; 1 some chunks failed (rerun with --resume); 2 bad input.
+
+    \b
+    Example:
+      kgkit extract --domain legal_contracts --view nary,temporal contract.pdf
     """
     cfg = _config(config_path, model, no_cache)
     if dry_run:

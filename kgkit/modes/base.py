@@ -158,11 +158,17 @@ def literal(text: str, kind: str) -> dict[str, Any]:
     return {"literal": text, "type": kind, "value": normalise_literal(kind, text)}
 
 
+_validators: dict[int, Any] = {}  # one compiled validator per view schema, not per chunk
+
+
 def validate_answer(data: Any, schema: dict[str, Any] | None) -> str | None:
     """Why ``data`` breaks the view's output schema, or None when it conforms."""
     if schema is None:
         return None
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
+    validator = _validators.get(id(schema))
+    if validator is None or validator.schema is not schema:
+        validator = _validators[id(schema)] = jsonschema.Draft202012Validator(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is None:
         return None
     where = "/".join(str(p) for p in error.absolute_path)

@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from kgkit import ids
-from kgkit.modes.base import Scope
-from kgkit.modes.base import fill_roles
+from kgkit.modes.base import Scope, fill_roles
 from kgkit.modes.temporal import qualify
 from kgkit.modes.upgrade import UpgradeMode, find_by_name
 
@@ -38,7 +37,7 @@ class DiyMode(UpgradeMode):
         node_id = ids.node_id(entity_type.name, raw["name"])
         if scope.skeleton.node(node_id) is not None:
             return  # the core already has it: the view refers to the shared node
-        evidence, _ = scope.locate({"evidence": raw.get("evidence") or raw["name"], **raw})
+        evidence, _ = scope.locate({**raw, "evidence": raw.get("evidence") or raw["name"]})
         node = scope.extra_nodes.setdefault(node_id, {
             "id": node_id, "type": entity_type.name, "name": raw["name"], "aliases": [],
             "mentions": [], "merged_from": [], "origin": scope.view.name,

@@ -71,20 +71,29 @@ def _qualifier(d: dict[str, Any]) -> m.Qualifier:
     )
 
 
+def _named(items: Any) -> list[dict[str, Any]]:
+    """The entries of a typed list that have a name; validation reports the others."""
+    if not isinstance(items, list):
+        return []
+    return [i for i in items if isinstance(i, dict) and isinstance(i.get("name"), str)]
+
+
 def merge_domain_data(parent: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
-    """Apply the ``extends`` merge rules to two raw domain mappings."""
+    """Apply the ``extends`` merge rules to two raw domain mappings.
+
+    It also runs on files that failed their schema (so cross-checks can still use the
+    parent's types); malformed entries are left out here and reported by validation.
+    """
     merged = dict(parent)
     for key, value in child.items():
         if key in TYPED_LISTS:
-            by_name = {item["name"]: item for item in parent.get(key, [])}
-            order = [item["name"] for item in parent.get(key, [])]
-            for item in value:
-                if item["name"] not in by_name:
-                    order.append(item["name"])
-                by_name[item["name"]] = item
-            merged[key] = [by_name[n] for n in order]
+            by_name = {item["name"]: item for item in _named(parent.get(key))}
+            for item in _named(value):
+                by_name[item["name"]] = item  # same name: the child's entry replaces the parent's whole
+            merged[key] = list(by_name.values())
         elif key == "examples":
-            merged[key] = list(parent.get("examples", [])) + list(value)
+            parent_examples = parent.get("examples") if isinstance(parent.get("examples"), list) else []
+            merged[key] = parent_examples + (value if isinstance(value, list) else [])
         elif key != "extends":
             merged[key] = value
     return merged

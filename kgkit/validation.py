@@ -307,31 +307,30 @@ def _relation_by_label(data: dict[str, Any], label: str) -> dict[str, Any] | Non
 def _check_domain_examples(src: Source, merged: dict[str, Any], entity_types: list[str]) -> Iterator[Issue]:
     relations = _binary_relation_names(merged)
     for i, example in _items(src.data, "examples"):
-        names: dict[str, str] = {}
+        types: dict[str, str] = {}  # this example's entity name -> type
         for j, ent in _items(example, "entities"):
             if isinstance(ent.get("type"), str):
-                names.setdefault(str(ent.get("name")), ent["type"])
+                types.setdefault(str(ent.get("name")), ent["type"])
                 if ent["type"] not in entity_types:
                     yield _unknown(src, ("examples", i, "entities", j, "type"), "entity type", ent["type"], entity_types, False)
         for j, rel in _items(example, "relations"):
+            path = ("examples", i, "relations", j)
             label = rel.get("relation")
-            if isinstance(label, str) and label not in relations and _relation_by_label(merged, label) is None:
-                yield _unknown(src, ("examples", i, "relations", j, "relation"), "relation type", label, relations, False)
-                continue
             spec = _relation_by_label(merged, label) if isinstance(label, str) else None
-            for end in ("head", "tail"):
-                who = rel.get(end)
-                if not isinstance(who, str) or not names:
-                    continue
-                if who not in names:
+            if isinstance(label, str) and spec is None:
+                yield _unknown(src, path + ("relation",), "relation type", label, relations, False)
+            if not types:  # no entities listed: nothing to check the ends against
+                continue
+            ends = [rel.get("head"), rel.get("tail")]
+            for end, who in zip(("head", "tail"), ends):
+                if isinstance(who, str) and who not in types:
                     yield src.issue(
-                        ("examples", i, "relations", j, end),
-                        f"{who!r} is not one of this example's entities; expected one of: {', '.join(names)}",
-                        did_you_mean(who, names),
+                        path + (end,),
+                        f"{who!r} is not one of this example's entities; expected one of: {', '.join(types)}",
+                        did_you_mean(who, types),
                     )
-                    continue
-            if spec and names and rel.get("head") in names and rel.get("tail") in names:
-                yield from _check_example_ends(src, ("examples", i, "relations", j), spec, names[rel["head"]], names[rel["tail"]])
+            if spec is not None and all(isinstance(w, str) and w in types for w in ends):
+                yield from _check_example_ends(src, path, spec, types[ends[0]], types[ends[1]])
 
 
 def _check_example_ends(src: Source, path: KeyPath, spec: dict[str, Any], head_type: str, tail_type: str) -> Iterator[Issue]:
@@ -409,37 +408,43 @@ def _check_template(src: Source) -> list[Issue]:
         for j, name in _strings(q.get("relations")):
             if name != "*" and name not in relations:
                 issues.append(_unknown(src, ("qualifiers", i, "relations", j), "relation type", name, relations, True))
-    by_name = {r["name"]: r for _, r in _items(data, "relation_types") if isinstance(r.get("name"), str)}
-    for i, example in _items(data, "examples"):
-        names = {str(e.get("name")) for _, e in _items(example, "entities")}
+    issues += _check_template_examples(src, entity_types, relations, qualifiers)
+    return issues
+
+
+def _check_template_examples(src: Source, entity_types: list[str], relations: list[str], qualifiers: list[str]) -> Iterator[Issue]:
+    by_name = {r["name"]: r for _, r in _items(src.data, "relation_types") if isinstance(r.get("name"), str)}
+    for i, example in _items(src.data, "examples"):
+        names = sorted({str(e.get("name")) for _, e in _items(example, "entities")})
         for j, ent in _items(example, "entities"):
             if isinstance(ent.get("type"), str) and ent["type"] not in entity_types:
-                issues.append(_unknown(src, ("examples", i, "entities", j, "type"), "entity type", ent["type"], entity_types, False))
+                yield _unknown(src, ("examples", i, "entities", j, "type"), "entity type", ent["type"], entity_types, False)
         for j, rel in _items(example, "relations"):
             path = ("examples", i, "relations", j)
-            spec = by_name.get(rel.get("relation"))
-            if spec is None:
-                if isinstance(rel.get("relation"), str):
-                    issues.append(_unknown(src, path + ("relation",), "relation type", rel["relation"], relations, False))
+            label = rel.get("relation")
+            if not isinstance(label, str):
                 continue
-            roles = spec.get("roles") if isinstance(spec.get("roles"), dict) else {}
-            for role, filler in (rel.get("roles") or {}).items() if isinstance(rel.get("roles"), dict) else ():
+            if label not in by_name:
+                yield _unknown(src, path + ("relation",), "relation type", label, relations, False)
+                continue
+            roles = by_name[label].get("roles") if isinstance(by_name[label].get("roles"), dict) else {}
+            fillers = rel.get("roles") if isinstance(rel.get("roles"), dict) else {}
+            for role, filler in fillers.items():
                 if role not in roles:
-                    issues.append(src.issue(
-                        path + ("roles", role),
-                        f"unknown role {role!r} of {spec['name']}; expected one of: {', '.join(roles)}",
-                        did_you_mean(role, roles), key=True))
-                elif names and not (isinstance(roles[role], dict) and roles[role].get("literal")):
-                    for k, who in enumerate([filler] if isinstance(filler, str) else filler or []):
-                        if isinstance(who, str) and who not in names:
-                            where = path + ("roles", role) + ((k,) if isinstance(filler, list) else ())
-                            issues.append(src.issue(
-                                where, f"{who!r} is not one of this example's entities; expected one of: {', '.join(sorted(names))}",
-                                did_you_mean(who, names)))
-            for name in rel.get("qualifiers") or {} if isinstance(rel.get("qualifiers"), dict) else ():
+                    yield src.issue(path + ("roles", role),
+                                    f"unknown role {role!r} of {label}; expected one of: {', '.join(roles)}",
+                                    did_you_mean(role, roles), key=True)
+                    continue
+                if not names or (isinstance(roles[role], dict) and roles[role].get("literal")):
+                    continue  # a literal role takes free text, not an entity
+                for k, who in enumerate(filler if isinstance(filler, list) else [filler]):
+                    if isinstance(who, str) and who not in names:
+                        where = path + ("roles", role) + ((k,) if isinstance(filler, list) else ())
+                        yield src.issue(where, f"{who!r} is not one of this example's entities; expected one of: {', '.join(names)}",
+                                        did_you_mean(who, names))
+            for name in rel.get("qualifiers") if isinstance(rel.get("qualifiers"), dict) else ():
                 if name not in qualifiers:
-                    issues.append(_unknown(src, path + ("qualifiers", name), "qualifier", name, qualifiers, False))
-    return issues
+                    yield _unknown(src, path + ("qualifiers", name), "qualifier", name, qualifiers, False)
 
 
 def _check_view(src: Source) -> list[Issue]:

@@ -8,19 +8,19 @@ only calls the backend for passes it has not completed with the same inputs.
 from __future__ import annotations
 
 import datetime
-import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from kgkit import __version__
 from kgkit.backends.base import UPGRADE, Backend, PassRequest
 from kgkit.catalog import available, load_domain, load_view
 from kgkit.config.model import Config
 from kgkit.documents.types import Chunk, Document
 from kgkit.engine.accounting import Accounting
 from kgkit.engine.core import CoreSettings, run_core
+from kgkit.engine.join import items_of, node_refs
+from kgkit.engine.manifest import build_manifest
 from kgkit.engine.outputs import RunFolder, view_file_name
 from kgkit.engine.passes import PassRunner
 from kgkit.errors import InputError
@@ -68,14 +68,6 @@ def view_refs(views: Sequence[str] | str | None, domain: Domain, config: Config)
     return list(dict.fromkeys(refs))
 
 
-def _sha256(path: Path | None) -> str | None:
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path and path.is_file() else None
-
-
-def _file(path: Path | None) -> dict[str, Any]:
-    return {"file": str(path) if path else None, "sha256": _sha256(path)}
-
-
 def chunk(doc: Document, domain: Domain, config: Config) -> list[Chunk]:
     from kgkit.documents.chunking import chunk_document
 
@@ -105,26 +97,7 @@ def make_backends(backend: Backend | BackendFactory | None, config: Config) -> t
 def dangling_references(nodes: list[dict[str, Any]], views: dict[str, dict[str, Any]]) -> int:
     """Node references in the views that the node table does not hold (0 unless a bug)."""
     known = {n["id"] for n in nodes}
-    missing = 0
-
-    def walk(value: Any) -> None:
-        nonlocal missing
-        if isinstance(value, dict):
-            if set(value) == {"node"}:
-                missing += value["node"] not in known
-            for v in value.values():
-                walk(v)
-        elif isinstance(value, list):
-            for v in value:
-                walk(v)
-
-    for payload in views.values():
-        for key in ("edges",):
-            for e in payload.get(key, []):
-                missing += (e["head"] not in known) + (e["tail"] not in known)
-        for key in ("hyperedges", "events", "relations"):
-            walk(payload.get(key, []))
-    return missing
+    return sum(ref not in known for payload in views.values() for item in items_of(payload) for ref in node_refs(item))
 
 
 def run_upgrade(view: View, doc: Document, chunks: list[Chunk], domain: Domain, skeleton: Skeleton,
@@ -203,30 +176,11 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
     if failures:
         warnings.append(f"{len(failures)} pass(es) failed; rerun with --resume to retry them")
 
-    manifest = {
-        "kgkit_version": __version__,
-        "created": started.isoformat(timespec="seconds"),
-        "input": {"path": doc.source, "sha256": doc.sha256, "doc_id": doc.id, "media_type": doc.media_type,
-                  "title": doc.title, "pages": len(doc.pages), "chunks": n, "characters": len(doc.text)},
-        "domain": {"name": domain.name, "version": domain.version, "lineage": list(domain.lineage),
-                   **_file(domain.source)},
-        "views": [{"name": v.name, "mode": v.mode, "strategy": v.strategy, **_file(v.source),
-                   "prompt": _file(v.prompt) if v.prompt else None,
-                   "template": {"name": v.template.name, **_file(v.template.source)} if v.template else None,
-                   "output": f"views/{view_file_name(v.name)}"} for v in views],
-        "model": {"core": backends[0].describe(), "upgrades": backends[1].describe()},
-        "skills": [s.get("id") for s in skill_list],
-        "calls": accounting.calls(),
-        "tokens": accounting.tokens(),
-        "cost": accounting.cost(),
-        "timings": accounting.timings,
-        "counts": {"nodes": len(nodes), "merges": len(core.merges), "skeleton_edges": len(skeleton.edges),
-                   "edges": {name: sum(len(p.get(k, [])) for k in ("edges", "hyperedges", "events", "relations"))
-                             for name, p in payloads.items()},
-                   "rejects": rejects, "dangling": dangling, "review": len(review)},
-        "warnings": warnings,
-        "failures": failures,
-    }
+    counts = {"nodes": len(nodes), "merges": len(core.merges), "skeleton_edges": len(skeleton.edges),
+              "rejects": rejects, "dangling": dangling, "review": len(review)}
+    manifest = build_manifest(doc=doc, domain=domain, views=views, backends=backends, skills=skill_list,
+                              accounting=accounting, started=started, counts=counts, payloads=payloads,
+                              warnings=warnings, failures=failures)
     nodes_file = {"doc_id": doc.id, "nodes": nodes}
     with accounting.timed("write"):
         folder.write_json("nodes.json", nodes_file)
@@ -234,8 +188,7 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
             folder.write_json(f"views/{view_file_name(name)}", payload)
         folder.remove_stale_views({view_file_name(name) for name in payloads})
         folder.write_jsonl("review.jsonl", review)
-        manifest["timings"] = accounting.timings
-        folder.write_json("manifest.json", manifest)
+        folder.write_json("manifest.json", manifest)  # last: a folder with a manifest is complete
     return RunResult(run_dir=folder.path, manifest=manifest, nodes=nodes, views=payloads, review=review,
                      failures=failures)
 

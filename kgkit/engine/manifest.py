@@ -1,0 +1,55 @@
+"""``manifest.json``: what a run read, which files and model shaped it, what it cost.
+
+Everything needed to audit or reproduce a run folder: the input's hash and document id,
+the domain, view, prompt and template files with their hashes, the model and parameters
+(as the backend describes them — never credentials), the skills given to the core, the
+call budget beside the naive figure, tokens, cost, timings, counts, warnings, failures.
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from kgkit import __version__
+from kgkit.backends.base import Backend
+from kgkit.documents.types import Document
+from kgkit.engine.accounting import Accounting
+from kgkit.engine.join import items_of
+from kgkit.engine.outputs import view_file_name
+from kgkit.model import Domain, View
+
+
+def file_ref(path: Path | None) -> dict[str, Any]:
+    """``{"file", "sha256"}`` of a file the run read (None for in-memory objects)."""
+    digest = hashlib.sha256(path.read_bytes()).hexdigest() if path and path.is_file() else None
+    return {"file": str(path) if path else None, "sha256": digest}
+
+
+def build_manifest(*, doc: Document, domain: Domain, views: list[View], backends: tuple[Backend, Backend],
+                   skills: list[dict[str, Any]], accounting: Accounting, started: datetime.datetime,
+                   counts: dict[str, Any], payloads: dict[str, dict[str, Any]], warnings: list[str],
+                   failures: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "kgkit_version": __version__,
+        "created": started.isoformat(timespec="seconds"),
+        "input": {"path": doc.source, "sha256": doc.sha256, "doc_id": doc.id, "media_type": doc.media_type,
+                  "title": doc.title, "pages": len(doc.pages), "chunks": accounting.n_chunks,
+                  "characters": len(doc.text)},
+        "domain": {"name": domain.name, "version": domain.version, "lineage": list(domain.lineage),
+                   **file_ref(domain.source)},
+        "views": [{"name": v.name, "mode": v.mode, "strategy": v.strategy, **file_ref(v.source),
+                   "prompt": file_ref(v.prompt) if v.prompt else None,
+                   "template": {"name": v.template.name, **file_ref(v.template.source)} if v.template else None,
+                   "output": f"views/{view_file_name(v.name)}"} for v in views],
+        "model": {"core": backends[0].describe(), "upgrades": backends[1].describe()},
+        "skills": [s.get("id") for s in skills],
+        "calls": accounting.calls(),
+        "tokens": accounting.tokens(),
+        "cost": accounting.cost(),
+        "timings": dict(accounting.timings),
+        "counts": {**counts, "edges": {name: len(items_of(p)) for name, p in payloads.items()}},
+        "warnings": warnings,
+        "failures": failures,
+    }

@@ -71,3 +71,17 @@ def test_entities_of_undeclared_types_are_reported_not_dropped_silently(tmp_path
     assert result.manifest["counts"]["rejects"]["core"]["unknown_type"] == 8
     assert any(r["item"] == {"name": "Paris", "type": "City"} and r["reason"].startswith("unknown_type")
                for r in result.review)
+
+
+def test_a_symmetric_relation_read_both_ways_is_one_edge(tmp_path):
+    extra = {"relations": [{"head": "Acme Corp", "relation": "Partner_Of", "tail": "Beta Ltd", "evidence": "Acme Corp"},
+                           {"head": "Beta Ltd", "relation": "Partner_Of", "tail": "Acme Corp", "evidence": "Beta Ltd"}]}
+    inputs = write_inputs(tmp_path / "in")
+    domain = inputs["domain"].read_text().replace("{name: Partner_Of, head: [Org], tail: [Org]}",
+                                                  "{name: Partner_Of, head: [Org], tail: [Org], symmetric: true}")
+    inputs["domain"].write_text(domain)
+    result = kgkit.extract(inputs["doc"], domain=inputs["domain"], views=["binary"],
+                           config=Config(chunk_size=CHUNK_SIZE, chunk_overlap=0), out_dir=tmp_path / "out",
+                           backend=ScriptedBackend(extra=extra))[0]
+    partners = [e for e in result.views["binary"]["edges"] if e["relation"] == "Partner_Of"]
+    assert len(partners) == 1

@@ -118,6 +118,8 @@ def edges_from(answer: dict[str, Any], doc: Document, chunk: Chunk, domain: Doma
             reason, _, detail = problem.partition(": ")
             reject(reason, raw, detail)
             continue
+        if relation.symmetric and tail < head:  # one edge (and one id) whichever way it was read
+            head, tail = tail, head
         evidence, verified = locate(raw, raw.get("evidence"))
         edges.append({"id": ids.edge_id(head, relation.name, tail), "head": head, "relation": relation.name,
                       "tail": tail, "evidence": evidence, "verified": verified,
@@ -152,6 +154,10 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_pass: RunPa
         rejects[reason] = rejects.get(reason, 0) + 1
         review.append({"stage": "entities", "chunk": m.chunk_id, "item": {"name": m.name, "type": m.type},
                        "reason": f"{reason}: {rejection.reason}"})
+    for ambiguity in merged.ambiguous:
+        review.append({"stage": "entities", "chunk": None,
+                       "item": {"alias": ambiguity.alias, "type": ambiguity.type, "claimants": list(ambiguity.claimants)},
+                       "reason": "ambiguous alias: claimed by more than one entity, so it merged nothing"})
     nodes = [{**node.to_dict(), "origin": "core"} for node in merged.nodes]
 
     def resolve(name: str, type_: str | None) -> str | None:

@@ -92,10 +92,32 @@ def test_new_from_gold_scaffolds_a_valid_domain(tmp_path, fixture_project):
     assert 1 <= len(domain.examples) <= 2 and all(e.relations for e in domain.examples)
 
 
+@pytest.mark.parametrize("dataset", ["scierc", "wikievents", "cuad"])
+def test_every_shared_gold_set_scaffolds_a_valid_domain(dataset, tmp_path, fixture_project):
+    gold = CONLL.parent / dataset
+    if not gold.is_dir():
+        pytest.skip(f"shared gold set {dataset} not present")
+    out = tmp_path / "nested" / f"{dataset}.yaml"
+    assert run("domain", "new", dataset, "--from-gold", str(gold), "--out", str(out)).exit_code == 0
+    domain = catalog.load_domain(str(out))
+    manifest = json.loads((gold / "manifest.json").read_text(encoding="utf-8"))
+    assert sorted(t.name for t in domain.entity_types) == sorted(manifest["entity_types"])
+
+
 def test_new_from_a_missing_gold_folder(tmp_path, fixture_project):
     missing = tmp_path / "nowhere"
     result = run("domain", "new", "x", "--from-gold", str(missing), "--out", str(tmp_path / "x.yaml"))
     assert (result.exit_code, result.stderr) == (2, f"Error: no gold folder at {missing}\n")
+
+
+def test_validate_tells_views_and_templates_by_their_folder(fixture_project):
+    result = run("domain", "validate", "views/nary.yaml", "templates/contract_mini.yaml", "domains/people.yaml")
+    assert (result.exit_code, result.stdout) == (0, "OK views/nary.yaml\nOK templates/contract_mini.yaml\nOK domains/people.yaml\n")
+    as_domain = run("domain", "validate", "--kind", "domain", "views/binary.yaml")
+    assert as_domain.exit_code == 2
+    assert as_domain.stderr.splitlines()[0] == "views/binary.yaml:3:1: strategy: unknown key 'strategy' (expected one of: " \
+        "name, description, version, extends, entity_types, relation_types, nary_relation_types, event_types, " \
+        "qualifiers, examples, default_views, chunking)"
 
 
 def test_validate_a_missing_file(fixture_project):

@@ -22,8 +22,8 @@ def outside_any_project(tmp_path, monkeypatch):
     monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "config"))
 
 
-def test_domain_validate_passes_every_shipped_domain(outside_any_project):
-    files = [str(p) for p in shipped("domains")]
+def test_domain_validate_passes_every_shipped_file(outside_any_project):
+    files = [str(p) for kind in ("domains", "views", "templates") for p in shipped(kind)]
     result = CliRunner().invoke(cli, ["domain", "validate", *files])
     assert result.stderr == ""
     assert result.exit_code == 0

@@ -42,6 +42,7 @@ def estimate_cost(model: str | None, tokens_in: int, tokens_out: int) -> float |
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
+    litellm.suppress_debug_info = True  # no "Provider List" banner for a model it does not price
     try:
         prompt_cost, completion_cost = litellm.cost_per_token(model=model, prompt_tokens=tokens_in,
                                                               completion_tokens=tokens_out)

@@ -13,9 +13,6 @@ file are collected and raised together as one :class:`~kgkit.errors.ValidationEr
 """
 from __future__ import annotations
 
-import difflib
-import functools
-import json
 import os
 import re
 from collections.abc import Iterable, Iterator
@@ -25,9 +22,9 @@ from typing import Any
 
 from kgkit import yaml_source
 from kgkit.errors import Issue, NotFoundError, ValidationError
+from kgkit.json_schemas import did_you_mean, schema_issues
+from kgkit.json_schemas import explain as _explain  # noqa: F401  (kgkit.config.loader imports it from here)
 from kgkit.yaml_source import KeyPath, Source
-
-SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 
 # catalog kinds (plural, as folders) and the schema each is checked against
 KINDS = {"domains": "domain", "views": "view", "templates": "template"}
@@ -40,164 +37,6 @@ def normalise_kind(kind: str) -> str:
     if plural not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
     return plural
-
-
-# --------------------------------------------------------------------------- schemas
-
-
-@functools.cache
-def _registry():
-    """Every published schema, by ``$id``, so relative ``$ref``s between them resolve offline."""
-    from referencing import Registry, Resource
-
-    resources = []
-    for path in sorted(SCHEMA_DIR.glob("*.schema.json")):
-        contents = json.loads(path.read_text(encoding="utf-8"))
-        resources.append((contents.get("$id", path.name), Resource.from_contents(contents)))
-    return Registry().with_resources(resources)
-
-
-@functools.cache
-def schema_for(kind: str) -> dict[str, Any]:
-    return json.loads((SCHEMA_DIR / f"{KINDS[normalise_kind(kind)]}.schema.json").read_text(encoding="utf-8"))
-
-
-@functools.cache
-def _validator(kind: str):
-    from jsonschema import Draft202012Validator
-
-    return Draft202012Validator(schema_for(kind), registry=_registry())
-
-
-_NAME_RULES = {
-    "^[A-Za-z_][A-Za-z0-9_.\\-]*$": "letters, digits, '_', '.' or '-', starting with a letter or '_'",
-    "^[A-Za-z_*][A-Za-z0-9_.\\-/]*$": "letters, digits, '_', '.', '-' or '/', starting with a letter or '_'",
-    "^[A-Za-z_][A-Za-z0-9_\\-]*$": "letters, digits, '_' or '-', starting with a letter or '_'",
-}
-_TYPE_WORDS = {
-    "object": "a mapping (key: value)",
-    "array": "a list",
-    "string": "text",
-    "boolean": "true or false",
-    "integer": "a whole number",
-    "number": "a number",
-    "null": "nothing",
-}
-
-
-def _describe_value(value: Any) -> str:
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, bool):
-        return f"{str(value).lower()}"
-    if value is None:
-        return "nothing (an empty value)"
-    if isinstance(value, (int, float)):
-        return f"the number {value}"
-    return f"the text {value!r}"
-
-
-def _expected_types(types: str | list[str]) -> str:
-    types = [types] if isinstance(types, str) else list(types)
-    return " or ".join(_TYPE_WORDS.get(t, t) for t in types)
-
-
-def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
-    """A "did you mean" hint naming the closest candidate (case-insensitive), or None."""
-    by_lower: dict[str, str] = {}
-    for c in candidates:
-        by_lower.setdefault(str(c).lower(), str(c))
-    close = difflib.get_close_matches(str(word).lower(), list(by_lower), n=1, cutoff=0.6)
-    return f"did you mean {by_lower[close[0]]!r}?" if close else None
-
-
-def _schema_issues(src: Source, validator) -> list[Issue]:
-    issues: list[Issue] = []
-    for error in validator.iter_errors(src.data):
-        issues.extend(_explain(src, error))
-    return issues
-
-
-def _explain(src: Source, error) -> Iterator[Issue]:
-    """Turn one jsonschema error into issues that say what was expected, where."""
-    path: KeyPath = tuple(error.absolute_path)
-    kind, value, instance = error.validator, error.validator_value, error.instance
-    if kind == "additionalProperties" and isinstance(instance, dict):
-        allowed = list(error.schema.get("properties", {}))
-        for key in instance:
-            if key in allowed:
-                continue
-            hint = did_you_mean(key, allowed) or ("expected one of: " + ", ".join(allowed) if allowed else None)
-            yield src.issue(path + (key,), f"unknown key {key!r}", hint, key=True)
-    elif kind == "required":
-        for name in value:
-            if isinstance(instance, dict) and name not in instance:
-                yield src.issue(path, f"missing required key {name!r}", key=True)
-    elif kind == "type":
-        yield src.issue(path, f"expected {_expected_types(value)}, got {_describe_value(instance)}")
-    elif kind == "enum":
-        hint = did_you_mean(instance, [str(v) for v in value]) if isinstance(instance, str) else None
-        yield src.issue(path, f"{instance!r} is not allowed; expected one of: {', '.join(map(str, value))}", hint)
-    elif kind == "const":
-        yield src.issue(path, f"expected {value!r}, got {_describe_value(instance)}")
-    elif kind == "pattern":
-        rule = _NAME_RULES.get(value, f"text matching {value}")
-        if "propertyNames" in error.schema_path or "propertyNames" in error.relative_schema_path:
-            yield src.issue(path + (instance,), f"{instance!r} is not a valid name; expected {rule}", key=True)
-        else:
-            yield src.issue(path, f"{instance!r} is not a valid name; expected {rule}")
-    elif kind == "minItems":
-        yield src.issue(path, f"expected at least {value} item{'s' if value != 1 else ''}, got {len(instance)}")
-    elif kind == "minLength":
-        yield src.issue(path, "expected non-empty text")
-    elif kind == "minProperties":
-        yield src.issue(path, f"expected at least {value} entr{'ies' if value != 1 else 'y'}, got none")
-    elif kind in ("minimum", "maximum"):
-        word = "at least" if kind == "minimum" else "at most"
-        yield src.issue(path, f"expected a number {word} {value}, got {_describe_value(instance)}")
-    elif kind in ("oneOf", "anyOf"):
-        yield from _explain_alternatives(src, error, path)
-    elif kind == "not" and isinstance(value, dict) and "required" in value:
-        context = f" with strategy: {src.data.get('strategy')}" if path == () and "strategy" in src.data else ""
-        for name in value["required"]:
-            yield src.issue(path + (name,), f"key {name!r} is not allowed{context}", key=True)
-    else:
-        yield src.issue(path, error.message)
-
-
-def _explain_alternatives(src: Source, error, path: KeyPath) -> Iterator[Issue]:
-    """oneOf/anyOf: explain the branch the author evidently meant, else list the choices."""
-    branches: dict[int, list] = {}
-    for sub in error.context or ():
-        branches.setdefault(sub.relative_schema_path[0], []).append(sub)
-    # a branch whose failures are all "wrong type at this very place" was not meant
-    meant = [
-        errs for errs in branches.values()
-        if not any(e.validator == "type" and tuple(e.absolute_path) == path for e in errs)
-    ]
-    if len(meant) == 1:
-        for sub in meant[0]:
-            yield from _explain(src, sub)
-        return
-    if branches and all(e.validator == "required" and tuple(e.absolute_path) == path
-                        for errs in branches.values() for e in errs):
-        names = [n for errs in branches.values() for e in errs for n in e.validator_value]
-        yield src.issue(path, "missing key: expected " + " or ".join(repr(n) for n in names), key=True)
-        return
-    options = [s for s in error.validator_value if isinstance(s, dict)]
-    words = []
-    for option in options:
-        if option.get("type") == "array":
-            words.append("a list")
-        elif option.get("type") == "object":
-            keys = ", ".join(option.get("properties", {}))
-            words.append(f"a mapping with {keys}" if keys else "a mapping")
-        elif "type" in option:
-            words.append(_expected_types(option["type"]))
-    expected = " or ".join(words) if words else "one of the allowed forms"
-    yield src.issue(path, f"expected {expected}, got {_describe_value(error.instance)}")
 
 
 # --------------------------------------------------------------------------- cross-checks
@@ -522,7 +361,7 @@ def _domain(path: Path, project_dir: Path | None, chain: tuple[Path, ...], cycle
     src = yaml_source.load(path)
     if src.fatal:
         return src.issues, None
-    issues = src.issues + _schema_issues(src, _validator("domains"))
+    issues = src.issues + schema_issues(src, "domain")
     me = path.resolve()
     parent: ResolvedDomain | None = None
     types_known = True
@@ -592,7 +431,7 @@ def validate_file(kind: str, path: str | os.PathLike, project_dir: Path | None =
     src = yaml_source.load(path)
     if src.fatal:
         raise ValidationError(src.issues)
-    issues = src.issues + _schema_issues(src, _validator(kind))
+    issues = src.issues + schema_issues(src, KINDS[kind])
     issues += _check_view(src) if kind == "views" else _check_template(src)
     if issues:
         raise ValidationError(_unique(issues))

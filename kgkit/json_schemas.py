@@ -1,0 +1,180 @@
+"""The published JSON Schemas, and their errors explained the way an author needs them.
+
+jsonschema's own messages ("'x' is not valid under any of the given schemas") name
+neither the place nor the fix. Here each error becomes issues (:class:`~kgkit.errors.Issue`) at
+the key or value it concerns, saying what was expected, with a did-you-mean for
+misspelt keys (from the schema's properties at that place) and enum values. All schemas
+in ``kgkit/schemas`` are registered by ``$id``, so their ``$ref``s to each other resolve
+offline.
+"""
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from kgkit.errors import Issue
+from kgkit.yaml_source import KeyPath, Source
+
+SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
+
+
+@functools.cache
+def _registry():
+    """Every published schema, by ``$id``, so relative ``$ref``s between them resolve offline."""
+    from referencing import Registry, Resource
+
+    resources = []
+    for path in sorted(SCHEMA_DIR.glob("*.schema.json")):
+        contents = json.loads(path.read_text(encoding="utf-8"))
+        resources.append((contents.get("$id", path.name), Resource.from_contents(contents)))
+    return Registry().with_resources(resources)
+
+
+@functools.cache
+def schema_for(name: str) -> dict[str, Any]:
+    """The published schema ``name`` (domain, view, template, …)."""
+    return json.loads((SCHEMA_DIR / f"{name}.schema.json").read_text(encoding="utf-8"))
+
+
+@functools.cache
+def validator(name: str):
+    """A Draft 2020-12 validator for schema ``name`` that resolves refs between our schemas."""
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(schema_for(name), registry=_registry())
+
+
+_NAME_RULES = {
+    "^[A-Za-z_][A-Za-z0-9_.\\-]*$": "letters, digits, '_', '.' or '-', starting with a letter or '_'",
+    "^[A-Za-z_*][A-Za-z0-9_.\\-/]*$": "letters, digits, '_', '.', '-' or '/', starting with a letter or '_'",
+    "^[A-Za-z_][A-Za-z0-9_\\-]*$": "letters, digits, '_' or '-', starting with a letter or '_'",
+}
+_TYPE_WORDS = {
+    "object": "a mapping (key: value)",
+    "array": "a list",
+    "string": "text",
+    "boolean": "true or false",
+    "integer": "a whole number",
+    "number": "a number",
+    "null": "nothing",
+}
+
+
+def _describe_value(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, bool):
+        return f"{str(value).lower()}"
+    if value is None:
+        return "nothing (an empty value)"
+    if isinstance(value, (int, float)):
+        return f"the number {value}"
+    return f"the text {value!r}"
+
+
+def _expected_types(types: str | list[str]) -> str:
+    types = [types] if isinstance(types, str) else list(types)
+    return " or ".join(_TYPE_WORDS.get(t, t) for t in types)
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
+    """A "did you mean" hint naming the closest candidate (case-insensitive), or None."""
+    by_lower: dict[str, str] = {}
+    for c in candidates:
+        by_lower.setdefault(str(c).lower(), str(c))
+    close = difflib.get_close_matches(str(word).lower(), list(by_lower), n=1, cutoff=0.6)
+    return f"did you mean {by_lower[close[0]]!r}?" if close else None
+
+
+def schema_issues(src: Source, name: str) -> list[Issue]:
+    """Every way ``src.data`` breaks schema ``name``, as located issues."""
+    issues: list[Issue] = []
+    for error in validator(name).iter_errors(src.data):
+        issues.extend(explain(src, error))
+    return issues
+
+
+def explain(src: Source, error) -> Iterator[Issue]:
+    """Turn one jsonschema error into issues that say what was expected, where."""
+    path: KeyPath = tuple(error.absolute_path)
+    kind, value, instance = error.validator, error.validator_value, error.instance
+    if kind == "additionalProperties" and isinstance(instance, dict):
+        allowed = list(error.schema.get("properties", {}))
+        for key in instance:
+            if key in allowed:
+                continue
+            hint = did_you_mean(key, allowed) or ("expected one of: " + ", ".join(allowed) if allowed else None)
+            yield src.issue(path + (key,), f"unknown key {key!r}", hint, key=True)
+    elif kind == "required":
+        for name in value:
+            if isinstance(instance, dict) and name not in instance:
+                yield src.issue(path, f"missing required key {name!r}", key=True)
+    elif kind == "type":
+        yield src.issue(path, f"expected {_expected_types(value)}, got {_describe_value(instance)}")
+    elif kind == "enum":
+        hint = did_you_mean(instance, [str(v) for v in value]) if isinstance(instance, str) else None
+        yield src.issue(path, f"{instance!r} is not allowed; expected one of: {', '.join(map(str, value))}", hint)
+    elif kind == "const":
+        yield src.issue(path, f"expected {value!r}, got {_describe_value(instance)}")
+    elif kind == "pattern":
+        rule = _NAME_RULES.get(value, f"text matching {value}")
+        if "propertyNames" in error.schema_path or "propertyNames" in error.relative_schema_path:
+            yield src.issue(path + (instance,), f"{instance!r} is not a valid name; expected {rule}", key=True)
+        else:
+            yield src.issue(path, f"{instance!r} is not a valid name; expected {rule}")
+    elif kind == "minItems":
+        yield src.issue(path, f"expected at least {value} item{'s' if value != 1 else ''}, got {len(instance)}")
+    elif kind == "minLength":
+        yield src.issue(path, "expected non-empty text")
+    elif kind == "minProperties":
+        yield src.issue(path, f"expected at least {value} entr{'ies' if value != 1 else 'y'}, got none")
+    elif kind in ("minimum", "maximum"):
+        word = "at least" if kind == "minimum" else "at most"
+        yield src.issue(path, f"expected a number {word} {value}, got {_describe_value(instance)}")
+    elif kind in ("oneOf", "anyOf"):
+        yield from _explain_alternatives(src, error, path)
+    elif kind == "not" and isinstance(value, dict) and "required" in value:
+        context = f" with strategy: {src.data.get('strategy')}" if path == () and "strategy" in src.data else ""
+        for name in value["required"]:
+            yield src.issue(path + (name,), f"key {name!r} is not allowed{context}", key=True)
+    else:
+        yield src.issue(path, error.message)
+
+
+def _explain_alternatives(src: Source, error, path: KeyPath) -> Iterator[Issue]:
+    """oneOf/anyOf: explain the branch the author evidently meant, else list the choices."""
+    branches: dict[int, list] = {}
+    for sub in error.context or ():
+        branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+    # a branch whose failures are all "wrong type at this very place" was not meant
+    meant = [
+        errs for errs in branches.values()
+        if not any(e.validator == "type" and tuple(e.absolute_path) == path for e in errs)
+    ]
+    if len(meant) == 1:
+        for sub in meant[0]:
+            yield from explain(src, sub)
+        return
+    if branches and all(e.validator == "required" and tuple(e.absolute_path) == path
+                        for errs in branches.values() for e in errs):
+        names = [n for errs in branches.values() for e in errs for n in e.validator_value]
+        yield src.issue(path, "missing key: expected " + " or ".join(repr(n) for n in names), key=True)
+        return
+    options = [s for s in error.validator_value if isinstance(s, dict)]
+    words = []
+    for option in options:
+        if option.get("type") == "array":
+            words.append("a list")
+        elif option.get("type") == "object":
+            keys = ", ".join(option.get("properties", {}))
+            words.append(f"a mapping with {keys}" if keys else "a mapping")
+        elif "type" in option:
+            words.append(_expected_types(option["type"]))
+    expected = " or ".join(words) if words else "one of the allowed forms"
+    yield src.issue(path, f"expected {expected}, got {_describe_value(error.instance)}")

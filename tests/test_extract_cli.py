@@ -107,3 +107,24 @@ def test_failed_chunks_exit_1_and_resume_retries_them(tmp_path, monkeypatch):
     run = json.loads(result.stdout)["runs"][0]
     assert result.exit_code == 0 and run["calls"]["executed"] == 1 + 8  # entities 3, then relations see a new node
     assert run["edges"] == {"binary": 8}
+
+
+def test_progress_redraws_a_bar_on_a_terminal_and_prints_lines_otherwise():
+    import io
+
+    from kgkit.cli.extract import _Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    tty, pipe = Terminal(), io.StringIO()
+    for stream in (tty, pipe):
+        for done in (1, 2, 4):
+            _Progress(stream)("doc", "entities", done, 4)
+    assert tty.getvalue().split("\r")[1:] == [
+        "doc: entities             [######------------------] 1/4",
+        "doc: entities             [############------------] 2/4",
+        "doc: entities             [########################] 4/4\n",
+    ]
+    assert pipe.getvalue() == "doc: entities 4/4 done\n"

@@ -187,7 +187,9 @@ def _python(code: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=60)
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["domain", "validate", "domains/people.yaml", "../broken/domains/tabs.yaml"]])
+@pytest.mark.parametrize(
+    "argv", [["--help"], ["domain", "validate", "domains/people.yaml", "views/nary.yaml", "../broken/domains/tabs.yaml"]]
+)
 def test_startup_does_not_import_litellm(argv):
     """Through the real console entry point (kgkit.cli:main), exit codes included."""
     code = (
@@ -198,7 +200,7 @@ def test_startup_does_not_import_litellm(argv):
     proc = _python(code, FIXTURES)
     assert proc.stderr.splitlines()[-1] == f"litellm not loaded {0 if argv == ['--help'] else 2}"
     if argv != ["--help"]:
-        assert proc.stdout == "OK domains/people.yaml\n"
+        assert proc.stdout == "OK domains/people.yaml\nOK views/nary.yaml\n"
         assert "../broken/domains/tabs.yaml:4:1: tab character in indentation" in proc.stderr
 
 

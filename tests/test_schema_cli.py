@@ -212,3 +212,18 @@ def test_new_from_a_parent_path_writes_extends_relative_to_the_new_file(tmp_path
     extends = yaml.safe_load(out.read_text(encoding="utf-8"))["extends"]
     assert Path(out.parent, extends).resolve() == (FIXTURES / "domains" / "people.yaml").resolve()
     assert catalog.load_domain(str(out)).lineage == ("mine", "people")
+
+
+def test_domains_listing_survives_a_broken_file(tmp_path, monkeypatch):
+    from kgkit import catalog as cat
+
+    (tmp_path / "domains").mkdir()
+    (tmp_path / "domains" / "bad.yaml").write_bytes(b"\x00\x01binary")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setattr(cat, "builtin_root", lambda: tmp_path / "none")
+    result = run("domains")
+    assert result.exit_code == 0
+    assert result.stdout == (
+        f"bad  {tmp_path}/domains/bad.yaml\n     (unreadable: run kgkit domain validate {tmp_path}/domains/bad.yaml)\n"
+    )

@@ -123,3 +123,17 @@ def test_diy_entities_of_types_the_template_lacks_are_rejected(tmp_path):
     result = extract(tmp_path, ["diy:TEMPLATE"], extra)
     assert result.manifest["counts"]["rejects"]["diy:staffing"] == {"unknown_type": 8}
     assert "unknown_type: 'Company' is not an entity type of template staffing" in reasons(result, "diy:staffing")
+
+
+def test_roles_and_qualifiers_given_as_null_are_absent_not_errors(tmp_path):
+    extra = {"nary": [{"relation": "Employment", "evidence": "Ann Lee joined Acme Corp",
+                       "roles": {"employee": "Ann Lee", "employer": None, "start": []}}],
+             "temporal": [{"head": "Ann Lee", "relation": "Work_For", "tail": "Acme Corp",
+                           "qualifiers": {"start_date": None}, "evidence": "Ann Lee joined Acme Corp"}]}
+    result = extract(tmp_path, ["nary", "temporal"], extra)
+    ann = next(n["id"] for n in result.nodes if n["name"] == "Ann Lee")
+    assert {"employee": {"node": ann}} in [h["roles"] for h in result.views["nary"]["hyperedges"]]
+    assert {} in [e["qualifiers"] for e in result.views["temporal"]["edges"]]
+    # (the extra answer comes back for every chunk; only its quote is missing from 7 of them)
+    assert {r["reason"].split(":")[0] for r in result.review if r["stage"] in ("nary", "temporal")} == {
+        "unverified evidence"}

@@ -181,6 +181,8 @@ def fill_roles(raw: dict[str, Any], role_of: Callable[[str], Role | None], scope
     counted) when a role is undeclared or a value names no node the role admits."""
     filled: dict[str, Any] = {}
     for role_name, value in raw.items():
+        if value is None or value == []:  # "not stated": the role is simply absent
+            continue
         role = role_of(role_name)
         if role is None and declared:
             scope.reject("unknown_role", item, f"role {role_name!r} is not declared")

@@ -20,6 +20,8 @@ def qualify(raw_qualifiers: dict[str, Any], declared, relation: str, scope: Scop
     ``relation`` (``declared`` looks one up by name); the rest are reported."""
     out = {}
     for name, text in (raw_qualifiers or {}).items():
+        if text is None:  # "not stated"
+            continue
         q = declared(name)
         if q is None or ("*" not in q.relations and relation not in q.relations):
             scope.reject("unknown_qualifier", item, f"qualifier {name!r} is not declared for {relation}")

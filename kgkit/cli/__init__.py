@@ -64,7 +64,8 @@ def cli():
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: run the CLI and map library errors to exit codes."""
     try:
-        cli.main(args=argv, prog_name="kgkit", standalone_mode=False)
+        # In non-standalone mode click *returns* the code of ctx.exit(n) instead of raising.
+        code = cli.main(args=argv, prog_name="kgkit", standalone_mode=False)
     except KgkitError as exc:
         click.echo(f"Error: {exc.format()}", err=True)
         sys.exit(exc.exit_code)
@@ -76,4 +77,4 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-    sys.exit(0)
+    sys.exit(code if isinstance(code, int) else 0)

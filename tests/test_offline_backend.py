@@ -198,3 +198,13 @@ def test_diy_uses_only_the_template():
     assert {"name": "Licensor", "type": "Party"}.items() <= next(e for e in answer["entities"] if e["name"] == "Licensor").items()
     payment = next(r for r in answer["relations"] if r["relation"] == "payment")
     assert payment["roles"] == {"payer": "Licensee", "payee": "Licensor", "amount": "$10,000", "due_in": "30 days"}
+
+
+def test_temporal_reads_values_that_are_also_entities(legal):
+    """A date that is a V_doc node (named by its ISO value) still qualifies an edge."""
+    entities = [{"name": "DISTRIBUTOR AGREEMENT", "type": "Agreement", "aliases": []},
+                {"name": "VendingData Corporation", "type": "Party", "aliases": ["Vendor"]},
+                {"name": "2005-01-21", "type": "Date", "aliases": []}]
+    skeleton = [{"id": "e1", "head": "DISTRIBUTOR AGREEMENT", "relation": "HAS_PARTY", "tail": "VendingData Corporation"}]
+    [edge] = _upgrade("temporal", DISTRIBUTOR.split("\n\n")[0], legal, entities, skeleton)["edges"]
+    assert edge["qualifiers"] == {"effective_date": "January 21, 2005"}

@@ -82,14 +82,16 @@ def _complete(roles: Sequence[Role], filled: Mapping[str, Any]) -> bool:
 
 
 def _sentence_parts(text: str, entities: Sequence[Mapping[str, Any]], types: Sequence[EntityType],
-                    literal_kinds: Sequence[str]):
+                    literal_kinds: Sequence[str], entity_literals: bool = False):
+    """(sentence, entity mentions, literals) per sentence; a literal that is also an entity
+    mention counts as the entity unless ``entity_literals`` (qualifiers read values)."""
     mentions = find_mentions(text, entities, types) if entities else []
     literals = find_literals(text, literal_kinds) if literal_kinds else []
     for sent in split_sentences(text):
         in_m = [m for m in mentions if sent.start <= m.start and m.end <= sent.end]
         # a literal that is also an entity mention is the entity
         in_l = [lit for lit in literals if sent.start <= lit.start and lit.end <= sent.end
-                and not any(m.start <= lit.start and lit.end <= m.end for m in in_m)]
+                and (entity_literals or not any(m.start <= lit.start and lit.end <= m.end for m in in_m))]
         yield sent, in_m, in_l
 
 
@@ -162,7 +164,7 @@ def temporal_answer(text: str, domain, entities: Sequence[Mapping[str, Any]],
     kinds = [k for k in LITERAL_KINDS if any(q.type == k for q in domain.qualifiers)]
     edges = []
     seen: set[tuple[str, str, str]] = set()
-    for sent, mentions, literals in _sentence_parts(text, entities, domain.entity_types, kinds):
+    for sent, mentions, literals in _sentence_parts(text, entities, domain.entity_types, kinds, entity_literals=True):
         names = {m.name for m in mentions}
         for edge in skeleton:
             key = (edge["head"], edge["relation"], edge["tail"])

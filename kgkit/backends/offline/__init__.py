@@ -34,6 +34,10 @@ _PLUGINS = ("kgkit.backends.offline.skills",)
 _plugins_loaded = False
 
 
+class _Unsupported(Exception):
+    """A request the offline rules cannot answer (an unknown view mode): a failed pass, not a crash."""
+
+
 def register_handler(kind: str, handler: Handler) -> None:
     """Answer passes of ``kind`` with ``handler(request) -> answer dict`` (last registration wins)."""
     _HANDLERS[kind] = handler
@@ -93,10 +97,6 @@ def _upgrade(request: PassRequest) -> dict[str, Any]:
 register_handler(ENTITIES, _entities)
 register_handler(RELATIONS, _relations)
 register_handler(UPGRADE, _upgrade)
-
-
-class _Unsupported(Exception):
-    pass
 
 
 def _allows_key(schema: Any, list_key: str, key: str) -> bool:

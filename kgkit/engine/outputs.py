@@ -75,6 +75,14 @@ class RunFolder:
         except json.JSONDecodeError as exc:
             raise InputError(f"{path} is not valid JSON ({exc}); remove the run folder or choose another --out")
 
+    def remove_temp_files(self) -> None:
+        """Delete temp files that a killed run left before its ``os.replace`` (``.name.XXXX.tmp``):
+        the real file is either the old one or absent, so the temp copy is never needed."""
+        if self.path.is_dir():
+            for path in self.path.rglob(".*.tmp"):
+                if path.is_file():
+                    path.unlink()
+
     def remove_stale_views(self, keep: set[str]) -> None:
         """Drop view files of an earlier run that this run does not produce."""
         if self.views_dir.is_dir():

@@ -238,6 +238,7 @@ def extract(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str 
     results = []
     for doc in docs:
         folder = RunFolder(root / doc.name)
+        folder.remove_temp_files()  # a run killed mid-write (SIGKILL, power loss) may have left some
         loaded = list(base_views)
         previous = folder.read_manifest() if resume else None
         if previous:  # keep the views of the run being resumed, in their order

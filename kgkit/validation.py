@@ -188,6 +188,22 @@ def _check_example_ends(src: Source, path: KeyPath, spec: dict[str, Any], head_t
     )
 
 
+def _check_relation_aliases(src: Source, merged: dict[str, Any]) -> Iterator[Issue]:
+    """A label must normalise to one relation: an alias may not be another relation's name or alias."""
+    owner: dict[str, str] = {}
+    for _, r in _items(merged, "relation_types"):
+        if isinstance(r.get("name"), str):
+            owner.setdefault(r["name"].lower(), r["name"])
+    for i, r in _items(src.data, "relation_types"):
+        name = r.get("name")
+        for j, alias in _strings(r.get("aliases")):
+            other = owner.get(alias.lower())
+            if other is not None and other != name:
+                yield src.issue(("relation_types", i, "aliases", j),
+                                f"alias {alias!r} is already the relation {other!r}; expected a label no other relation uses")
+            owner.setdefault(alias.lower(), name)
+
+
 def _check_default_views(src: Source, project_dir: Path | None) -> Iterator[Issue]:
     from kgkit import catalog
 
@@ -222,6 +238,7 @@ def _check_domain(src: Source, merged: dict[str, Any], project_dir: Path | None,
             issues += _check_type_refs(src, ("relation_types", i, end), r.get(end), entity_types)
     issues += _check_roles(src, "nary_relation_types", entity_types)
     issues += _check_roles(src, "event_types", entity_types)
+    issues += _check_relation_aliases(src, merged)
     relations = _binary_relation_names(merged) + _names(merged, "nary_relation_types")
     for i, q in _items(src.data, "qualifiers"):
         for j, name in _strings(q.get("relations")):

@@ -70,7 +70,8 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"Error: {exc.format()}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
-        click.echo("Interrupted.", err=True)
+        click.echo("Interrupted. Completed passes are kept in the run folder: run the same command "
+                   "with --resume to continue where it stopped.", err=True)
         sys.exit(EXIT_INTERRUPTED)
     except click.ClickException as exc:
         exc.show()

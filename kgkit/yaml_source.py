@@ -92,6 +92,9 @@ def _position(text: str, index: int) -> Mark:
 
 
 def _decode(source: Source, raw: bytes) -> str | None:
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):  # what some Windows editors save by default
+        source.issues.append(Issue(source.file, 1, 1, (), "UTF-16 text; save the file as UTF-8"))
+        return None
     if b"\x00" in raw:
         source.issues.append(Issue(source.file, 1, 1, (), "not a text file (binary data); expected YAML text"))
         return None

@@ -85,6 +85,7 @@ def test_run_folder_files_match_the_published_schema(inputs, tmp_path):
     for line in (folder / "review.jsonl").read_text().splitlines():
         validate("review_item", json.loads(line))
     assert not [p for p in folder.rglob("*.tmp")]
+    jsonschema.Draft202012Validator(SCHEMA).validate(json.loads(json.dumps(result.as_dict())))
 
 
 def test_every_view_refers_to_nodes_of_the_shared_table(inputs, tmp_path):

@@ -47,6 +47,11 @@ class RunResult:
     def ok(self) -> bool:
         return not self.failures
 
+    def as_dict(self) -> dict[str, Any]:
+        """The whole payload as one JSON-ready object (the top level of ``kgkit schema payload``)."""
+        return {"manifest": self.manifest, "nodes": {"doc_id": self.manifest["input"]["doc_id"], "nodes": self.nodes},
+                "views": self.views, "review": self.review}
+
 
 def resolve_config(config: Config | str | os.PathLike | None) -> Config:
     if isinstance(config, Config):

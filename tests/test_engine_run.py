@@ -279,3 +279,13 @@ def test_an_interrupted_run_leaves_no_partial_file_and_keeps_its_completed_passe
     assert [stage for stage, _ in backend.calls] == ["relations"] * 3  # chunks 5, 6, 7
     assert result.manifest["calls"]["reused"] == 13
 
+
+
+def test_resume_keeps_a_diy_view_whose_template_is_off_the_search_path(inputs, tmp_path):
+    out = tmp_path / "out"
+    run(inputs, [f"diy:{inputs['template']}"], ScriptedBackend(), out)
+    backend = CountingBackend(ScriptedBackend())
+    resumed = run(inputs, ["binary"], backend, out, resume=True)
+    assert backend.calls == []
+    assert list(resumed.views) == ["diy:staffing", "binary"]
+    assert resumed.manifest["views"][0]["template"]["file"] == str(inputs["template"])

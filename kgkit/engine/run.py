@@ -198,6 +198,13 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
                      failures=failures)
 
 
+def _view_ref(entry: dict[str, Any]) -> str:
+    """How to load a view a manifest lists: a diy view by its template file, which may
+    lie off the search path (``diy:path/to/template.yaml``)."""
+    template = entry.get("template")
+    return f"{entry['name'].split(':')[0]}:{template['file']}" if template and template.get("file") else entry["name"]
+
+
 def extract(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | os.PathLike | None = None,
             views: Sequence[str] | str | None = None, config: Config | str | os.PathLike | None = None,
             out_dir: str | os.PathLike | None = None, resume: bool = False, skills: bool = True,
@@ -248,6 +255,6 @@ def extract(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str 
         previous = folder.read_manifest() if resume else None
         if previous:  # keep the views of the run being resumed, in their order
             given = {v.name for v in base_views}
-            loaded = [load_view(v["name"]) for v in previous.get("views", []) if v["name"] not in given] + loaded
+            loaded = [load_view(_view_ref(v)) for v in previous.get("views", []) if v["name"] not in given] + loaded
         results.append(extract_document(doc, dom, loaded, cfg, backends, folder, skills=skills, progress=progress))
     return results

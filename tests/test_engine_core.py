@@ -85,3 +85,13 @@ def test_a_symmetric_relation_read_both_ways_is_one_edge(tmp_path):
                            backend=ScriptedBackend(extra=extra))[0]
     partners = [e for e in result.views["binary"]["edges"] if e["relation"] == "Partner_Of"]
     assert len(partners) == 1
+
+
+def test_an_answer_without_the_pass_shape_is_reviewed_not_a_crash(tmp_path):
+    extra = {"relations": [{"head": "Ann Lee", "tail": "Acme Corp"}]}  # no relation: off the pass schema
+    result = extract(tmp_path, extra)
+    assert result.manifest["counts"]["rejects"]["core"]["invalid_answer"] == 8
+    reasons = [r["reason"] for r in result.review if r["stage"] == "relations"]
+    assert reasons[0] == ("invalid_answer: answer does not match the pass schema at relations/1: "
+                          "'relation' is a required property")
+    assert result.views["binary"]["edges"] == []

@@ -17,7 +17,7 @@ from kgkit import evidence as evidence_check
 from kgkit.backends.base import ENTITIES, RELATIONS, PassRequest
 from kgkit.documents.types import Chunk, Document
 from kgkit.model import Domain
-from kgkit.modes.base import Locator, Skeleton, resolve_ends
+from kgkit.modes.base import Locator, Skeleton, resolve_ends, validate_answer
 
 REJECT_REASONS = ("unknown_head", "unknown_tail", "type_not_allowed", "unknown_relation")
 
@@ -139,8 +139,17 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_pass: RunPa
     review: list[dict[str, Any]] = []
     rejects: dict[str, int] = {reason: 0 for reason in REJECT_REASONS}
     mentions: list[canon.Mention] = []
+    def checked(answer: dict[str, Any] | None, stage: str, schema: dict[str, Any], chunk: Chunk):
+        """The answer if it has the pass's shape; else None, counted and kept for review."""
+        problem = None if answer is None else validate_answer(answer, schema)
+        if problem:
+            rejects["invalid_answer"] = rejects.get("invalid_answer", 0) + 1
+            review.append({"stage": stage, "chunk": chunk.id, "item": answer, "reason": f"invalid_answer: {problem}"})
+            return None
+        return answer
+
     for i, chunk in enumerate(chunks):
-        answer = run_pass(entity_request(chunk, domain, settings, doc.title))
+        answer = checked(run_pass(entity_request(chunk, domain, settings, doc.title)), "entities", ENTITIES_SCHEMA, chunk)
         if answer is not None:
             mentions += mentions_from(answer, doc, chunk, settings, review)
         if progress:
@@ -169,7 +178,8 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_pass: RunPa
 
     edges: dict[str, dict[str, Any]] = {}
     for i, chunk in enumerate(chunks):
-        answer = run_pass(relation_request(chunk, domain, settings, doc.title, nodes))
+        answer = checked(run_pass(relation_request(chunk, domain, settings, doc.title, nodes)), "relations",
+                         RELATIONS_SCHEMA, chunk)
         if answer is not None:
             for edge in edges_from(answer, doc, chunk, domain, settings, skeleton, review, rejects):
                 if edge["id"] not in edges or _better(edge, edges[edge["id"]]):

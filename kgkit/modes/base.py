@@ -162,7 +162,7 @@ _validators: dict[int, Any] = {}  # one compiled validator per view schema, not 
 
 
 def validate_answer(data: Any, schema: dict[str, Any] | None) -> str | None:
-    """Why ``data`` breaks the view's output schema, or None when it conforms."""
+    """Why ``data`` breaks the pass schema (a view's output schema, or a core pass's), or None when it conforms."""
     if schema is None:
         return None
     validator = _validators.get(id(schema))
@@ -172,7 +172,7 @@ def validate_answer(data: Any, schema: dict[str, Any] | None) -> str | None:
     if error is None:
         return None
     where = "/".join(str(p) for p in error.absolute_path)
-    return f"answer does not match the view's output schema at {where or '(top)'}: {error.message}"
+    return f"answer does not match the pass schema at {where or '(top)'}: {error.message}"
 
 
 def fill_roles(raw: dict[str, Any], role_of: Callable[[str], Role | None], scope: Scope,

@@ -235,6 +235,14 @@ def test_html_is_stripped_to_text_with_block_breaks(tmp_path):
     assert (doc.media_type, doc.title) == ("text/html", "Merger News")
 
 
+def test_html_declared_charset_is_honoured(tmp_path):
+    path = tmp_path / "old.htm"
+    path.write_bytes('<html><head><meta http-equiv="Content-Type" content="text/html; charset=windows-1252">'
+                     '</head><body><p>Société Générale – “quoted”</p></body></html>'.encode("cp1252"))
+    doc = load_document(path)
+    assert (doc.text, doc.warnings) == ("Société Générale – “quoted”", ())
+
+
 def test_stdin_sniffs_html_and_text():
     html = load_document("-", stdin=io.BytesIO(b"<html><body><p>Hi there.</p></body></html>"))
     assert (html.media_type, html.text) == ("text/html", "Hi there.")

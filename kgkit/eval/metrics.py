@@ -208,6 +208,42 @@ def _score_sets(gold: set[tuple], predicted: set[tuple], type_of) -> CategorySco
     return score
 
 
+def _gold_mapping(gold: Any) -> Mapping[str, Any]:
+    return gold if isinstance(gold, Mapping) else gold.__dict__
+
+
+def _relation_rules(domain: Domain | None):
+    """(label normaliser, triple normaliser): relation aliases to names; symmetric ends ordered."""
+
+    def rel_label(label: str) -> str:
+        rt = domain.relation_type(label) if domain else None
+        return rt.name if rt else label
+
+    def ends(head: str, label: str, tail: str) -> tuple[str, str, str]:
+        rt = domain.relation_type(label) if domain else None
+        if rt is not None and rt.symmetric and tail < head:
+            head, tail = tail, head
+        return head, label, tail
+
+    return rel_label, ends
+
+
+def relation_sets(gold: Any, predicted_relations: Iterable[Mapping[str, Any]], *, domain: Domain | None = None,
+                  fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD,
+                  matcher: NameMatcher | None = None) -> tuple[set[tuple], set[tuple]]:
+    """(gold triples, predicted triples) in comparable form: names mapped onto gold, labels normalised.
+
+    The skill loop uses it to ask, per rollout, which gold edges came out.
+    """
+    g = _gold_mapping(gold)
+    matcher = matcher or NameMatcher(g["entities"], fuzzy_threshold)
+    rel_label, ends = _relation_rules(domain)
+    gold_rel = {ends(r["head"], rel_label(r["relation"]), r["tail"]) for r in g["relations"]}
+    pred_rel = {ends(matcher.resolve(r["head"])[0], rel_label(r["relation"]), matcher.resolve(r["tail"])[0])
+                for r in predicted_relations}
+    return gold_rel, pred_rel
+
+
 def score_document(
     gold: Any,
     predicted: Mapping[str, Any],
@@ -223,22 +259,13 @@ def score_document(
     without a temporal view is not charged for missing temporal edges. ``domain`` normalises
     relation aliases and makes symmetric relations order-free.
     """
-    g = gold if isinstance(gold, Mapping) else gold.__dict__
+    g = _gold_mapping(gold)
     matcher = NameMatcher(g["entities"], fuzzy_threshold)
 
     def resolve(name: str) -> str:
         return matcher.resolve(name)[0]
 
-    def rel_label(label: str) -> str:
-        rt = domain.relation_type(label) if domain else None
-        return rt.name if rt else label
-
-    def ends(head: str, label: str, tail: str) -> tuple[str, str, str]:
-        rt = domain.relation_type(label) if domain else None
-        if rt is not None and rt.symmetric and tail < head:
-            head, tail = tail, head
-        return head, label, tail
-
+    rel_label, ends = _relation_rules(domain)
     score = Score()
     gold_ents = {(e["name"], e["type"]) for e in g["entities"]}
     pred_ents = {
@@ -248,8 +275,7 @@ def score_document(
     score.categories["entities"] = _score_sets(gold_ents, pred_ents, lambda t: t[1])
 
     if "relations" in predicted:
-        gold_rel = {ends(r["head"], rel_label(r["relation"]), r["tail"]) for r in g["relations"]}
-        pred_rel = {ends(resolve(r["head"]), rel_label(r["relation"]), resolve(r["tail"])) for r in predicted["relations"]}
+        gold_rel, pred_rel = relation_sets(g, predicted["relations"], domain=domain, matcher=matcher)
         score.categories["relations"] = _score_sets(gold_rel, pred_rel, lambda t: t[1])
     if "hyperedges" in predicted:
         gold_h = {(h["relation"], _roles_key(h["roles"], str)) for h in g["hyperedges"]}

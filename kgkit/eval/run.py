@@ -81,7 +81,7 @@ def evaluate(
     config: Any = None,
     *,
     out_dir: str | Path | None = None,
-    skills: Any = None,
+    skills: bool = True,
     backend: Any = None,
     docs: list[GoldDoc] | None = None,
 ) -> EvalReport:
@@ -108,7 +108,8 @@ def evaluate(
 
     with tempfile.TemporaryDirectory(prefix="kgkit-eval-") as tmp:
         target = Path(out_dir) if out_dir is not None else Path(tmp)
-        extract([d.text_path for d in gold_docs], domain=dom if dom else "general", views=view_names,
+        domain_ref = str(dom.source) if dom is not None and dom.source else (domain or "general")
+        extract([d.text_path for d in gold_docs], domain=domain_ref, views=view_names,
                 config=config, out_dir=target, skills=skills, backend=backend)
         _score_runs(report, gold_docs, target, dom)
     return report

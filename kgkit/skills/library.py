@@ -27,6 +27,7 @@ import yaml
 from kgkit.errors import Issue, NotFoundError, ValidationError
 
 KINDS = ("relation", "entity")
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: libraries grow to hundreds of files
 LABELS = ("stable", "unstable", "miss")
 SKILL_KEYS = ("id", "version", "kind", "target", "pattern", "instruction", "example", "provenance", "support",
               "created", "updated")
@@ -112,6 +113,11 @@ class Library:
         raise NotFoundError(f"no skill {ref!r} in the {self.domain} library" + (" (ambiguous prefix)" if hits else "")
                             + f"; skills: {listing}")
 
+    def learned_edges(self) -> set[tuple[str, tuple[str, ...]]]:
+        """(doc, edge) pairs the library already holds a decision on: in a skill's provenance or rejected."""
+        seen = {(p["doc"], tuple(p["edge"])) for s in self.skills.values() for p in s["provenance"]}
+        return seen | {(r["doc"], tuple(r["edge"])) for r in self.rejected}
+
     def same_content(self, other: "Library") -> bool:
         return self.skills == other.skills and self.rejected == other.rejected
 
@@ -169,7 +175,7 @@ def load_library(domain: str, library_dir: str | Path | None = None) -> Library:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise ValidationError([Issue(str(path), mark.line + 1 if mark else None, mark.column + 1 if mark else None,

@@ -12,10 +12,11 @@ vocabulary. Skills scoring 0 are never returned; ties go to the smaller id. The 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from kgkit.skills.library import Library, load_library
+from kgkit.skills.library import Library, domain_dir, load_library
 
 HEAD_CHARS = 2000
 STOPWORDS = frozenset(
@@ -68,4 +69,17 @@ def retrieve_skills(domain_name: str, text_head: str, title: str | None, k: int 
     """
     if k <= 0:
         return []
-    return [s for _, s in rank_skills(load_library(domain_name, library_dir), text_head, title, k)]
+    return [s for _, s in rank_skills(_library(domain_name, library_dir), text_head, title, k)]
+
+
+def _library(domain_name: str, library_dir: str | Path | None) -> Library:
+    """The library as on disk, parsed once per content state (extraction asks once per document)."""
+    folder = domain_dir(domain_name, library_dir)
+    files = sorted(folder.glob("skills/*.yaml")) if folder.is_dir() else []
+    state = tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in files)
+    return _parsed(str(folder), domain_name, str(library_dir) if library_dir is not None else None, state)
+
+
+@lru_cache(maxsize=8)
+def _parsed(folder: str, domain_name: str, library_dir: str | None, state: tuple) -> Library:
+    return load_library(domain_name, library_dir)

@@ -1,0 +1,412 @@
+"""The weight-frozen skill loop: rollout, classify, induce, fold, gate — against gold.
+
+``learn_skills`` improves a domain's skill library from 10–20 gold documents without
+touching model weights (docs/skills.md):
+
+1. **split** the gold documents, by ``seed``, into held-out (scored before and after,
+   never learned from), dev (the acceptance gate) and train;
+2. **rollout**: K samples of the core extraction per train document at temperature T,
+   each sample its own cache key (``PassRequest.sample``);
+3. **classify** every gold relation: *stable* (found in all K), *unstable* (some), *miss* (none);
+4. **induce**: a ``skill_induction`` pass per unstable edge and a ``skill_hindsight`` pass
+   per missed one (Jinja2 prompts for an LLM; lexical rules offline), each answering
+   candidate skills that get the edge as provenance;
+5. **fold** each candidate with the deterministic controller (add/modify/merge/keep);
+6. **gate**: a change is kept only if relation F1 on the dev split does not drop; turned
+   down candidates are remembered in the library;
+7. **write** the library (version + 1 and a changelog entry) only if it changed.
+
+Everything is ordered (documents by id, edges in gold order), so the same gold, seed and
+starting library always give the same library. An edge whose candidates were accepted
+(its provenance is in a skill) or turned down (in ``rejected``) is learned from once:
+a relearn on the same gold skips it, so it changes nothing unless an edge regressed.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import random
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kgkit.backends.base import SKILL_HINDSIGHT, SKILL_INDUCTION, Backend, PassRequest, PassResult
+from kgkit.config.model import Config
+from kgkit.documents.types import Chunk
+from kgkit.errors import ConfigError
+from kgkit.eval.gold import GoldDoc, load_gold
+from kgkit.eval.metrics import relation_sets
+from kgkit.eval.run import EvalReport, evaluate, read_predictions
+from kgkit.model import Domain
+from kgkit.skills.controller import Action, apply, plan
+from kgkit.skills.retrieve import HEAD_CHARS, rank_skills
+from kgkit.skills.library import KINDS, Library, load_library, save_library, skill_id, today, writable_root
+
+SKILL_SCHEMA = {
+    "type": "object",
+    "required": ["skills"],
+    "properties": {"skills": {"type": "array", "items": {
+        "type": "object",
+        "required": ["kind", "target", "pattern", "instruction"],
+        "properties": {
+            "kind": {"enum": list(KINDS)},
+            "target": {"type": "string", "minLength": 1},
+            "pattern": {"type": "object", "properties": {
+                "phrases": {"type": "array", "items": {"type": "string"}},
+                "regex": {"type": "array", "items": {"type": "string"}}}},
+            "instruction": {"type": "string"},
+            "example": {"type": "string"},
+        },
+    }}},
+}
+OFFLINE_NOTE = ("offline backend: rollouts are identical (it is deterministic), so every edge is stable or miss "
+                "and only hindsight runs")
+
+
+@dataclass(frozen=True)
+class LearnSettings:
+    rollouts: int = 3
+    temperature: float = 0.7
+    holdout: float = 0.3
+    dev: float = 0.25  # share of the non-held-out documents used by the acceptance gate
+    top_k: int = 3
+    seed: int = 0
+    merge: float = 0.7
+    modify: float = 0.4
+
+
+@dataclass(frozen=True)
+class EdgeLabel:
+    doc: str
+    edge: tuple[str, str, str]
+    label: str  # stable | unstable | miss
+    found_in: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"doc": self.doc, "edge": list(self.edge), "label": self.label, "found_in": self.found_in}
+
+
+@dataclass
+class LearnReport:
+    domain: str
+    gold_dir: str
+    backend: str
+    settings: LearnSettings
+    split: dict[str, list[str]]
+    library_dir: str = ""
+    labels: list[EdgeLabel] = field(default_factory=list)
+    actions: list[dict[str, Any]] = field(default_factory=list)
+    invalid_candidates: int = 0
+    already_learned: int = 0  # unstable/missed edges skipped because the library records a decision on them
+    before: EvalReport | None = None
+    after: EvalReport | None = None
+    version_before: int = 0
+    version_after: int = 0
+    changed: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def label_counts(self) -> dict[str, int]:
+        return {k: sum(1 for x in self.labels if x.label == k) for k in ("stable", "unstable", "miss")}
+
+    def action_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for a in self.actions:
+            key = a["action"] if a["outcome"] == "accepted" else f"{a['outcome']}"
+            counts[key] = counts.get(key, 0) + 1
+        return dict(sorted(counts.items()))
+
+    def heldout(self, which: str) -> dict[str, float]:
+        rep = self.before if which == "before" else self.after
+        micro = rep.total.categories["relations"].micro if rep and "relations" in rep.total.categories else None
+        if micro is None:
+            return {"precision": 0.0, "recall": 0.0, "f1": 0.0}
+        return {"precision": round(micro.precision, 4), "recall": round(micro.recall, 4), "f1": round(micro.f1, 4)}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "domain": self.domain, "gold": self.gold_dir, "backend": self.backend,
+            "settings": dataclasses.asdict(self.settings), "split": self.split, "library": self.library_dir,
+            "labels": self.label_counts(), "actions": self.action_counts(),
+            "invalid_candidates": self.invalid_candidates, "already_learned": self.already_learned,
+            "heldout_relations": {"before": self.heldout("before"), "after": self.heldout("after")},
+            "library_version": {"before": self.version_before, "after": self.version_after},
+            "changed": self.changed, "notes": self.notes,
+            "edges": [x.to_dict() for x in self.labels], "action_log": self.actions,
+        }
+
+    def format_text(self) -> str:
+        s = self.settings
+        lines = [
+            f"skills learn: domain {self.domain}, gold {self.gold_dir}, backend {self.backend}",
+            f"split (seed {s.seed}): {len(self.split['train'])} train, {len(self.split['dev'])} dev, "
+            f"{len(self.split['heldout'])} held-out; {s.rollouts} rollouts at temperature {s.temperature}",
+            "edges: " + ", ".join(f"{v} {k}" for k, v in self.label_counts().items()),
+            "actions: " + (", ".join(f"{v} {k}" for k, v in self.action_counts().items()) or "none")
+            + (f"; {self.invalid_candidates} invalid candidates dropped" if self.invalid_candidates else "")
+            + (f"; {self.already_learned} edges already learned from" if self.already_learned else ""),
+        ]
+        b, a = self.heldout("before"), self.heldout("after")
+        lines.append("held-out relations   P      R      F1")
+        lines.append(f"  before            {b['precision']:.3f}  {b['recall']:.3f}  {b['f1']:.3f}")
+        lines.append(f"  after             {a['precision']:.3f}  {a['recall']:.3f}  {a['f1']:.3f}")
+        if self.changed:
+            lines.append(f"library {self.library_dir}: version {self.version_before} -> {self.version_after}")
+        else:
+            lines.append(f"library {self.library_dir}: unchanged (version {self.version_after})")
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+class SampledBackend:
+    """Sends every pass as rollout ``sample`` at ``temperature``, so each sample has its own cache key."""
+
+    def __init__(self, inner: Backend, sample: int, temperature: float):
+        self.inner = inner
+        self.sample = sample
+        self.temperature = temperature
+        self.name = inner.name
+
+    def run(self, request: PassRequest) -> PassResult:
+        return self.inner.run(dataclasses.replace(request, sample=self.sample, temperature=self.temperature))
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.inner.describe(), "sample": self.sample, "temperature": self.temperature}
+
+
+def split_docs(doc_ids: list[str], holdout: float, dev: float, seed: int) -> dict[str, list[str]]:
+    """Seeded split into held-out, dev and train (each sorted); small sets keep at least one train doc."""
+    if not 0 <= holdout < 1 or not 0 <= dev < 1:
+        raise ConfigError("--holdout and the dev share must be fractions in [0, 1)")
+    order = sorted(doc_ids)
+    random.Random(seed).shuffle(order)
+    n = len(order)
+    n_hold = min(n - 1, math.ceil(n * holdout)) if holdout > 0 else 0
+    rest = order[n_hold:]
+    n_dev = min(len(rest) - 1, math.ceil(len(rest) * dev)) if dev > 0 and len(rest) > 1 else 0
+    return {"train": sorted(rest[n_dev:]), "dev": sorted(rest[:n_dev]), "heldout": sorted(order[:n_hold])}
+
+
+def learn_skills(
+    gold_dir: str | Path,
+    domain: str | Path,
+    *,
+    config: Config | None = None,
+    settings: LearnSettings | None = None,
+    library_dir: str | Path | None = None,
+    backend: Any = None,
+) -> LearnReport:
+    """Run the skill loop on ``gold_dir`` for ``domain`` and write the library if it changed.
+
+    ``config`` gives the model (none: the offline backend) and the controller thresholds;
+    ``settings`` overrides rollouts, temperature, split, top-k and seed (defaults from
+    ``config.skills``). ``library_dir`` is the library root (default ``./skill_library``).
+    ``backend`` is an optional factory ``(config, stage) -> Backend`` (default: the
+    configured one). Returns a :class:`LearnReport`; raises KgkitError subclasses for bad
+    gold, domain or configuration.
+    """
+    from kgkit.catalog import load_domain
+    from kgkit.engine.run import resolve_config
+
+    cfg = resolve_config(config)
+    if settings is None:
+        settings = LearnSettings(rollouts=cfg.skills.rollouts, temperature=cfg.skills.temperature,
+                                 top_k=cfg.skills.top_k, merge=cfg.skills.jaccard_merge, modify=cfg.skills.jaccard_modify)
+    if settings.rollouts < 1:
+        raise ConfigError("--rollouts must be at least 1")
+    dom = load_domain(domain)
+    docs = {d.doc_id: d for d in load_gold(gold_dir, dom)}
+    split = split_docs(list(docs), settings.holdout, settings.dev, settings.seed)
+    factory = backend or _default_factory
+    root = writable_root(library_dir)
+    lib = load_library(dom.name, root)
+    start = lib.copy()
+    skill_backend = factory(cfg, "skills")
+    report = LearnReport(dom.name, str(gold_dir), skill_backend.name, settings, split, library_dir=str(root / dom.name),
+                         version_before=lib.version)
+    if skill_backend.name == "offline":
+        report.notes.append(OFFLINE_NOTE)
+
+    with tempfile.TemporaryDirectory(prefix="kgkit-learn-") as tmp:
+        loop = _Loop(Path(tmp), dom, docs, cfg, settings, factory, gold_dir)
+        report.before = loop.evaluate(lib, split["heldout"])
+        dev_f1 = loop.evaluate(lib, split["dev"]).f1("relations")
+        labels, samples = loop.rollout(lib, split["train"])
+        report.labels = labels
+        date = today()
+        learned = lib.learned_edges()
+        for label in labels:
+            if label.label == "stable":
+                continue
+            if (label.doc, label.edge) in learned:  # decided in an earlier run: each edge is learned from once
+                report.already_learned += 1
+                continue
+            kind = SKILL_INDUCTION if label.label == "unstable" else SKILL_HINDSIGHT
+            candidates, invalid = loop.candidates(skill_backend, kind, label, samples[label.doc])
+            report.invalid_candidates += invalid
+            for cand in candidates:
+                action = plan(lib, cand, merge=settings.merge, modify=settings.modify)
+                entry = {**action.to_dict(), "doc": label.doc, "label": label.label}
+                cand_key = {"skill": skill_id(cand["kind"], cand["target"], cand["pattern"]),
+                            "doc": label.doc, "edge": list(label.edge)}
+                if action.action == "keep":  # no change to what extraction does: nothing to gate
+                    apply(lib, action, date)
+                    report.actions.append({**entry, "outcome": "accepted", "dev_f1": round(dev_f1, 4)})
+                    continue
+                if cand_key in lib.rejected:
+                    report.actions.append({**entry, "outcome": "skipped", "dev_f1": round(dev_f1, 4)})
+                    continue
+                trial = lib.copy()
+                apply(trial, action, date)
+                trial_f1 = loop.evaluate(trial, split["dev"]).f1("relations")
+                accepted = trial_f1 >= dev_f1
+                report.actions.append({**entry, "outcome": "accepted" if accepted else "rejected",
+                                       "dev_f1": round(trial_f1, 4), "dev_f1_before": round(dev_f1, 4)})
+                if accepted:
+                    lib, dev_f1 = trial, trial_f1
+                else:
+                    lib.rejected.append(cand_key)
+        report.after = loop.evaluate(lib, split["heldout"])
+
+    report.changed = not lib.same_content(start)
+    if report.changed:
+        lib.version += 1
+        lib.changelog.append({
+            "version": lib.version, "date": date, "gold": str(gold_dir), "seed": settings.seed,
+            "rollouts": settings.rollouts, "temperature": settings.temperature, "holdout": settings.holdout,
+            "backend": report.backend, "actions": report.action_counts(),
+            "heldout_relation_f1": {"before": report.heldout("before")["f1"], "after": report.heldout("after")["f1"]},
+        })
+        save_library(lib, root)
+    report.version_after = lib.version
+    return report
+
+
+def _default_factory(config: Config, stage: str) -> Backend:
+    from kgkit.backends.factory import create_backend
+
+    return create_backend(config, stage)
+
+
+class _Loop:
+    """The extraction side of the loop: scoring a library on a split, rollouts, skill passes."""
+
+    def __init__(self, tmp: Path, domain: Domain, docs: dict[str, GoldDoc], config: Config,
+                 settings: LearnSettings, factory, gold_dir):
+        self.tmp, self.domain, self.docs, self.config = tmp, domain, docs, config
+        self.settings, self.factory, self.gold_dir = settings, factory, gold_dir
+        self.runs = 0
+        self._scores: dict[str, EvalReport] = {}
+        self._heads: dict[str, tuple[str, str | None]] = {}
+
+    def _config_for(self, lib: Library) -> Config:
+        """The config with ``lib`` as the skill library (written to a scratch folder)."""
+        self.runs += 1
+        root = self.tmp / f"library_{self.runs}"
+        save_library(lib, root)
+        skills = dataclasses.replace(self.config.skills, library=root, enabled=True, top_k=self.settings.top_k)
+        return dataclasses.replace(self.config, skills=skills)
+
+    def heads(self, doc_id: str) -> tuple[str, str | None]:
+        """What retrieval reads of a document (as the engine loads it): its first characters and title."""
+        if doc_id not in self._heads:
+            from kgkit.documents.load import load_document
+
+            doc = load_document(self.docs[doc_id].text_path)
+            self._heads[doc_id] = (doc.text[:HEAD_CHARS], doc.title)
+        return self._heads[doc_id]
+
+    def evaluate(self, lib: Library, doc_ids: list[str]) -> EvalReport:
+        """Relation scores of ``lib`` on these documents.
+
+        Memoised on the skills each document would retrieve — all extraction reads of the
+        library — so a candidate that no dev document retrieves costs no extraction.
+        """
+        key = json.dumps([[d, [{k: s[k] for k in ("id", "kind", "target", "pattern", "instruction", "example")}
+                               for _, s in rank_skills(lib, *self.heads(d), self.settings.top_k)]]
+                          for d in doc_ids], sort_keys=True)
+        if key not in self._scores:
+            if not doc_ids:
+                self._scores[key] = EvalReport(str(self.gold_dir), self.domain.name, ["binary"])
+            else:
+                cfg = self._config_for(lib)
+                self._scores[key] = evaluate(self.gold_dir, domain=self.domain, views=["binary"], config=cfg,
+                                             out_dir=self.tmp / f"run_{self.runs}", backend=self.factory,
+                                             docs=[self.docs[d] for d in doc_ids])
+        return self._scores[key]
+
+    def rollout(self, lib: Library, doc_ids: list[str]) -> tuple[list[EdgeLabel], dict[str, list[dict[str, Any]]]]:
+        """K sampled extractions per document; every gold relation labelled by how many found it."""
+        from kgkit.engine.run import extract
+
+        samples: dict[str, list[dict[str, Any]]] = {d: [] for d in doc_ids}
+        if not doc_ids:
+            return [], samples
+        cfg = self._config_for(lib)
+        for k in range(self.settings.rollouts):
+            out = self.tmp / f"rollout_{self.runs}_{k}"
+
+            def sampled(config: Config, stage: str, _k: int = k) -> Backend:
+                return SampledBackend(self.factory(config, stage), _k, self.settings.temperature)
+
+            extract([self.docs[d].text_path for d in doc_ids], domain=str(self.domain.source), views=["binary"],
+                    config=cfg, out_dir=out, backend=sampled)
+            for d in doc_ids:
+                folder = out / self.docs[d].text_path.stem
+                samples[d].append(read_predictions(folder) if (folder / "nodes.json").is_file() else {"entities": []})
+        labels = []
+        for d in doc_ids:
+            doc = self.docs[d]
+            found = [relation_sets(doc, s.get("relations", []), domain=self.domain)[1] for s in samples[d]]
+            for rel in doc.relations:
+                # the gold edge in the compared form (relation aliases, symmetric ends normalised)
+                (triple,) = relation_sets({"entities": doc.entities, "relations": [rel]}, [], domain=self.domain)[0]
+                n = sum(1 for f in found if triple in f)
+                label = "stable" if n == len(found) else "miss" if n == 0 else "unstable"
+                labels.append(EdgeLabel(d, (rel["head"], rel["relation"], rel["tail"]), label, n))
+        return labels, samples
+
+    def candidates(self, backend: Backend, kind: str, label: EdgeLabel,
+                   samples: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+        """Ask the skill pass for candidate skills for one edge; drop those the domain cannot use."""
+        doc = self.docs[label.doc]
+        rel = next(r for r in doc.relations if (r["head"], r["relation"], r["tail"]) == label.edge)
+        head, tail = doc.entity(rel["head"]), doc.entity(rel["tail"])
+        evidence = rel.get("evidence")
+        start = doc.text.find(evidence) if evidence else -1
+        text, begin = (evidence, start) if start >= 0 else (doc.text, 0)
+        chunk = Chunk(id=f"skill:{doc.doc_id}:{begin}", doc_id=doc.doc_id, index=0, text=text, start=begin,
+                      end=begin + len(text))
+        entities = sorted({e["name"] for s in samples for e in s.get("entities", [])})
+        context = {
+            "domain": self.domain, "title": doc.title, "skills": [], "evidence": evidence or "",
+            "gold_edge": {"head": rel["head"], "relation": rel["relation"], "tail": rel["tail"],
+                          "head_type": head["type"] if head else None, "tail_type": tail["type"] if tail else None},
+            "predictions": {"samples": len(samples), "found_in": label.found_in, "entities": entities},
+        }
+        prompt = "skill_induction.j2" if kind == SKILL_INDUCTION else "skill_hindsight.j2"
+        result = backend.run(PassRequest(kind=kind, stage="skills", chunk=chunk, schema=SKILL_SCHEMA,
+                                         context=context, prompt=prompt))
+        if not result.ok or not result.data:
+            return [], 1
+        good, bad = [], 0
+        for cand in result.data.get("skills", []):
+            if not self._usable(cand):
+                bad += 1
+                continue
+            pattern = cand.get("pattern") or {}
+            good.append({"kind": cand["kind"], "target": cand["target"],
+                         "pattern": {"phrases": list(pattern.get("phrases", [])), "regex": list(pattern.get("regex", []))},
+                         "instruction": cand["instruction"], "example": cand.get("example", ""),
+                         "provenance": [{"doc": label.doc, "edge": list(label.edge), "label": label.label}]})
+        return good, bad
+
+    def _usable(self, cand: dict[str, Any]) -> bool:
+        pattern = cand.get("pattern") or {}
+        if not (pattern.get("phrases") or pattern.get("regex")):
+            return False
+        if cand.get("kind") == "relation":
+            return self.domain.relation_type(cand.get("target", "")) is not None
+        return self.domain.entity_type(cand.get("target", "")) is not None
+

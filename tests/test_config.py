@@ -87,6 +87,15 @@ def test_env_interpolation_and_types(tmp_path):
         "ollama/qwen2.5:7b", 12.5, "http://localhost:11434")
 
 
+def test_dollar_dollar_is_a_literal_and_a_broken_reference_an_error(tmp_path):
+    write(tmp_path / "kgkit.yaml", "domain: ${D}-$${NOT_A_VAR}\n")
+    assert load_config(env={"D": "legal"}, cwd=tmp_path).domain == "legal-${NOT_A_VAR}"
+    path = write(tmp_path / "kgkit.yaml", "domain: ${D\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(env={"D": "legal"}, cwd=tmp_path)
+    assert err.value.message.splitlines()[0] == f"{path}:1:9: domain: malformed ${{...}} in '${{D'; expected ${{NAME}}"
+
+
 def test_missing_variable_is_named_with_its_line(tmp_path):
     path = write(tmp_path / "kgkit.yaml", "domain: legal\nllm:\n  model: ${NOPE_MODEL}\n")
     with pytest.raises(ConfigError) as err:
@@ -253,3 +262,41 @@ def test_config_show_reports_config_errors_with_exit_code_2(tmp_path):
     assert result.exit_code == 2
     assert result.stderr == (f"Error: {path}:1:7: llm -> modle: unknown key 'modle' (did you mean 'model'?)\n"
                              "1 problem in the configuration\n")
+
+
+# ------------------------------------------------------------------ round trip
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from kgkit.config import CacheConfig, CanonConfig, LLMConfig, ReviewConfig, SkillsConfig  # noqa: E402
+from kgkit.config.starter import starter_text  # noqa: E402
+
+TEXT = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30)
+UNIT = st.floats(0, 1, allow_nan=False)
+CONFIGS = st.builds(
+    Config,
+    llm=st.builds(LLMConfig, model=st.none() | TEXT, api_base=st.none() | TEXT,
+                  api_key_env=st.none() | st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,10}", fullmatch=True),
+                  temperature=st.floats(0, 2, allow_nan=False), max_tokens=st.integers(1, 10**6),
+                  timeout=st.floats(0.1, 1e4, allow_nan=False), retries=st.integers(0, 20),
+                  backoff=st.floats(0, 100, allow_nan=False), json_mode=st.booleans()),
+    domain=TEXT.filter(lambda t: "/" not in t and not t.endswith((".yaml", ".yml"))),
+    views=st.none() | st.lists(TEXT, max_size=4),
+    chunk_size=st.none() | st.integers(1000, 5000),
+    chunk_overlap=st.none() | st.integers(0, 999),
+    canon=st.builds(CanonConfig, fuzzy_threshold=st.floats(0, 100, allow_nan=False), legal_suffixes=st.booleans()),
+    review=st.builds(ReviewConfig, confidence_threshold=UNIT, evidence_threshold=st.floats(0, 100, allow_nan=False)),
+    cache=st.builds(CacheConfig, enabled=st.booleans(), dir=st.none() | st.just(Path("/var/cache/kgkit-test"))),
+    skills=st.builds(SkillsConfig, enabled=st.booleans(), top_k=st.integers(0, 50), library=st.none(),
+                     rollouts=st.integers(1, 9), temperature=st.floats(0, 2, allow_nan=False),
+                     jaccard_merge=UNIT, jaccard_modify=UNIT),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(config=CONFIGS)
+def test_property_starter_round_trips_any_config(tmp_path, config):
+    """The starter written with any valid values loads back to exactly those values."""
+    path = write(tmp_path / "rt" / "kgkit.yaml", starter_text(config))
+    assert load_config(path, env={}) == dataclasses.replace(config, source=path)

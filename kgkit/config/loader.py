@@ -41,8 +41,10 @@ ENV_OVERRIDES = {
     "KGKIT_DOMAIN": ("domain",),
 }
 PATH_KEYS = (("cache", "dir"), ("skills", "library"), ("output", "dir"))
-_VAR = re.compile(r"\$\{([^}]*)\}")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # a whole value that is one variable
+# In a value: "$${" is a literal "${"; "${NAME}" a variable; any other "${" is malformed.
+_TOKEN = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{")
 
 Path_ = tuple[str, ...]
 
@@ -147,8 +149,9 @@ def _read_file(file: Path, env: Mapping[str, str], effective: Effective, issues:
 
 
 def _interpolate(source, node: Any, path: tuple, env: Mapping[str, str], effective: Effective) -> list[Issue]:
-    """Substitute ``${VAR}`` in string values, in place. A value that is exactly one
-    ``${VAR}`` takes the variable's YAML scalar type (``${TIMEOUT}`` can be a number)."""
+    """Substitute ``${VAR}`` in string values, in place (``$${`` stands for a literal
+    ``${``). A value that is exactly one ``${VAR}`` takes the variable's YAML scalar type
+    (``${TIMEOUT}`` can be a number)."""
     issues: list[Issue] = []
     items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
     for key, value in list(items):
@@ -157,9 +160,9 @@ def _interpolate(source, node: Any, path: tuple, env: Mapping[str, str], effecti
             continue
         if not isinstance(value, str) or "${" not in value:
             continue
-        names = _VAR.findall(value)
-        bad = [n for n in names if not _NAME.fullmatch(n)] or (["${"] if "${" in _VAR.sub("", value) else [])
-        if bad:
+        tokens = list(_TOKEN.finditer(value))
+        names = [t.group(1) for t in tokens if t.group(0) != "$${" and t.group(1) is not None]
+        if any(t.group(0) != "$${" and not (t.group(1) and _NAME.fullmatch(t.group(1))) for t in tokens):
             issues.append(source.issue(path + (key,), f"malformed ${{...}} in {value!r}; expected ${{NAME}}"))
             continue
         missing = [n for n in names if n not in env]
@@ -170,11 +173,12 @@ def _interpolate(source, node: Any, path: tuple, env: Mapping[str, str], effecti
             continue
         if path + (key,) == ("llm", "api_key"):
             continue  # kept as written: it becomes api_key_env (see _api_key)
-        effective.env_vars[tuple(map(str, path + (key,)))] = names
+        if names:
+            effective.env_vars[tuple(map(str, path + (key,)))] = names
         if _VAR.fullmatch(value):
             node[key] = _scalar(env[names[0]])
         else:
-            node[key] = _VAR.sub(lambda m: env[m.group(1)], value)
+            node[key] = _TOKEN.sub(lambda m: "${" if m.group(0) == "$${" else env[m.group(1)], value)
     return issues
 
 

@@ -7,7 +7,6 @@ overrides) are shown commented out, ready to edit.
 """
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from kgkit.config.model import Config
@@ -111,14 +110,35 @@ def _line(key: str, value: Any, comment: str | None, indent: int = 0) -> str:
     return text + (f"  # {comment}" if comment else "") + "\n"
 
 
-def _yaml_scalar(value: Any) -> str:
-    """A default as YAML flow text (JSON is YAML; null, true, numbers and lists read back)."""
-    if isinstance(value, str):
-        return value if _plain_safe(value) else json.dumps(value)
-    return json.dumps(value)
-
-
-def _plain_safe(text: str) -> bool:
+def _yaml_scalar(value: Any, in_list: bool = False) -> str:
+    """A value as one line of YAML flow text that the loader reads back as the same value
+    (``${`` is escaped as ``$${``, which the loader reads as a literal)."""
     import yaml
 
-    return bool(text) and yaml.safe_load(text) == text and not text.startswith(("{", "[", "&", "*", "!", "|", ">", "%", "@", "`"))
+    if isinstance(value, list):
+        return "[" + ", ".join(_yaml_scalar(v, in_list=True) for v in value) + "]"
+    if isinstance(value, str):
+        value = value.replace("${", "$${")
+        if _plain_safe(value, in_list):
+            return value
+        style = '"'
+    else:
+        style = None  # numbers, booleans, null as YAML writes them (1.0e-05, not JSON's 1e-05)
+    dumped = yaml.safe_dump(value, default_style=style, width=float("inf"), allow_unicode=True)
+    return dumped.rstrip("\n").removesuffix("\n...").rstrip("\n")
+
+
+def _plain_safe(text: str, in_list: bool) -> bool:
+    """True when ``text`` can stand unquoted: plain, printable, one line, no comment."""
+    import yaml
+
+    if not text or not text.isprintable() or text != text.strip() or " #" in text or ": " in text:
+        return False
+    if in_list and any(c in text for c in ",[]{}"):
+        return False
+    if text[0] in "{[]},&*!|>'\"%@`#?:-" or text.endswith(":"):
+        return False
+    try:
+        return yaml.safe_load(text) == text
+    except yaml.YAMLError:
+        return False

@@ -1,0 +1,185 @@
+"""`kgkit skills learn` with the offline backend, end to end through the CLI, and the
+library commands (list, show, remove, diff)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kgkit.backends.base import SKILL_HINDSIGHT, PassRequest
+from kgkit.backends.offline import OfflineBackend
+from kgkit.cli import cli
+from kgkit.documents.types import Chunk
+from kgkit.skills.learn import SKILL_SCHEMA, split_docs
+from kgkit.skills.library import load_library
+
+PEOPLE = ["Ann Lee", "Bob Stone", "Cy Moe", "Dee Poe", "Eve Roe", "Fay Loo"]
+ORGS = ["Acme", "Initech", "Globex", "Hooli", "Umbrella", "Wonka"]
+CITIES = ["Paris", "Rome", "Oslo", "Lima", "Nice", "Kyiv"]
+
+DOMAIN = f"""\
+name: staff
+entity_types:
+  - name: Person
+    patterns: {{phrases: {json.dumps(PEOPLE)}}}
+  - name: Org
+    patterns: {{phrases: {json.dumps(ORGS)}}}
+  - name: City
+    patterns: {{phrases: {json.dumps(CITIES)}}}
+relation_types:
+  - name: Work_For
+    head: [Person]
+    tail: [Org]
+  - name: Live_In
+    head: [Person]
+    tail: [City]
+"""
+
+
+def entity(name, type_, text):
+    start = text.index(name)
+    return {"name": name, "type": type_, "aliases": [], "spans": [[start, start + len(name)]]}
+
+
+def make_gold(folder: Path) -> Path:
+    """Six documents, each: a person works for an organisation and lives in a city."""
+    folder.mkdir(parents=True)
+    for i, (p, o, c) in enumerate(zip(PEOPLE, ORGS, CITIES)):
+        s1, s2 = f"{p} works for {o}.", f"{p} lives in {c}."
+        text = f"{s1} {s2}"
+        gold = {"doc_id": f"doc{i}", "source": "test", "title": None,
+                "entities": [entity(p, "Person", text), entity(o, "Org", text), entity(c, "City", text)],
+                "relations": [{"head": p, "relation": "Work_For", "tail": o, "evidence": s1},
+                              {"head": p, "relation": "Live_In", "tail": c, "evidence": s2}],
+                "hyperedges": [], "events": [], "temporal": []}
+        (folder / f"doc{i}.txt").write_text(text)
+        (folder / f"doc{i}.gold.json").write_text(json.dumps(gold))
+    return folder
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "user-config"))
+    monkeypatch.setenv("KGKIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")  # 2026-01-01
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "staff.yaml").write_text(DOMAIN)
+    make_gold(tmp_path / "gold")
+    return tmp_path
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    return {p.relative_to(folder).as_posix(): p.read_text() for p in sorted(folder.rglob("*.yaml"))}
+
+
+def test_split_is_seeded_sorted_and_disjoint():
+    ids = [f"d{i}" for i in range(10)]
+    a = split_docs(ids, 0.3, 0.25, seed=1)
+    assert a == split_docs(list(reversed(ids)), 0.3, 0.25, seed=1)
+    assert (len(a["heldout"]), len(a["dev"]), len(a["train"])) == (3, 2, 5)
+    assert sorted(a["heldout"] + a["dev"] + a["train"]) == ids
+    assert a != split_docs(ids, 0.3, 0.25, seed=2)
+
+
+def test_learn_offline_improves_heldout_and_relearning_changes_nothing(project):
+    runner = CliRunner()
+    args = ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml", "--holdout", "0.3", "--json"]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    split = split_docs([f"doc{i}" for i in range(6)], 0.3, 0.25, seed=0)
+    assert report["split"] == split and len(split["train"]) == 3
+    # offline rollouts are identical: nothing is unstable; no trigger is declared, so every edge is missed
+    assert report["labels"] == {"stable": 0, "unstable": 0, "miss": 6}
+    assert report["notes"] == ["offline backend: rollouts are identical (it is deterministic), so every edge is "
+                               "stable or miss and only hindsight runs"]
+    log = [(a["action"], a["target"], a["pattern"]["phrases"], a["outcome"]) for a in report["action_log"]]
+    assert log == [("add", "Work_For", ["works for"], "accepted"), ("add", "Live_In", ["lives in"], "accepted")] + \
+        [("keep", "Work_For", ["works for"], "accepted"), ("keep", "Live_In", ["lives in"], "accepted")] * 2
+    assert report["action_log"][0]["dev_f1_before"] == 0.0 and report["action_log"][0]["dev_f1"] == 0.6667
+    assert report["heldout_relations"] == {"before": {"precision": 0.0, "recall": 0.0, "f1": 0.0},
+                                           "after": {"precision": 1.0, "recall": 1.0, "f1": 1.0}}
+    assert report["library_version"] == {"before": 0, "after": 1} and report["changed"] is True
+
+    lib = load_library("staff", project / "skill_library")
+    assert sorted((s["target"], s["support"]["miss"]) for s in lib.skills.values()) == [("Live_In", 3), ("Work_For", 3)]
+    assert all(s["created"] == s["updated"] == "2026-01-01" for s in lib.skills.values())
+    assert lib.changelog[0]["heldout_relation_f1"] == {"before": 0.0, "after": 1.0}
+
+    first = snapshot(project / "skill_library")
+    result = runner.invoke(cli, args[:-1])
+    assert result.exit_code == 0, result.output
+    assert "edges: 6 stable, 0 unstable, 0 miss" in result.output
+    assert "library " + str(project / "skill_library" / "staff") + ": unchanged (version 1)" in result.output
+    assert snapshot(project / "skill_library") == first
+
+
+def test_learn_text_report_and_bad_input(project):
+    runner = CliRunner()
+    result = runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml"])
+    lines = result.output.splitlines()
+    assert lines[2:7] == [
+        "edges: 0 stable, 0 unstable, 6 miss",
+        "actions: 2 add, 4 keep",
+        "held-out relations   P      R      F1",
+        "  before            0.000  0.000  0.000",
+        "  after             1.000  1.000  1.000",
+    ]
+    result = runner.invoke(cli, ["skills", "learn", "--gold", "nope", "--domain", "staff.yaml"])
+    assert result.exit_code == 2 and result.output == "Error: gold folder not found: nope\n"
+    result = runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml", "--holdout", "1.5"])
+    assert result.exit_code == 2 and "--holdout" in result.output
+
+
+def test_library_commands(project):
+    runner = CliRunner()
+    assert runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml"]).exit_code == 0
+    saved = project / "before"
+    import shutil
+
+    shutil.copytree(project / "skill_library", saved)
+    lib = load_library("staff", project / "skill_library")
+    work = next(s for s in lib.skills.values() if s["target"] == "Work_For")
+
+    listing = runner.invoke(cli, ["skills", "list", "staff"]).output.splitlines()
+    assert listing[0] == "staff: library version 1, 2 skills"
+    assert any(line.startswith(work["id"] + "  v1  relation Work_For") and line.endswith("miss 3  works for")
+               for line in listing[1:])
+
+    shown = runner.invoke(cli, ["skills", "show", "staff", work["id"][:7]])
+    assert shown.exit_code == 0 and shown.output.startswith(f"id: {work['id']}\nversion: 1\nkind: relation\n")
+
+    missing = runner.invoke(cli, ["skills", "show", "staff", "sk_zzz"])
+    assert missing.exit_code == 2 and missing.output.startswith("Error: no skill 'sk_zzz' in the staff library")
+
+    removed = runner.invoke(cli, ["skills", "remove", "staff", work["id"]])
+    assert removed.exit_code == 0
+    assert removed.output == f"removed {work['id']} from {project / 'skill_library' / 'staff'} (library version 2)\n"
+    assert not (project / "skill_library" / "staff" / "skills" / f"{work['id']}.yaml").exists()
+    assert load_library("staff").changelog[-1] == {"version": 2, "date": "2026-01-01", "removed": [work["id"]]}
+
+    diff = runner.invoke(cli, ["skills", "diff", "staff", str(saved)])
+    assert diff.output == f"- {work['id']} relation Work_For\n"
+    assert runner.invoke(cli, ["skills", "diff", "staff", str(project / "skill_library")]).output == "no differences\n"
+
+
+def test_offline_hindsight_reads_the_words_between_the_mentions():
+    def ask(edge, evidence, entities):
+        chunk = Chunk(id="c", doc_id="d", index=0, text=evidence, start=0, end=len(evidence))
+        context = {"domain": None, "gold_edge": edge, "evidence": evidence, "predictions": {"entities": entities}}
+        result = OfflineBackend().run(PassRequest(kind=SKILL_HINDSIGHT, stage="skills", chunk=chunk,
+                                                  schema=SKILL_SCHEMA, context=context, prompt="skill_hindsight.j2"))
+        assert result.ok, result.error
+        return [(s["kind"], s["target"], s["pattern"]["phrases"]) for s in result.data["skills"]]
+
+    edge = {"head": "John Smith", "relation": "Work_For", "tail": "Acme", "head_type": "Peop", "tail_type": "Org"}
+    sentence = "John Smith, who was for many years an employee of Acme, retired."
+    assert ask(edge, sentence, ["John Smith", "Acme"]) == [("relation", "Work_For", ["an employee of"])]
+    # an end never extracted: the relation cannot come out, so an entity skill is proposed too
+    assert ask(edge, sentence, ["John Smith"]) == [("relation", "Work_For", ["an employee of"]),
+                                                   ("entity", "Org", ["Acme"])]
+    apposition = {"head": "Chattanooga", "relation": "Located_In", "tail": "Tenn.", "head_type": "Loc",
+                  "tail_type": "Loc"}
+    assert ask(apposition, "He lives in Chattanooga, Tenn., now.", ["Chattanooga", "Tenn."]) == []

@@ -150,6 +150,13 @@ def test_truncated_pdf_is_a_clear_error(tmp_path, keep):
         load_document(path)
 
 
+def test_a_pdf_is_a_pdf_whatever_its_suffix(tmp_path):
+    path = tmp_path / "contract.txt"
+    path.write_bytes(ALLIANCE.read_bytes())
+    doc = load_document(path)
+    assert (doc.media_type, doc.id) == ("application/pdf", load_document(ALLIANCE).id)
+
+
 def test_not_a_pdf_despite_the_suffix(tmp_path):
     path = tmp_path / "fake.pdf"
     path.write_text("just words", encoding="utf-8")
@@ -257,7 +264,8 @@ def test_long_first_line_title_is_shortened(tmp_path):
     assert len(title) <= 121 and title.endswith("…")
 
 
-@pytest.mark.parametrize("stem, name", [("..", "document"), ("../../etc", "etc"), ("a b/c", "a_b_c"), (".hidden", "hidden")])
+@pytest.mark.parametrize("stem, name", [("..", "document"), ("../../etc", "etc"), ("a b/c", "a_b_c"), (".hidden", "hidden"),
+                                        ("Vertrag Müller", "Vertrag_Müller"), ("a\\b:c*?", "a_b_c")])
 def test_names_are_safe_folder_names(tmp_path, stem, name):
     from kgkit.documents.load import safe_name
 

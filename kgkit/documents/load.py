@@ -85,8 +85,9 @@ def load_document(path_or_dash: str | os.PathLike, *, stdin: BinaryIO | None = N
 
 
 def safe_name(stem: str) -> str:
-    """A file-system-safe folder name: no path separators, no leading dots, not empty."""
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", stem).strip("._-")[:100]
+    """A file-system-safe folder name: letters (any script), digits, ``._-``; no path
+    separators, no leading dots, not empty."""
+    name = re.sub(r"[^\w.-]+", "_", stem).strip("._-")[:100]
     return name or "document"
 
 

@@ -73,6 +73,11 @@ output: {dir: out}
     assert config.domain == str(project / "domains" / "legal_plus.yaml")
 
 
+def test_a_file_of_only_comments_is_the_defaults(tmp_path):
+    write(tmp_path / "kgkit.yaml", "# all commented out\n\n---\n")
+    assert load_config(env={}, cwd=tmp_path) == dataclasses.replace(Config(), source=tmp_path / "kgkit.yaml")
+
+
 def test_explicit_path_is_relative_to_cwd_and_its_values_to_the_file(tmp_path):
     write(tmp_path / "conf" / "my.yaml", "cache: {dir: c}\ndomain: legal\n")
     config = load_config("conf/my.yaml", env={}, cwd=tmp_path)

@@ -140,12 +140,19 @@ def _read_file(file: Path, env: Mapping[str, str], effective: Effective, issues:
     from kgkit import yaml_source
 
     source = yaml_source.load(file)
+    if source.data is None and _blank(file):
+        return {}  # every key is optional: a file of comments is the defaults
     if source.issues:
         raise _error(source.issues)
     issues += _interpolate(source, source.data, (), env, effective)
     issues += _api_key(source)
     issues += _schema_issues(source)
     return source.data
+
+
+def _blank(file: Path) -> bool:
+    lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
+    return all(not line.strip() or line.lstrip().startswith("#") or line.strip() in ("---", "...") for line in lines)
 
 
 def _interpolate(source, node: Any, path: tuple, env: Mapping[str, str], effective: Effective) -> list[Issue]:

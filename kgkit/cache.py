@@ -71,8 +71,9 @@ def _refuse_credentials(parts: dict[str, Any], path: tuple) -> None:
 class CachedBackend:
     """Answers from the cache when it can, from ``backend`` (then stored) when it must.
 
-    A hit is ``PassResult(cached=True, requests=0)`` with the original call's ``usage``
-    (what the cache saved; spend is what uncached results report).
+    A hit is ``PassResult(cached=True, requests=0)`` with empty ``usage``: nothing was
+    spent, so a run's accounting can add up every result's usage. What the original
+    calls cost is added up in :attr:`saved` instead.
     """
 
     def __init__(self, backend: Backend, cache):
@@ -83,14 +84,15 @@ class CachedBackend:
         self.name = backend.name
         self.hits = 0
         self.misses = 0
+        self.saved = Usage()  # tokens and cost the hits would have spent
 
     def run(self, request: PassRequest) -> PassResult:
         key = cache_key(self.backend.cache_key_parts(request))
         stored = self.cache.get(key)
         if stored is not None:
             self.hits += 1
-            return PassResult(data=stored["data"], usage=Usage(**stored["usage"]), cached=True,
-                              requests=0, retries=0, model=stored["model"])
+            self.saved.add(Usage(**stored["usage"]))
+            return PassResult(data=stored["data"], cached=True, requests=0, retries=0, model=stored["model"])
         self.misses += 1
         result = self.backend.run(request)
         if result.ok and result.data is not None:

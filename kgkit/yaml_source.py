@@ -213,6 +213,8 @@ def parse(text: str, file: str) -> Source:
             yaml.compose(text, Loader=yaml.SafeLoader)
         except yaml.YAMLError as exc:
             source.issues.append(_syntax_issue(source, text, exc))
+        except RecursionError:  # the pure-Python parser recurses per nesting level
+            source.issues.append(Issue(file, 1, 1, (), "nesting is too deep; expected a small configuration file"))
         else:  # pragma: no cover - the two parsers disagree
             source.issues.append(_syntax_issue(source, text, fast_exc))
         return source

@@ -87,7 +87,10 @@ def check_gold(gold_dir: str | Path, domain: Domain | None = None) -> tuple[list
 
 
 def _check_file(path: Path, domain: Domain | None) -> tuple[GoldDoc | None, list[Issue]]:
-    raw = path.read_text(encoding="utf-8")
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        return None, [Issue(str(path), None, None, (), f"not UTF-8 text (bad byte at offset {exc.start})")]
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
@@ -107,8 +110,11 @@ def _check_file(path: Path, domain: Domain | None) -> tuple[GoldDoc | None, list
     text_path = path.with_name(stem + ".txt")
     text = None
     if text_path.is_file():
-        with open(text_path, encoding="utf-8", newline="") as fh:
-            text = fh.read()
+        try:
+            with open(text_path, encoding="utf-8", newline="") as fh:
+                text = fh.read()
+        except UnicodeDecodeError as exc:
+            problems.append(((), f"the document text {text_path.name} is not UTF-8 (bad byte at offset {exc.start})"))
     else:
         problems.append(((), f"the document text {text_path.name} is missing next to it"))
     problems.extend(_content_problems(data, text, domain))

@@ -63,6 +63,19 @@ def test_abbreviations_and_initials_do_not_end_sentences():
     assert [c.text for c in chunks[:3]] == ["Acme Inc. hired J. Smith as CEO of the firm."] * 3
 
 
+@pytest.mark.parametrize("number", ["2.1.", "iv.", "(a).", "B."])
+def test_clause_numbers_at_line_start_do_not_end_sentences(number):
+    text = f"Intro sentence ends here.\n{number} Term of the deal runs on."
+    size = text.index("Term") + 4
+    assert [c.text for c in chunk_document(make_doc(text), size, 0)] == [
+        "Intro sentence ends here.", f"{number} Term of the deal runs on."]
+
+
+def test_a_year_before_a_period_still_ends_a_sentence():
+    text = "It was signed in 2017. Then it ran for years."
+    assert chunk_document(make_doc(text), 30, 0)[0].text == "It was signed in 2017."
+
+
 def test_paragraph_break_preferred_over_a_later_sentence_end():
     first = "First paragraph sentence one. Sentence two is here."
     second = "Second paragraph starts. It goes on for a while longer than the first one did."

@@ -150,8 +150,12 @@ def _first_in(positions: list[int], lo: int, hi: int) -> int | None:
     return positions[i] if i < len(positions) and positions[i] <= hi else None
 
 
+_ENUMERATOR = re.compile(r"(?:\d{1,3}(?:\.\d{1,3})*|[ivxlcIVXLC]{1,5}|[A-Za-z]|\(?[A-Za-z0-9]{1,3}\))$")
+
+
 def _abbreviation(text: str, dot: int) -> bool:
-    """True when the period at ``dot`` closes an abbreviation or an initial ("J. Smith")."""
+    """True when the period at ``dot`` closes an abbreviation, an initial ("J. Smith")
+    or a clause number at the start of a line ("2.1. Term", "iv. Notices")."""
     if text[dot] != ".":
         return False
     word_start = dot
@@ -160,4 +164,8 @@ def _abbreviation(text: str, dot: int) -> bool:
     word = text[word_start:dot].lower()
     if len(word) == 1 and word.isalpha():
         return True  # an initial
-    return word in _ABBREVIATIONS
+    if word in _ABBREVIATIONS:
+        return True
+    line_start = text.rfind("\n", 0, dot) + 1
+    head = text[line_start:dot].strip()
+    return bool(head) and _ENUMERATOR.fullmatch(head) is not None

@@ -52,9 +52,12 @@ YAML_BOMBS = [
 ]
 
 
+_SCRATCH = tempfile.TemporaryDirectory(prefix="kgkit-fuzz-")  # one folder, removed at exit
+
+
 def scratch_file(data: bytes, name: str) -> Path:
-    folder = Path(tempfile.mkdtemp(prefix="kgkit-fuzz-"))
-    path = folder / name
+    """Write ``data`` to ``name`` in the scratch folder (each example overwrites the last)."""
+    path = Path(_SCRATCH.name) / name
     path.write_bytes(data)
     return path
 

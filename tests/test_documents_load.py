@@ -270,3 +270,50 @@ def test_names_are_safe_folder_names(tmp_path, stem, name):
     from kgkit.documents.load import safe_name
 
     assert safe_name(stem) == name
+
+
+# ------------------------------------------------------------------ never a traceback
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_SMALL_PDF = None
+
+
+def _small_pdf() -> bytes:
+    global _SMALL_PDF
+    if _SMALL_PDF is None:
+        buffer = io.BytesIO()
+        writer = pypdf.PdfWriter(clone_from=ALLIANCE)
+        while len(writer.pages) > 1:
+            writer.remove_page(len(writer.pages) - 1)
+        writer.write(buffer)
+        _SMALL_PDF = buffer.getvalue()
+    return _SMALL_PDF
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(raw=st.binary(max_size=2000), suffix=st.sampled_from([".txt", ".md", ".html", ".pdf", ".bin"]))
+def test_property_any_bytes_load_or_give_an_input_error(tmp_path, raw, suffix):
+    path = tmp_path / f"fuzz{suffix}"
+    path.write_bytes(raw)
+    try:
+        doc = load_document(path)
+    except InputError:
+        return
+    assert doc.text.strip() and doc.id.startswith("d_")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_property_damaged_pdf_loads_or_gives_an_input_error(tmp_path, data):
+    raw = bytearray(_small_pdf())
+    for _ in range(data.draw(st.integers(1, 8))):
+        raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.integers(len(raw) // 2, len(raw)))
+    path = tmp_path / "damaged.pdf"
+    path.write_bytes(bytes(raw[:cut]))
+    try:
+        load_document(path)
+    except InputError as exc:
+        assert str(path) in exc.message

@@ -46,7 +46,7 @@ _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # a whole value that is on
 # In a value: "$${" is a literal "${"; "${NAME}" a variable; any other "${" is malformed.
 _TOKEN = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{")
 
-Path_ = tuple[str, ...]
+Key = tuple[str, ...]  # a key path in the file's layout, e.g. ("llm", "model")
 
 
 @dataclass
@@ -54,7 +54,7 @@ class Effective:
     """A loaded configuration and where its values came from (for ``kgkit config show``)."""
 
     config: Config
-    env_vars: dict[Path_, list[str]] = field(default_factory=dict)  # key path -> variables it read
+    env_vars: dict[Key, list[str]] = field(default_factory=dict)  # key path -> variables it read
     sources: list[str] = field(default_factory=list)  # what was applied, in order
 
 
@@ -88,7 +88,7 @@ def load_effective(
     base = Path(cwd) if cwd is not None else Path.cwd()
     file = _find_file(path, base)
     data: dict[str, Any] = {}
-    origin: dict[Path_, Path] = {}  # key path of a path value -> directory it is relative to
+    origin: dict[Key, Path] = {}  # key path of a path value -> directory it is relative to
     effective = Effective(Config())
     issues: list[Issue] = []
     if file is not None:
@@ -288,7 +288,7 @@ def _merge(into: dict[str, Any], layer: Mapping[str, Any]) -> None:
             into[key] = value
 
 
-def _path_keys(data: Mapping[str, Any]) -> list[Path_]:
+def _path_keys(data: Mapping[str, Any]) -> list[Key]:
     keys = [k for k in PATH_KEYS if isinstance(data.get(k[0]), dict) and k[1] in data[k[0]]]
     keys += [("prompts", stage) for stage in (data.get("prompts") or {})]
     if isinstance(data.get("domain"), str):
@@ -299,8 +299,8 @@ def _path_keys(data: Mapping[str, Any]) -> list[Path_]:
 # ----------------------------------------------------------------------------- building
 
 
-def _build(data: dict[str, Any], origin: dict[Path_, Path], file: Path | None, cwd: Path) -> Config:
-    def path(key: Path_, value: str | None) -> Path | None:
+def _build(data: dict[str, Any], origin: dict[Key, Path], file: Path | None, cwd: Path) -> Config:
+    def path(key: Key, value: str | None) -> Path | None:
         if value is None:
             return None
         p = Path(value).expanduser()
@@ -395,7 +395,7 @@ def show_config(effective: Effective) -> str:
     return header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 
 
-def _set(data: dict[str, Any], key: Path_, value: Any) -> None:
+def _set(data: dict[str, Any], key: Key, value: Any) -> None:
     node: Any = data
     for part in key[:-1]:
         node = node.get(part) if isinstance(node, dict) else None

@@ -1,0 +1,71 @@
+"""Does the skill loop help? Held-out relation F1 before and after ``kgkit skills learn``.
+
+For each gold set (CoNLL04 and SciERC by default) it scaffolds a domain from the gold
+types (``kgkit domain new NAME --from-gold``: types only, no patterns or triggers), runs
+the skill loop with the offline backend into a fresh library, and prints the held-out
+relation P/R/F1 before and after learning, the edge labels and the controller actions.
+The same seed gives the same split and the same library; the figures are whatever they
+are (the offline backend's entity recall bounds them: a relation needs both ends found).
+
+    python benchmarks/skills_heldout.py [--data /work/shared/data] [--set conll04 --set scierc]
+        [--holdout 0.3] [--seed 0] [--top-k 3] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def run_set(data: Path, name: str, holdout: float, seed: int, top_k: int, work: Path) -> dict:
+    from kgkit.config.model import Config
+    from kgkit.domain_starter import starter_from_gold
+    from kgkit.skills.learn import LearnSettings, learn_skills
+    from kgkit.skills.library import load_library
+
+    domain_file = work / f"{name}.yaml"
+    domain_file.write_text(starter_from_gold(name, data / name), encoding="utf-8")
+    started = time.perf_counter()
+    report = learn_skills(data / name, domain_file, config=Config(),
+                          settings=LearnSettings(holdout=holdout, seed=seed, top_k=top_k), library_dir=work / "lib")
+    seconds = time.perf_counter() - started
+    entities = {w: getattr(report, w).total.categories["entities"].micro.to_dict() for w in ("before", "after")}
+    return {"set": name, "seconds": round(seconds, 1), "split": {k: len(v) for k, v in report.split.items()},
+            "labels": report.label_counts(), "actions": report.action_counts(),
+            "skills": len(load_library(name, work / "lib").skills),
+            "heldout_relations": {"before": report.heldout("before"), "after": report.heldout("after")},
+            "heldout_entities": entities}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--set", dest="sets", action="append", default=None)
+    parser.add_argument("--holdout", type=float, default=0.3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--top-k", type=int, default=3)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    results = []
+    for name in args.sets or ["conll04", "scierc"]:
+        with tempfile.TemporaryDirectory(prefix=f"kgkit-bench-{name}-") as tmp:
+            results.append(run_set(args.data, name, args.holdout, args.seed, args.top_k, Path(tmp)))
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    for r in results:
+        b, a = r["heldout_relations"]["before"], r["heldout_relations"]["after"]
+        print(f"{r['set']}: split {r['split']}, {r['seconds']}s, {r['skills']} skills learned")
+        print(f"  edges {r['labels']}; actions {r['actions']}")
+        print(f"  held-out relations  before P {b['precision']:.3f} R {b['recall']:.3f} F1 {b['f1']:.3f}"
+              f"  ->  after P {a['precision']:.3f} R {a['recall']:.3f} F1 {a['f1']:.3f}")
+        eb, ea = r["heldout_entities"]["before"], r["heldout_entities"]["after"]
+        print(f"  held-out entities   before F1 {eb['f1']:.3f}  ->  after F1 {ea['f1']:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -24,6 +24,9 @@ KEY_ENV = "KGKIT_TEST_KEY"
 FAKE_KEY = "sk-canary-7f3e9d1c5b2a4e6f8a0b1c2d3e4f5a6b"
 TYPES = {"Peop": "Person", "Org": "Organization", "Loc": "Location"}  # "Other" has no general type
 CHUNK_SIZE = 300
+SKILL = {"kind": "relation", "target": "works_for", "pattern": {"phrases": ["official of"], "regex": []},
+         "instruction": "When a person is called an official of an organisation, emit works_for(person, org).",
+         "example": "Bruno Pusterla, a top official of the Italian Agricultural Confederation"}
 VIEWS = "binary,nary"
 
 
@@ -60,6 +63,8 @@ class GoldModel:
             return {"relations": found}
         if stage == "nary":
             return {"hyperedges": []}
+        if stage == "skills":
+            return {"skills": [SKILL]}
         return {}
 
     def __call__(self, request: Recorded) -> Reply:
@@ -67,9 +72,10 @@ class GoldModel:
 
 
 def write_config(folder: Path, stub_base: str, *, retries: int = 8, timeout: float = 2.0,
-                 cache_dir: Path | None = None) -> Path:
-    """A kgkit.yaml naming the stub as an OpenAI-compatible provider; the key stays in the env."""
-    cache = f"cache: {{enabled: true, dir: '{cache_dir}'}}" if cache_dir else "cache: {enabled: false}"
+                 cache: bool = False) -> Path:
+    """A kgkit.yaml naming the stub as an OpenAI-compatible provider; the key stays in the env.
+    With ``cache``, the response cache is on (in ``KGKIT_CACHE_DIR``)."""
+    cache = f"cache: {{enabled: {'true' if cache else 'false'}}}"
     text = (
         "llm:\n"
         "  model: openai/stub-model\n"

@@ -7,6 +7,10 @@ verification). The stub model answers each pass exactly as the injection orders
 (``hostile/obey.json``). kgkit must treat all of it as data: nothing invented without a
 quote in the text comes out verified, the domain schema bounds every output, nothing is
 written outside the run folder, and the key never reaches the model.
+
+Untrusted templates and YAML too: a user prompt template that reaches for Python internals
+or files gets a TemplateError (exit 2) before any request; names that become file names
+are checked; YAML tags that would build Python objects are refused, never executed.
 """
 from __future__ import annotations
 
@@ -234,3 +238,84 @@ def test_document_names_cannot_escape_the_output_folder(tmp_path, monkeypatch, f
     [run] = [p for p in out.iterdir()]
     assert run.name == folder_name and run.parent == out
     assert {p.name for p in tmp_path.iterdir()} <= {"config-home", "deep", "in"}
+
+
+# -- untrusted templates and YAML ------------------------------------------------------
+
+def _user(expression: str) -> str:
+    return '{% call message("user") %}' + expression + "{% endcall %}"
+
+
+ESCAPES = {  # whole template files
+    "class-mro": _user("{{ ''.__class__.__mro__[1].__subclasses__() }}"),
+    "globals": _user("{{ chunk.__init__.__globals__ }}"),
+    "cycler-os": _user("{{ cycler.__init__.__globals__.os.popen('id').read() }}"),
+    "format-attr": _user("{{ '{0.__class__}'.format(chunk) }}"),
+    "func-code": _user("{{ message.__code__.co_consts }}"),
+    "include-passwd": _user("{% include '/etc/passwd' %}"),
+    "include-dotdot": _user("{% include '../../../../../../etc/passwd' %}"),
+    "extends-dotdot": "{% extends 'kgkit/../../../../../../etc/passwd' %}",
+}
+
+
+@pytest.mark.parametrize("source", ESCAPES.values(), ids=ESCAPES.keys())
+def test_a_template_reaching_for_python_internals_or_files_gets_a_template_error(tmp_path, source):
+    from kgkit.errors import TemplateError
+    from kgkit.prompts.render import render_messages
+
+    template = tmp_path / "evil.j2"
+    template.write_text(source)
+
+    with pytest.raises(TemplateError) as info:
+        render_messages(template, {"chunk": {"text": "x"}})
+
+    message = info.value.format()
+    assert message.startswith("prompt template") and ("forbidden" in message or "not found" in message), message
+    assert "evil.j2" in message or "etc/passwd" in message  # names the template or what it reached for
+    assert "root:" not in message
+
+
+def test_an_unsafe_prompt_override_stops_the_run_with_exit_2_before_any_request(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(KEY_ENV, FAKE_KEY)
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "config-home"))
+    stub = StubProvider().start()
+    try:
+        (tmp_path / "evil.j2").write_text('{% call message("user") %}'
+                                          "{{ chunk.__class__.__init__.__globals__ }}{% endcall %}")
+        config = write_config(tmp_path, stub.openai_base)
+        config.write_text(config.read_text() + f"prompts:\n  entities: {tmp_path / 'evil.j2'}\n")
+        (tmp_path / "doc.txt").write_text("Ann Lee works for Acme Corp.\n")
+
+        with pytest.raises(SystemExit) as done:
+            main(["extract", str(tmp_path / "doc.txt"), "--config", str(config), "--out", str(tmp_path / "out")])
+    finally:
+        stub.stop()
+
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("Error: prompt template") and "evil.j2" in err and "forbidden" in err
+    assert "Traceback" not in err
+    assert stub.requests == []
+
+
+@pytest.mark.parametrize("kind, text", [
+    ("view", "name: ../../../escape\nstrategy: projection\nmode: projection.v1\nprojection: {relations: ['*']}\n"),
+    ("view", "name: !!python/object/apply:os.system ['touch pwned']\nstrategy: projection\n"),
+    ("template", "name: ../evil\nentity_types: [{name: A}]\nrelation_types: [{name: r, head: A, tail: A}]\n"),
+])
+def test_names_that_become_file_names_are_checked_and_yaml_tags_refused(tmp_path, monkeypatch, capsys, kind, text):
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "config-home"))
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / f"hostile.{kind}.yaml"
+    path.write_text(text)
+    (tmp_path / "doc.txt").write_text("Ann Lee works for Acme Corp.\n")
+    ref = str(path) if kind == "view" else f"diy:{path}"
+
+    with pytest.raises(SystemExit) as done:
+        main(["extract", str(tmp_path / "doc.txt"), "--view", ref, "--out", str(tmp_path / "out")])
+
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert "hostile" in err and "Traceback" not in err
+    assert not (tmp_path / "pwned").exists() and not (tmp_path / "out").exists()
+    assert {p.name for p in tmp_path.iterdir()} <= {"config-home", path.name, "doc.txt"}

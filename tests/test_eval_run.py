@@ -100,3 +100,37 @@ def test_eval_cli_errors_are_messages(tmp_path):
     result = CliRunner().invoke(cli, ["eval", "--gold", str(gold_dir), "--run", str(tmp_path / "nope")])
     assert result.exit_code == 2
     assert result.output == f"Error: run folder not found: {tmp_path / 'nope'}\n"
+
+
+DOMAIN = """\
+name: staff
+entity_types:
+  - name: Peop
+    patterns: {phrases: [John Smith]}
+  - name: Org
+    patterns: {phrases: [IBM]}
+  - name: Loc
+    patterns: {phrases: [Boston]}
+relation_types:
+  - name: Work_For
+    head: [Peop]
+    tail: [Org]
+    triggers: [works for]
+  - name: OrgBased_In
+    head: [Org]
+    tail: [Loc]
+"""
+
+
+def test_eval_extracts_with_the_offline_backend_when_no_run_is_given(tmp_path, monkeypatch):
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "user-config"))
+    monkeypatch.chdir(tmp_path)
+    gold_dir = make_gold(tmp_path / "gold")
+    (tmp_path / "staff.yaml").write_text(DOMAIN)
+    result = CliRunner().invoke(cli, ["eval", "--gold", str(gold_dir), "--domain", "staff.yaml", "--json"])
+    assert result.exit_code == 0, result.output
+    scores = json.loads(result.output)["scores"]
+    # every entity is declared as a pattern; only Work_For has a trigger, so OrgBased_In is missed
+    assert scores["entities"]["micro"]["f1"] == 1.0
+    assert scores["relations"]["per_type"]["Work_For"]["f1"] == 1.0
+    assert scores["relations"]["micro"] == {"tp": 1, "fp": 0, "fn": 1, "precision": 1.0, "recall": 0.5, "f1": 0.6667}

@@ -40,9 +40,9 @@ from kgkit.eval.gold import GoldDoc, load_gold
 from kgkit.eval.metrics import relation_sets
 from kgkit.eval.run import EvalReport, evaluate, read_predictions
 from kgkit.model import Domain
-from kgkit.skills.controller import Action, apply, plan
-from kgkit.skills.retrieve import HEAD_CHARS, rank_skills
+from kgkit.skills.controller import apply, plan
 from kgkit.skills.library import KINDS, Library, load_library, save_library, skill_id, today, writable_root
+from kgkit.skills.retrieve import HEAD_CHARS, rank_skills
 
 SKILL_SCHEMA = {
     "type": "object",
@@ -113,7 +113,7 @@ class LearnReport:
     def action_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
         for a in self.actions:
-            key = a["action"] if a["outcome"] == "accepted" else f"{a['outcome']}"
+            key = a["action"] if a["outcome"] == "accepted" else a["outcome"]
             counts[key] = counts.get(key, 0) + 1
         return dict(sorted(counts.items()))
 
@@ -253,9 +253,6 @@ def learn_skills(
                 if action.action == "keep":  # no change to what extraction does: nothing to gate
                     apply(lib, action, date)
                     report.actions.append({**entry, "outcome": "accepted", "dev_f1": round(dev_f1, 4)})
-                    continue
-                if cand_key in lib.rejected:
-                    report.actions.append({**entry, "outcome": "skipped", "dev_f1": round(dev_f1, 4)})
                     continue
                 trial = lib.copy()
                 apply(trial, action, date)

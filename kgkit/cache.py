@@ -20,6 +20,7 @@ from typing import Any
 
 from kgkit.backends.base import Backend, PassRequest, PassResult, Usage
 from kgkit.config.model import CacheConfig, Config
+from kgkit.errors import ConfigError
 from kgkit.ids import canonical_json
 
 # Bump when the stored value's shape or the key's recipe changes, so old entries are
@@ -45,12 +46,23 @@ def cache_dir(config: Config | CacheConfig) -> Path:
 
 
 def open_cache(config: Config | CacheConfig):
-    """The :class:`diskcache.Cache` for ``config`` (a Config or its ``cache`` section)."""
+    """The :class:`diskcache.Cache` for ``config`` (a Config or its ``cache`` section).
+
+    Raises ConfigError when the directory cannot be created or written.
+    """
+    import sqlite3
+
     import diskcache
 
     directory = cache_dir(config)
-    directory.mkdir(parents=True, exist_ok=True)
-    return diskcache.Cache(str(directory))
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        return diskcache.Cache(str(directory))
+    except (OSError, sqlite3.Error) as exc:
+        raise ConfigError(
+            f"cannot use the cache directory {directory}: {getattr(exc, 'strerror', None) or exc}",
+            hint="set cache.dir (or KGKIT_CACHE_DIR) to a writable folder, or run with --no-cache",
+        ) from None
 
 
 def cache_key(parts: dict[str, Any]) -> str:

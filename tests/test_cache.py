@@ -18,6 +18,7 @@ from kgkit.cli import main
 from kgkit.config.loader import load_config
 from kgkit.config.model import CacheConfig, Config, LLMConfig
 from kgkit.documents.types import Chunk
+from kgkit.errors import ConfigError
 from kgkit.ids import canonical_json
 
 SCHEMA = {"type": "object", "required": ["entities"]}
@@ -135,6 +136,14 @@ def test_cache_directory_order(tmp_path, monkeypatch):
     assert cache_dir(Config()) == tmp_path / "env-cache"
     monkeypatch.delenv("KGKIT_CACHE_DIR")
     assert cache_dir(Config()) == tmp_path / "xdg" / "kgkit"  # platformdirs' user cache dir
+
+
+def test_an_unusable_cache_directory_is_a_config_error(tmp_path):
+    (tmp_path / "a-file").write_text("not a folder")
+    with pytest.raises(ConfigError) as err:
+        open_cache(CacheConfig(dir=tmp_path / "a-file" / "cache"))
+    assert err.value.message.startswith(f"cannot use the cache directory {tmp_path / 'a-file' / 'cache'}: ")
+    assert err.value.hint == "set cache.dir (or KGKIT_CACHE_DIR) to a writable folder, or run with --no-cache"
 
 
 def test_disabled_cache_means_no_wrapper():

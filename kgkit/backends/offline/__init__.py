@@ -13,9 +13,10 @@ the :class:`~kgkit.backends.base.PassRequest` and returns the answer dict.
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import jsonschema
 
@@ -26,12 +27,35 @@ from kgkit.backends.offline.relations import find_relations
 
 __all__ = ["OfflineBackend", "register_handler", "VERSION"]
 
-VERSION = "1"  # bump when a rule change alters answers (it is part of the engine's pass key)
+VERSION = "2"  # bump when a rule change alters answers (it is part of the engine's pass key)
 
 Handler = Callable[[PassRequest], dict[str, Any]]
 _HANDLERS: dict[str, Handler] = {}
 _PLUGINS = ("kgkit.backends.offline.skills",)
 _plugins_loaded = False
+_VALIDATORS: dict[str, Any] = {}  # schema digest -> compiled validator
+_BY_ID: dict[int, tuple[Any, Any]] = {}  # id(schema) -> (schema, validator): the fast path
+
+
+def _validator(schema: Mapping[str, Any]):
+    """One checked-and-compiled validator per schema.
+
+    ``jsonschema.validate`` re-checks the schema itself on every call, which was nearly
+    half of an offline run on a long document. Schemas are few (one per pass kind and
+    view): the same object is found by id (the entry keeps it alive, so the id cannot be
+    reused), and a schema rebuilt with the same content by a digest of its JSON.
+    """
+    hit = _BY_ID.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    key = hashlib.sha256(json.dumps(schema, sort_keys=True, default=repr).encode()).hexdigest()
+    validator = _VALIDATORS.get(key)
+    if validator is None:
+        cls = jsonschema.validators.validator_for(schema)
+        cls.check_schema(schema)
+        validator = _VALIDATORS[key] = cls(schema)
+    _BY_ID[id(schema)] = (schema, validator)
+    return validator
 
 
 class _Unsupported(Exception):
@@ -83,14 +107,16 @@ def _upgrade(request: PassRequest) -> dict[str, Any]:
     mode = view.mode.split(".")[0]
     text = request.chunk.text
     entities = ctx.get("entities") or []
+    skeleton = ctx.get("skeleton") or []
     if mode == "nary":
-        return upgrades.nary_answer(text, ctx["domain"], entities)
+        return upgrades.nary_answer(text, ctx["domain"], entities, skeleton)
     if mode == "temporal":
-        return upgrades.temporal_answer(text, ctx["domain"], entities, ctx.get("skeleton") or [])
+        return upgrades.temporal_answer(text, ctx["domain"], entities, skeleton)
     if mode == "event":
-        return upgrades.event_answer(text, ctx["domain"], entities)
+        return upgrades.event_answer(text, ctx["domain"], entities, skeleton)
     if mode == "diy":
-        return upgrades.diy_answer(text, ctx.get("template") or view.template)
+        shared = upgrades.context_entities(entities, skeleton, ctx["domain"].relation_types) if "domain" in ctx else entities
+        return upgrades.diy_answer(text, ctx.get("template") or view.template, shared)
     raise _Unsupported(f"the offline backend has no rules for view mode {view.mode!r}")
 
 
@@ -129,12 +155,11 @@ class OfflineBackend:
             data = handler(request)
         except _Unsupported as exc:
             return PassResult(data=None, ok=False, error=str(exc))
-        try:
-            jsonschema.validate(data, request.schema)
-        except jsonschema.ValidationError as exc:
+        error = jsonschema.exceptions.best_match(_validator(request.schema).iter_errors(data))
+        if error is not None:
             # A rule produced an off-schema answer: a bug here, reported like a bad model answer.
             return PassResult(data=None, ok=False, raw=json.dumps(data, ensure_ascii=False),
-                              error=f"offline answer does not match the pass schema: {exc.message}")
+                              error=f"offline answer does not match the pass schema: {error.message}")
         return PassResult(data=data, model="offline")
 
     def describe(self) -> dict[str, Any]:

@@ -103,7 +103,9 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
             deictic = m.group(1).lower() == "this"  # "this agreement" is the document's own, whatever the case
             if not (m.group(2)[:1].isupper() or deictic) or (name_key(m.group(2)) in surface_owner and not deictic):
                 continue
-            cands = heads[m.group(2).lower()]
+            # an entity of the type the head noun names first ("this Agreement" is an
+            # Agreement, not a place whose name ends in "Agreement")
+            cands = sorted(heads[m.group(2).lower()], key=lambda e: e["type"].lower() != m.group(2).lower())
             if len(cands) == 1 or m.group(1).lower() == "this":
                 found.append(EntityMention(cands[0]["name"], cands[0]["type"], m.start(), m.end()))
     found.sort(key=lambda x: (-(x.end - x.start), x.start))

@@ -10,12 +10,13 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+import kgkit as kgkit_package
 from kgkit.cli import main
 from kgkit.config import Config
 from kgkit.config.loader import load_config
 from kgkit.errors import ConfigError
 
-SCHEMA = Path(__file__).resolve().parents[1] / "kgkit" / "schemas" / "config.schema.json"
+SCHEMA = Path(kgkit_package.__file__).resolve().parent / "schemas" / "config.schema.json"  # as installed
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "help_option_names": []})

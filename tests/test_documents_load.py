@@ -175,6 +175,7 @@ def _write(path: Path, data: bytes) -> Path:
         (lambda d: d / "missing.txt", "missing.txt: no such file"),
         (lambda d: d, "is a directory; give the document files inside it"),
         (lambda d: _write(d / "empty.txt", b""), "empty.txt is empty"),
+        (lambda d: _write(d / "empty.pdf", b""), "empty.pdf is empty"),
         (lambda d: _write(d / "blank.md", b" \n\n\t"), "blank.md has no text"),
         (lambda d: _write(d / "x.bin", b"\x89PNG\r\n\x1a\n\x00\x00"), "looks like a binary file"),
         (lambda d: d / ("n" * 300 + ".txt"), "cannot read it (File name too long)"),

@@ -67,6 +67,8 @@ def load_document(path_or_dash: str | os.PathLike, *, stdin: BinaryIO | None = N
     try:
         with open(path, "rb") as fh:
             head = fh.read(5)
+            if not head:
+                raise InputError(f"{source} is empty")
             media_type = PDF if head == b"%PDF-" else _SUFFIXES.get(path.suffix.lower(), TEXT)
             if media_type == PDF:
                 # pypdf reads a path into memory whole; an open file lets it seek instead.

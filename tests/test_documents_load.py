@@ -157,6 +157,20 @@ def test_a_pdf_is_a_pdf_whatever_its_suffix(tmp_path):
     assert (doc.media_type, doc.id) == ("application/pdf", load_document(ALLIANCE).id)
 
 
+def test_a_repairable_pdf_loads_with_warnings_and_nothing_on_stderr(tmp_path, capfd):
+    import re
+
+    raw = ALLIANCE.read_bytes()
+    pointer = list(re.finditer(rb"startxref\s+(\d+)", raw))[-1]
+    path = tmp_path / "shifted.pdf"
+    path.write_bytes(raw[: pointer.start(1)] + str(int(pointer.group(1)) + 7).encode() + raw[pointer.end(1):])
+    doc = load_document(path)
+    assert doc.text == load_document(ALLIANCE).text
+    assert doc.warnings and all(w.startswith("PDF repaired while reading: ") for w in doc.warnings)
+    assert any("startxref" in w for w in doc.warnings)
+    assert capfd.readouterr().err == ""
+
+
 def test_not_a_pdf_despite_the_suffix(tmp_path):
     path = tmp_path / "fake.pdf"
     path.write_text("just words", encoding="utf-8")

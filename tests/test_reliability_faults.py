@@ -98,20 +98,24 @@ def test_unusable_answers_are_asked_again_and_never_crash(world, stub, tmp_path)
 
 
 def test_random_faults_of_every_kind_then_resume_end_identical_and_pay_only_for_failures(world, stub, tmp_path):
-    script = FaultScript(world["model"], rate=0.3, seed=SEED + 1, kinds=TRANSPORT + ANSWER, hang=TIMEOUT + 0.4)
+    """Answer faults can hit a pass twice (first ask and re-ask): that pass fails, and
+    --resume redoes it (and what depends on it) without paying again for the rest.
+    This seed is one where that happens (asserted, so a change of seed keeps the case)."""
+    script = FaultScript(world["model"], rate=0.3, seed=SEED + 6, kinds=TRANSPORT + ANSWER, hang=TIMEOUT + 0.4)
     out = tmp_path / "out"
     run(world, out, script)
     failed = sum(len(m["failures"]) for m in manifests(out))
+    assert failed >= 1
 
     stub.requests.clear()
     run(world, out, FaultScript(world["model"]))
 
     assert output_files(out) == world["clean"]
     resumed = manifests(out)
-    assert sum(m["calls"]["executed"] for m in resumed) == len(stub.requests)
+    executed = sum(m["calls"]["executed"] for m in resumed)
+    assert executed == len(stub.requests)  # no faults this time: one request per pass
+    assert failed <= executed < world["clean_requests"]
     assert all(m["failures"] == [] for m in resumed)
-    if failed == 0:  # nothing to redo: the second run paid for nothing
-        assert len(stub.requests) == 0
 
 
 def failing_chunk(req) -> str | None:

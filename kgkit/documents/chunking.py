@@ -166,6 +166,9 @@ def _abbreviation(text: str, dot: int) -> bool:
         return True  # an initial
     if word in _ABBREVIATIONS:
         return True
-    line_start = text.rfind("\n", 0, dot) + 1
+    # A clause number is short: look back a few characters only (a long line stays linear).
+    line_start = text.rfind("\n", max(0, dot - 16), dot) + 1
+    if line_start == 0 and dot > 16:
+        return False
     head = text[line_start:dot].strip()
     return bool(head) and _ENUMERATOR.fullmatch(head) is not None

@@ -39,6 +39,32 @@ def _is_abbreviation(text: str, dot: int) -> bool:
     return word in ABBREVIATIONS or len(word) == 1 or bool(re.fullmatch(r"(?:[a-z]\.)+[a-z]", word))
 
 
+_LINE = re.compile(r"[^\n]*\n")
+_SMALL = frozenset("a an and of the for to in on by with or de la du".split())
+
+
+def _is_heading(line: str) -> bool:
+    """A short title-cased or upper-case line without closing punctuation ("7.1 Strong
+    CYP3A4 Inhibitors", "SERVICES AGREEMENT", "May 04, 2017"): a heading, not part of the
+    sentence on the next line."""
+    line = line.strip()
+    if not line or len(line) > 80 or line[-1] in ".,;:!?)-" or not any(c.isalpha() for c in line):
+        return False
+    words = [w for w in re.split(r"\s+", line) if w]
+    return all(w[0].isupper() or w[0].isdigit() or w.lower() in _SMALL or not w[0].isalnum() for w in words)
+
+
+def _heading_cuts(text: str) -> list[tuple[int, int]]:
+    """(end of a heading line, start of the next line) where a heading precedes a line
+    that starts a sentence."""
+    cuts = []
+    for m in _LINE.finditer(text):
+        nxt = text[m.end():m.end() + 1]
+        if nxt and (nxt.isupper() or nxt.isdigit()) and _is_heading(m.group(0)):
+            cuts.append((m.end() - 1, m.end()))
+    return cuts
+
+
 def _cut_long(text: str, start: int, end: int) -> list[tuple[int, int]]:
     if end - start <= MAX_SENTENCE:
         return [(start, end)]
@@ -56,7 +82,16 @@ def split_sentences(text: str) -> list[Sentence]:
     """Sentences of ``text`` in order; ``text[s.start:s.end] == s.text`` (stripped of edge space)."""
     spans: list[tuple[int, int]] = []
     start = 0
-    for m in _BOUNDARY.finditer(text):
+    heads = _heading_cuts(text)
+    boundaries = sorted([(m.start(), m.end(), m) for m in _BOUNDARY.finditer(text)] + [(a, b, None) for a, b in heads],
+                        key=lambda x: x[0])
+    for b_start, b_end, m in boundaries:
+        if b_start < start:
+            continue
+        if m is None:
+            spans.append((start, b_start))
+            start = b_end
+            continue
         dot = m.start() - 1
         while dot >= 0 and text[dot] in "\"'”’)]":
             dot -= 1

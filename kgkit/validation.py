@@ -23,7 +23,6 @@ from typing import Any
 from kgkit import yaml_source
 from kgkit.errors import Issue, NotFoundError, ValidationError
 from kgkit.json_schemas import did_you_mean, schema_issues
-from kgkit.json_schemas import explain as _explain  # noqa: F401  (kgkit.config.loader imports it from here)
 from kgkit.yaml_source import KeyPath, Source
 
 # catalog kinds (plural, as folders) and the schema each is checked against

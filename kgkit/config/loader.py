@@ -231,11 +231,11 @@ class _Layer:
 
 
 def _schema_issues(source) -> list[Issue]:
-    from kgkit.validation import _explain  # one wording for every schema error kgkit reports
+    from kgkit.json_schemas import explain  # one wording for every schema error kgkit reports
 
     issues: list[Issue] = []
     for error in _validator().iter_errors(source.data):
-        issues.extend(_explain(source, error))
+        issues.extend(explain(source, error))
     return issues
 
 

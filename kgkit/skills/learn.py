@@ -297,11 +297,21 @@ class _Loop:
         self._scores: dict[str, EvalReport] = {}
         self._heads: dict[str, tuple[str, str | None]] = {}
 
-    def _config_for(self, lib: Library) -> Config:
-        """The config with ``lib`` as the skill library (written to a scratch folder)."""
+    def retrieved(self, lib: Library, doc_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+        """The skills each document retrieves from ``lib``, as the engine will (best first)."""
+        return {d: [s for _, s in rank_skills(lib, *self.heads(d), self.settings.top_k)] for d in doc_ids}
+
+    def _config_for(self, lib: Library, doc_ids: list[str]) -> Config:
+        """The config with ``lib`` as the skill library, written to a scratch folder.
+
+        Only the skills these documents retrieve are written: retrieval over that subset
+        picks exactly the same top k (every other skill ranked below them), and a library
+        of hundreds of skills is not rewritten for every trial.
+        """
         self.runs += 1
         root = self.tmp / f"library_{self.runs}"
-        save_library(lib, root)
+        used = {s["id"] for skills in self.retrieved(lib, doc_ids).values() for s in skills}
+        save_library(Library(lib.domain, {sid: lib.skills[sid] for sid in sorted(used)}), root)
         skills = dataclasses.replace(self.config.skills, library=root, enabled=True, top_k=self.settings.top_k)
         return dataclasses.replace(self.config, skills=skills)
 
@@ -321,13 +331,13 @@ class _Loop:
         library — so a candidate that no dev document retrieves costs no extraction.
         """
         key = json.dumps([[d, [{k: s[k] for k in ("id", "kind", "target", "pattern", "instruction", "example")}
-                               for _, s in rank_skills(lib, *self.heads(d), self.settings.top_k)]]
-                          for d in doc_ids], sort_keys=True)
+                               for s in skills]] for d, skills in self.retrieved(lib, doc_ids).items()],
+                         sort_keys=True)
         if key not in self._scores:
             if not doc_ids:
                 self._scores[key] = EvalReport(str(self.gold_dir), self.domain.name, ["binary"])
             else:
-                cfg = self._config_for(lib)
+                cfg = self._config_for(lib, doc_ids)
                 self._scores[key] = evaluate(self.gold_dir, domain=self.domain, views=["binary"], config=cfg,
                                              out_dir=self.tmp / f"run_{self.runs}", backend=self.factory,
                                              docs=[self.docs[d] for d in doc_ids])
@@ -340,7 +350,7 @@ class _Loop:
         samples: dict[str, list[dict[str, Any]]] = {d: [] for d in doc_ids}
         if not doc_ids:
             return [], samples
-        cfg = self._config_for(lib)
+        cfg = self._config_for(lib, doc_ids)
         for k in range(self.settings.rollouts):
             out = self.tmp / f"rollout_{self.runs}_{k}"
 

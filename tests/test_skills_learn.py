@@ -183,3 +183,25 @@ def test_offline_hindsight_reads_the_words_between_the_mentions():
     apposition = {"head": "Chattanooga", "relation": "Located_In", "tail": "Tenn.", "head_type": "Loc",
                   "tail_type": "Loc"}
     assert ask(apposition, "He lives in Chattanooga, Tenn., now.", ["Chattanooga", "Tenn."]) == []
+
+
+def test_extraction_uses_the_learned_skills_and_lists_them(project):
+    runner = CliRunner()
+    assert runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml"]).exit_code == 0
+    lib = load_library("staff", project / "skill_library")
+    doc = project / "new.txt"
+    doc.write_text("Zed Ash works for Acme. Zed Ash lives in Oslo.")  # "Zed Ash" is no declared person
+    (project / "staff.yaml").write_text(DOMAIN.replace('"Fay Loo"', '"Fay Loo", "Zed Ash"'))
+
+    def run(*extra):
+        out = project / ("out" + "".join(extra))
+        result = runner.invoke(cli, ["extract", str(doc), "--domain", "staff.yaml", "--out", str(out), *extra])
+        assert result.exit_code == 0, result.output
+        folder = out / "new"
+        manifest = json.loads((folder / "manifest.json").read_text())
+        edges = json.loads((folder / "views" / "binary.json").read_text())["edges"]
+        return manifest["skills"], len(edges)
+
+    skills, edges = run()
+    assert sorted(skills) == sorted(lib.skills) and edges == 2
+    assert run("--no-skills") == ([], 0)

@@ -143,3 +143,17 @@ def _duration_name(text: str) -> str:
     from kgkit.backends.offline.literals import literal_name
 
     return (literal_name("duration", text) or "").lower()
+
+
+@pytest.mark.parametrize("name", DOMAINS + TEMPLATES)
+def test_roles_named_like_qualifiers_share_their_type(name):
+    """The offline backend binds a literal role through the qualifier of the same name
+    ("notice_period" takes what "notice" binds); a role of another kind would silently
+    lose its cue."""
+    owner = load_domain(name) if name in DOMAINS else load_template(name)
+    qualifiers = {q.name: q for q in owner.qualifiers}
+    kinds = (owner.nary_relation_types + owner.event_types) if name in DOMAINS else owner.relation_types
+    for kind in kinds:
+        for role in kind.roles:
+            if role.name in qualifiers and role.literal:
+                assert role.literal == qualifiers[role.name].type, (kind.name, role.name)

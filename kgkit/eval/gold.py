@@ -8,6 +8,7 @@ re-reading only a faulty file with a YAML composer, which keeps marks (JSON is Y
 """
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from dataclasses import dataclass
@@ -146,7 +147,7 @@ def _content_problems(data: dict[str, Any], text: str | None, domain: Domain | N
         names.add(ent["name"])
         if domain is not None and not _known_entity_type(domain, ent["type"]):
             yield ("entities", i, "type"), f"entity type {ent['type']!r} is not in domain {domain.name!r}" + _choices(
-                [t.name for t in domain.entity_types])
+                ent["type"], [t.name for t in domain.entity_types])
         if text is None:
             continue
         allowed = {ent["name"], *ent["aliases"]}
@@ -167,7 +168,7 @@ def _content_problems(data: dict[str, Any], text: str | None, domain: Domain | N
                     yield (key, i, end), unknown(rel[end])
             if domain is not None and domain.relation_type(rel["relation"]) is None:
                 yield (key, i, "relation"), f"relation {rel['relation']!r} is not in domain {domain.name!r}" + _choices(
-                    [r.name for r in domain.relation_types])
+                    rel["relation"], [r.name for r in domain.relation_types])
     for key, field, slot in (("hyperedges", "relation", "roles"), ("events", "type", "arguments")):
         for i, item in enumerate(data[key]):
             for role, value in item[slot].items():
@@ -180,7 +181,7 @@ def _content_problems(data: dict[str, Any], text: str | None, domain: Domain | N
                 if key == "hyperedges":
                     known = [t.name for t in domain.nary_relation_types] + known
                 if label not in known:
-                    yield (key, i, field), f"{field} {label!r} is not in domain {domain.name!r}" + _choices(known)
+                    yield (key, i, field), f"{field} {label!r} is not in domain {domain.name!r}" + _choices(label, known)
     for i, tmp in enumerate(data["temporal"]):
         for end in ("start", "end"):
             if tmp[end] is not None and not _is_iso_date(tmp[end]):
@@ -192,8 +193,13 @@ def _known_entity_type(domain: Domain, name: str) -> bool:
     return any(t.name.lower() == key or key in (a.lower() for a in t.aliases) for t in domain.entity_types)
 
 
-def _choices(names: list[str]) -> str:
-    return f"; the domain has: {', '.join(names)}" if names else "; the domain declares none"
+def _choices(value: str, names: list[str]) -> str:
+    """The domain's names while the list is short enough to read, then the nearest ones."""
+    if not names:
+        return "; the domain declares none"
+    text = f"; the domain has: {', '.join(names)}" if len(names) <= 8 else f"; the domain has {len(names)} of them"
+    close = difflib.get_close_matches(value, names, n=3, cutoff=0.6)
+    return text + (f"; did you mean {', '.join(repr(c) for c in close)}?" if close else "")
 
 
 def _is_iso_date(value: str) -> bool:

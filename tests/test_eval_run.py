@@ -134,3 +134,16 @@ def test_eval_extracts_with_the_offline_backend_when_no_run_is_given(tmp_path, m
     assert scores["entities"]["micro"]["f1"] == 1.0
     assert scores["relations"]["per_type"]["Work_For"]["f1"] == 1.0
     assert scores["relations"]["micro"] == {"tp": 1, "fp": 0, "fn": 1, "precision": 1.0, "recall": 0.5, "f1": 0.6667}
+
+
+def test_gold_types_outside_the_domain_are_listed_not_fatal(tmp_path):
+    gold_dir = make_gold(tmp_path / "gold")
+    run = make_run(tmp_path / "run")
+    narrow = tmp_path / "narrow.yaml"
+    narrow.write_text("name: narrow\nentity_types:\n  - name: Peop\n  - name: Org\n"
+                      "relation_types:\n  - name: Work_For\n    head: [Peop]\n    tail: [Org]\n")
+    report = evaluate(gold_dir, domain=str(narrow), run_dir=run)
+    assert report.unknown_types == ["Loc", "relation OrgBased_In"]
+    assert report.format_table().splitlines()[1] == (
+        "gold types the domain does not declare (their items can only be missed): Loc, relation OrgBased_In")
+    assert report.total.categories["relations"].micro.fn == 1

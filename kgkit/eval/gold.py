@@ -188,6 +188,17 @@ def _content_problems(data: dict[str, Any], text: str | None, domain: Domain | N
                 yield ("temporal", i, end), f"{tmp[end]!r} is not an ISO date (YYYY, YYYY-MM or YYYY-MM-DD)"
 
 
+def type_issues(doc: GoldDoc, domain: Domain) -> list[str]:
+    """The labels of ``doc`` that ``domain`` does not declare ("Peop", "relation USED-FOR", …)."""
+    events = {t.name for t in domain.event_types}
+    nary = {t.name for t in domain.nary_relation_types} | events
+    out = [e["type"] for e in doc.entities if not _known_entity_type(domain, e["type"])]
+    out += [f"relation {r['relation']}" for r in doc.relations + doc.temporal if domain.relation_type(r["relation"]) is None]
+    out += [f"hyperedge {h['relation']}" for h in doc.hyperedges if h["relation"] not in nary]
+    out += [f"event {e['type']}" for e in doc.events if e["type"] not in events]
+    return out
+
+
 def _known_entity_type(domain: Domain, name: str) -> bool:
     key = name.lower()
     return any(t.name.lower() == key or key in (a.lower() for a in t.aliases) for t in domain.entity_types)

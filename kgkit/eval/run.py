@@ -28,6 +28,7 @@ class EvalReport:
     total: Score = field(default_factory=Score)
     per_doc: dict[str, Score] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)  # gold docs with no run folder (scored as empty)
+    unknown_types: list[str] = field(default_factory=list)  # gold labels the domain does not declare
     fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD
 
     def add(self, doc_id: str, score: Score) -> None:
@@ -44,6 +45,7 @@ class EvalReport:
             "views": self.views,
             "documents": len(self.per_doc),
             "missing_runs": self.missing,
+            "gold_types_not_in_domain": self.unknown_types,
             "matching": {"names": "exact, then alias, then fuzzy", "fuzzy_threshold": self.fuzzy_threshold},
             "scores": self.total.to_dict(),
             "per_document": {d: s.to_dict() for d, s in sorted(self.per_doc.items())},
@@ -70,6 +72,8 @@ class EvalReport:
         head = f"{len(self.per_doc)} documents from {self.gold_dir}" + (f", domain {self.domain}" if self.domain else "")
         if self.missing:
             head += f"; no run folder for {len(self.missing)} (scored as empty): {', '.join(self.missing)}"
+        if self.unknown_types:
+            head += f"\ngold types the domain does not declare (their items can only be missed): {', '.join(self.unknown_types)}"
         return head + "\n" + "\n".join(lines)
 
 
@@ -92,15 +96,18 @@ def evaluate(
     file name). Otherwise extract the gold ``.txt`` files with ``domain``, ``views``,
     ``config``, ``skills`` and ``backend`` (see :func:`kgkit.engine.run.extract`) into
     ``out_dir`` (a temporary folder when None) and score that. ``docs`` restricts scoring
-    to those gold documents (the skill loop's splits).
+    to those gold documents (the skill loop's splits). Gold labels the domain does not
+    declare are not an error here — their items count as misses — and are listed in the
+    report (``kgkit gold validate --domain`` makes them an error).
 
     Raises :class:`kgkit.errors.ValidationError` for a faulty gold folder and
     :class:`kgkit.errors.InputError` for a missing run folder.
     """
     dom = _domain(domain, config)
-    gold_docs = docs if docs is not None else load_gold(gold_dir, dom)
+    gold_docs = docs if docs is not None else load_gold(gold_dir)
     view_names = list(views) if views else (list(dom.default_views) if dom else ["binary"])
-    report = EvalReport(str(gold_dir), dom.name if dom else None, view_names)
+    report = EvalReport(str(gold_dir), dom.name if dom else None, view_names,
+                        unknown_types=_unknown_types(gold_docs, dom) if dom else [])
     if run_dir is not None:
         _score_runs(report, gold_docs, Path(run_dir), dom)
         return report
@@ -113,6 +120,13 @@ def evaluate(
                 config=config, out_dir=target, skills=skills, backend=backend)
         _score_runs(report, gold_docs, target, dom)
     return report
+
+
+def _unknown_types(docs: list[GoldDoc], domain: Domain) -> list[str]:
+    """Gold labels (entity types, relations, event types) that the extraction domain cannot produce."""
+    from kgkit.eval.gold import type_issues
+
+    return sorted({label for doc in docs for label in type_issues(doc, domain)})
 
 
 def _domain(domain, config) -> Domain | None:

@@ -216,7 +216,7 @@ def learn_skills(
     if settings.rollouts < 1:
         raise ConfigError("--rollouts must be at least 1")
     dom = load_domain(domain)
-    docs = {d.doc_id: d for d in load_gold(gold_dir, dom)}
+    docs = {d.doc_id: d for d in load_gold(gold_dir)}  # undeclared gold types: misses, as in eval
     split = split_docs(list(docs), settings.holdout, settings.dev, settings.seed)
     factory = backend or _default_factory
     root = writable_root(library_dir)

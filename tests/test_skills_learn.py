@@ -127,6 +127,15 @@ def test_learn_text_report_and_bad_input(project):
         "  before            0.000  0.000  0.000",
         "  after             1.000  1.000  1.000",
     ]
+    sk = {s["target"]: s["id"] for s in load_library("staff", project / "skill_library").skills.values()}
+    edges = lines[lines.index("edges (label, found in, document, edge, actions):") + 1:]
+    train = split_docs([f"doc{i}" for i in range(6)], 0.3, 0.25, seed=0)["train"]
+    first = int(train[0][3:])
+    assert edges[:2] == [
+        f"  miss     0/3  {train[0]}  {PEOPLE[first]} --Work_For--> {ORGS[first]}  add {sk['Work_For']} accepted",
+        f"  miss     0/3  {train[0]}  {PEOPLE[first]} --Live_In--> {CITIES[first]}  add {sk['Live_In']} accepted",
+    ]
+    assert len(edges) == 6 and edges[2].endswith(f"keep {sk['Work_For']} accepted")
     result = runner.invoke(cli, ["skills", "learn", "--gold", "nope", "--domain", "staff.yaml"])
     assert result.exit_code == 2 and result.output == "Error: gold folder not found: nope\n"
     result = runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml", "--holdout", "1.5"])

@@ -156,7 +156,22 @@ class LearnReport:
         else:
             lines.append(f"library {self.library_dir}: unchanged (version {self.version_after})")
         lines += [f"note: {n}" for n in self.notes]
-        return "\n".join(lines)
+        return "\n".join(lines + self._edge_lines())
+
+    def _edge_lines(self) -> list[str]:
+        """One line per gold edge of the train split: label, samples that found it, what was done."""
+        if not self.labels:
+            return []
+        done: dict[tuple, list[str]] = {}
+        for a in self.actions:
+            for edge in a["edges"]:
+                done.setdefault((a["doc"], tuple(edge)), []).append(f"{a['action']} {a['skill']} {a['outcome']}")
+        k = self.settings.rollouts
+        lines = ["edges (label, found in, document, edge, actions):"]
+        for x in self.labels:
+            acts = "; ".join(done.get((x.doc, x.edge), [])) or "-"
+            lines.append(f"  {x.label:<8} {x.found_in}/{k}  {x.doc}  {x.edge[0]} --{x.edge[1]}--> {x.edge[2]}  {acts}")
+        return lines
 
 
 class SampledBackend:

@@ -290,7 +290,8 @@ def _merge(into: dict[str, Any], layer: Mapping[str, Any]) -> None:
 
 def _path_keys(data: Mapping[str, Any]) -> list[Key]:
     keys = [k for k in PATH_KEYS if isinstance(data.get(k[0]), dict) and k[1] in data[k[0]]]
-    keys += [("prompts", stage) for stage in (data.get("prompts") or {})]
+    prompts = data.get("prompts")  # not yet validated: the schema reports a non-mapping
+    keys += [("prompts", stage) for stage in (prompts if isinstance(prompts, dict) else {})]
     if isinstance(data.get("domain"), str):
         keys.append(("domain",))
     return keys

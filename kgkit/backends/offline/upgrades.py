@@ -32,9 +32,10 @@ ends are never its qualifiers.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
-from kgkit.backends.offline.entities import compile_phrases, compile_regex, find_entities, generic_type_map, name_key
+from kgkit.backends.offline.entities import (compile_phrases, compile_regex, find_entities, generic_type_map, name_key,
+                                             pattern_matches)
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, Literal, find_literals
 from kgkit.backends.offline.relations import EntityMention, find_mentions, find_relations
 from kgkit.backends.offline.sentences import Sentence, split_sentences
@@ -123,15 +124,17 @@ def context_entities(entities: Sequence[Mapping[str, Any]], skeleton: Sequence[M
 
 
 def sentence_parts(text: str, entities: Sequence[Mapping[str, Any]], types: Sequence[EntityType],
-                   literal_kinds: Sequence[str]) -> list[Part]:
+                   literal_kinds: Sequence[str], keep: Callable[[EntityMention], bool] | None = None) -> list[Part]:
     """Each sentence with its mentions and literals.
 
     A literal stays a literal even where it is also a V_doc node (a Date entity found by
     its value): it remembers the node instead, so it can fill a literal role, be an
     event's time or qualify an edge. Mentions of literal-typed nodes at a literal's place
-    are dropped (the literal stands for them).
+    are dropped (the literal stands for them), and so are those ``keep`` refuses.
     """
     mentions = find_mentions(text, entities, types) if entities else []
+    if keep is not None:
+        mentions = [m for m in mentions if keep(m)]
     literals = find_literals(text, literal_kinds) if literal_kinds else []
     kinds = generic_type_map(types)
     literal_of = {kinds[k]: k for k in LITERAL_KINDS if k in kinds}
@@ -409,7 +412,12 @@ def diy_answer(text: str, template, entities: Sequence[Mapping[str, Any]] = ()) 
     qualifier = {q.name: q for q in template.qualifiers}
     relations: list[dict[str, Any]] = []
     binary = {rel.name: _as_binary(rel) for rel in template.relation_types if {r.name for r in rel.roles} == {"head", "tail"}}
-    for part in sentence_parts(text, nodes, template.entity_types, kinds):
+    # a clause-like find ("perform", "bill the client directly") is mentioned where its
+    # pattern matches ("VET TECH will perform"), not at every use of its words
+    clause_like = {f.name for f in found if not f.name[:1].isupper()}
+    spans = {(t.name, s, e) for t in template.entity_types if t.patterns for s, e in pattern_matches(t.patterns, text)}
+    keep = (lambda m: m.name not in clause_like or (m.type, m.start, m.end) in spans)
+    for part in sentence_parts(text, nodes, template.entity_types, kinds, keep):
         for rel in template.relation_types:
             hits = _trigger_hits(rel.triggers, text, part.sent) if rel.triggers else []
             if not hits:

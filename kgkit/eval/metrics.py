@@ -269,7 +269,7 @@ def score_document(
     score = Score()
     gold_ents = {(e["name"], e["type"]) for e in g["entities"]}
     pred_ents = {
-        (matcher.resolve(e["name"], e.get("aliases", ()), e.get("type"))[0], e.get("type"))
+        (matcher.resolve(e["name"], e.get("aliases", ()), e.get("type"))[0], e.get("type") or "?")
         for e in predicted.get("entities", ())
     }
     score.categories["entities"] = _score_sets(gold_ents, pred_ents, lambda t: t[1])

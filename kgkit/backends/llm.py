@@ -9,7 +9,9 @@ provider. What it adds on top of litellm:
   ``backoff * 2**n`` seconds, or the provider's ``Retry-After`` (seconds or an HTTP
   date) when it sends one, capped at :data:`MAX_DELAY`. 408/429/5xx, timeouts and
   dropped connections are retried up to ``llm.retries`` times; 401/403 are not (a key
-  does not get better by asking again).
+  does not get better by asking again). A refusal (400/413/422: a content filter, a
+  prompt over the context window) is marked ``request_specific``, so the engine fails
+  that chunk and goes on — unless it is the third in a row, which stops the run.
 * **Answers it can use.** The reply is parsed tolerantly
   (:mod:`kgkit.backends.parse`) and validated against the pass's JSON Schema; an
   invalid answer is re-asked once with the problem appended as a user message; a
@@ -48,6 +50,8 @@ log = logging.getLogger(__name__)
 
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 AUTH_STATUS = frozenset({401, 403})
+REFUSAL_STATUS = frozenset({400, 413, 422})  # this request, as sent, will never be taken
+MAX_REFUSALS = 3  # refusals in a row (no success between) that mean every request is wrong
 MAX_DELAY = 300.0  # seconds; a Retry-After of an hour should not silently stall a run that long
 REASK = (
     "Your previous answer could not be used: {error}\n"
@@ -86,6 +90,7 @@ class LLMBackend:
         self.name = llm.model
         self._sleep = sleep
         self._json_mode: bool | None = None  # asked of litellm on the first call
+        self._refusals = 0  # consecutive refused requests, reset by any answer
 
     # -- the Backend contract ------------------------------------------------------
     def describe(self) -> dict[str, Any]:
@@ -234,6 +239,7 @@ class LLMBackend:
                 attempt += 1
                 tally.retries += 1
                 continue
+            self._refusals = 0
             tally.usage.add(self._usage(litellm, response))
             choice = response.choices[0]
             return choice.message.content or "", getattr(choice, "finish_reason", None)
@@ -318,7 +324,14 @@ class LLMBackend:
             hint = "check llm.model (the provider does not know it) and llm.api_base"
         else:
             hint = "check llm.model and llm.api_base"
-        return ProviderError(f"{self.settings.model}: provider refused the request: {what}", hint=hint)
+        error = ProviderError(f"{self.settings.model}: provider refused the request: {what}", hint=hint)
+        if status in REFUSAL_STATUS:
+            # A content filter or an over-long prompt refuses one chunk: the engine fails that
+            # chunk and goes on. The same refusal over and over means the request is wrong
+            # for this provider (an unsupported parameter): stop the run instead.
+            self._refusals += 1
+            error.request_specific = self._refusals < MAX_REFUSALS  # type: ignore[attr-defined]
+        return error
 
 
 def _litellm():

@@ -1,7 +1,7 @@
 """Run one pass: reuse it from ``state/`` if it already completed, else ask the backend.
 
-A failed pass (the backend gave up after its own re-ask) is recorded as a failure with
-the raw text in review and returns None; the stage carries on with the other chunks and
+A failed pass (the backend gave up after its own re-ask, or the provider refused that one
+request for good) is recorded as a failure with the raw text in review and returns None; the stage carries on with the other chunks and
 the run exits 1, so ``--resume`` can retry just those passes.
 """
 from __future__ import annotations
@@ -11,9 +11,10 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from kgkit.backends.base import Backend, PassRequest
+from kgkit.backends.base import Backend, PassRequest, PassResult
 from kgkit.engine.accounting import Accounting
 from kgkit.engine.outputs import RunFolder, fingerprint
+from kgkit.errors import ProviderError
 
 _PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
 
@@ -56,13 +57,21 @@ class PassRunner:
         if stored is not None:
             self.accounting.count(request.stage, None)
             return stored
-        result = self.backend.run(request)
+        try:
+            result = self.backend.run(request)
+        except ProviderError as exc:
+            if not getattr(exc, "request_specific", False):
+                raise  # auth, outage, unknown model: every other pass would fail the same way
+            # The provider refuses this one request for good (content filter, too long):
+            # fail its chunk like an unusable answer, so the rest of the batch completes.
+            result = PassResult(data=None, ok=False, error=exc.message, requests=getattr(exc, "requests", 0),
+                                retries=getattr(exc, "retries", 0))
         self.accounting.count(request.stage, result)
         if not result.ok or result.data is None:
             error = result.error or "the backend returned no answer"
             self.failures.append({"chunk": request.chunk.id, "stage": request.stage, "error": error})
             self.review.append({"stage": request.stage, "chunk": request.chunk.id, "item": {"raw": result.raw},
-                                "reason": f"unparsable answer: {error}"})
+                                "reason": f"{'unparsable answer' if result.raw is not None else 'no answer'}: {error}"})
             return None
         self.folder.save_pass(request.stage, request.chunk.id, key, result.data, result.model)
         return result.data

@@ -14,6 +14,8 @@ Fault kinds (names a test passes around):
   ``429``, ``429-retry-after`` (with ``Retry-After: 0``), ``500``, ``503``, ``reset``
   (connection closed with RST), ``hang`` (no answer before the client's timeout),
   ``malformed-body`` (HTTP 200 whose body is not JSON);
+* a refusal — ``400``: the provider rejects the request itself (a content filter, a
+  prompt over the context window); asking again cannot help;
 * answer faults — a well-formed completion whose content cannot be used, which the
   backend re-asks once: ``not-json``, ``schema`` (JSON failing the pass schema),
   ``truncated`` (cut mid-JSON with ``finish_reason: length``), ``empty``.
@@ -34,7 +36,8 @@ from stub_provider import Recorded, Reply
 
 TRANSPORT = ("429", "429-retry-after", "500", "503", "reset", "hang", "malformed-body")
 ANSWER = ("not-json", "schema", "truncated", "empty")
-ALL = TRANSPORT + ANSWER
+REFUSAL = ("400",)  # the provider refuses this request for good (content filter, too long)
+ALL = TRANSPORT + ANSWER + REFUSAL
 
 _FENCE = re.compile(r"BEGIN UNTRUSTED DOCUMENT (\w+)\n(.*?)\nEND UNTRUSTED DOCUMENT \1", re.S)
 _STAGES = {
@@ -74,6 +77,8 @@ def fault_reply(kind: str, answer: Reply, hang: float) -> Reply:
         return Reply.error(429, "rate limited")
     if kind == "429-retry-after":
         return Reply.error(429, "rate limited", retry_after="0")
+    if kind == "400":
+        return Reply.error(400, "The response was filtered due to the prompt triggering a content policy")
     if kind in ("500", "503"):
         return Reply.error(int(kind), f"stub fault {kind}")
     if kind == "reset":

@@ -190,3 +190,45 @@ def test_a_provider_that_stays_down_stops_with_exit_3_and_resume_pays_only_for_t
     assert exit_info.value.code == 0
     assert output_files(out) == world["clean"]
     assert len(stub.requests) == world["clean_requests"] - down_after
+
+
+def test_a_request_the_provider_always_refuses_fails_that_chunk_not_the_batch(world, stub, tmp_path, capsys):
+    """A content filter (HTTP 400) on one chunk must not stop the other documents: a batch
+    would otherwise never finish, as --resume would stop at the same chunk every time."""
+    refuse = lambda req: "400" if stage_of(req) == "entities" and FAILING_SENTENCE in chunk_text(req) else None  # noqa: E731
+    world["stub"].responder = FaultScript(world["model"], rule=refuse)
+    out = tmp_path / "out"
+    args = ["extract", *map(str, world["docs"]), "--config", str(world["config_path"]), "--view", VIEWS,
+            "--out", str(out)]
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+
+    assert exit_info.value.code == 1
+    [failure] = json.loads((out / "conll04_shared_001" / "manifest.json").read_text())["failures"]
+    assert failure["stage"] == "entities" and "refused the request: HTTP 400" in failure["error"]
+    got = output_files(out)
+    assert {k: v for k, v in got.items() if "_001" not in k} == {k: v for k, v in world["clean"].items()
+                                                                  if "_001" not in k}
+    assert len(stub.requests) == world["clean_requests"]  # a refusal is not retried
+
+    stub.requests.clear()
+    with pytest.raises(SystemExit) as exit_info:
+        main([*args, "--resume"])
+    assert exit_info.value.code == 1
+    assert len(stub.requests) == 1  # only the refused pass is asked again
+    capsys.readouterr()
+
+
+def test_a_provider_refusing_everything_stops_after_three_refusals(world, stub, tmp_path, capsys):
+    """Refusals in a row with no success between mean the request itself is wrong for this
+    provider (an unsupported parameter, say): stop with exit 3 rather than try every chunk."""
+    world["stub"].responder = FaultScript(world["model"], rule=lambda req: "400")
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["extract", *map(str, world["docs"]), "--config", str(world["config_path"]), "--view", VIEWS,
+              "--out", str(tmp_path / "out")])
+
+    assert exit_info.value.code == 3
+    assert "provider refused the request: HTTP 400" in capsys.readouterr().err
+    assert len(stub.requests) == 3

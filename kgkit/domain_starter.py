@@ -44,8 +44,9 @@ def header(name: str, lines: list[str]) -> str:
         f"# kgkit domain {name!r}.\n"
         f"{intro}\n"
         f"#\n"
-        f"# Check it:   kgkit domain validate {name}.yaml\n"
-        f"# Use it:     kgkit extract DOCUMENT --domain ./{name}.yaml\n"
+        f"# Check it:   kgkit domain validate domains/{name}.yaml\n"
+        f"# Use it:     kgkit extract DOCUMENT --domain {name}   (from the folder holding domains/;\n"
+        f"#             elsewhere, or saved under another path, give the file's path instead)\n"
         f"# Reference:  docs/authoring-domains.md and `kgkit schema domain`\n"
     )
 

@@ -28,7 +28,8 @@ def test_new_writes_a_commented_starter_that_validates(tmp_path, fixture_project
     out = tmp_path / "my_domain.yaml"
     result = run("domain", "new", "my_domain", "--out", str(out))
     assert result.exit_code == 0, result.output
-    assert result.stdout == f"Wrote {out}. Check it with: kgkit domain validate {out}\n"
+    assert result.stdout == (f"Wrote {out}. Check it with: kgkit domain validate {out}\n"
+                             f"Use it with: kgkit extract DOCUMENT --domain {out}\n")
     text = out.read_text(encoding="utf-8")
     assert SCHEMA_FILE.is_file()
     assert text.splitlines()[0] == f"# yaml-language-server: $schema={SCHEMA_FILE}"
@@ -40,14 +41,33 @@ def test_new_writes_a_commented_starter_that_validates(tmp_path, fixture_project
     assert domain.relation_type("works_for").allows("Person", "Organization")
 
 
-def test_new_defaults_to_name_yaml_and_never_overwrites(tmp_path, monkeypatch):
+def test_new_defaults_to_the_project_domains_folder_and_never_overwrites(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert run("domain", "new", "contracts").exit_code == 0
-    assert (tmp_path / "contracts.yaml").is_file()
-    again = run("domain", "new", "contracts")
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "user-config"))
+    result = run("domain", "new", "contracts")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ("Wrote domains/contracts.yaml. Check it with: kgkit domain validate domains/contracts.yaml\n"
+                             "Use it with: kgkit extract DOCUMENT --domain contracts\n")
+    assert catalog.find("domains", "contracts").resolve() == (tmp_path / "domains" / "contracts.yaml").resolve()
+    assert catalog.load_domain("contracts").name == "contracts"  # --domain NAME finds it as written
+    before = (tmp_path / "domains" / "contracts.yaml").read_text(encoding="utf-8")
+    again = run("domain", "new", "contracts", "--from", "general")
     assert again.exit_code == 2
-    assert again.stderr == "Error: contracts.yaml already exists; use --force to overwrite it\n"
-    assert run("domain", "new", "contracts", "--force").exit_code == 0
+    assert again.stderr == "Error: domains/contracts.yaml already exists; use --force to overwrite it\n"
+    assert (tmp_path / "domains" / "contracts.yaml").read_text(encoding="utf-8") == before
+    assert run("domain", "new", "contracts", "--from", "general", "--force").exit_code == 0
+    assert "extends: general\n" in (tmp_path / "domains" / "contracts.yaml").read_text(encoding="utf-8")
+
+
+def test_new_out_elsewhere_and_to_stdout(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "user-config"))
+    result = run("domain", "new", "mine", "--out", "mine.yaml")
+    assert result.stdout.splitlines()[1] == "Use it with: kgkit extract DOCUMENT --domain ./mine.yaml"
+    assert not (tmp_path / "domains").exists()
+    printed = run("domain", "new", "other", "--out", "-")
+    assert printed.exit_code == 0 and yaml.safe_load(printed.stdout)["name"] == "other"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.yaml"]
 
 
 def test_new_rejects_a_bad_name(tmp_path, monkeypatch):

@@ -43,10 +43,13 @@ def domain_cli():
 @click.option("--from-gold", "gold", type=click.Path(path_type=Path), metavar="DIR",
               help="Scaffold entity and relation types from a gold folder (*.gold.json).")
 @click.option("--out", "out", type=click.Path(path_type=Path, allow_dash=True), metavar="FILE",
-              help="Where to write (default: NAME.yaml; '-' for stdout).")
+              help="Where to write (default: domains/NAME.yaml, where --domain NAME finds it; '-' for stdout).")
 @click.option("--force", is_flag=True, help="Overwrite FILE if it exists.")
 def new_cli(name: str, parent: str | None, gold: Path | None, out: Path | None, force: bool):
     """Write a commented starter domain NAME that validates as written.
+
+    By default it goes to ./domains/NAME.yaml, the project folder of the search path, so
+    ``--domain NAME`` finds it from this folder (docs/authoring-domains.md).
 
     \b
     Examples:
@@ -63,7 +66,7 @@ def new_cli(name: str, parent: str | None, gold: Path | None, out: Path | None, 
     if parent and gold:
         raise click.UsageError("use either --from or --from-gold, not both")
     to_stdout = str(out) == "-"
-    target = Path(".") / "-" if to_stdout else (out or Path(f"{name}.yaml"))
+    target = Path(".") / "-" if to_stdout else (out or Path("domains") / f"{name}.yaml")
     with reported():
         if gold:
             text = domain_starter.starter_from_gold(name, gold)
@@ -88,6 +91,22 @@ def new_cli(name: str, parent: str | None, gold: Path | None, out: Path | None, 
     except OSError as exc:
         raise CommandError(InputError(f"cannot write {target}: {exc.strerror or exc}")) from None
     click.echo(f"Wrote {target}. Check it with: kgkit domain validate {target}")
+    click.echo(f"Use it with: kgkit extract DOCUMENT --domain {_domain_ref(name, target)}")
+
+
+def _domain_ref(name: str, target: Path) -> str:
+    """How ``--domain`` reaches the new file from here: its name when the search path finds
+    this very file, else its path."""
+    from kgkit.catalog import find
+    from kgkit.errors import NotFoundError
+
+    try:
+        if find("domains", name).resolve() == target.resolve():
+            return name
+    except NotFoundError:
+        pass
+    text = str(target)
+    return text if text.startswith(("/", ".")) or "/" in text else f"./{text}"
 
 
 @domain_cli.command("validate")

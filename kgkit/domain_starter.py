@@ -27,7 +27,7 @@ _RESERVED = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "none"
 
 def scalar(text: str) -> str:
     """A YAML scalar for ``text``: plain when unambiguous, else double-quoted (JSON is valid YAML)."""
-    if _PLAIN_RE.match(text) and text.lower() not in _RESERVED and ": " not in text and " #" not in text:
+    if _PLAIN_RE.fullmatch(text) and text.lower() not in _RESERVED and ": " not in text and " #" not in text:
         return text
     return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
 
@@ -163,13 +163,21 @@ def read_gold(directory: Path) -> list[dict[str, Any]]:
     return docs
 
 
-def starter_from_gold(name: str, directory: Path) -> str:
-    """Scaffold entity, relation, n-ary and event types (ends and roles inferred) from gold."""
+def starter_from_gold(name: str, directory: Path, seed_from: Path | None = None) -> str:
+    """Scaffold entity, relation, n-ary and event types (ends and roles inferred) from gold.
+
+    Relation types come from ``relations`` and ``temporal`` (CUAD's PARTY_TO lives only
+    there); event types from ``events``, with their argument roles and the roles' types.
+    Gold types that look like the built-in ``general`` domain's (``seed_from`` overrides
+    the file) get its description and patterns, and relations named like one of its
+    relations get its triggers (:func:`general_seeds`), each with a comment saying so.
+    """
     docs = read_gold(directory)
     type_count: Counter[str] = Counter()
     names_by_type: dict[str, Counter[str]] = defaultdict(Counter)
     relations: dict[str, dict[str, set[str]]] = defaultdict(lambda: {"head": set(), "tail": set()})
     relation_count: Counter[str] = Counter()
+    temporal_only: set[str] = set()
     roles: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))  # event type -> role -> types
     event_triggers: dict[str, Counter[str]] = defaultdict(Counter)
     nary: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
@@ -178,15 +186,18 @@ def starter_from_gold(name: str, directory: Path) -> str:
         for e in doc.get("entities", []):
             type_count[_safe_type(e["type"])] += 1
             names_by_type[_safe_type(e["type"])][e["name"]] += 1
-        for r in doc.get("relations", []):
-            label = _safe_type(r["relation"])
-            relation_count[label] += 1
-            for end in ("head", "tail"):
-                if r.get(end) in types:
-                    relations[label][end].add(types[r[end]])
+        for key in ("relations", "temporal"):
+            for r in doc.get(key, []):
+                label = _safe_type(r["relation"])
+                relation_count[label] += 1
+                (temporal_only.add if key == "temporal" else temporal_only.discard)(label)
+                for end in ("head", "tail"):
+                    if r.get(end) in types:
+                        relations[label][end].add(types[r[end]])
         for ev in doc.get("events", []):
             label = _safe_type(ev["type"])
             event_triggers[label][ev.get("trigger") or ""] += 1
+            roles[label]  # an event type with no argument in gold is still declared
             for role, filler in (ev.get("arguments") or {}).items():
                 for who in filler if isinstance(filler, list) else [filler]:
                     roles[label][_safe_role(role)].add(types.get(who, ""))
@@ -195,22 +206,29 @@ def starter_from_gold(name: str, directory: Path) -> str:
             for role, filler in (h.get("roles") or {}).items():
                 for who in filler if isinstance(filler, list) else [filler]:
                     nary[label][_safe_role(role)].add(types.get(who, ""))
+    temporal_only -= {_safe_type(r["relation"]) for doc in docs for r in doc.get("relations", [])}
     if not type_count:
         raise InputError(f"the gold files in {directory} declare no entities; nothing to scaffold")
+    seeds = general_seeds(list(type_count), relations, seed_from)
     out = [header(name, [f"Scaffolded from the gold folder {directory} ({len(docs)} documents).",
-                         "Add descriptions, patterns and triggers: the offline backend needs them."])]
+                         "Add descriptions, patterns and triggers: the offline backend needs them."]
+                  + seeds.summary())]
     out.append(f"\nname: {scalar(name)}\ndescription: {scalar(f'Types found in the gold annotations of {Path(directory).name}.')}\nversion: 1\n")
     out.append("\n# Entity types, most frequent first; examples are frequent gold names.\nentity_types:\n")
     for t, n in type_count.most_common():
         examples = [s for s, _ in names_by_type[t].most_common(3)]
-        out.append(f"  - name: {scalar(t)}  # {n} in gold\n    examples: {flow(examples)}\n")
+        out.append(f"  - name: {scalar(t)}  # {n} in gold\n")
+        out.append(seeds.entity_block(t))
+        out.append(f"    examples: {flow(examples)}\n")
     if relations:
         out.append("\n# Relation types; head and tail types are those seen in gold.\nrelation_types:\n")
         for label, _ in relation_count.most_common():
             head = sorted(relations[label]["head"]) or ["*"]
             tail = sorted(relations[label]["tail"]) or ["*"]
-            out.append(f"  - name: {scalar(label)}  # {relation_count[label]} in gold\n"
+            where = " (only in temporal)" if label in temporal_only else ""
+            out.append(f"  - name: {scalar(label)}  # {relation_count[label]} in gold{where}\n"
                        f"    head: {flow(head)}\n    tail: {flow(tail)}\n")
+            out.append(seeds.relation_block(label))
     nary = {k: v for k, v in nary.items() if k not in roles}  # events are repeated as hyperedges
     for key, table in (("nary_relation_types", nary), ("event_types", roles)):
         if not table:
@@ -222,7 +240,11 @@ def starter_from_gold(name: str, directory: Path) -> str:
                 words = [w for w, _ in event_triggers[label].most_common(5) if w]
                 if words:
                     out.append(f"    triggers: {flow(words)}\n")
-            out.append("    roles:\n" if table[label] else "    roles:\n      argument: {literal: text}\n")
+            if not table[label]:
+                out.append("    roles:  # no argument in gold: a placeholder, rename or type it\n"
+                           "      argument: {literal: text}\n")
+                continue
+            out.append("    roles:\n")
             for role in sorted(table[label]):
                 typed = sorted(t for t in table[label][role] if t)
                 spec = f"{{types: {flow(typed)}}}" if typed else "{literal: text}"
@@ -230,6 +252,98 @@ def starter_from_gold(name: str, directory: Path) -> str:
     out.append(_gold_examples(docs))
     out.append(_TAIL)
     return "".join(out)
+
+
+class Seeds:
+    """What a scaffold borrows from the general domain: per gold type, the general type it
+    looks like; per gold relation, the general relation it is named like."""
+
+    def __init__(self, source: Path, entities: dict[str, Any], relations: dict[str, Any],
+                 ambiguous: dict[str, list[str]], mismatched: dict[str, Any] | None = None):
+        self.source, self.entities, self.relations, self.ambiguous = source, entities, relations, ambiguous
+        self.mismatched = mismatched or {}  # gold relation -> general relation named like it, other ends
+
+    def summary(self) -> list[str]:
+        if not (self.entities or self.relations or self.ambiguous or self.mismatched):
+            return []
+        lines = [f"Seeded from the built-in general domain ({self.source}); no gold names were copied:"]
+        lines += [f"  entity type {t}: description and patterns of general's {g.name}" for t, g in self.entities.items()]
+        lines += [f"  relation {r}: triggers of general's {g.name}" for r, g in self.relations.items()]
+        lines += [f"  not seeded: {', '.join(ts)} all look like general's {g}; copy its patterns to the right one"
+                  for g, ts in self.ambiguous.items()]
+        lines += [f"  not seeded: relation {r} is named like general's {g.name}, but its gold ends are not all "
+                  f"ones {g.name} allows" for r, g in self.mismatched.items()]
+        return lines
+
+    def entity_block(self, gold_type: str) -> str:
+        general = self.entities.get(gold_type)
+        if general is None:
+            return ""
+        out = [f"    # description and patterns copied from the general domain's {general.name}\n"]
+        if general.description:
+            out.append(f"    description: {scalar(general.description)}\n")
+        out.append(_patterns_block("patterns", general.patterns))
+        return "".join(out)
+
+    def relation_block(self, label: str) -> str:
+        general = self.relations.get(label)
+        if general is None:
+            return ""
+        out = [f"    # triggers copied from the general domain's {general.name} (same name by alias, same ends)\n"]
+        if general.description:
+            out.append(f"    description: {scalar(general.description)}\n")
+        out.append(_patterns_block("triggers", general.triggers))
+        return "".join(out)
+
+
+def _patterns_block(key: str, patterns) -> str:
+    out = [f"    {key}:\n"]
+    if patterns.phrases:
+        out.append(f"      phrases: {flow(list(patterns.phrases))}\n")
+    if patterns.regex:
+        out.append("      regex:\n" + "".join(f"        - {scalar(rx)}\n" for rx in patterns.regex))
+    return "".join(out)
+
+
+def general_seeds(gold_types: list[str], relations: dict[str, dict[str, set[str]]],
+                  source: Path | None = None) -> Seeds:
+    """Match gold labels to the built-in general domain, conservatively.
+
+    A gold entity type looks like a general type when the label equals its name or one of
+    its declared aliases (case-insensitive: CoNLL04's Peop, WikiEvents' PER). When two gold
+    types look like the same general type (WikiEvents' LOC and GPE) neither is seeded: the
+    author knows which one the patterns fit. A gold relation gets a general relation's
+    triggers only when its label is that relation's name or alias *and* every gold head and
+    tail type maps onto a type that relation allows. Only the general domain's own text is
+    copied, never anything from the gold documents.
+    """
+    from kgkit.catalog import builtin_root, load_domain
+
+    source = source or builtin_root() / "domains" / "general.yaml"
+    if not source.is_file():
+        return Seeds(source, {}, {}, {})
+    general = load_domain(source)
+    by_general: dict[str, list[str]] = defaultdict(list)
+    for t in gold_types:
+        key = t.casefold()
+        match = next((g for g in general.entity_types
+                      if g.name.casefold() == key or any(a.casefold() == key for a in g.aliases)), None)
+        if match is not None and match.patterns:
+            by_general[match.name].append(t)
+    entities = {ts[0]: general.entity_type(g) for g, ts in by_general.items() if len(ts) == 1}
+    ambiguous = {g: ts for g, ts in by_general.items() if len(ts) > 1}
+    mapped = {t: g.name for t, g in entities.items()}
+    seeded_relations, mismatched = {}, {}
+    for label, ends in relations.items():
+        rel = general.relation_type(label)
+        if rel is None or not rel.triggers or not ends["head"] or not ends["tail"]:
+            continue
+        if all(mapped.get(h) in rel.head or "*" in rel.head for h in ends["head"]) and \
+                all(mapped.get(t) in rel.tail or "*" in rel.tail for t in ends["tail"]):
+            seeded_relations[label] = rel
+        else:
+            mismatched[label] = rel
+    return Seeds(source, entities, seeded_relations, ambiguous, mismatched)
 
 
 def _gold_examples(docs: list[dict[str, Any]], limit: int = 2) -> str:

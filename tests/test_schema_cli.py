@@ -247,3 +247,71 @@ def test_domains_listing_survives_a_broken_file(tmp_path, monkeypatch):
     assert result.stdout == (
         f"bad  {tmp_path}/domains/bad.yaml\n     (unreadable: run kgkit domain validate {tmp_path}/domains/bad.yaml)\n"
     )
+
+
+def _gold_doc(folder: Path, doc_id: str, **parts) -> None:
+    base = {"doc_id": doc_id, "title": None, "entities": [], "relations": [], "hyperedges": [], "events": [],
+            "temporal": []}
+    (folder / f"{doc_id}.gold.json").write_text(json.dumps({**base, **parts}), encoding="utf-8")
+
+
+def test_from_gold_declares_event_only_and_temporal_only_types_and_seeds_from_general(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "user-config"))
+    gold = tmp_path / "gold"
+    gold.mkdir()
+    ents = [{"name": n, "type": t} for n, t in [("Zorbo Quill", "Peop"), ("Blarg Widgets", "ORG"), ("Qux City", "GPE"),
+                                                 ("Qux Valley", "LOC"), ("Deal", "Agreement"), ("Fizzwick", "Thing")]]
+    _gold_doc(gold, "a", entities=ents,
+              relations=[{"head": "Zorbo Quill", "relation": "Work_For", "tail": "Blarg Widgets"},
+                         {"head": "Blarg Widgets", "relation": "OrgBased_In", "tail": "Qux City"},
+                         {"head": "Qux Valley", "relation": "OrgBased_In", "tail": "Qux City"}],
+              events=[{"type": "Conflict.Attack", "trigger": "zapped",
+                       "arguments": {"Attacker": "Zorbo Quill", "Target": ["Fizzwick", "Blarg Widgets"]}},
+                      {"type": "Life.Die", "trigger": "perished", "arguments": {}}],
+              temporal=[{"head": "Blarg Widgets", "relation": "PARTY_TO", "tail": "Deal", "start": None, "end": None}])
+    result = run("domain", "new", "mini", "--from-gold", "gold")
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "domains" / "mini.yaml").read_text(encoding="utf-8")
+    assert run("domain", "validate", "domains/mini.yaml").exit_code == 0
+    domain = catalog.load_domain("mini")
+    general = catalog.load_domain(catalog.builtin_root() / "domains" / "general.yaml")
+
+    attack, die = domain.event_type("Conflict.Attack"), domain.event_type("Life.Die")
+    assert attack.triggers.phrases == ("zapped",)
+    assert {r.name: tuple(sorted(r.types)) for r in attack.roles} == {"Attacker": ("Peop",), "Target": ("ORG", "Thing")}
+    assert [(r.name, r.literal) for r in die.roles] == [("argument", "text")]  # no argument in gold: a placeholder the author renames
+    party_to = domain.relation_type("PARTY_TO")
+    assert (party_to.head, party_to.tail) == (("ORG",), ("Agreement",))
+    assert "  - name: PARTY_TO  # 1 in gold (only in temporal)\n" in text
+
+    # Peop and ORG look like general's Person and Organization: their patterns are copied
+    assert domain.entity_type("Peop").patterns == general.entity_type("Person").patterns
+    assert domain.entity_type("ORG").patterns == general.entity_type("Organization").patterns
+    assert domain.entity_type("ORG").description == general.entity_type("Organization").description
+    # GPE and LOC both look like Location: neither is seeded, and the file says why
+    assert not domain.entity_type("GPE").patterns and not domain.entity_type("LOC").patterns
+    assert "#   not seeded: GPE, LOC all look like general's Location; copy its patterns to the right one\n" in text
+    # Work_For is works_for by alias, Peop -> ORG maps onto Person -> Organization: triggers seeded
+    assert domain.relation_type("Work_For").triggers == general.relation_type("works_for").triggers
+    assert "#   relation Work_For: triggers of general's works_for\n" in text
+    # OrgBased_In is based_in by alias, but one gold head is a LOC: not seeded
+    assert not domain.relation_type("OrgBased_In").triggers
+    # nothing from the gold documents reaches a pattern or trigger
+    cues = [p for t in domain.entity_types for p in t.patterns.phrases + t.patterns.regex]
+    cues += [p for r in domain.relation_types for p in r.triggers.phrases + r.triggers.regex]
+    assert not [c for c in cues if any(w in c for w in ("Zorbo", "Blarg", "Qux", "Fizzwick"))]
+
+
+@pytest.mark.skipif(not CONLL.is_dir(), reason="shared gold data not present")
+def test_from_gold_on_wikievents_and_cuad_declares_every_gold_label(tmp_path, fixture_project):
+    for dataset, key, field in (("wikievents", "events", "type"), ("cuad", "temporal", "relation")):
+        gold = CONLL.parent / dataset
+        out = tmp_path / f"{dataset}.yaml"
+        assert run("domain", "new", dataset, "--from-gold", str(gold), "--out", str(out)).exit_code == 0
+        domain = catalog.load_domain(str(out))
+        labels = {item[field] for f in gold.glob("*.gold.json")
+                  for item in json.loads(f.read_text(encoding="utf-8"))[key]}
+        assert labels, dataset
+        declared = {t.name for t in domain.event_types} if key == "events" else {r.name for r in domain.relation_types}
+        assert labels <= declared

@@ -1,9 +1,18 @@
-"""Shared fixtures."""
+"""Shared fixtures and test-run settings."""
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import settings
 
 from stub_provider import StubProvider
+
+# Locally, hypothesis explores new examples every run (that is how it finds bugs); in CI
+# (CI=true) it replays a fixed sequence, so a green main stays green for the same code.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 @pytest.fixture

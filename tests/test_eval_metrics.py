@@ -154,3 +154,40 @@ def test_scores_add_up_over_documents_micro():
     r = total.categories["relations"].micro
     assert (r.tp, r.fp, r.fn) == (1, 1, 5)
     assert total.f1("relations") == pytest.approx(2 * 0.5 * (1 / 6) / (0.5 + 1 / 6))
+
+
+GENERAL_LIKE = Domain(
+    name="g",
+    entity_types=(EntityType("Person", aliases=("PER", "Peop")), EntityType("Organization", aliases=("ORG",)),
+                  EntityType("Location", aliases=("LOC", "GPE"))),
+    relation_types=(RelationType("works_for", head=("Person",), tail=("Organization",), aliases=("Work_For",)),
+                    RelationType("based_in", head=("Organization",), tail=("Location",), aliases=("OrgBased_In",))),
+)
+
+
+def test_domain_maps_gold_entity_types_through_declared_aliases():
+    # gold Peop/Org/Loc; the domain calls them Person/Organization/Location (Org by alias ORG, any case)
+    predicted = {"entities": ents(("John Smith", "Person"), ("IBM", "Organization"), ("Boston", "Location"),
+                                  ("Mary Jones", "Organization"))}
+    score = score_document(GOLD, predicted, domain=GENERAL_LIKE).categories["entities"]
+    # 3 right; Mary Jones has the wrong type: fp 1 (Organization) and fn 1 (Person)
+    assert (score.micro.tp, score.micro.fp, score.micro.fn) == (3, 1, 1)
+    assert {t: (c.tp, c.fp, c.fn) for t, c in score.per_type.items()} == {
+        "Person": (1, 0, 1), "Organization": (1, 1, 0), "Location": (1, 0, 0)}
+    # without the domain the labels differ and nothing is right
+    assert score_document(GOLD, predicted).categories["entities"].micro.tp == 0
+
+
+def test_domain_maps_labels_on_both_sides_and_keeps_undeclared_ones():
+    # a prediction may use an alias too ("PER"); gold "Other" is not declared: it stays as it is, a miss
+    gold = dict(GOLD, entities=GOLD["entities"] + [{"name": "Nobel Prize", "type": "Other", "aliases": []}])
+    predicted = {"entities": ents(("John Smith", "PER"), ("Nobel Prize", "Misc")),
+                 "relations": rels(("John Smith", "works_for", "IBM"), ("IBM", "OrgBased_In", "Boston"))}
+    score = score_document(gold, predicted, domain=GENERAL_LIKE)
+    e = score.categories["entities"]
+    assert (e.micro.tp, e.micro.fp, e.micro.fn) == (1, 1, 4)
+    assert (e.per_type["Other"].fn, e.per_type["Misc"].fp) == (1, 1)
+    r = score.categories["relations"]
+    # gold Work_For / OrgBased_In are works_for / based_in by alias; Live_In is not declared
+    assert {t: (c.tp, c.fp, c.fn) for t, c in r.per_type.items()} == {
+        "works_for": (1, 0, 0), "based_in": (1, 0, 0), "Live_In": (0, 0, 1)}

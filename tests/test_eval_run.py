@@ -147,3 +147,31 @@ def test_gold_types_outside_the_domain_are_listed_not_fatal(tmp_path):
     assert report.format_table().splitlines()[1] == (
         "gold types the domain does not declare (their items can only be missed): Loc, relation OrgBased_In")
     assert report.total.categories["relations"].micro.fn == 1
+
+
+def test_eval_cli_scores_gold_labels_in_the_domains_terms(tmp_path):
+    gold_dir = make_gold(tmp_path / "gold")
+    run = make_run(tmp_path / "run")
+    nodes_file = run / "doc1" / "nodes.json"
+    data = json.loads(nodes_file.read_text())  # the run's nodes in the domain's type names
+    for node, new_type in zip(data["nodes"], ("Person", "Organization", "Organization")):
+        node["type"] = new_type
+    nodes_file.write_text(json.dumps(data))
+    general = tmp_path / "general_like.yaml"
+    general.write_text(
+        "name: general_like\nentity_types:\n  - name: Person\n    aliases: [Peop]\n"
+        "  - name: Organization\n    aliases: [org]\n  - name: Location\n    aliases: [LOC]\n"
+        "relation_types:\n  - name: works_for\n    aliases: [Work_For]\n    head: [Person]\n    tail: [Organization]\n"
+        "  - name: based_in\n    aliases: [OrgBased_In]\n    head: [Organization]\n    tail: [Location]\n"
+        "  - name: Located_In\n    head: ['*']\n    tail: ['*']\n")
+    result = CliRunner().invoke(cli, ["eval", "--gold", str(gold_dir), "--run", str(run), "--domain", str(general),
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    scores = json.loads(result.stdout)["scores"]
+    # John Smith/Person and IBM/Organization right; Boston is a Location in gold, Organization here
+    assert scores["entities"]["per_type"] == {
+        "Location": {"tp": 0, "fp": 0, "fn": 1, "precision": 0.0, "recall": 0.0, "f1": 0.0},
+        "Organization": {"tp": 1, "fp": 1, "fn": 0, "precision": 0.5, "recall": 1.0, "f1": 0.6667},
+        "Person": {"tp": 1, "fp": 0, "fn": 0, "precision": 1.0, "recall": 1.0, "f1": 1.0}}
+    assert scores["relations"]["micro"]["tp"] == 1  # Work_For as works_for; Located_In is wrong
+    assert json.loads(result.stdout)["gold_types_not_in_domain"] == []

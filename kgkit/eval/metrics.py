@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from kgkit.canon import canonical_key
+from kgkit.canon import canonical_key, entity_type_name
 from kgkit.model import Domain
 
 CATEGORIES = ("entities", "relations", "hyperedges", "events", "temporal", "temporal_timed")
@@ -212,6 +212,18 @@ def _gold_mapping(gold: Any) -> Mapping[str, Any]:
     return gold if isinstance(gold, Mapping) else gold.__dict__
 
 
+def type_label(domain: Domain | None, label: str | None) -> str:
+    """An entity type label in the domain's terms: a declared alias becomes the type's name
+    (gold "Peop" is general's "Person"); a label the domain lacks stays as it is."""
+    return entity_type_name(domain, label or "") or (label or "?")
+
+
+def _typed_entities(entities: Iterable[Mapping[str, Any]], domain: Domain | None) -> list[Mapping[str, Any]]:
+    if domain is None:
+        return list(entities)
+    return [{**e, "type": type_label(domain, e.get("type"))} for e in entities]
+
+
 def _relation_rules(domain: Domain | None):
     """(label normaliser, triple normaliser): relation aliases to names; symmetric ends ordered."""
 
@@ -236,7 +248,7 @@ def relation_sets(gold: Any, predicted_relations: Iterable[Mapping[str, Any]], *
     The skill loop uses it to ask, per rollout, which gold edges came out.
     """
     g = _gold_mapping(gold)
-    matcher = matcher or NameMatcher(g["entities"], fuzzy_threshold)
+    matcher = matcher or NameMatcher(_typed_entities(g["entities"], domain), fuzzy_threshold)
     rel_label, ends = _relation_rules(domain)
     gold_rel = {ends(r["head"], rel_label(r["relation"]), r["tail"]) for r in g["relations"]}
     pred_rel = {ends(matcher.resolve(r["head"])[0], rel_label(r["relation"]), matcher.resolve(r["tail"])[0])
@@ -256,22 +268,25 @@ def score_document(
     ``gold`` is a :class:`kgkit.eval.gold.GoldDoc` or a gold.json mapping. ``predicted`` uses
     the same shapes (``entities`` with name/type/aliases, ``relations``, ``hyperedges``,
     ``events``, ``temporal``); a category is scored only when its key is present, so a run
-    without a temporal view is not charged for missing temporal edges. ``domain`` normalises
-    relation aliases and makes symmetric relations order-free.
+    without a temporal view is not charged for missing temporal edges. ``domain`` maps gold
+    and predicted labels onto its names through its declared aliases — entity types
+    (:func:`type_label`) and relations (``Domain.relation_type``) — and makes symmetric
+    relations order-free.
     """
     g = _gold_mapping(gold)
-    matcher = NameMatcher(g["entities"], fuzzy_threshold)
+    gold_entities = _typed_entities(g["entities"], domain)
+    matcher = NameMatcher(gold_entities, fuzzy_threshold)
 
     def resolve(name: str) -> str:
         return matcher.resolve(name)[0]
 
     rel_label, ends = _relation_rules(domain)
     score = Score()
-    gold_ents = {(e["name"], e["type"]) for e in g["entities"]}
-    pred_ents = {
-        (matcher.resolve(e["name"], e.get("aliases", ()), e.get("type"))[0], e.get("type") or "?")
-        for e in predicted.get("entities", ())
-    }
+    gold_ents = {(e["name"], e["type"]) for e in gold_entities}
+    pred_ents = set()
+    for e in predicted.get("entities", ()):
+        type_name = type_label(domain, e.get("type"))
+        pred_ents.add((matcher.resolve(e["name"], e.get("aliases", ()), type_name)[0], type_name))
     score.categories["entities"] = _score_sets(gold_ents, pred_ents, lambda t: t[1])
 
     if "relations" in predicted:

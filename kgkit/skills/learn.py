@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from kgkit.backends.base import SKILL_HINDSIGHT, SKILL_INDUCTION, Backend, PassRequest, PassResult
+from kgkit.canon import entity_type_name
 from kgkit.config.model import Config
 from kgkit.documents.types import Chunk
 from kgkit.errors import ConfigError
@@ -403,8 +404,10 @@ class _Loop:
         entities = sorted({e["name"] for s in samples for e in s.get("entities", [])})
         context = {
             "domain": self.domain, "title": doc.title, "skills": [], "evidence": evidence or "",
+            # in the domain's terms: gold "Peop" is general's "Person" by alias; None if undeclared
             "gold_edge": {"head": rel["head"], "relation": rel["relation"], "tail": rel["tail"],
-                          "head_type": head["type"] if head else None, "tail_type": tail["type"] if tail else None},
+                          "head_type": entity_type_name(self.domain, head["type"]) if head else None,
+                          "tail_type": entity_type_name(self.domain, tail["type"]) if tail else None},
             "predictions": {"samples": len(samples), "found_in": label.found_in, "entities": entities},
         }
         prompt = "skill_induction.j2" if kind == SKILL_INDUCTION else "skill_hindsight.j2"

@@ -40,13 +40,20 @@ def search_path(kind: str, project_dir: Path | None = None) -> list[Path]:
 
 
 def candidates(kind: str, project_dir: Path | None = None) -> dict[str, list[Path]]:
-    """Every name of this kind and all files that define it, in search order (first wins)."""
+    """Every name of this kind and all files that define it, in search order (first wins).
+
+    A file is listed once even when two search-path entries are the same folder (run from
+    a source checkout, the project folder is the built-in root): it does not override itself.
+    """
     found: dict[str, list[Path]] = {}
+    seen: set[Path] = set()
     for directory in search_path(kind, project_dir):
         if not directory.is_dir():
             continue
         for path in sorted(directory.glob("*.yaml")) + sorted(directory.glob("*.yml")):
-            found.setdefault(path.stem, []).append(path)
+            if path.resolve() not in seen:
+                seen.add(path.resolve())
+                found.setdefault(path.stem, []).append(path)
     return found
 
 

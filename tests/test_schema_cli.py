@@ -315,3 +315,16 @@ def test_from_gold_on_wikievents_and_cuad_declares_every_gold_label(tmp_path, fi
         assert labels, dataset
         declared = {t.name for t in domain.event_types} if key == "events" else {r.name for r in domain.relation_types}
         assert labels <= declared
+
+
+def test_a_folder_on_the_search_path_twice_does_not_override_itself(monkeypatch, tmp_path):
+    # run from a source checkout: the project folder is the built-in root
+    monkeypatch.chdir(FIXTURES)
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "user-config"))
+    monkeypatch.setattr(catalog, "builtin_root", lambda: FIXTURES)
+    result = run("views")
+    assert result.exit_code == 0
+    assert "overrides" not in result.stdout
+    assert f"binary  {FIXTURES}/views/binary.yaml" in result.stdout.splitlines()
+    assert "overrides" not in run("templates").stdout
+    assert catalog.candidates("views")["binary"] == [FIXTURES / "views" / "binary.yaml"]

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from fault_script import chunk_text, stage_of
+from shared_data import DATA as SHARED_DATA
 from stub_provider import Recorded, Reply
 
-DATA = Path("/work/shared/data/conll04")
+DATA = SHARED_DATA / "conll04"
 CORPUS = ("conll04_shared_000", "conll04_shared_001", "conll04_shared_003")
 KEY_ENV = "KGKIT_TEST_KEY"
 FAKE_KEY = "sk-canary-7f3e9d1c5b2a4e6f8a0b1c2d3e4f5a6b"

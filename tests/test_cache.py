@@ -2,11 +2,9 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import click
 import pytest

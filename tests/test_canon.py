@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -21,8 +20,9 @@ from kgkit.canon import (
 )
 from kgkit.ids import node_id
 from kgkit.model import Domain, EntityType
+from shared_data import DATA
 
-CUAD = Path("/work/shared/data/cuad")
+CUAD = DATA / "cuad"
 
 DOMAIN = Domain(
     name="test",

@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from kgkit.evidence import locate_mention, verify
 
-DATA = Path("/work/shared/data")
+from shared_data import DATA
 CHUNK = "On 1 May, ACME  Corp. hired\nJohn Smith as CEO. The \u201cCompany\u201d is based in Stra\u00dfe 5."
 
 

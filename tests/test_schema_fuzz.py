@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 
-import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

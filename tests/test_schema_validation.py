@@ -1,7 +1,6 @@
 """Good files validate; extends merges as documented; the search path resolves by precedence."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

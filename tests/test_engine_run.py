@@ -8,6 +8,7 @@ import jsonschema
 import pytest
 
 import kgkit
+from kgkit.catalog import find
 from kgkit.config.model import Config
 from kgkit.documents.chunking import chunk_document
 from kgkit.documents.load import load_document
@@ -134,6 +135,26 @@ def test_a_rerun_reuses_every_pass_and_adding_a_view_runs_only_its_passes(inputs
     assert [v["name"] for v in added.manifest["views"]] == ["nary", "temporal", "event"]
     assert sorted(p.name for p in (out / "staff_notes" / "views").iterdir()) == ["event.json", "nary.json",
                                                                                "temporal.json"]
+
+
+def test_the_same_domain_and_views_found_elsewhere_reuse_the_passes(inputs, tmp_path, monkeypatch):
+    """Where a file was found (a checkout, an installed wheel, a copy) is not part of a pass's
+    identity; its content is. Otherwise --resume from another directory pays again."""
+    out = tmp_path / "out"
+    run(inputs, ["nary"], ScriptedBackend(), out)
+    copies = tmp_path / "elsewhere"
+    (copies / "views").mkdir(parents=True)
+    for name in ("nary", "binary"):
+        (copies / "views" / f"{name}.yaml").write_text(
+            find("views", name).read_text(encoding="utf-8"), encoding="utf-8")
+    domain = copies / "staff.yaml"
+    domain.write_text(inputs["domain"].read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.chdir(copies)  # ./views/nary.yaml now shadows the built-in file
+    assert find("views", "nary").resolve() == (copies / "views" / "nary.yaml").resolve()
+    backend = CountingBackend(ScriptedBackend())
+    again = kgkit.extract(inputs["doc"], domain=domain, views=["nary"], config=config(), out_dir=out,
+                          backend=backend)[0]
+    assert backend.calls == [] and again.manifest["calls"]["reused"] == 24
 
 
 def test_without_resume_the_folder_holds_only_this_runs_views(inputs, tmp_path):

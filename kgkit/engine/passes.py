@@ -30,13 +30,26 @@ class PassRunner:
         self._describe = backend.describe()
 
     def _digest(self, value: Any) -> Any:
-        """Domain, view and template objects enter the fingerprint as a hash of their content."""
+        """Domain, view and template objects enter the fingerprint as a hash of their content.
+
+        Where a file was found is left out (``source``), and a view's prompt enters by its
+        content: the same built-in domain read from a checkout or from an installed wheel must
+        give the same fingerprint, or ``--resume`` from another directory would pay again.
+        """
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             key = id(value)
             if key not in self._digests:
-                self._digests[key] = fingerprint(dataclasses.asdict(value))
+                self._digests[key] = fingerprint(self._located_by_content(dataclasses.asdict(value)))
             return self._digests[key]
         return value
+
+    def _located_by_content(self, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {k: self._prompt_digest(str(v)) if k == "prompt" and v else self._located_by_content(v)
+                    for k, v in data.items() if k != "source"}
+        if isinstance(data, (list, tuple)):
+            return [self._located_by_content(v) for v in data]
+        return data
 
     def _prompt_digest(self, prompt: str) -> str:
         path = Path(prompt) if Path(prompt).is_absolute() else _PROMPTS_DIR / prompt

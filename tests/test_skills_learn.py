@@ -181,17 +181,38 @@ def test_offline_hindsight_reads_the_words_between_the_mentions():
         result = OfflineBackend().run(PassRequest(kind=SKILL_HINDSIGHT, stage="skills", chunk=chunk,
                                                   schema=SKILL_SCHEMA, context=context, prompt="skill_hindsight.j2"))
         assert result.ok, result.error
-        return [(s["kind"], s["target"], s["pattern"]["phrases"]) for s in result.data["skills"]]
+        return [(s["kind"], s["target"], s["pattern"]["phrases"] or s["pattern"]["regex"]) for s in result.data["skills"]]
 
     edge = {"head": "John Smith", "relation": "Work_For", "tail": "Acme", "head_type": "Peop", "tail_type": "Org"}
     sentence = "John Smith, who was for many years an employee of Acme, retired."
-    assert ask(edge, sentence, ["John Smith", "Acme"]) == [("relation", "Work_For", ["an employee of"])]
-    # an end never extracted: the relation cannot come out, so an entity skill is proposed too
-    assert ask(edge, sentence, ["John Smith"]) == [("relation", "Work_For", ["an employee of"]),
-                                                   ("entity", "Org", ["Acme"])]
+    # the cue next to the later mention, without its article: it can fire in another document
+    assert ask(edge, sentence, ["John Smith", "Acme"]) == [("relation", "Work_For", ["employee of"])]
+    # an end never extracted: the relation cannot come out, so entity skills are proposed too —
+    # a type cue (a capitalised name right before "retired"), then the name itself
+    assert ask(edge, sentence, ["John Smith"]) == [
+        ("relation", "Work_For", ["employee of"]),
+        ("entity", "Org", [r"(?P<name>(?-i:[A-Z][A-Za-z'.-]*(?:\s+(?:[A-Z][A-Za-z'.-]*|de|van|von|der|la|bin|al))"
+                           r"{0,4})),?\s+retired\b"]),
+        ("entity", "Org", ["Acme"])]
     apposition = {"head": "Chattanooga", "relation": "Located_In", "tail": "Tenn.", "head_type": "Loc",
                   "tail_type": "Loc"}
     assert ask(apposition, "He lives in Chattanooga, Tenn., now.", ["Chattanooga", "Tenn."]) == []
+    # names between the mentions never become part of a trigger; relative pronouns and auxiliaries go
+    killed = {"head": "Oswald", "relation": "Kill", "tail": "Kennedy", "head_type": "Peop", "tail_type": "Peop"}
+    assert ask(killed, "Oswald, who had shot Kennedy, fled.", ["Oswald", "Kennedy"]) == [("relation", "Kill", ["shot"])]
+    # a capitalised word ends the cue ("met Ruby" is not part of it) and a bare "and" is none
+    assert ask(killed, "Oswald met Ruby and Kennedy.", ["Oswald", "Kennedy"]) == []
+
+
+def test_an_entity_type_cue_must_give_back_the_gold_name():
+    from kgkit.backends.offline.skills import cue_candidates
+
+    (cue,) = cue_candidates("Lee Harvey Oswald", "Peop", "The assassin Lee Harvey Oswald was shot.")
+    assert cue["pattern"]["regex"][0].startswith(r"\bassassin\s+(?P<name>")
+    # "Yesterday Reagan said": the capitalised run next to "said" is "Yesterday Reagan", not the name
+    assert cue_candidates("Reagan", "Peop", "Yesterday Reagan said no.") == []
+    # function words are no type cue
+    assert cue_candidates("Boston", "Loc", "He lives in Boston.") == []
 
 
 def test_extraction_uses_the_learned_skills_and_lists_them(project):

@@ -402,13 +402,19 @@ class _Loop:
         chunk = Chunk(id=f"skill:{doc.doc_id}:{begin}", doc_id=doc.doc_id, index=0, text=text, start=begin,
                       end=begin + len(text))
         entities = sorted({e["name"] for s in samples for e in s.get("entities", [])})
+        # name -> the types it was extracted as: an end found with the wrong type is not found
+        typed: dict[str, set[str]] = {}
+        for s in samples:
+            for e in s.get("entities", []):
+                typed.setdefault(e["name"], set()).add(entity_type_name(self.domain, e.get("type") or "") or "?")
         context = {
             "domain": self.domain, "title": doc.title, "skills": [], "evidence": evidence or "",
             # in the domain's terms: gold "Peop" is general's "Person" by alias; None if undeclared
             "gold_edge": {"head": rel["head"], "relation": rel["relation"], "tail": rel["tail"],
                           "head_type": entity_type_name(self.domain, head["type"]) if head else None,
                           "tail_type": entity_type_name(self.domain, tail["type"]) if tail else None},
-            "predictions": {"samples": len(samples), "found_in": label.found_in, "entities": entities},
+            "predictions": {"samples": len(samples), "found_in": label.found_in, "entities": entities,
+                            "types": {n: sorted(t) for n, t in sorted(typed.items())}},
         }
         prompt = "skill_induction.j2" if kind == SKILL_INDUCTION else "skill_hindsight.j2"
         result = backend.run(PassRequest(kind=kind, stage="skills", chunk=chunk, schema=SKILL_SCHEMA,

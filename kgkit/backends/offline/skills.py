@@ -1,19 +1,25 @@
-"""Offline answers to the skill passes: lexical trigger patterns read off the gold evidence.
+"""Offline answers to the skill passes: lexical patterns read off the gold evidence sentence.
 
 For an edge the rollouts missed (hindsight) or found only sometimes (path induction) the
 offline backend cannot reason; it does what a careful annotator would do first — look at
 the evidence sentence and take the words *between* the head and tail mentions as the
-trigger ("Smith, an employee of Acme" -> "an employee of"), keeping at most
-:data:`MAX_WORDS` words nearest the later mention, where English puts the cue ("was born
-in", "based in"). With no word between the mentions (an apposition such as "Chattanooga,
-Tenn.") there is no lexical cue to learn and no candidate. When an end of the edge was
-never extracted at all, the relation cannot come out whatever the trigger, so hindsight
-proposes an entity skill for that name instead.
+trigger, normalised so that it can fire in another document (:func:`between_words`):
+only the lowercase words next to the later mention, back to a comma or a capitalised
+word (a name is never part of a trigger), without a leading article, relative pronoun or
+auxiliary, or a trailing article — "Oswald, who killed Kennedy" gives "killed";
+"Smith, an employee of the Acme" gives "employee of". With no cue word between the
+mentions (an apposition such as "Chattanooga, Tenn.") there is no candidate.
+
+When an end of the edge was never extracted, or only with another type, the relation
+cannot come out whatever the trigger, so hindsight also proposes entity skills for that end's type: a *type cue* —
+the lowercase word just before the mention ("assassin Lee Harvey Oswald") or just after
+it ("Reagan said"), as a regex that takes the capitalised name next to that word, kept
+only if it gives back exactly this name on its own sentence — and, last, the name itself.
 
 Registered with the offline backend's dispatch table on import. Both answer with the
-skill-pass schema: ``{"skills": [{kind, target, pattern,
-instruction, example}]}``. The offline backend's rollouts are identical, so in practice
-only hindsight runs: edges are stable or missed, never unstable.
+skill-pass schema: ``{"skills": [{kind, target, pattern, instruction, example}]}``. The
+offline backend's rollouts are identical, so in practice only hindsight runs: edges are
+stable or missed, never unstable.
 """
 from __future__ import annotations
 
@@ -25,7 +31,16 @@ from kgkit.backends.offline import register_handler
 from kgkit.backends.offline.entities import collapse, name_key
 
 MAX_WORDS = 3
-_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*|[^\sA-Za-z]")
+# not cues on their own: dropped from the edges of a trigger, never an entity cue
+_LEADING = frozenset("the a an who whom whose which that and or but 's s is was were are be been being has had have "
+                     "also then".split())
+_TRAILING = frozenset("the a an his her its their this that these those".split())
+_NOT_CUES = frozenset("the a an and or but of to in on at by for from with as is was were are be been has had have "
+                      "he she it they we i you his her its their this that these those who which when where while "
+                      "than then there here not no s 's mr mrs ms dr".split())
+# a capitalised name of up to five words, as the generic offline rules see one
+NAME_RX = r"(?-i:[A-Z][A-Za-z'.-]*(?:\s+(?:[A-Z][A-Za-z'.-]*|de|van|von|der|la|bin|al)){0,4})"
 
 
 def _mention(sentence: str, name: str) -> tuple[int, int] | None:
@@ -35,14 +50,23 @@ def _mention(sentence: str, name: str) -> tuple[int, int] | None:
 
 
 def between_words(sentence: str, head: str, tail: str) -> list[str]:
-    """Words strictly between the first head and tail mentions (at most MAX_WORDS, nearest the later)."""
+    """The normalised trigger between the first head and tail mentions (see the module doc)."""
     h, t = _mention(sentence, head), _mention(sentence, tail)
     if h is None or t is None:
         return []
     (_, a_end), (b_start, _) = sorted((h, t))
     if a_end > b_start:  # overlapping mentions
         return []
-    return [w.lower() for w in _WORD.findall(sentence[a_end:b_start])][-MAX_WORDS:]
+    words: list[str] = []
+    for token in reversed(_TOKEN.findall(sentence[a_end:b_start])):
+        if not token[0].isalpha() or token[0].isupper() or len(words) == MAX_WORDS:
+            break  # punctuation, a digit or a capitalised word ends the cue
+        words.insert(0, token.lower())
+    while words and words[0] in _LEADING:
+        words.pop(0)
+    while words and words[-1] in _TRAILING:
+        words.pop()
+    return words
 
 
 def relation_candidate(edge: Mapping[str, Any], sentence: str) -> dict[str, Any] | None:
@@ -58,6 +82,33 @@ def relation_candidate(edge: Mapping[str, Any], sentence: str) -> dict[str, Any]
                         f"emit {edge['relation']}(head, tail)."),
         "example": collapse(sentence),
     }
+
+
+def cue_candidates(name: str, type_name: str, sentence: str) -> list[dict[str, Any]]:
+    """Entity skills from the lowercase word just before or after the mention: type cues
+    that find other names of this type, each checked to give back ``name`` on ``sentence``."""
+    span = _mention(sentence, name)
+    if span is None:
+        return []
+    before = re.search(r"(?<![\w'-])([a-z][a-z'-]+)\s+$", sentence[:span[0]])
+    after = re.match(r",?\s+([a-z][a-z'-]+)(?![\w'-])", sentence[span[1]:])
+    found = []
+    for cue, regex in ((before, r"\b{cue}\s+(?P<name>{name})"), (after, r"(?P<name>{name}),?\s+{cue}\b")):
+        if cue is None or cue.group(1) in _NOT_CUES or len(cue.group(1)) < 3:
+            continue
+        rx = regex.format(cue=re.escape(cue.group(1)), name=NAME_RX)
+        if not any(collapse(m.group("name")) == collapse(name) for m in re.finditer(rx, sentence, re.I)):
+            continue  # the cue does not give back this very name: it would teach the wrong span
+        where = "before" if cue is before else "after"
+        found.append({
+            "kind": "entity",
+            "target": type_name,
+            "pattern": {"phrases": [], "regex": [rx]},
+            "instruction": f"A capitalised name right {where} \"{cue.group(1)}\" is a {type_name} "
+                           f"(as \"{collapse(name)}\" is here); extract it as one.",
+            "example": collapse(sentence),
+        })
+    return found
 
 
 def entity_candidate(name: str, type_name: str, sentence: str) -> dict[str, Any]:
@@ -79,9 +130,15 @@ def _answer(request: PassRequest, diagnose_entities: bool) -> dict[str, Any]:
     if cand is not None:
         skills.append(cand)
     if diagnose_entities:
-        found = {name_key(n) for n in (ctx.get("predictions") or {}).get("entities", ())}
+        predictions = ctx.get("predictions") or {}
+        typed = predictions.get("types")  # name -> types extracted; absent: names only
+        found: dict[str, set[str]] = {}
+        for n in predictions.get("entities", ()):
+            found.setdefault(name_key(n), set()).update(typed.get(n, ()) if typed is not None else {"*"})
         for end in ("head", "tail"):
-            if name_key(edge[end]) not in found and edge.get(end + "_type"):
+            got = found.get(name_key(edge[end]), set())
+            if not ({"*", edge.get(end + "_type")} & got) and edge.get(end + "_type"):  # missed or mistyped
+                skills.extend(cue_candidates(edge[end], edge[end + "_type"], sentence))
                 skills.append(entity_candidate(edge[end], edge[end + "_type"], sentence))
     return {"skills": skills}
 

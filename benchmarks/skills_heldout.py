@@ -1,7 +1,9 @@
 """Does the skill loop help? Held-out relation F1 before and after ``kgkit skills learn``.
 
 For each gold set (CoNLL04 and SciERC by default) it scaffolds a domain from the gold
-types (``kgkit domain new NAME --from-gold``: types only, no patterns or triggers), runs
+types (``kgkit domain new NAME --from-gold``: the gold types, plus the patterns and triggers
+of the built-in general domain for types and relations that look like its own — CoNLL04's
+Peop/Org/Loc and Live_In/Work_For/Kill; nothing for SciERC — and no gold names), runs
 the skill loop with the offline backend into a fresh library, and prints the held-out
 relation P/R/F1 before and after learning, the edge labels and the controller actions.
 The same seed gives the same split and the same library; the figures are whatever they
@@ -64,7 +66,8 @@ def main() -> None:
         print(f"  held-out relations  before P {b['precision']:.3f} R {b['recall']:.3f} F1 {b['f1']:.3f}"
               f"  ->  after P {a['precision']:.3f} R {a['recall']:.3f} F1 {a['f1']:.3f}")
         eb, ea = r["heldout_entities"]["before"], r["heldout_entities"]["after"]
-        print(f"  held-out entities   before F1 {eb['f1']:.3f}  ->  after F1 {ea['f1']:.3f}")
+        print(f"  held-out entities   before P {eb['precision']:.3f} R {eb['recall']:.3f} F1 {eb['f1']:.3f}"
+              f"  ->  after P {ea['precision']:.3f} R {ea['recall']:.3f} F1 {ea['f1']:.3f}")
 
 
 if __name__ == "__main__":

@@ -14,10 +14,11 @@ import kgkit
 from kgkit import catalog
 from kgkit.cli import cli
 from schema_support import FIXTURES, fixture_project  # noqa: F401  (fixture)
+from shared_data import DATA
 
 SCHEMAS = Path(kgkit.__file__).resolve().parent / "schemas"  # the installed package's, not the checkout's
 SCHEMA_FILE = SCHEMAS / "domain.schema.json"
-CONLL = Path("/work/shared/data/conll04")
+CONLL = DATA / "conll04"
 
 
 def run(*args: str):

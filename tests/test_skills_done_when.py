@@ -19,8 +19,8 @@ import pytest
 from click.testing import CliRunner
 
 from kgkit.cli import cli
+from shared_data import SHARED
 
-SHARED = Path("/work/shared")
 CONLL = SHARED / "data" / "conll04"
 NEW = ["domain", "new", "conll04", "--from-gold", "../shared/data/conll04"]
 LEARN = ["skills", "learn", "--gold", "../shared/data/conll04", "--domain", "conll04", "--holdout", "0.3"]

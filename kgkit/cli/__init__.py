@@ -2,8 +2,8 @@
 
 Subcommands live one per module and are imported only when invoked, so ``kgkit --help``
 and ``kgkit domain validate`` never pay for litellm or the engine. Library errors
-(:class:`kgkit.errors.KgkitError`) become a message on stderr and their exit code here,
-and nowhere else.
+(:class:`kgkit.errors.KgkitError`) become a message on stderr and their exit code here
+(:class:`LazyGroup`), and nowhere else.
 """
 from __future__ import annotations
 
@@ -33,8 +33,26 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+class LibraryError(click.ClickException):
+    """A :class:`KgkitError` shown as ``Error: …`` with its own exit code, never a traceback."""
+
+    def __init__(self, exc: KgkitError):
+        super().__init__(exc.format())
+        self.exit_code = exc.exit_code
+
+
 class LazyGroup(click.Group):
-    """A click group whose subcommands are imported on first use."""
+    """A click group whose subcommands are imported on first use.
+
+    It is also the one place where library errors become CLI errors, for every command
+    alike, so a command behaves the same under ``kgkit`` and under click's CliRunner.
+    """
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KgkitError as exc:
+            raise LibraryError(exc) from None
 
     def list_commands(self, ctx):
         return sorted(COMMANDS)
@@ -62,13 +80,10 @@ def cli():
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: run the CLI and map library errors to exit codes."""
+    """Console entry point: run the CLI and turn its outcome into the documented exit code."""
     try:
         # In non-standalone mode click *returns* the code of ctx.exit(n) instead of raising.
         code = cli.main(args=argv, prog_name="kgkit", standalone_mode=False)
-    except KgkitError as exc:
-        click.echo(f"Error: {exc.format()}", err=True)
-        sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("Interrupted. Completed passes are kept in the run folder: run the same command "
                    "with --resume to continue where it stopped.", err=True)

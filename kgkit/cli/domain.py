@@ -1,35 +1,16 @@
 """``kgkit domain new|validate|show`` and ``kgkit domains``: authoring and listing domains.
 
-Docs: docs/authoring-domains.md. Library errors are turned into click errors here, with
-the library's exit code, so the commands behave the same under ``kgkit`` and CliRunner.
+Docs: docs/authoring-domains.md.
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from pathlib import Path
 
 import click
 
-from kgkit.errors import EXIT_INPUT, InputError, KgkitError
-
-
-class CommandError(click.ClickException):
-    """A library error shown as ``Error: …`` with the library's exit code."""
-
-    def __init__(self, exc: KgkitError):
-        super().__init__(exc.format())
-        self.exit_code = exc.exit_code
-
-
-@contextlib.contextmanager
-def reported():
-    """Show a KgkitError as a message and its exit code, never a traceback."""
-    try:
-        yield
-    except KgkitError as exc:
-        raise CommandError(exc) from None
+from kgkit.errors import EXIT_INPUT, InputError
 
 
 @click.group("domain")
@@ -67,29 +48,28 @@ def new_cli(name: str, parent: str | None, gold: Path | None, out: Path | None, 
         raise click.UsageError("use either --from or --from-gold, not both")
     to_stdout = str(out) == "-"
     target = Path(".") / "-" if to_stdout else (out or Path("domains") / f"{name}.yaml")
-    with reported():
-        if gold:
-            text = domain_starter.starter_from_gold(name, gold)
-        elif parent:
-            from kgkit.catalog import load_domain, looks_like_path
+    if gold:
+        text = domain_starter.starter_from_gold(name, gold)
+    elif parent:
+        from kgkit.catalog import load_domain, looks_like_path
 
-            ref = parent
-            if looks_like_path(parent):  # `extends:` paths are relative to the new file
-                ref = os.path.relpath(Path(parent).resolve(), target.parent.resolve())
-                ref = ref if ref.startswith((".", "/")) else f"./{ref}"
-            text = domain_starter.starter_extending(name, ref, load_domain(parent))
-        else:
-            text = domain_starter.starter(name)
+        ref = parent
+        if looks_like_path(parent):  # `extends:` paths are relative to the new file
+            ref = os.path.relpath(Path(parent).resolve(), target.parent.resolve())
+            ref = ref if ref.startswith((".", "/")) else f"./{ref}"
+        text = domain_starter.starter_extending(name, ref, load_domain(parent))
+    else:
+        text = domain_starter.starter(name)
     if to_stdout:
         click.echo(text, nl=False)
         return
     if target.exists() and not force:
-        raise CommandError(InputError(f"{target} already exists; use --force to overwrite it"))
+        raise InputError(f"{target} already exists; use --force to overwrite it")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise CommandError(InputError(f"cannot write {target}: {exc.strerror or exc}")) from None
+        raise InputError(f"cannot write {target}: {exc.strerror or exc}") from None
     click.echo(f"Wrote {target}. Check it with: kgkit domain validate {target}")
     click.echo(f"Use it with: kgkit extract DOCUMENT --domain {_domain_ref(name, target)}")
 
@@ -148,8 +128,7 @@ def show_cli(name: str):
     from kgkit.catalog import find
     from kgkit.validation import resolve_domain
 
-    with reported():
-        resolved = resolve_domain(find("domains", name))
+    resolved = resolve_domain(find("domains", name))
     data = {k: v for k, v in resolved.merged.items() if k != "extends"}
     click.echo("# resolved from: " + " <- ".join(str(p) for p in resolved.files))
     click.echo(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100), nl=False)

@@ -4,31 +4,11 @@ DOCS: docs/gold-format.md (the gold format and the matching rules)
 """
 from __future__ import annotations
 
-import contextlib
 import json
 
 import click
 
 domain_option = click.option("--domain", "-d", default=None, help="Domain name or YAML path.")
-
-
-class CliError(click.ClickException):
-    """A library error shown as ``Error: …`` with its own exit code (see ``kgkit --help``)."""
-
-    def __init__(self, exc):
-        super().__init__(exc.format())
-        self.exit_code = exc.exit_code
-
-
-@contextlib.contextmanager
-def library_errors():
-    """Turn :class:`kgkit.errors.KgkitError` into a click error: message, exit code, no traceback."""
-    from kgkit.errors import KgkitError
-
-    try:
-        yield
-    except KgkitError as exc:
-        raise CliError(exc) from exc
 
 
 @click.command("eval")
@@ -45,9 +25,8 @@ def eval_cli(gold_dir, domain, views, run_dir, config_path, no_skills, as_json):
     and F1, micro and macro, per type."""
     from kgkit.eval.run import evaluate
 
-    with library_errors():
-        config = None if run_dir and not config_path else _config(config_path, no_skills)
-        report = evaluate(gold_dir, domain=domain, views=list(views) or None, run_dir=run_dir, config=config)
+    config = None if run_dir and not config_path else _config(config_path, no_skills)
+    report = evaluate(gold_dir, domain=domain, views=list(views) or None, run_dir=run_dir, config=config)
     click.echo(json.dumps(report.to_dict(), indent=2) if as_json else report.format_table())
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import click
 
-from kgkit.cli.eval import domain_option, library_errors
+from kgkit.cli.eval import domain_option
 
 
 @click.group("gold")
@@ -23,11 +23,10 @@ def validate_cli(gold_dir, domain):
     from kgkit.errors import ValidationError
     from kgkit.eval.gold import check_gold
 
-    with library_errors():
-        dom = _load_domain(domain)
-        docs, issues = check_gold(gold_dir, dom)
-        if issues:
-            raise ValidationError(issues, f"{len(issues)} problem{'s' if len(issues) != 1 else ''} in gold folder {gold_dir}")
+    dom = _load_domain(domain)
+    docs, issues = check_gold(gold_dir, dom)
+    if issues:
+        raise ValidationError(issues, f"{len(issues)} problem{'s' if len(issues) != 1 else ''} in gold folder {gold_dir}")
     counts = {k: sum(len(getattr(d, k)) for d in docs) for k in ("entities", "relations", "hyperedges", "events", "temporal")}
     summary = ", ".join(f"{v} {k}" for k, v in counts.items())
     click.echo(f"{gold_dir}: {len(docs)} documents OK ({summary})" + (f"; types checked against domain {dom.name}" if dom else ""))

@@ -8,7 +8,6 @@ import json
 
 import click
 
-from kgkit.cli.eval import library_errors
 
 library_option = click.option("--library", "library_dir", type=click.Path(file_okay=False), default=None,
                               help="Library root (default: ./skill_library, else the built-in one).")
@@ -39,15 +38,14 @@ def learn_cli(gold_dir, domain, rollouts, temperature, holdout, dev, top_k, seed
     from kgkit.engine.run import resolve_config
     from kgkit.skills.learn import LearnSettings, learn_skills
 
-    with library_errors():
-        config = resolve_config(config_path)
-        s = config.skills
-        settings = LearnSettings(
-            rollouts=rollouts or s.rollouts, temperature=s.temperature if temperature is None else temperature,
-            holdout=holdout, dev=dev, top_k=s.top_k if top_k is None else top_k, seed=seed,
-            merge=s.jaccard_merge, modify=s.jaccard_modify)
-        report = learn_skills(gold_dir, domain, config=config, settings=settings,
-                              library_dir=library_dir or s.library)
+    config = resolve_config(config_path)
+    s = config.skills
+    settings = LearnSettings(
+        rollouts=rollouts or s.rollouts, temperature=s.temperature if temperature is None else temperature,
+        holdout=holdout, dev=dev, top_k=s.top_k if top_k is None else top_k, seed=seed,
+        merge=s.jaccard_merge, modify=s.jaccard_modify)
+    report = learn_skills(gold_dir, domain, config=config, settings=settings,
+                          library_dir=library_dir or s.library)
     click.echo(json.dumps(report.to_dict(), indent=2) if as_json else report.format_text())
 
 
@@ -56,8 +54,7 @@ def learn_cli(gold_dir, domain, rollouts, temperature, holdout, dev, top_k, seed
 @library_option
 def list_cli(domain, library_dir):
     """List the skills of DOMAIN's library: id, version, kind, target, support, patterns."""
-    with library_errors():
-        lib = _load(domain, library_dir)
+    lib = _load(domain, library_dir)
     click.echo(f"{domain}: library version {lib.version}, {len(lib.skills)} skill{'s' if len(lib.skills) != 1 else ''}")
     for s in lib.sorted_skills():
         sup = s["support"]
@@ -74,8 +71,7 @@ def show_cli(domain, skill, library_dir):
     """Print one skill of DOMAIN (an id or a unique id prefix) as YAML."""
     from kgkit.skills.library import dump_skill
 
-    with library_errors():
-        click.echo(dump_skill(_load(domain, library_dir).get(skill)), nl=False)
+    click.echo(dump_skill(_load(domain, library_dir).get(skill)), nl=False)
 
 
 @skills_cli.command("remove")
@@ -86,14 +82,13 @@ def remove_cli(domain, skills, library_dir):
     """Remove skills (ids or unique prefixes) from DOMAIN's library; records a changelog entry."""
     from kgkit.skills.library import save_library, today
 
-    with library_errors():
-        lib = _load(domain, library_dir)
-        ids = sorted({lib.get(ref)["id"] for ref in skills})
-        for sid in ids:
-            del lib.skills[sid]
-        lib.version += 1
-        lib.changelog.append({"version": lib.version, "date": today(), "removed": ids})
-        folder = save_library(lib, library_dir)
+    lib = _load(domain, library_dir)
+    ids = sorted({lib.get(ref)["id"] for ref in skills})
+    for sid in ids:
+        del lib.skills[sid]
+    lib.version += 1
+    lib.changelog.append({"version": lib.version, "date": today(), "removed": ids})
+    folder = save_library(lib, library_dir)
     click.echo(f"removed {', '.join(ids)} from {folder} (library version {lib.version})")
 
 
@@ -106,9 +101,8 @@ def diff_cli(domain, other, library_dir):
     saved before relearning): + added, - removed, ~ changed skills."""
     from kgkit.skills.library import diff_libraries, load_library
 
-    with library_errors():
-        mine = _load(domain, library_dir)
-        theirs = load_library(domain, other)
+    mine = _load(domain, library_dir)
+    theirs = load_library(domain, other)
     lines = diff_libraries(theirs, mine)
     click.echo("\n".join(lines) if lines else "no differences")
 

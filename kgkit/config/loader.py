@@ -231,25 +231,13 @@ class _Layer:
 
 
 def _schema_issues(source) -> list[Issue]:
-    from kgkit.json_schemas import explain  # one wording for every schema error kgkit reports
+    from kgkit.json_schemas import schema_issues  # one wording for every schema error kgkit reports
 
-    issues: list[Issue] = []
-    for error in _validator().iter_errors(source.data):
-        issues.extend(explain(source, error))
-    return issues
+    return schema_issues(source, "config")
 
 
 def _check_layer(layer: dict[str, Any], label: str) -> list[Issue]:
     return _schema_issues(_Layer(label, layer))
-
-
-def _validator():
-    import json
-
-    from jsonschema import Draft202012Validator
-
-    schema_path = Path(__file__).resolve().parent.parent / "schemas" / "config.schema.json"
-    return Draft202012Validator(json.loads(schema_path.read_text(encoding="utf-8")))
 
 
 def _error(issues: list[Issue]) -> ConfigError:

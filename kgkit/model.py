@@ -1,8 +1,9 @@
 """The in-memory form of domains, views and DIY templates, after YAML validation.
 
 The YAML files are the source of truth; these frozen dataclasses are what the engine,
-the backends and the skill loop read. ``kgkit.schema_files`` turns validated YAML into
-them (resolving ``extends``); nothing else constructs them from files.
+the backends and the skill loop read. ``kgkit.schema_files`` builds them from the data
+:mod:`kgkit.validation` returns (checked, ``extends`` applied); nothing else constructs them
+from files.
 """
 from __future__ import annotations
 

@@ -1,12 +1,7 @@
 """Turn validated domain, view and template YAML into :mod:`kgkit.model` objects.
 
-``extends`` merge rules (documented in docs/authoring-domains.md):
-* scalar keys (description, version, chunking, default_views): the child's value wins;
-* typed lists (entity_types, relation_types, nary_relation_types, event_types,
-  qualifiers): merged by ``name`` — a child entry replaces the parent's entry of the same
-  name whole, new names are appended after the parent's;
-* examples: the parent's first, then the child's;
-* a cycle in ``extends`` is an error.
+Reading, checking and resolving ``extends`` happen in :mod:`kgkit.validation`; this
+module only builds the frozen model objects from the data it returns.
 """
 from __future__ import annotations
 
@@ -14,19 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kgkit import model as m
-
-TYPED_LISTS = ("entity_types", "relation_types", "nary_relation_types", "event_types", "qualifiers")
-
-
-def read_yaml(kind: str, path: Path, project_dir: Path | None = None) -> dict[str, Any]:
-    """Read and validate one file; raise ValidationError with every issue found.
-
-    This is the single door through which kgkit reads its YAML; the checks themselves
-    (schema, marks, duplicate keys, cross-checks) live in :mod:`kgkit.validation`.
-    """
-    from kgkit.validation import validate_file
-
-    return validate_file(kind, path, project_dir)
+from kgkit.validation import resolve_domain, resolve_prompt, validate_file
 
 
 def _patterns(value: Any) -> m.Patterns:
@@ -71,44 +54,10 @@ def _qualifier(d: dict[str, Any]) -> m.Qualifier:
     )
 
 
-def _named(items: Any) -> list[dict[str, Any]]:
-    """The entries of a typed list that have a name; validation reports the others."""
-    if not isinstance(items, list):
-        return []
-    return [i for i in items if isinstance(i, dict) and isinstance(i.get("name"), str)]
-
-
-def merge_domain_data(parent: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
-    """Apply the ``extends`` merge rules to two raw domain mappings.
-
-    It also runs on files that failed their schema (so cross-checks can still use the
-    parent's types); malformed entries are left out here and reported by validation.
-    """
-    merged = dict(parent)
-    for key, value in child.items():
-        if key in TYPED_LISTS:
-            by_name = {item["name"]: item for item in _named(parent.get(key))}
-            for item in _named(value):
-                by_name[item["name"]] = item  # same name: the child's entry replaces the parent's whole
-            merged[key] = list(by_name.values())
-        elif key == "examples":
-            parent_examples = parent.get("examples") if isinstance(parent.get("examples"), list) else []
-            merged[key] = parent_examples + (value if isinstance(value, list) else [])
-        elif key != "extends":
-            merged[key] = value
-    return merged
-
-
-def resolve_domain_data(path: Path, project_dir: Path | None = None) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """Read a domain and its ``extends`` ancestors (all validated); return merged data and lineage."""
-    from kgkit.validation import resolve_domain
-
-    resolved = resolve_domain(path, project_dir)
-    return resolved.merged, resolved.lineage
-
-
 def build_domain(path: Path, project_dir: Path | None = None) -> m.Domain:
-    data, lineage = resolve_domain_data(Path(path), project_dir)
+    """A domain with its ``extends`` chain applied; ValidationError with every issue otherwise."""
+    resolved = resolve_domain(path, project_dir)
+    data = resolved.merged
     chunking = data.get("chunking") or {}
     return m.Domain(
         name=data["name"],
@@ -159,7 +108,7 @@ def build_domain(path: Path, project_dir: Path | None = None) -> m.Domain:
             size=chunking.get("size", m.Chunking.size), overlap=chunking.get("overlap", m.Chunking.overlap)
         ),
         source=Path(path),
-        lineage=lineage,
+        lineage=resolved.lineage,
     )
 
 
@@ -168,7 +117,7 @@ DEFAULT_MODES = {"binary": "projection.v1", "person": "projection.v1", "nary": "
 
 
 def build_view(path: Path) -> m.View:
-    data = read_yaml("views", Path(path))
+    data = validate_file("views", path)
     strategy = data["strategy"]
     mode = data.get("mode") or DEFAULT_MODES.get(data["name"], "projection.v1" if strategy == "projection" else "")
     projection = None
@@ -187,7 +136,8 @@ def build_view(path: Path) -> m.View:
         )
     else:
         up = data["upgrade"]
-        prompt = _resolve_prompt(Path(path).parent, up["prompt"])
+        base = Path(path).parent
+        prompt = resolve_prompt(base, up["prompt"]) or base / up["prompt"]  # validation checked it exists
         output_schema = up["output_schema"]
     return m.View(
         name=data["name"],
@@ -202,15 +152,8 @@ def build_view(path: Path) -> m.View:
     )
 
 
-def _resolve_prompt(base: Path, ref: str) -> Path:
-    """A prompt path relative to the view file, else a built-in prompt (validation checked it exists)."""
-    from kgkit.validation import resolve_prompt
-
-    return resolve_prompt(base, ref) or (base / ref)
-
-
 def build_template(path: Path) -> m.Template:
-    data = read_yaml("templates", Path(path))
+    data = validate_file("templates", path)
     return m.Template(
         name=data["name"],
         description=data.get("description", ""),

@@ -7,6 +7,15 @@ types or relations, duplicate names, default views or parent domains that do not
 regexes that do not compile, ``extends`` cycles. Cross-checks run on the domain *after*
 ``extends``, so a child may use its parent's types.
 
+``extends`` merge rules (documented in docs/authoring-domains.md):
+
+* scalar keys (description, version, chunking, default_views): the child's value wins;
+* typed lists (entity_types, relation_types, nary_relation_types, event_types,
+  qualifiers): merged by ``name`` — a child entry replaces the parent's entry of the same
+  name whole, new names are appended after the parent's;
+* examples: the parent's first, then the child's;
+* a cycle in ``extends`` is an error.
+
 Every problem becomes an :class:`~kgkit.errors.Issue` with ``file:line:column``, the key
 path, what was expected and, for misspelt keys and names, a did-you-mean. All issues of a
 file are collected and raised together as one :class:`~kgkit.errors.ValidationError`.
@@ -357,6 +366,28 @@ class ResolvedDomain:
     files: tuple[Path, ...]  # files, this domain first
 
 
+def merge_domain_data(parent: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
+    """Apply the ``extends`` merge rules to two raw domain mappings.
+
+    It also runs on files that failed their schema (so cross-checks can still use the
+    parent's types); malformed entries are left out here and reported by the checks.
+    """
+    merged = dict(parent)
+    for key, value in child.items():
+        if key in TYPED_LISTS:
+            by_name = {item["name"]: item for _, item in _items(parent, key) if isinstance(item.get("name"), str)}
+            for _, item in _items(child, key):
+                if isinstance(item.get("name"), str):
+                    by_name[item["name"]] = item  # same name: the child's entry replaces the parent's whole
+            merged[key] = list(by_name.values())
+        elif key == "examples":
+            parent_examples = parent.get("examples") if isinstance(parent.get("examples"), list) else []
+            merged[key] = parent_examples + (value if isinstance(value, list) else [])
+        elif key != "extends":
+            merged[key] = value
+    return merged
+
+
 def _find_parent(ref: str, child: Path, project_dir: Path | None) -> Path:
     from kgkit import catalog
 
@@ -372,8 +403,6 @@ def _find_parent(ref: str, child: Path, project_dir: Path | None) -> Path:
 
 def _domain(path: Path, project_dir: Path | None, chain: tuple[Path, ...], cycles: list) -> tuple[list[Issue], ResolvedDomain | None]:
     """Check one domain file and its ancestors; a cycle is recorded for the outermost call."""
-    from kgkit.schema_files import merge_domain_data
-
     src = yaml_source.load(path)
     if src.fatal:
         return src.issues, None

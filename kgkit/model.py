@@ -75,6 +75,9 @@ class NaryRelationType:
     roles: tuple[Role, ...] = ()
     triggers: Patterns = Patterns()
 
+    def role(self, name: str) -> Role | None:
+        return next((r for r in self.roles if r.name == name), None)
+
 
 @dataclass(frozen=True)
 class EventType:
@@ -82,6 +85,9 @@ class EventType:
     description: str = ""
     triggers: Patterns = Patterns()
     roles: tuple[Role, ...] = ()
+
+    def role(self, name: str) -> Role | None:
+        return next((r for r in self.roles if r.name == name), None)
 
 
 @dataclass(frozen=True)
@@ -145,6 +151,9 @@ class Domain:
 
     def event_type(self, name: str) -> EventType | None:
         return next((t for t in self.event_types if t.name == name), None)
+
+    def qualifier(self, name: str) -> Qualifier | None:
+        return next((q for q in self.qualifiers if q.name == name), None)
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,11 @@ built-ins shipped with kgkit. Built-in files are loaded exactly as a user's own.
 """
 from __future__ import annotations
 
-import difflib
 import os
 from pathlib import Path
 from typing import Any
 
-from kgkit.errors import NotFoundError
+from kgkit.errors import NotFoundError, did_you_mean
 
 KINDS = ("domains", "views", "templates")
 
@@ -85,10 +84,8 @@ def find(kind: str, ref: str | os.PathLike, project_dir: Path | None = None, ski
             if path.is_file() and path.resolve() != skipped:
                 return path
     names = available(kind, project_dir)
-    close = difflib.get_close_matches(ref_s, list(names), n=3)
-    hint = f"did you mean {', '.join(repr(c) for c in close)}?" if close else None
     listing = ", ".join(sorted(names)) or "none"
-    raise NotFoundError(f"unknown {kind[:-1]} {ref_s!r}; available: {listing}", hint=hint)
+    raise NotFoundError(f"unknown {kind[:-1]} {ref_s!r}; available: {listing}", hint=did_you_mean(ref_s, names, n=3))
 
 
 def load_domain(ref: str | os.PathLike, project_dir: Path | None = None):

@@ -11,6 +11,7 @@ Exit codes are few and documented in the README:
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 EXIT_OK = 0
@@ -45,6 +46,17 @@ class Issue:
 
     def sort_key(self):
         return (self.file, self.line or 0, self.column or 0, self.message)
+
+
+def did_you_mean(word: str, candidates: Iterable[str], n: int = 1) -> str | None:
+    """A "did you mean 'x'?" hint naming the ``n`` closest candidates (case-insensitive), or None."""
+    import difflib
+
+    by_lower: dict[str, str] = {}
+    for c in candidates:
+        by_lower.setdefault(str(c).lower(), str(c))
+    close = difflib.get_close_matches(str(word).lower(), list(by_lower), n=n, cutoff=0.6)
+    return f"did you mean {', '.join(repr(by_lower[c]) for c in close)}?" if close else None
 
 
 class KgkitError(Exception):

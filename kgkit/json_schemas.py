@@ -9,14 +9,13 @@ offline.
 """
 from __future__ import annotations
 
-import difflib
 import functools
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from kgkit.errors import Issue
+from kgkit.errors import Issue, did_you_mean
 from kgkit.yaml_source import KeyPath, Source
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
@@ -81,15 +80,6 @@ def _describe_value(value: Any) -> str:
 def _expected_types(types: str | list[str]) -> str:
     types = [types] if isinstance(types, str) else list(types)
     return " or ".join(_TYPE_WORDS.get(t, t) for t in types)
-
-
-def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
-    """A "did you mean" hint naming the closest candidate (case-insensitive), or None."""
-    by_lower: dict[str, str] = {}
-    for c in candidates:
-        by_lower.setdefault(str(c).lower(), str(c))
-    close = difflib.get_close_matches(str(word).lower(), list(by_lower), n=1, cutoff=0.6)
-    return f"did you mean {by_lower[close[0]]!r}?" if close else None
 
 
 def schema_issues(src: Source, name: str) -> list[Issue]:

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from kgkit import yaml_source
-from kgkit.errors import Issue, NotFoundError, ValidationError
-from kgkit.json_schemas import did_you_mean, schema_issues
+from kgkit.errors import Issue, NotFoundError, ValidationError, did_you_mean
+from kgkit.json_schemas import schema_issues
 from kgkit.yaml_source import KeyPath, Source
 
 # catalog kinds (plural, as folders) and the schema each is checked against

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from kgkit.errors import EXIT_INPUT
+from kgkit.errors import EXIT_INPUT, did_you_mean
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 
@@ -28,9 +28,6 @@ def schema_cli(name: str):
     """Print the JSON Schema NAME (e.g. domain, view, template)."""
     names = schema_names()
     if name not in names:
-        import difflib
-
-        close = difflib.get_close_matches(name, names, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise UnknownSchema(f"unknown schema {name!r}; {hint}available: {', '.join(names)}")
+        hint = did_you_mean(name, names)
+        raise UnknownSchema(f"unknown schema {name!r}; {hint + ' ' if hint else ''}available: {', '.join(names)}")
     click.echo((SCHEMA_DIR / f"{name}.schema.json").read_text(encoding="utf-8"), nl=False)

@@ -8,7 +8,6 @@ re-reading only a faulty file with a YAML composer, which keeps marks (JSON is Y
 """
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from dataclasses import dataclass
@@ -16,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
-from kgkit.errors import InputError, Issue, ValidationError
+from kgkit.errors import InputError, Issue, ValidationError, did_you_mean
 from kgkit.model import Domain
 
 GOLD_SUFFIX = ".gold.json"
@@ -209,8 +208,8 @@ def _choices(value: str, names: list[str]) -> str:
     if not names:
         return "; the domain declares none"
     text = f"; the domain has: {', '.join(names)}" if len(names) <= 8 else f"; the domain has {len(names)} of them"
-    close = difflib.get_close_matches(value, names, n=3, cutoff=0.6)
-    return text + (f"; did you mean {', '.join(repr(c) for c in close)}?" if close else "")
+    hint = did_you_mean(value, names, n=3)
+    return text + (f"; {hint}" if hint else "")
 
 
 def _is_iso_date(value: str) -> bool:

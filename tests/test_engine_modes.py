@@ -138,3 +138,31 @@ def test_roles_and_qualifiers_given_as_null_are_absent_not_errors(tmp_path):
     # (the extra answer comes back for every chunk; only its quote is missing from 7 of them)
     assert {r["reason"].split(":")[0] for r in result.review if r["stage"] in ("nary", "temporal")} == {
         "unverified evidence"}
+
+
+def test_a_symmetric_relation_read_both_ways_is_one_temporal_edge(tmp_path):
+    """As in the skeleton: the ends of a symmetric relation are put in one order, so the
+    same statement read B-A in one chunk and A-B in another has one id."""
+    extra = {"temporal": [{"head": "Acme Corp", "relation": "Partner_Of", "tail": "Beta Ltd", "evidence": "Acme Corp"},
+                          {"head": "Beta Ltd", "relation": "Partner_Of", "tail": "Acme Corp", "evidence": "Beta Ltd"}]}
+    inputs = write_inputs(tmp_path / "in")
+    inputs["domain"].write_text(inputs["domain"].read_text().replace(
+        "{name: Partner_Of, head: [Org], tail: [Org]}", "{name: Partner_Of, head: [Org], tail: [Org], symmetric: true}"))
+    result = kgkit.extract(inputs["doc"], domain=inputs["domain"], views=["temporal"],
+                           config=Config(chunk_size=CHUNK_SIZE, chunk_overlap=0), out_dir=tmp_path / "out",
+                           backend=ScriptedBackend(extra=extra))[0]
+    partners = [e for e in result.views["temporal"]["edges"] if e["relation"] == "Partner_Of"]
+    assert len(partners) == 1 and partners[0]["head"] < partners[0]["tail"]
+
+
+def test_temporal_edges_are_statements_one_per_distinct_qualifiers(tmp_path):
+    """The same (head, relation, tail) with other qualifiers is another edge, with its own
+    evidence; the same statement read in several chunks is one (docs/design.md)."""
+    extra = {"temporal": [{"head": "Ann Lee", "relation": "Work_For", "tail": "Acme Corp",
+                           "qualifiers": {"start_date": "June 1, 2021"}, "evidence": "Ann Lee joined Acme Corp"}]}
+    result = extract(tmp_path, ["temporal"], extra)  # the extra statement comes back from all 8 chunks
+    nodes = {n["name"]: n["id"] for n in result.nodes}
+    ann_acme = [e for e in result.views["temporal"]["edges"]
+                if (e["head"], e["relation"], e["tail"]) == (nodes["Ann Lee"], "Work_For", nodes["Acme Corp"])]
+    assert sorted(e["qualifiers"]["start_date"]["value"] for e in ann_acme) == ["2020-03-01", "2021-06-01"]
+    assert len({e["id"] for e in ann_acme}) == 2

@@ -115,11 +115,8 @@ def edges_from(answer: dict[str, Any], doc: Document, chunk: Chunk, domain: Doma
             continue
         head, tail, problem = resolve_ends(relation, raw, skeleton)
         if problem:
-            reason, _, detail = problem.partition(": ")
-            reject(reason, raw, detail)
+            reject(problem[0], raw, problem[1])
             continue
-        if relation.symmetric and tail < head:  # one edge (and one id) whichever way it was read
-            head, tail = tail, head
         evidence, verified = locate(raw, raw.get("evidence"))
         edges.append({"id": ids.edge_id(head, relation.name, tail), "head": head, "relation": relation.name,
                       "tail": tail, "evidence": evidence, "verified": verified,

@@ -199,26 +199,31 @@ def fill_roles(raw: dict[str, Any], role_of: Callable[[str], Role | None], scope
     return filled
 
 
-def resolve_ends(relation: RelationType, raw: dict[str, Any], skeleton: Skeleton) -> tuple[str | None, str | None, str]:
+def resolve_ends(relation: RelationType, raw: dict[str, Any],
+                 skeleton: Skeleton) -> tuple[str, str, None] | tuple[None, None, tuple[str, str]]:
     """Head and tail node ids of a binary relation item, or the reject reason and why.
 
-    Returns ``(head, tail, "")`` or ``(None, None, "<reason>: <detail>")`` with reason
+    Returns ``(head, tail, None)`` or ``(None, None, (reason, detail))`` with reason
     ``unknown_head`` / ``unknown_tail`` (no node of that name) or ``type_not_allowed``
-    (the name is known, but not as a type the relation admits at that end).
+    (the name is known, but not as a type the relation admits at that end). The ends of
+    a symmetric relation come back in id order, so a statement has one edge (and one id)
+    whichever way it was read.
     """
     ends = relation.head + relation.tail if relation.symmetric else None
     head = skeleton.lookup(raw["head"], ends or relation.head)
     tail = skeleton.lookup(raw["tail"], ends or relation.tail)
     if head is None and not skeleton.candidates(raw["head"]):
-        return None, None, f"unknown_head: {raw['head']!r} is not an entity of the document"
+        return None, None, ("unknown_head", f"{raw['head']!r} is not an entity of the document")
     if tail is None and not skeleton.candidates(raw["tail"]):
-        return None, None, f"unknown_tail: {raw['tail']!r} is not an entity of the document"
+        return None, None, ("unknown_tail", f"{raw['tail']!r} is not an entity of the document")
     if head is None or tail is None or not relation.allows(skeleton.node(head)["type"], skeleton.node(tail)["type"]):
         def kind(name: str, found: str | None) -> str:
             if found:
                 return skeleton.node(found)["type"]
             return "/".join(sorted({skeleton.node(c)["type"] for c in skeleton.candidates(name)}))
 
-        return None, None, (f"type_not_allowed: {relation.name} does not allow "
-                            f"{kind(raw['head'], head)} -> {kind(raw['tail'], tail)}")
-    return head, tail, ""
+        return None, None, ("type_not_allowed",
+                            f"{relation.name} does not allow {kind(raw['head'], head)} -> {kind(raw['tail'], tail)}")
+    if relation.symmetric and tail < head:
+        head, tail = tail, head
+    return head, tail, None

@@ -42,8 +42,7 @@ class TemporalMode(UpgradeMode):
             return None
         head, tail, problem = resolve_ends(relation, raw, scope.skeleton)
         if problem:
-            reason, _, detail = problem.partition(": ")
-            scope.reject(reason, raw, detail)
+            scope.reject(problem[0], raw, problem[1])
             return None
         qualifiers = qualify(raw.get("qualifiers", {}), scope.domain.qualifier, relation.name, scope, raw)
         evidence, verified = scope.locate(raw)

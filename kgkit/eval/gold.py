@@ -4,18 +4,19 @@ A gold folder holds, per document, ``<doc_id>.txt`` and ``<doc_id>.gold.json`` (
 docs/gold-format.md, JSON Schema in kgkit/schemas/gold.schema.json). Other files (a
 ``manifest.json``, PDFs) are ignored. Every problem in every file is collected and
 reported at once, each as ``file:line:col: key -> path: message`` — the line found by
-re-reading only a faulty file with a YAML composer, which keeps marks (JSON is YAML).
+re-reading only a faulty file with :mod:`kgkit.yaml_source`, which keeps marks (JSON is YAML).
 """
 from __future__ import annotations
 
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
+from kgkit.canon import entity_type_name
 from kgkit.errors import InputError, Issue, ValidationError, did_you_mean
+from kgkit.json_schemas import validator
 from kgkit.model import Domain
 
 GOLD_SUFFIX = ".gold.json"
@@ -38,14 +39,6 @@ class GoldDoc:
 
     def entity(self, name: str) -> dict[str, Any] | None:
         return next((e for e in self.entities if e["name"] == name), None)
-
-
-@lru_cache(maxsize=1)
-def _validator():
-    import jsonschema
-
-    schema = json.loads((Path(__file__).resolve().parent.parent / "schemas" / "gold.schema.json").read_text())
-    return jsonschema.Draft202012Validator(schema)
 
 
 def gold_files(gold_dir: str | Path) -> list[Path]:
@@ -99,7 +92,7 @@ def _check_file(path: Path, domain: Domain | None) -> tuple[GoldDoc | None, list
     if not isinstance(data, dict):
         problems.append(((), "expected a JSON object at the top level"))
         return None, _locate(path, raw, problems)
-    for err in _validator().iter_errors(data):
+    for err in validator("gold").iter_errors(data):
         problems.append((tuple(err.absolute_path), err.message))
     if problems:  # structure is wrong: the content checks below would only repeat it
         return None, _locate(path, raw, problems)
@@ -144,7 +137,7 @@ def _content_problems(data: dict[str, Any], text: str | None, domain: Domain | N
         if ent["name"] in names:
             yield ("entities", i, "name"), f"duplicate entity name {ent['name']!r} (names are unique within a document)"
         names.add(ent["name"])
-        if domain is not None and not _known_entity_type(domain, ent["type"]):
+        if domain is not None and entity_type_name(domain, ent["type"]) is None:
             yield ("entities", i, "type"), f"entity type {ent['type']!r} is not in domain {domain.name!r}" + _choices(
                 ent["type"], [t.name for t in domain.entity_types])
         if text is None:
@@ -191,16 +184,11 @@ def type_issues(doc: GoldDoc, domain: Domain) -> list[str]:
     """The labels of ``doc`` that ``domain`` does not declare ("Peop", "relation USED-FOR", …)."""
     events = {t.name for t in domain.event_types}
     nary = {t.name for t in domain.nary_relation_types} | events
-    out = [e["type"] for e in doc.entities if not _known_entity_type(domain, e["type"])]
+    out = [e["type"] for e in doc.entities if entity_type_name(domain, e["type"]) is None]
     out += [f"relation {r['relation']}" for r in doc.relations + doc.temporal if domain.relation_type(r["relation"]) is None]
     out += [f"hyperedge {h['relation']}" for h in doc.hyperedges if h["relation"] not in nary]
     out += [f"event {e['type']}" for e in doc.events if e["type"] not in events]
     return out
-
-
-def _known_entity_type(domain: Domain, name: str) -> bool:
-    key = name.lower()
-    return any(t.name.lower() == key or key in (a.lower() for a in t.aliases) for t in domain.entity_types)
 
 
 def _choices(value: str, names: list[str]) -> str:
@@ -220,34 +208,8 @@ def _locate(path: Path, raw: str, problems: list[tuple[tuple, str]]) -> list[Iss
     """Turn (key path, message) pairs into Issues with the line and column of that key."""
     if not problems:
         return []
-    root = _compose(raw)
-    return [Issue(str(path), *_mark(root, key_path), key_path, message) for key_path, message in problems]
+    from kgkit.yaml_source import parse
 
-
-def _compose(raw: str):
-    import yaml
-
-    try:
-        return yaml.compose(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:  # valid JSON that YAML 1.1 reads differently: no marks, still the message
-        return None
-
-
-def _mark(node, key_path: tuple) -> tuple[int | None, int | None]:
-    """Line and column (1-based) of the deepest node on ``key_path`` that exists."""
-    import yaml
-
-    if node is None:
-        return None, None
-    found = node
-    for key in key_path:
-        if isinstance(found, yaml.MappingNode):
-            nxt = next((v for k, v in found.value if k.value == key), None)
-        elif isinstance(found, yaml.SequenceNode) and isinstance(key, int) and key < len(found.value):
-            nxt = found.value[key]
-        else:
-            nxt = None
-        if nxt is None:
-            break
-        found = nxt
-    return found.start_mark.line + 1, found.start_mark.column + 1
+    source = parse(raw, str(path))  # JSON is YAML: the same marks as kgkit's own files
+    return [Issue(str(path), *(source.mark(key_path) or (None, None)), key_path, message)
+            for key_path, message in problems]

@@ -95,3 +95,12 @@ def test_an_answer_without_the_pass_shape_is_reviewed_not_a_crash(tmp_path):
     assert reasons[0] == ("invalid_answer: answer does not match the pass schema at relations/1: "
                           "'relation' is a required property")
     assert result.views["binary"]["edges"] == []
+
+
+def test_aliases_an_entities_answer_declares_are_not_taken_on_trust(tmp_path):
+    """A node's aliases come from the merge, which checks them against the text
+    (docs/design.md, "Pass answers"); an answer's own ``aliases`` key is not read."""
+    extra = {"entities": [{"name": "Ann Lee", "type": "PER", "evidence": "Ann Lee", "aliases": ["the Engineer"]}]}
+    result = extract(tmp_path, extra)
+    ann = next(n for n in result.nodes if n["name"] == "Ann Lee")
+    assert ann["aliases"] == []

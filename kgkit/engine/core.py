@@ -77,7 +77,11 @@ def relation_request(chunk: Chunk, domain: Domain, settings: CoreSettings, title
 
 def mentions_from(answer: dict[str, Any], doc: Document, chunk: Chunk, settings: CoreSettings,
                   review: list) -> list[canon.Mention]:
-    """Pass-1 answer -> mentions located in the chunk (types are checked by the merge)."""
+    """Pass-1 answer -> mentions located in the chunk (types are checked by the merge).
+
+    Keys beyond the pass schema's, such as the offline backend's ``aliases``, are not
+    read: the merge finds aliases in the text itself (docs/design.md, "Pass answers").
+    """
     locate = Locator(doc, chunk, "entities", settings.evidence_threshold, settings.confidence_threshold, review)
     mentions = []
     for raw in answer.get("entities", []):

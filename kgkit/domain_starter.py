@@ -19,17 +19,22 @@ SCHEMA_FILE = Path(__file__).resolve().parent / "schemas" / "domain.schema.json"
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
 _TYPE_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/]*$")
 _PLAIN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/ ]*[A-Za-z0-9_.\-/]$|^[A-Za-z_]$")
-# YAML 1.1 reads these as booleans or null when unquoted
 # characters YAML forbids raw (or reads as line breaks) inside a quoted scalar
 _UNPRINTABLE = re.compile("[^\x09\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029]")
+# YAML 1.1 reads these as booleans or null when unquoted
 _RESERVED = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "none", "~"}
 
 
+def quoted(text: str) -> str:
+    """``text`` as a double-quoted YAML scalar that reads back unchanged (JSON is valid YAML)."""
+    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
+
+
 def scalar(text: str) -> str:
-    """A YAML scalar for ``text``: plain when unambiguous, else double-quoted (JSON is valid YAML)."""
+    """A YAML scalar for ``text``: plain when unambiguous, else :func:`quoted`."""
     if _PLAIN_RE.fullmatch(text) and text.lower() not in _RESERVED and ": " not in text and " #" not in text:
         return text
-    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
+    return quoted(text)
 
 
 def flow(items: list[str]) -> str:
@@ -365,7 +370,7 @@ def _gold_examples(docs: list[dict[str, Any]], limit: int = 2) -> str:
     for _, _, text, rels, types in sorted(candidates, key=lambda c: c[:3])[:limit]:
         names = list(dict.fromkeys(n for r in rels for n in (r["head"], r["tail"])))
         names += [n for n in types if n not in names and len(n) > 2 and re.search(rf"\b{re.escape(n)}\b", text)]
-        out.append(f"  - text: {json.dumps(text, ensure_ascii=False)}\n    entities:\n")
+        out.append(f"  - text: {quoted(text)}\n    entities:\n")
         out.extend(f"      - {{name: {scalar(n)}, type: {scalar(types[n])}}}\n" for n in names)
         out.append("    relations:\n")
         out.extend(

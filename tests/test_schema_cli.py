@@ -329,3 +329,18 @@ def test_a_folder_on_the_search_path_twice_does_not_override_itself(monkeypatch,
     assert f"binary  {FIXTURES}/views/binary.yaml" in result.stdout.splitlines()
     assert "overrides" not in run("templates").stdout
     assert catalog.candidates("views")["binary"] == [FIXTURES / "views" / "binary.yaml"]
+
+
+def test_from_gold_example_text_with_control_characters_reads_back_unchanged(tmp_path, monkeypatch):
+    # a gold sentence with a C1 control (\x90, which YAML forbids raw) and a NEL (\x85, which
+    # it folds to a space) used to be written raw, so the scaffold did not parse or lost text
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "user-config"))
+    gold = tmp_path / "gold"
+    gold.mkdir()
+    sentence = "Zorbo Quill\x90 works for\x85Blarg Widgets."
+    _gold_doc(gold, "a", entities=[{"name": "Zorbo Quill", "type": "Peop"}, {"name": "Blarg Widgets", "type": "Org"}],
+              relations=[{"head": "Zorbo Quill", "relation": "Work_For", "tail": "Blarg Widgets", "evidence": sentence}])
+    assert run("domain", "new", "mini", "--from-gold", "gold").exit_code == 0
+    assert run("domain", "validate", "domains/mini.yaml").exit_code == 0
+    assert [e.text for e in catalog.load_domain("mini").examples] == [sentence]

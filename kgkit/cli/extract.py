@@ -16,11 +16,6 @@ import click
 from kgkit.errors import EXIT_OK, EXIT_PARTIAL
 
 
-def _views(values: tuple[str, ...]) -> list[str] | None:
-    refs = [v.strip() for value in values for v in value.split(",") if v.strip()]
-    return refs or None
-
-
 def _config(config_path: str | None, model: str | None, no_cache: bool):
     from kgkit.config.loader import load_config
 
@@ -135,7 +130,7 @@ def extract_cli(files, domain, views, model, config_path, out_dir, dry_run, as_j
     if dry_run:
         from kgkit.engine.plan import plan
 
-        plans = plan(list(files), domain=domain, views=_views(views), config=cfg)
+        plans = plan(list(files), domain=domain, views=views, config=cfg)
         if as_json:
             click.echo(json.dumps({"plan": [p.as_dict() for p in plans]}, indent=2))
         else:
@@ -143,7 +138,7 @@ def extract_cli(files, domain, views, model, config_path, out_dir, dry_run, as_j
         return
     from kgkit.engine.run import extract
 
-    results = extract(list(files), domain=domain, views=_views(views), config=cfg, out_dir=out_dir,
+    results = extract(list(files), domain=domain, views=views, config=cfg, out_dir=out_dir,
                       resume=resume, skills=not no_skills, progress=_Progress())
     data = summary(results)
     click.echo(json.dumps(data, indent=2) if as_json else format_summary(data))

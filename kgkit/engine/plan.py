@@ -11,11 +11,9 @@ import os
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from kgkit.catalog import load_domain, load_view
 from kgkit.config.model import Config
 from kgkit.engine.accounting import naive_calls
-from kgkit.engine.run import chunk, resolve_config, view_refs
-from kgkit.modes.registry import get_mode
+from kgkit.engine.run import chunk, load_domain_and_views, path_list, resolve_config
 
 CHARS_PER_TOKEN = 4
 PROMPT_OVERHEAD_TOKENS = 600  # instructions, type lists and examples around each chunk
@@ -57,14 +55,10 @@ def plan(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | o
     from kgkit.documents.load import load_document
 
     cfg = resolve_config(config)
-    dom = load_domain(domain or cfg.domain)
-    loaded = [load_view(r) for r in view_refs(views, dom, cfg)]
-    for v in loaded:
-        get_mode(v.mode)
+    dom, loaded = load_domain_and_views(domain, views, cfg)
     upgrades = [v.name for v in loaded if v.is_upgrade]
-    path_list = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     plans = []
-    for p in path_list:
+    for p in path_list(paths):
         doc = load_document(p)
         chunks = chunk(doc, dom, cfg)
         n = len(chunks)

@@ -62,15 +62,30 @@ def resolve_config(config: Config | str | os.PathLike | None) -> Config:
 
 
 def view_refs(views: Sequence[str] | str | None, domain: Domain, config: Config) -> list[str]:
-    """The view names to run: given, else the config's, else the domain's defaults.
-    ``all`` means every view on the search path that needs no template."""
+    """The view names to run: given (each may be a comma-separated list), else the config's,
+    else the domain's defaults. ``all`` means every view on the search path that needs no template."""
     if isinstance(views, str):
-        views = [v.strip() for v in views.split(",") if v.strip()]
-    refs = list(views or config.views or domain.default_views)
+        views = [views]
+    given = [v.strip() for value in views or () for v in value.split(",") if v.strip()]
+    refs = given or list(config.views or domain.default_views)
     if "all" in refs:
         everything = [name for name in available("views") if name != "diy"]
         refs = [r for r in refs if r != "all"] + [n for n in everything if n not in refs]
     return list(dict.fromkeys(refs))
+
+
+def load_domain_and_views(domain: str | os.PathLike | None, views: Sequence[str] | str | None,
+                          config: Config) -> tuple[Domain, list[View]]:
+    """The domain and views a run uses; an unknown view mode is a config error, found before any call."""
+    dom = load_domain(domain or config.domain)
+    loaded = [load_view(r) for r in view_refs(views, dom, config)]
+    for v in loaded:
+        get_mode(v.mode)
+    return dom, loaded
+
+
+def path_list(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> list[str | os.PathLike]:
+    return [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
 
 
 def chunk(doc: Document, domain: Domain, config: Config) -> list[Chunk]:
@@ -233,14 +248,11 @@ def extract(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str 
     from kgkit.documents.load import load_document
 
     cfg = resolve_config(config)
-    path_list = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-    if not path_list:
+    inputs = path_list(paths)
+    if not inputs:
         raise InputError("no input files given")
-    dom = load_domain(domain or cfg.domain)
-    base_views = [load_view(r) for r in view_refs(views, dom, cfg)]
-    for v in base_views:
-        get_mode(v.mode)  # an unknown mode is a config error, found before any call
-    docs = [load_document(p) for p in path_list]  # every input checked before any call
+    dom, base_views = load_domain_and_views(domain, views, cfg)
+    docs = [load_document(p) for p in inputs]  # every input checked before any call
     names = [d.name for d in docs]
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)

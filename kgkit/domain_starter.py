@@ -282,27 +282,19 @@ class Seeds:
 
     def entity_block(self, gold_type: str) -> str:
         general = self.entities.get(gold_type)
-        if general is None:
-            return ""
-        out = [f"    # description and patterns copied from the general domain's {general.name}\n"]
-        if general.description:
-            out.append(f"    description: {scalar(general.description)}\n")
-        out.append(_patterns_block("patterns", general.patterns))
-        return "".join(out)
+        return _seeded_block(general, "patterns", general.patterns, "") if general else ""
 
     def relation_block(self, label: str) -> str:
         general = self.relations.get(label)
-        if general is None:
-            return ""
-        out = [f"    # triggers copied from the general domain's {general.name} (same name by alias, same ends)\n"]
-        if general.description:
-            out.append(f"    description: {scalar(general.description)}\n")
-        out.append(_patterns_block("triggers", general.triggers))
-        return "".join(out)
+        return _seeded_block(general, "triggers", general.triggers, " (same name by alias, same ends)") if general else ""
 
 
-def _patterns_block(key: str, patterns) -> str:
-    out = [f"    {key}:\n"]
+def _seeded_block(general, key: str, patterns, why: str) -> str:
+    """The description and ``key`` (patterns or triggers) of a general type, under a comment saying so."""
+    out = [f"    # description and {key} copied from the general domain's {general.name}{why}\n"]
+    if general.description:
+        out.append(f"    description: {scalar(general.description)}\n")
+    out.append(f"    {key}:\n")
     if patterns.phrases:
         out.append(f"      phrases: {flow(list(patterns.phrases))}\n")
     if patterns.regex:

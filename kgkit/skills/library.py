@@ -207,11 +207,10 @@ def save_library(lib: Library, library_dir: str | Path | None = None) -> Path:
 
 def _write_if_changed(path: Path, text: str) -> None:
     """Atomic write, skipped when the content is already there (no mtime churn in the repo)."""
-    if path.is_file() and path.read_text(encoding="utf-8") == text:
-        return
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    from kgkit.engine.outputs import atomic_write
+
+    if not (path.is_file() and path.read_text(encoding="utf-8") == text):
+        atomic_write(path, text)
 
 
 def diff_libraries(old: Library, new: Library) -> list[str]:

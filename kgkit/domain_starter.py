@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from kgkit.errors import InputError
+from kgkit.json_schemas import SCHEMA_DIR
 
-SCHEMA_FILE = Path(__file__).resolve().parent / "schemas" / "domain.schema.json"
+SCHEMA_FILE = SCHEMA_DIR / "domain.schema.json"
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
 _TYPE_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/]*$")
 _PLAIN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/ ]*[A-Za-z0-9_.\-/]$|^[A-Za-z_]$")

@@ -5,13 +5,10 @@ Editors and other tools can validate kgkit files with these; every ``*.schema.js
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from kgkit.errors import EXIT_INPUT, did_you_mean
-
-SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+from kgkit.json_schemas import SCHEMA_DIR
 
 
 def schema_names() -> list[str]:

@@ -186,8 +186,9 @@ def read_predictions(folder: Path) -> dict[str, Any]:
     Relations come from the ``binary`` view (else the first projection view), hyperedges
     from nary views, events from event views, temporal edges from temporal views; a
     category is present only when such a view was run. Temporal ``start``/``end`` are the
-    values of the qualifiers named like ``start*``/``valid_from``/``effective*`` and
-    ``end*``/``valid_to``/``expir*``.
+    values of the first qualifiers (by name) starting with one of ``_START`` and ``_END``
+    (``start``, ``valid_from``, ``effective``, ``from``, ``begin``; ``end``, ``valid_to``,
+    ``expir``, ``until``).
     """
     nodes = _read_json(folder / "nodes.json").get("nodes", [])
     names = {n["id"]: n["name"] for n in nodes}

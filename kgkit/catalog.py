@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from kgkit.errors import NotFoundError, did_you_mean
 
@@ -120,7 +119,3 @@ def load_view(ref: str, project_dir: Path | None = None):
             hint="available templates: " + ", ".join(sorted(available("templates", project_dir))),
         )
     return view
-
-
-def load_views(refs: list[str], project_dir: Path | None = None) -> list[Any]:
-    return [load_view(r, project_dir) for r in refs]

@@ -8,7 +8,7 @@ every mapping key by its key path, and reporting duplicates as issues.
 
 Problems that stop parsing (binary data, invalid UTF-8, tabs, syntax errors, an empty
 file, a top level that is not a mapping) come back as issues too; nothing here raises
-for bad input except :func:`load_or_raise`, which raises :class:`ValidationError`.
+for bad input.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from kgkit.errors import Issue, ValidationError
+from kgkit.errors import Issue
 
 KeyPath = tuple[str | int, ...]
 Mark = tuple[int, int]  # 1-based line, column
@@ -260,11 +260,3 @@ def load(path: str | os.PathLike) -> Source:
     if text is None:
         return source
     return parse(text, file)
-
-
-def load_or_raise(path: str | os.PathLike) -> Source:
-    """Like :func:`load`, but raise :class:`ValidationError` if the file had any issue."""
-    source = load(path)
-    if source.issues:
-        raise ValidationError(source.issues)
-    return source

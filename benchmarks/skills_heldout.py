@@ -9,7 +9,7 @@ relation P/R/F1 before and after learning, the edge labels and the controller ac
 The same seed gives the same split and the same library; the figures are whatever they
 are (the offline backend's entity recall bounds them: a relation needs both ends found).
 
-    python benchmarks/skills_heldout.py [--data /work/shared/data] [--set conll04 --set scierc]
+    python benchmarks/skills_heldout.py [--data ../shared/data] [--set conll04 --set scierc]
         [--holdout 0.3] [--seed 0] [--top-k 3] [--json]
 """
 from __future__ import annotations

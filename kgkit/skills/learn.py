@@ -42,7 +42,7 @@ from kgkit.eval.metrics import relation_sets
 from kgkit.eval.run import EvalReport, evaluate, read_predictions
 from kgkit.model import Domain
 from kgkit.skills.controller import apply, plan
-from kgkit.skills.library import KINDS, Library, load_library, save_library, skill_id, today, writable_root
+from kgkit.skills.library import KINDS, LABELS, Library, load_library, save_library, skill_id, today, writable_root
 from kgkit.skills.retrieve import HEAD_CHARS, rank_skills
 
 SKILL_SCHEMA = {
@@ -109,7 +109,7 @@ class LearnReport:
     notes: list[str] = field(default_factory=list)
 
     def label_counts(self) -> dict[str, int]:
-        return {k: sum(1 for x in self.labels if x.label == k) for k in ("stable", "unstable", "miss")}
+        return {k: sum(1 for x in self.labels if x.label == k) for k in LABELS}
 
     def action_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}

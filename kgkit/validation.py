@@ -128,6 +128,13 @@ def _check_regexes(src: Source) -> Iterator[Issue]:
             yield src.issue(path, f"invalid regular expression '{rx}': {exc.msg}{where}; expected a Python regex")
 
 
+def _check_qualifier_relations(src: Source, relations: list[str]) -> Iterator[Issue]:
+    for i, q in _items(src.data, "qualifiers"):
+        for j, name in _strings(q.get("relations")):
+            if name != "*" and name not in relations:
+                yield _unknown(src, ("qualifiers", i, "relations", j), "relation type", name, relations, True)
+
+
 def _check_enum_qualifiers(src: Source) -> Iterator[Issue]:
     for i, q in _items(src.data, "qualifiers"):
         if q.get("type") == "enum" and not q.get("values"):
@@ -247,11 +254,7 @@ def _check_domain(src: Source, merged: dict[str, Any], project_dir: Path | None,
     issues += _check_roles(src, "nary_relation_types", entity_types)
     issues += _check_roles(src, "event_types", entity_types)
     issues += _check_relation_aliases(src, merged)
-    relations = _binary_relation_names(merged) + _names(merged, "nary_relation_types")
-    for i, q in _items(src.data, "qualifiers"):
-        for j, name in _strings(q.get("relations")):
-            if name != "*" and name not in relations:
-                issues.append(_unknown(src, ("qualifiers", i, "relations", j), "relation type", name, relations, True))
+    issues += _check_qualifier_relations(src, _binary_relation_names(merged) + _names(merged, "nary_relation_types"))
     issues += _check_domain_examples(src, merged, entity_types)
     return issues
 
@@ -268,10 +271,7 @@ def _check_template(src: Source) -> list[Issue]:
         for j, name in _strings(r.get("qualifiers")):
             if name not in qualifiers:
                 issues.append(_unknown(src, ("relation_types", i, "qualifiers", j), "qualifier", name, qualifiers, False))
-    for i, q in _items(data, "qualifiers"):
-        for j, name in _strings(q.get("relations")):
-            if name != "*" and name not in relations:
-                issues.append(_unknown(src, ("qualifiers", i, "relations", j), "relation type", name, relations, True))
+    issues += _check_qualifier_relations(src, relations)
     issues += _check_template_examples(src, entity_types, relations, qualifiers)
     return issues
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kgkit.errors import InputError
-from kgkit.eval.gold import GoldDoc, load_gold
+from kgkit.eval.gold import GoldDoc, load_gold, type_issues
 from kgkit.eval.metrics import CATEGORIES, DEFAULT_FUZZY_THRESHOLD, Score, score_document
 from kgkit.model import Domain
 
@@ -124,8 +124,6 @@ def evaluate(
 
 def _unknown_types(docs: list[GoldDoc], domain: Domain) -> list[str]:
     """Gold labels (entity types, relations, event types) that the extraction domain cannot produce."""
-    from kgkit.eval.gold import type_issues
-
     return sorted({label for doc in docs for label in type_issues(doc, domain)})
 
 

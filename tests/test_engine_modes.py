@@ -166,3 +166,12 @@ def test_temporal_edges_are_statements_one_per_distinct_qualifiers(tmp_path):
                 if (e["head"], e["relation"], e["tail"]) == (nodes["Ann Lee"], "Work_For", nodes["Acme Corp"])]
     assert sorted(e["qualifiers"]["start_date"]["value"] for e in ann_acme) == ["2020-03-01", "2021-06-01"]
     assert len({e["id"] for e in ann_acme}) == 2
+
+
+def test_an_off_schema_diy_answer_adds_no_nodes_either(tmp_path):
+    """A rejected answer is rejected whole: its entities do not become nodes."""
+    extra = {"diy:staffing": [{"relation": "HOLDS"}]}  # no roles: off the view's schema
+    result = extract(tmp_path, ["diy:TEMPLATE"], extra)
+    assert result.manifest["counts"]["rejects"]["diy:staffing"] == {"invalid_answer": 8}
+    assert result.views["diy:staffing"]["relations"] == []
+    assert [n for n in result.nodes if n["origin"] != "core"] == []

@@ -19,14 +19,10 @@ class DiyMode(UpgradeMode):
     name = "diy.v1"
     answer_key = "relations"
 
-    def normalise(self, answer: dict[str, Any], scope: Scope) -> list[dict[str, Any]]:
-        entities = answer.get("entities", []) if isinstance(answer, dict) else []
-        if not isinstance(entities, list) or not all(isinstance(e, dict) for e in entities):
-            entities = []  # the schema check in super().normalise reports it
-        for raw in entities:
-            if "name" in raw and "type" in raw:
-                self.add_entity(raw, scope)
-        return super().normalise(answer, scope)
+    def prepare(self, answer: dict[str, Any], scope: Scope) -> None:
+        """The answer's entities first, so its relations' roles can name them."""
+        for raw in answer.get("entities", []):
+            self.add_entity(raw, scope)
 
     def add_entity(self, raw: dict[str, Any], scope: Scope) -> None:
         template = scope.view.template

@@ -29,17 +29,22 @@ class UpgradeMode:
         return context
 
     def normalise(self, answer: dict[str, Any], scope: Scope) -> list[dict[str, Any]]:
-        """View items from one chunk's answer; an off-schema answer is one review entry."""
+        """View items from one chunk's answer; an off-schema answer is one review entry
+        and contributes nothing."""
         problem = validate_answer(answer, scope.view.output_schema)
         if problem:
             scope.reject("invalid_answer", answer, problem)
             return []
+        self.prepare(answer, scope)
         items = []
         for raw in answer.get(self.answer_key, []):
             item = self.item(raw, scope)
             if item is not None:
                 items.append(item)
         return items
+
+    def prepare(self, answer: dict[str, Any], scope: Scope) -> None:
+        """What a valid answer gives before its items are read (diy: its entities); none here."""
 
     def item(self, raw: dict[str, Any], scope: Scope) -> dict[str, Any] | None:
         raise NotImplementedError

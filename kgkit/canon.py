@@ -60,13 +60,10 @@ LEGAL_SUFFIXES = frozenset(
 # Tokens too common to be useful blocking keys.
 _STOP_TOKENS = frozenset({"the", "of", "and", "for", "a", "an", "in", "on", "to", "de", "la"})
 
-_QUOTES = str.maketrans(
-    {
-        "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "`": "'",
-        "\u00b4": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2033": '"',
-        "\u00ab": '"', "\u00bb": '"',
-    }
-)
+# Apostrophes of every style become "'", which the fold then drops, so "O\u2019Brien" keys
+# like "O'Brien" and "OBrien". Other quote marks need no table: they are punctuation,
+# which becomes a space.
+_APOSTROPHES = str.maketrans(dict.fromkeys("\u2018\u2019\u201a\u201b\u2032`", "'"))
 _WS = re.compile(r"\s+")
 _ABBREV_DOT = re.compile(r"(?<=[^\W\d_])\.")  # "Inc." / "L.L.C." lose their dots
 _NON_WORD = re.compile(r"[^\w]|_")
@@ -79,7 +76,7 @@ def _squash(name: str) -> str:
 
 def _fold_tokens(name: str) -> list[str]:
     """Level 1: case, accents, quotes, punctuation, "&", spaced initials, a leading "the"."""
-    text = _squash(name).translate(_QUOTES).casefold()
+    text = _squash(name).translate(_APOSTROPHES).casefold()
     text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
     text = unicodedata.normalize("NFC", text).replace("&", " and ").replace("'", "")
     text = _NON_WORD.sub(" ", _ABBREV_DOT.sub("", text))

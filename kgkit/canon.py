@@ -241,6 +241,7 @@ class Rejection:
 
     mention: Mention
     reason: str
+    code: str  # "unknown_type" or "invalid_entity" (empty name): how the engine counts it
 
 
 @dataclass(frozen=True)
@@ -542,11 +543,12 @@ def merge_entities(
     declared = ", ".join(t.name for t in domain.entity_types) if domain is not None else ""
     for m in sorted(mentions, key=Mention._order):
         if not isinstance(m.name, str) or not m.name.strip():
-            rejected.append(Rejection(m, "empty entity name"))
+            rejected.append(Rejection(m, "empty entity name", "invalid_entity"))
             continue
         etype = entity_type_name(domain, m.type if isinstance(m.type, str) else "")
         if etype is None:
-            rejected.append(Rejection(m, f"unknown entity type {m.type!r} (declared: {declared or 'none'})"))
+            rejected.append(Rejection(m, f"unknown entity type {m.type!r} (declared: {declared or 'none'})",
+                                      "unknown_type"))
             continue
         surface = m.name.strip()  # as written: a re-spaced copy is recorded as an "exact" merge
         gkey = (etype, key_of(surface))

@@ -73,6 +73,12 @@ def test_entities_of_undeclared_types_are_reported_not_dropped_silently(tmp_path
                for r in result.review)
 
 
+def test_blank_entity_names_are_counted_as_invalid_entities(tmp_path):
+    result = extract(tmp_path, {"entities": [{"name": "  ", "type": "PER"}]})
+    assert result.manifest["counts"]["rejects"]["core"]["invalid_entity"] == 8
+    assert "invalid_entity: empty entity name" in [r["reason"] for r in result.review]
+
+
 def test_a_symmetric_relation_read_both_ways_is_one_edge(tmp_path):
     extra = {"relations": [{"head": "Acme Corp", "relation": "Partner_Of", "tail": "Beta Ltd", "evidence": "Acme Corp"},
                            {"head": "Beta Ltd", "relation": "Partner_Of", "tail": "Acme Corp", "evidence": "Beta Ltd"}]}

@@ -159,11 +159,10 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_pass: RunPa
     merged = canon.merge_entities(mentions, domain, threshold=settings.fuzzy_threshold,
                                   legal_suffixes=settings.legal_suffixes, text=doc.text)
     for rejection in merged.rejected:
-        m = rejection.mention
-        reason = "unknown_type" if "type" in rejection.reason else "invalid_entity"
-        rejects[reason] = rejects.get(reason, 0) + 1
+        m, code = rejection.mention, rejection.code
+        rejects[code] = rejects.get(code, 0) + 1
         review.append({"stage": "entities", "chunk": m.chunk_id, "item": {"name": m.name, "type": m.type},
-                       "reason": f"{reason}: {rejection.reason}"})
+                       "reason": f"{code}: {rejection.reason}"})
     for ambiguity in merged.ambiguous:
         review.append({"stage": "entities", "chunk": None,
                        "item": {"alias": ambiguity.alias, "type": ambiguity.type, "claimants": list(ambiguity.claimants)},

@@ -67,7 +67,7 @@ def join_views(run_dir: str | os.PathLike, views: Iterable[str]) -> list[dict[st
     view, InputError for fewer than two views.
     """
     run = Path(run_dir)
-    names = [v for v in views]
+    names = list(views)
     if len(names) < 2:
         raise InputError("a join needs at least two views, e.g. --views binary,nary")
     if not (run / "nodes.json").is_file():

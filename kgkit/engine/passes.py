@@ -1,8 +1,9 @@
 """Run one pass: reuse it from ``state/`` if it already completed, else ask the backend.
 
 A failed pass (the backend gave up after its own re-ask, or the provider refused that one
-request for good) is recorded as a failure with the raw text in review and returns None; the stage carries on with the other chunks and
-the run exits 1, so ``--resume`` can retry just those passes.
+request for good) is recorded as a failure with the raw text in review and returns None;
+the stage carries on with the other chunks and the run exits 1, so ``--resume`` can retry
+just those passes.
 """
 from __future__ import annotations
 

@@ -157,6 +157,25 @@ def test_the_same_domain_and_views_found_elsewhere_reuse_the_passes(inputs, tmp_
     assert backend.calls == [] and again.manifest["calls"]["reused"] == 24
 
 
+def test_a_changed_shared_prompt_file_runs_the_passes_again(inputs, tmp_path, monkeypatch):
+    """Every built-in pass template extends _chat.j2 and imports _common.j2: what they say
+    is part of each prompt, so a completed pass is not reused once they change."""
+    import shutil
+
+    from kgkit.engine import passes
+
+    prompts = tmp_path / "prompts"
+    shutil.copytree(passes._PROMPTS_DIR, prompts)
+    monkeypatch.setattr(passes, "_PROMPTS_DIR", prompts)
+    out = tmp_path / "out"
+    run(inputs, ["nary"], ScriptedBackend(), out)
+    with (prompts / "_common.j2").open("a", encoding="utf-8") as fh:
+        fh.write("{# changed #}\n")
+    backend = CountingBackend(ScriptedBackend())
+    again = run(inputs, ["nary"], backend, out)
+    assert len(backend.calls) == 24 and again.manifest["calls"]["reused"] == 0
+
+
 def test_without_resume_the_folder_holds_only_this_runs_views(inputs, tmp_path):
     out = tmp_path / "out"
     run(inputs, ["nary", "binary"], ScriptedBackend(), out)

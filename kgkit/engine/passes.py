@@ -18,6 +18,7 @@ from kgkit.engine.outputs import RunFolder, fingerprint
 from kgkit.errors import ProviderError
 
 _PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+_SHARED_PROMPTS = ("_chat.j2", "_common.j2")  # every built-in pass template extends or imports them
 
 
 class PassRunner:
@@ -28,6 +29,7 @@ class PassRunner:
         self.failures: list[dict[str, Any]] = []
         self.review: list[dict[str, Any]] = []
         self._digests: dict[int, str] = {}
+        self._prompt_digests: dict[str, str] = {}
         self._describe = backend.describe()
 
     def _digest(self, value: Any) -> Any:
@@ -53,8 +55,17 @@ class PassRunner:
         return data
 
     def _prompt_digest(self, prompt: str) -> str:
-        path = Path(prompt) if Path(prompt).is_absolute() else _PROMPTS_DIR / prompt
-        return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else prompt
+        """A prompt template by its content and that of the built-in files it may build on."""
+        if prompt not in self._prompt_digests:
+            path = Path(prompt) if Path(prompt).is_absolute() else _PROMPTS_DIR / prompt
+            if not path.is_file():
+                self._prompt_digests[prompt] = prompt
+            else:
+                digest = hashlib.sha256(path.read_bytes())
+                for name in _SHARED_PROMPTS:
+                    digest.update((_PROMPTS_DIR / name).read_bytes())
+                self._prompt_digests[prompt] = digest.hexdigest()
+        return self._prompt_digests[prompt]
 
     def key(self, request: PassRequest) -> str:
         return fingerprint({

@@ -329,3 +329,13 @@ def test_resume_keeps_a_diy_view_whose_template_is_off_the_search_path(inputs, t
     assert backend.calls == []
     assert list(resumed.views) == ["diy:staffing", "binary"]
     assert resumed.manifest["views"][0]["template"]["file"] == str(inputs["template"])
+
+
+def test_view_names_come_as_a_list_a_comma_separated_string_or_both():
+    from kgkit.catalog import load_domain
+    from kgkit.engine.run import view_refs
+
+    domain, cfg = load_domain("legal_contracts"), Config()
+    assert view_refs(("nary, temporal", "binary", "nary"), domain, cfg) == ["nary", "temporal", "binary"]
+    assert view_refs("nary,temporal", domain, cfg) == view_refs(["nary", "temporal"], domain, cfg)
+    assert view_refs(("",), domain, cfg) == view_refs(None, domain, cfg) == list(domain.default_views)

@@ -8,12 +8,11 @@ importing kgkit stays cheap, and ``KGKIT_NO_PLUGINS=1`` skips third-party hooks 
 """
 from __future__ import annotations
 
-import difflib
 import importlib
 import os
 from typing import Any, Callable
 
-from kgkit.errors import NotFoundError
+from kgkit.errors import NotFoundError, did_you_mean
 
 BUILTIN_MODULES = (
     "kgkit.modes.projection",
@@ -56,11 +55,8 @@ def get_mode(name: str) -> Any:
     _load()
     if name in _modes:
         return _modes[name]
-    close = difflib.get_close_matches(name, list(_modes), n=3)
-    raise NotFoundError(
-        f"unknown view mode {name!r}; registered: {', '.join(sorted(_modes))}",
-        hint=f"did you mean {', '.join(repr(c) for c in close)}?" if close else None,
-    )
+    raise NotFoundError(f"unknown view mode {name!r}; registered: {', '.join(sorted(_modes))}",
+                        hint=did_you_mean(name, _modes, n=3))
 
 
 def available_modes() -> dict[str, str]:

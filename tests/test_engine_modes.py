@@ -175,3 +175,18 @@ def test_an_off_schema_diy_answer_adds_no_nodes_either(tmp_path):
     assert result.manifest["counts"]["rejects"]["diy:staffing"] == {"invalid_answer": 8}
     assert result.views["diy:staffing"]["relations"] == []
     assert [n for n in result.nodes if n["origin"] != "core"] == []
+
+
+@pytest.mark.parametrize("legal_suffixes", [True, False])
+def test_a_diy_entity_the_core_has_is_the_core_node_whatever_the_legal_suffix_setting(tmp_path, legal_suffixes):
+    from kgkit.config.model import CanonConfig
+
+    inputs = write_inputs(tmp_path / "in")
+    inputs["template"].write_text(inputs["template"].read_text().replace("  - {name: Role}\n",
+                                                                         "  - {name: Role}\n  - {name: Org}\n"))
+    extra = {"diy-entities": [{"name": "Acme Corp", "type": "Org", "evidence": "Acme Corp"}]}
+    result = kgkit.extract(inputs["doc"], domain=inputs["domain"], views=[f"diy:{inputs['template']}"],
+                           config=Config(chunk_size=CHUNK_SIZE, chunk_overlap=0,
+                                         canon=CanonConfig(legal_suffixes=legal_suffixes)),
+                           out_dir=tmp_path / "out", backend=ScriptedBackend(extra=extra))[0]
+    assert [n["origin"] for n in result.nodes if n["name"] == "Acme Corp"] == ["core"]

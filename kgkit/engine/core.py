@@ -174,7 +174,8 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_pass: RunPa
         return found.id if found else None
 
     skeleton = Skeleton(doc_id=doc.id, nodes=nodes, edges=[], resolve=resolve,
-                        candidates=lambda name: [n.id for n in merged.resolve_all(name)])
+                        candidates=lambda name: [n.id for n in merged.resolve_all(name)],
+                        legal_suffixes=settings.legal_suffixes)
 
     edges: dict[str, dict[str, Any]] = {}
     for i, chunk in enumerate(chunks):

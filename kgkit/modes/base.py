@@ -29,6 +29,7 @@ class Skeleton:
     edges: list[dict[str, Any]]  # {"id","head","relation","tail","evidence","verified","confidence"}
     resolve: Callable[[str, str | None], str | None]  # name (and type) -> node id in V_doc, if unique
     candidates: Callable[[str], list[str]]  # every node id a name may mean, any type
+    legal_suffixes: bool = True  # the merge's setting, which node ids depend on (kgkit.ids.node_id)
 
     def node(self, node_id: str) -> dict[str, Any] | None:
         return self._by_id.get(node_id)

@@ -30,7 +30,7 @@ class DiyMode(UpgradeMode):
         if entity_type is None:
             scope.reject("unknown_type", raw, f"{raw['type']!r} is not an entity type of template {template.name}")
             return
-        node_id = ids.node_id(entity_type.name, raw["name"])
+        node_id = ids.node_id(entity_type.name, raw["name"], legal_suffixes=scope.skeleton.legal_suffixes)
         if scope.skeleton.node(node_id) is not None:
             return  # the core already has it: the view refers to the shared node
         evidence, _ = scope.locate({**raw, "evidence": raw.get("evidence") or raw["name"]})

@@ -190,3 +190,12 @@ def test_a_diy_entity_the_core_has_is_the_core_node_whatever_the_legal_suffix_se
                                          canon=CanonConfig(legal_suffixes=legal_suffixes)),
                            out_dir=tmp_path / "out", backend=ScriptedBackend(extra=extra))[0]
     assert [n["origin"] for n in result.nodes if n["name"] == "Acme Corp"] == ["core"]
+
+
+def test_a_diy_role_names_the_views_own_entity_by_the_same_canonical_key_that_made_it(tmp_path):
+    extra = {"diy-entities": [{"name": "Chief Pilot", "type": "Role", "evidence": "engineer"}],
+             "diy:staffing": [{"relation": "HOLDS", "roles": {"holder": "Ann Lee", "role": "the chief  pilot."}}]}
+    result = extract(tmp_path, ["diy:TEMPLATE"], extra)
+    pilot = next(n["id"] for n in result.nodes if n["name"] == "Chief Pilot")
+    assert {"node": pilot} in [r["roles"]["role"] for r in result.views["diy:staffing"]["relations"]]
+    assert "unknown_node" not in result.manifest["counts"]["rejects"]["diy:staffing"]

@@ -15,6 +15,7 @@ from typing import Any, Callable
 import jsonschema
 
 from kgkit import evidence as evidence_check
+from kgkit.canon import canonical_key
 from kgkit.documents.types import Chunk, Document
 from kgkit.model import LITERAL_TYPES, Domain, RelationType, Role, View
 from kgkit.backends.offline.literals import normalise as normalise_literal
@@ -128,8 +129,10 @@ class Scope:
         found = self.skeleton.lookup(name, types)
         if found:
             return found
+        key = canonical_key(name, legal_suffixes=self.skeleton.legal_suffixes)  # as the view's node ids were made
         for node_id, node in self.extra_nodes.items():
-            if node["name"].lower() == name.strip().lower() and (not types or "*" in types or node["type"] in types):
+            if (not types or "*" in types or node["type"] in types) and \
+                    canonical_key(node["name"], legal_suffixes=self.skeleton.legal_suffixes) == key:
                 return node_id
         return None
 

@@ -5,6 +5,8 @@ knows whether an LLM (through litellm) or the offline pattern backend answers.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol, runtime_checkable
 
@@ -82,3 +84,30 @@ class Backend(Protocol):
     def describe(self) -> dict[str, Any]:
         """Model and parameters for the manifest — never credentials."""
         ...
+
+
+_VALIDATORS: dict[str, Any] = {}  # schema digest -> compiled validator
+_BY_ID: dict[int, tuple[Any, Any]] = {}  # id(schema) -> (schema, validator): the fast path
+
+
+def pass_validator(schema: Mapping[str, Any]):
+    """One checked-and-compiled JSON Schema validator per pass schema, for every backend.
+
+    ``jsonschema.validate`` re-checks the schema itself on every call, which was nearly
+    half of an offline run on a long document. Schemas are few (one per pass kind and
+    view): the same object is found by id (the entry keeps it alive, so the id cannot be
+    reused), and a schema rebuilt with the same content by a digest of its JSON.
+    """
+    hit = _BY_ID.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    key = hashlib.sha256(json.dumps(schema, sort_keys=True, default=repr).encode()).hexdigest()
+    validator = _VALIDATORS.get(key)
+    if validator is None:
+        import jsonschema
+
+        cls = jsonschema.validators.validator_for(schema)
+        cls.check_schema(schema)
+        validator = _VALIDATORS[key] = cls(schema)
+    _BY_ID[id(schema)] = (schema, validator)
+    return validator

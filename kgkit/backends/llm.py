@@ -40,7 +40,7 @@ from urllib.parse import urlsplit
 
 import jsonschema
 
-from kgkit.backends.base import PassRequest, PassResult, Usage
+from kgkit.backends.base import PassRequest, PassResult, Usage, pass_validator
 from kgkit.backends.parse import AnswerParseError, parse_json_answer
 from kgkit.config.model import LLMConfig
 from kgkit.errors import ProviderError
@@ -350,13 +350,11 @@ def _schema_hash(schema: Mapping[str, Any]) -> str:
 
 def _schema_problem(data: dict[str, Any], schema: Mapping[str, Any]) -> str | None:
     """The most relevant schema violation, located by key path, or None."""
-    validator = jsonschema.Draft202012Validator(schema)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    error = jsonschema.exceptions.best_match(pass_validator(schema).iter_errors(data))
     if error is None:
         return None
     where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-    message = error.message if len(error.message) <= 300 else error.message[:297] + "..."
-    return f"schema violation at {where}: {message}"
+    return f"schema violation at {where}: {_clip(error.message)}"
 
 
 def _provider_message(exc: BaseException) -> str:
@@ -370,7 +368,12 @@ def _provider_message(exc: BaseException) -> str:
         body = None
     if isinstance(body, dict) and isinstance(body.get("error"), dict) and body["error"].get("message"):
         tail = str(body["error"]["message"])
-    return tail if len(tail) <= 300 else tail[:297] + "..."
+    return _clip(tail)
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    """``text`` cut to ``limit`` characters, "..." marking a cut: a reason stays one readable line."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _status_text(status: int | None, detail: str) -> str:

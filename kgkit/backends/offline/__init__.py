@@ -8,19 +8,17 @@ answers"), checked against the request's schema before it is returned.
 
 Pass kinds are dispatched through a table keyed by ``PassRequest.kind``. Other modules
 add kinds with :func:`register_handler` (the skill passes live in
-``kgkit.backends.offline.skills``, imported on first use if present); a handler takes
+``kgkit.backends.offline.skills``, imported at the end of this module); a handler takes
 the :class:`~kgkit.backends.base.PassRequest` and returns the answer dict.
 """
 from __future__ import annotations
 
-import hashlib
-import importlib
 import json
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 import jsonschema
 
-from kgkit.backends.base import ENTITIES, RELATIONS, UPGRADE, PassRequest, PassResult
+from kgkit.backends.base import ENTITIES, RELATIONS, UPGRADE, PassRequest, PassResult, pass_validator
 from kgkit.backends.offline import upgrades
 from kgkit.backends.offline.entities import find_entities
 from kgkit.backends.offline.relations import find_relations
@@ -31,31 +29,6 @@ VERSION = "2"  # bump when a rule change alters answers (it is part of the engin
 
 Handler = Callable[[PassRequest], dict[str, Any]]
 _HANDLERS: dict[str, Handler] = {}
-_PLUGINS = ("kgkit.backends.offline.skills",)
-_plugins_loaded = False
-_VALIDATORS: dict[str, Any] = {}  # schema digest -> compiled validator
-_BY_ID: dict[int, tuple[Any, Any]] = {}  # id(schema) -> (schema, validator): the fast path
-
-
-def _validator(schema: Mapping[str, Any]):
-    """One checked-and-compiled validator per schema.
-
-    ``jsonschema.validate`` re-checks the schema itself on every call, which was nearly
-    half of an offline run on a long document. Schemas are few (one per pass kind and
-    view): the same object is found by id (the entry keeps it alive, so the id cannot be
-    reused), and a schema rebuilt with the same content by a digest of its JSON.
-    """
-    hit = _BY_ID.get(id(schema))
-    if hit is not None and hit[0] is schema:
-        return hit[1]
-    key = hashlib.sha256(json.dumps(schema, sort_keys=True, default=repr).encode()).hexdigest()
-    validator = _VALIDATORS.get(key)
-    if validator is None:
-        cls = jsonschema.validators.validator_for(schema)
-        cls.check_schema(schema)
-        validator = _VALIDATORS[key] = cls(schema)
-    _BY_ID[id(schema)] = (schema, validator)
-    return validator
 
 
 class _Unsupported(Exception):
@@ -65,19 +38,6 @@ class _Unsupported(Exception):
 def register_handler(kind: str, handler: Handler) -> None:
     """Answer passes of ``kind`` with ``handler(request) -> answer dict`` (last registration wins)."""
     _HANDLERS[kind] = handler
-
-
-def _load_plugins() -> None:
-    global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
-    for module in _PLUGINS:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:  # the module exists but something it imports does not
-                raise
 
 
 def _entities(request: PassRequest) -> dict[str, Any]:
@@ -146,7 +106,6 @@ class OfflineBackend:
     name = "offline"
 
     def run(self, request: PassRequest) -> PassResult:
-        _load_plugins()
         handler = _HANDLERS.get(request.kind)
         if handler is None:
             return PassResult(data=None, ok=False, error=f"the offline backend cannot answer {request.kind!r} passes "
@@ -155,7 +114,7 @@ class OfflineBackend:
             data = handler(request)
         except _Unsupported as exc:
             return PassResult(data=None, ok=False, error=str(exc))
-        error = jsonschema.exceptions.best_match(_validator(request.schema).iter_errors(data))
+        error = jsonschema.exceptions.best_match(pass_validator(request.schema).iter_errors(data))
         if error is not None:
             # A rule produced an off-schema answer: a bug here, reported like a bad model answer.
             return PassResult(data=None, ok=False, raw=json.dumps(data, ensure_ascii=False),
@@ -164,3 +123,6 @@ class OfflineBackend:
 
     def describe(self) -> dict[str, Any]:
         return {"backend": "offline", "version": VERSION}
+
+
+from kgkit.backends.offline import skills as _skills  # noqa: E402,F401 - registers the skill passes

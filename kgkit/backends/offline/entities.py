@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
 from kgkit.backends.offline.sentences import Sentence, split_sentences
@@ -115,19 +115,26 @@ def _generic_type_map(entity_types: tuple[EntityType, ...]) -> dict[str, str]:
     return out
 
 
+def literal_types(entity_types: Sequence[EntityType]) -> dict[str, str]:
+    """Declared entity type -> the literal kind ("date", "money", …) whose finds it receives."""
+    kinds = generic_type_map(entity_types)
+    return {kinds[k]: k for k in LITERAL_KINDS if k in kinds}
+
+
 @lru_cache(maxsize=4096)
 def compile_regex(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.I | re.M)
 
 
-def _phrase_body(phrase: str) -> str:
+def phrase_pattern(phrase: str) -> str:
+    """``phrase`` as a regex body that takes any run of whitespace between its words."""
     return r"\s+".join(re.escape(p) for p in phrase.split())
 
 
 @lru_cache(maxsize=4096)
 def compile_phrases(phrases: tuple[str, ...]) -> re.Pattern[str]:
     """Phrases as one word-bounded, case-insensitive, whitespace-tolerant regex (longest first)."""
-    bodies = [_phrase_body(p) for p in sorted(set(phrases), key=lambda p: (-len(p), p)) if p.strip()]
+    bodies = [phrase_pattern(p) for p in sorted(set(phrases), key=lambda p: (-len(p), p)) if p.strip()]
     return re.compile(rf"(?<![\w])(?:{'|'.join(bodies)})(?![\w])", re.I)
 
 
@@ -144,6 +151,22 @@ def pattern_matches(patterns: Patterns, text: str) -> Iterable[tuple[int, int]]:
     if patterns.phrases:
         for m in compile_phrases(tuple(patterns.phrases)).finditer(text):
             yield m.span()
+
+
+def trigger_spans(patterns: Patterns, text: str, sent: Sentence) -> list[tuple[int, int]]:
+    """Spans of ``text`` within the sentence ``sent`` matched by ``patterns``, in order."""
+    hits = []
+    for rx in patterns.regex:
+        hits += [m.span() for m in compile_regex(rx).finditer(text, sent.start, sent.end)]
+    if patterns.phrases:
+        hits += [m.span() for m in compile_phrases(tuple(patterns.phrases)).finditer(text, sent.start, sent.end)]
+    return sorted(hits)
+
+
+def skill_patterns(skill: Mapping[str, Any]) -> Patterns:
+    """The cues of a learned skill (its ``pattern`` mapping) as a :class:`Patterns`."""
+    pattern = skill.get("pattern") or {}
+    return Patterns(regex=tuple(pattern.get("regex", ())), phrases=tuple(pattern.get("phrases", ())))
 
 
 @dataclass
@@ -169,9 +192,7 @@ def _pattern_mentions(text: str, types: Sequence[EntityType], skills: Sequence[d
     for sk in skills:
         if sk.get("kind") != "entity" or sk.get("target") not in declared:
             continue
-        pat = sk.get("pattern") or {}
-        p = Patterns(regex=tuple(pat.get("regex", ())), phrases=tuple(pat.get("phrases", ())))
-        for s, e in pattern_matches(p, text):
+        for s, e in pattern_matches(skill_patterns(sk), text):
             found.append(Mention(collapse(text[s:e]), sk["target"], s, e, 3, 0.7))
     return found
 

@@ -24,7 +24,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from kgkit.backends.offline.entities import CLAUSE_LENGTH, collapse, compile_phrases, compile_regex, generic_type_map, name_key
+from kgkit.backends.offline.entities import (CLAUSE_LENGTH, collapse, literal_types, name_key, phrase_pattern,
+                                             skill_patterns, trigger_spans)
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
 from kgkit.backends.offline.sentences import Sentence, split_sentences
 from kgkit.model import EntityType, Patterns, RelationType
@@ -54,15 +55,10 @@ class FoundRelation:
     confidence: float
 
 
-def _name_pattern(name: str) -> str:
-    return r"\s+".join(re.escape(p) for p in name.split())
-
-
 def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Sequence[EntityType]) -> list[EntityMention]:
     """Where each V_doc entity occurs in ``text``; overlapping mentions keep the longest
     (clause-like mentions and names do not hide each other, as in entity finding)."""
-    kinds = generic_type_map(types)
-    literal_types = {kinds[k]: k for k in LITERAL_KINDS if k in kinds}
+    literal_of = literal_types(types)
     found: list[EntityMention] = []
     surface_owner: dict[str, list[Mapping[str, Any]]] = {}
     for ent in entities:
@@ -76,14 +72,14 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
         if not tier:
             continue
         forms = sorted(tier, key=lambda f: (-len(f), f))
-        rx = re.compile(r"(?<![\w])(?:" + "|".join(_name_pattern(f) for f in forms) + r")(?![\w])", re.I)
+        rx = re.compile(r"(?<![\w])(?:" + "|".join(phrase_pattern(f) for f in forms) + r")(?![\w])", re.I)
         for m in rx.finditer(text):
             for ent in surface_owner.get(name_key(m.group(0)), ()):
                 found.append(EntityMention(ent["name"], ent["type"], m.start(), m.end()))
     # literal-typed entities by normalised value
     by_value: dict[tuple[str, str], Mapping[str, Any]] = {}
     for ent in entities:
-        kind = literal_types.get(ent["type"])
+        kind = literal_of.get(ent["type"])
         if kind:
             by_value[(kind, name_key(ent["name"]))] = ent
     if by_value:
@@ -143,20 +139,10 @@ def rules_for(relation_types: Sequence[RelationType], skills: Sequence[Mapping[s
         if sk.get("kind") != "relation":
             continue
         rt = by_name.get(str(sk.get("target", "")).lower())
-        pat = sk.get("pattern") or {}
-        trig = Patterns(regex=tuple(pat.get("regex", ())), phrases=tuple(pat.get("phrases", ())))
+        trig = skill_patterns(sk)
         if rt is not None and trig:
             rules.append(_Rule(rt.name, rt.head, rt.tail, trig, rt.symmetric, 0.7))
     return rules
-
-
-def _trigger_spans(rule: _Rule, text: str, sent: Sentence) -> list[tuple[int, int]]:
-    spans = []
-    for rx in rule.triggers.regex:
-        spans += [m.span() for m in compile_regex(rx).finditer(text, sent.start, sent.end)]
-    if rule.triggers.phrases:
-        spans += [m.span() for m in compile_phrases(tuple(rule.triggers.phrases)).finditer(text, sent.start, sent.end)]
-    return spans
 
 
 def _just_after(text: str, end: int, trigger_start: int) -> bool:
@@ -189,7 +175,7 @@ def find_relations(
         in_sent = [m for m in mentions if sent.start <= m.start and m.end <= sent.end]
         if len(in_sent) < 2:
             continue
-        triggers = {i: _trigger_spans(rule, text, sent) for i, rule in enumerate(rules)}
+        triggers = {i: trigger_spans(rule.triggers, text, sent) for i, rule in enumerate(rules)}
         all_spans = [(s, e, i) for i, spans in triggers.items() for s, e in spans]
         for i in triggers:  # a trigger inside a longer trigger of another relation is shadowed
             triggers[i] = [(s, e) for s, e in triggers[i]
@@ -240,5 +226,5 @@ def find_relations(
 
 def sentences_with(text: str, names: Iterable[str]) -> list[Sentence]:
     """Sentences mentioning every one of ``names`` (used to find evidence for skeleton edges)."""
-    keys = [re.compile(r"(?<![\w])" + _name_pattern(collapse(n)) + r"(?![\w])", re.I) for n in names]
+    keys = [re.compile(r"(?<![\w])" + phrase_pattern(collapse(n)) + r"(?![\w])", re.I) for n in names]
     return [s for s in split_sentences(text) if all(k.search(s.text) for k in keys)]

@@ -28,7 +28,7 @@ from typing import Any, Mapping
 
 from kgkit.backends.base import SKILL_HINDSIGHT, SKILL_INDUCTION, PassRequest
 from kgkit.backends.offline import register_handler
-from kgkit.backends.offline.entities import collapse, name_key
+from kgkit.backends.offline.entities import collapse, name_key, phrase_pattern
 
 MAX_WORDS = 3
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*|[^\sA-Za-z]")
@@ -44,7 +44,7 @@ NAME_RX = r"(?-i:[A-Z][A-Za-z'.-]*(?:\s+(?:[A-Z][A-Za-z'.-]*|de|van|von|der|la|b
 
 
 def _mention(sentence: str, name: str) -> tuple[int, int] | None:
-    rx = re.compile(r"(?<!\w)" + r"\s+".join(re.escape(p) for p in name.split()) + r"(?!\w)", re.I)
+    rx = re.compile(r"(?<!\w)" + phrase_pattern(name) + r"(?!\w)", re.I)
     m = rx.search(sentence)
     return m.span() if m else None
 

@@ -34,12 +34,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from kgkit.backends.offline.entities import (compile_phrases, compile_regex, find_entities, generic_type_map, name_key,
-                                             pattern_matches)
+from kgkit.backends.offline.entities import (compile_phrases, find_entities, literal_types, name_key, pattern_matches,
+                                             trigger_spans)
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, Literal, find_literals
 from kgkit.backends.offline.relations import EntityMention, find_mentions, find_relations
 from kgkit.backends.offline.sentences import Sentence, split_sentences
-from kgkit.model import EntityType, Patterns, Qualifier, RelationType, Role
+from kgkit.model import EntityType, Qualifier, RelationType, Role
 
 NEAR = 60  # characters: how far a qualifier's trigger may stand from its value
 SUBJECT_REACH = 120  # characters: how far after a sentence's subject its predicate's trigger may stand
@@ -82,22 +82,12 @@ class Part:
     values: list[Value]
 
 
-def _trigger_hits(patterns: Patterns, text: str, sent: Sentence) -> list[tuple[int, int]]:
-    hits = []
-    for rx in patterns.regex:
-        hits += [m.span() for m in compile_regex(rx).finditer(text, sent.start, sent.end)]
-    if patterns.phrases:
-        hits += [m.span() for m in compile_phrases(tuple(patterns.phrases)).finditer(text, sent.start, sent.end)]
-    return sorted(hits)
-
-
 def _distance(value: Value | EntityMention, hits: Sequence[tuple[int, int]]) -> int:
     return min((max(s - value.end, value.start - e, 0) for s, e in hits), default=10_000)
 
 
 def _literal_kinds(roles: Sequence[Role], types: Sequence[EntityType] = ()) -> list[str]:
-    kinds = generic_type_map(types)
-    literal_of = {kinds[k]: k for k in LITERAL_KINDS if k in kinds}
+    literal_of = literal_types(types)
     wanted = {r.literal for r in roles} | {literal_of[t] for r in roles for t in r.types if t in literal_of}
     return [k for k in LITERAL_KINDS if k in wanted]
 
@@ -136,8 +126,7 @@ def sentence_parts(text: str, entities: Sequence[Mapping[str, Any]], types: Sequ
     if keep is not None:
         mentions = [m for m in mentions if keep(m)]
     literals = find_literals(text, literal_kinds) if literal_kinds else []
-    kinds = generic_type_map(types)
-    literal_of = {kinds[k]: k for k in LITERAL_KINDS if k in kinds}
+    literal_of = literal_types(types)
     node_of = {(literal_of[e["type"]], name_key(e["name"])): e["name"] for e in entities if e["type"] in literal_of}
     values = [Value(lit, node_of.get((lit.kind, name_key(lit.name)))) for lit in literals]
     mentions = [m for m in mentions if not (m.type in literal_of and any(
@@ -156,7 +145,7 @@ def _bound(q: Qualifier, text: str, sent: Sentence, values: Sequence[Value]) -> 
         return []
     if not q.triggers:
         return [(NEAR + 1, sent.start, v) for v in cands]
-    hits = _trigger_hits(q.triggers, text, sent)
+    hits = trigger_spans(q.triggers, text, sent)
     out = []
     for v in cands:
         near = [(max(s - v.end, v.start - e, 0), s) for s, e in hits]
@@ -179,8 +168,7 @@ def fill_roles(roles: Sequence[Role], part: Part, text: str, triggers: Sequence[
     or, when it has no cue, the one of its kind nearest the trigger.
     """
     cues = _cues(roles, qualifiers)
-    kinds = generic_type_map(types)
-    literal_of = {kinds[k]: k for k in LITERAL_KINDS if k in kinds}
+    literal_of = literal_types(types)
     mentions, values = part.mentions, part.values
     used_m: set[str] = set()  # entity names
     used_v: set[int] = set()
@@ -258,7 +246,7 @@ def nary_answer(text: str, domain, entities: Sequence[Mapping[str, Any]],
     hyperedges: list[dict[str, Any]] = []
     for part in sentence_parts(text, entities, domain.entity_types, kinds):
         for rel in domain.nary_relation_types:
-            hits = _trigger_hits(rel.triggers, text, part.sent)
+            hits = trigger_spans(rel.triggers, text, part.sent)
             if not hits:
                 continue
             roles = fill_roles(rel.roles, part, text, hits, domain.qualifiers, domain.entity_types)
@@ -277,7 +265,7 @@ def event_answer(text: str, domain, entities: Sequence[Mapping[str, Any]],
     events = []
     for part in sentence_parts(text, entities, domain.entity_types, kinds):
         for ev in domain.event_types:
-            hits = _trigger_hits(ev.triggers, text, part.sent)
+            hits = trigger_spans(ev.triggers, text, part.sent)
             if not hits:
                 continue
             args = fill_roles(ev.roles, part, text, hits, domain.qualifiers, domain.entity_types)
@@ -374,7 +362,7 @@ def temporal_answer(text: str, domain, entities: Sequence[Mapping[str, Any]],
             said = said_by[said_key]
             if said is None or said[0] != edge["head"]:
                 continue
-            if relation is not None and _trigger_hits(relation.triggers, text, part.sent):
+            if relation is not None and trigger_spans(relation.triggers, text, part.sent):
                 continue  # the sentence states a relation of its own kind: its values are that one's
             extra = {n: v for n, v in said[1].items() if n not in quals and not (v.node and v.node in ends)}
             if extra:
@@ -419,7 +407,7 @@ def diy_answer(text: str, template, entities: Sequence[Mapping[str, Any]] = ()) 
     keep = (lambda m: m.name not in clause_like or (m.type, m.start, m.end) in spans)
     for part in sentence_parts(text, nodes, template.entity_types, kinds, keep):
         for rel in template.relation_types:
-            hits = _trigger_hits(rel.triggers, text, part.sent) if rel.triggers else []
+            hits = trigger_spans(rel.triggers, text, part.sent) if rel.triggers else []
             if not hits:
                 continue
             if rel.name in binary:  # head/tail relations pair up as in the relations pass

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kgkit.backends.base import Backend, PassRequest, PassResult, Usage
+from kgkit.config.loader import expand_path
 from kgkit.config.model import CacheConfig, Config
 from kgkit.errors import ConfigError
 from kgkit.ids import canonical_json
@@ -36,10 +37,10 @@ def cache_dir(config: Config | CacheConfig) -> Path:
     """The directory the cache lives in (see the module docstring for the order)."""
     settings = config.cache if isinstance(config, Config) else config
     if settings.dir is not None:
-        return Path(settings.dir).expanduser()
+        return expand_path(settings.dir, "cache -> dir")
     env = os.environ.get("KGKIT_CACHE_DIR")
     if env:
-        return Path(env).expanduser()
+        return expand_path(env, "KGKIT_CACHE_DIR")
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("kgkit"))

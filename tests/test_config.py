@@ -166,6 +166,17 @@ def test_overlap_must_be_smaller_than_size(tmp_path):
         load_config(env={}, cwd=tmp_path)
 
 
+def test_a_home_directory_of_no_user_is_a_config_error(tmp_path):
+    """pathlib raises a bare RuntimeError for "~nosuchuser" (found by the config fuzz test)."""
+    message = r"^{}: cannot expand '~kgkit-no-such-user/x': no such user, or no home directory$"
+    with pytest.raises(ConfigError, match=message.format("cache -> dir")):
+        load_config(env={"KGKIT_CACHE_DIR": "~kgkit-no-such-user/x"}, cwd=tmp_path)
+    with pytest.raises(ConfigError, match=message.format("output -> dir")):
+        load_config(env={}, cwd=tmp_path, overrides={"output.dir": "~kgkit-no-such-user/x"})
+    with pytest.raises(ConfigError, match=message.format("--config")):
+        load_config("~kgkit-no-such-user/x", env={}, cwd=tmp_path)
+
+
 def test_api_key_only_through_a_variable(tmp_path):
     write(tmp_path / "kgkit.yaml", "llm: {model: openai/gpt-4o-mini, api_key: '${MY_OPENAI_KEY}'}\n")
     config = load_config(env={"MY_OPENAI_KEY": "sk-live-123"}, cwd=tmp_path)

@@ -126,7 +126,7 @@ def load_effective(
 def _find_file(path: str | os.PathLike | None, cwd: Path) -> Path | None:
     if path is None:
         return next((cwd / n for n in FILE_NAMES if (cwd / n).is_file()), None)
-    file = Path(path).expanduser()
+    file = expand_path(path, "--config")
     if not file.is_absolute():
         file = cwd / file
     if file.is_dir():
@@ -288,11 +288,21 @@ def _path_keys(data: Mapping[str, Any]) -> list[Key]:
 # ----------------------------------------------------------------------------- building
 
 
+def expand_path(value: str | os.PathLike, what: str) -> Path:
+    """``value`` as a Path with ``~`` expanded; a ``~user`` that names no user is a
+    ConfigError naming ``what`` (pathlib raises a bare RuntimeError)."""
+    try:
+        return Path(value).expanduser()
+    except RuntimeError:
+        raise ConfigError(f"{what}: cannot expand {os.fspath(value)!r}: no such user, or no home directory",
+                          hint="write the path out in full") from None
+
+
 def _build(data: dict[str, Any], origin: dict[Key, Path], file: Path | None, cwd: Path) -> Config:
     def path(key: Key, value: str | None) -> Path | None:
         if value is None:
             return None
-        p = Path(value).expanduser()
+        p = expand_path(value, " -> ".join(key))
         return p if p.is_absolute() else (origin.get(key, cwd) / p).resolve()
 
     llm = dict(data.get("llm") or {})
@@ -327,7 +337,7 @@ def _domain(value: str, base: Path | None) -> str:
     """A domain is a name on the search path, or a file path (relative to where it was written)."""
     from kgkit.catalog import looks_like_path
 
-    if base is None or not looks_like_path(value) or Path(value).expanduser().is_absolute():
+    if base is None or not looks_like_path(value) or expand_path(value, "domain").is_absolute():
         return value
     return str((base / value).resolve())
 

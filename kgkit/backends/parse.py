@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Iterator
 
 from kgkit.errors import KgkitError
 
@@ -100,29 +100,32 @@ def _first_object(text: str, start: int) -> dict[str, Any] | json.JSONDecodeErro
     return first_error
 
 
-def _drop_trailing_commas(text: str) -> str:
-    """Remove commas that directly precede ``}`` or ``]`` outside strings."""
-    out: list[str] = []
+def _scan(text: str) -> Iterator[tuple[str, bool]]:
+    """Each character of ``text`` and whether it belongs to a JSON string (quotes included)."""
     in_string = escaped = False
-    pending_comma: int | None = None  # index in out of a comma that may be trailing
     for ch in text:
         if in_string:
-            out.append(ch)
+            yield ch, True
             if escaped:
                 escaped = False
             elif ch == "\\":
                 escaped = True
             elif ch == '"':
                 in_string = False
-            continue
-        if ch in "}]" and pending_comma is not None:
+        else:
+            in_string = ch == '"'
+            yield ch, in_string
+
+
+def _drop_trailing_commas(text: str) -> str:
+    """Remove commas that directly precede ``}`` or ``]`` outside strings."""
+    out: list[str] = []
+    pending_comma: int | None = None  # index in out of a comma that may be trailing
+    for ch, quoted in _scan(text):
+        if not quoted and ch in "}]" and pending_comma is not None:
             out[pending_comma] = ""
-        if not ch.isspace():
-            pending_comma = None
-        if ch == ",":
-            pending_comma = len(out)
-        elif ch == '"':
-            in_string = True
+        if quoted or not ch.isspace():
+            pending_comma = len(out) if ch == "," and not quoted else None
         out.append(ch)
     return "".join(out)
 
@@ -130,18 +133,10 @@ def _drop_trailing_commas(text: str) -> str:
 def _unclosed(text: str) -> bool:
     """True when brackets opened outside strings are never closed (a cut-off answer)."""
     depth = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "{[":
+    for ch, quoted in _scan(text):
+        if quoted:
+            continue
+        if ch in "{[":
             depth += 1
         elif ch in "}]":
             depth -= 1

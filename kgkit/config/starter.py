@@ -110,35 +110,17 @@ def _line(key: str, value: Any, comment: str | None, indent: int = 0) -> str:
     return text + (f"  # {comment}" if comment else "") + "\n"
 
 
-def _yaml_scalar(value: Any, in_list: bool = False) -> str:
+def _yaml_scalar(value: Any) -> str:
     """A value as one line of YAML flow text that the loader reads back as the same value
     (``${`` is escaped as ``$${``, which the loader reads as a literal)."""
     import yaml
 
+    from kgkit.domain_starter import scalar  # the one YAML quoting rule kgkit writes with
+
     if isinstance(value, list):
-        return "[" + ", ".join(_yaml_scalar(v, in_list=True) for v in value) + "]"
+        return "[" + ", ".join(_yaml_scalar(v) for v in value) + "]"
     if isinstance(value, str):
-        value = value.replace("${", "$${")
-        if _plain_safe(value, in_list):
-            return value
-        style = '"'
-    else:
-        style = None  # numbers, booleans, null as YAML writes them (1.0e-05, not JSON's 1e-05)
-    dumped = yaml.safe_dump(value, default_style=style, width=float("inf"), allow_unicode=True)
+        return scalar(value.replace("${", "$${"))
+    # numbers, booleans, null as YAML writes them (1.0e-05, not JSON's 1e-05)
+    dumped = yaml.safe_dump(value, width=float("inf"), allow_unicode=True)
     return dumped.rstrip("\n").removesuffix("\n...").rstrip("\n")
-
-
-def _plain_safe(text: str, in_list: bool) -> bool:
-    """True when ``text`` can stand unquoted: plain, printable, one line, no comment."""
-    import yaml
-
-    if not text or not text.isprintable() or text != text.strip() or " #" in text or ": " in text:
-        return False
-    if in_list and any(c in text for c in ",[]{}"):
-        return False
-    if text[0] in "{[]},&*!|>'\"%@`#?:-" or text.endswith(":"):
-        return False
-    try:
-        return yaml.safe_load(text) == text
-    except yaml.YAMLError:
-        return False

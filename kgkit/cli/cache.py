@@ -34,9 +34,11 @@ def clear_cli(config_path: str | None):
     click.echo(f"Removed {removed} entr{'y' if removed == 1 else 'ies'} from {cache_dir(config)}")
 
 
-def _size(n: int) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+def _size(n: float) -> str:
+    if n < 1024:
+        return f"{n} bytes"
+    for unit in ("KiB", "MiB", "GiB"):
         n /= 1024
-    return f"{n} bytes"
+        if n < 1024 or unit == "GiB":
+            break
+    return f"{n:.1f} {unit}"

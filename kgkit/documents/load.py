@@ -164,14 +164,11 @@ def _decode(raw: bytes, source: str, declared: str | None = None) -> tuple[str, 
 
 
 def _first_line(text: str) -> str | None:
-    for line in text.splitlines():
-        line = " ".join(line.split())
-        if line:
-            return _shorten(line)
-    return None
+    return next((_shorten(line) for line in text.splitlines() if line.strip()), None)
 
 
 def _shorten(title: str) -> str:
+    """``title`` with whitespace collapsed, cut at a word to :data:`TITLE_MAX` characters."""
     title = " ".join(title.split())
     if len(title) <= TITLE_MAX:
         return title
@@ -265,8 +262,8 @@ def html_to_text(html: str) -> tuple[str, str | None]:
     text = re.sub(r"[ \t]*\n[ \t]*", "\n", text)  # no spaces hugging line breaks
     text = re.sub(r"\n{3,}", "\n\n", text)
     text = re.sub(r"[ \t]{2,}", " ", text).strip()
-    title = " ".join("".join(parser.title_parts).split())
-    return text, (_shorten(title) if title else None)
+    title = "".join(parser.title_parts)
+    return text, (_shorten(title) if title.strip() else None)
 
 
 # ---------------------------------------------------------------- PDF
@@ -378,5 +375,5 @@ def _pdf_title(reader) -> str | None:
         title = reader.metadata.title if reader.metadata else None
     except Exception:  # a broken Info dictionary only costs us the title
         return None
-    title = " ".join(str(title).split()) if title else ""
-    return _shorten(title) if title and title.lower() not in ("untitled", "title") else None
+    title = _shorten(str(title)) if title else ""
+    return title if title and title.lower() not in ("untitled", "title") else None

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from kgkit.backends.offline.entities import (CLAUSE_LENGTH, collapse, literal_types, name_key, phrase_pattern,
                                              skill_patterns, trigger_spans)
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
-from kgkit.backends.offline.sentences import Sentence, split_sentences
+from kgkit.backends.offline.sentences import split_sentences
 from kgkit.model import EntityType, Patterns, RelationType
 
 ATTACHED = 30  # characters: a trigger this close to a tail binds it even when another is nearer
@@ -223,8 +223,3 @@ def find_relations(
                 out[key3] = FoundRelation(head, relation, tail, sent.text, round(conf, 2))
     return list(out.values())
 
-
-def sentences_with(text: str, names: Iterable[str]) -> list[Sentence]:
-    """Sentences mentioning every one of ``names`` (used to find evidence for skeleton edges)."""
-    keys = [re.compile(r"(?<![\w])" + phrase_pattern(collapse(n)) + r"(?![\w])", re.I) for n in names]
-    return [s for s in split_sentences(text) if all(k.search(s.text) for k in keys)]

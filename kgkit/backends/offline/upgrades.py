@@ -99,9 +99,7 @@ def context_entities(entities: Sequence[Mapping[str, Any]], skeleton: Sequence[M
     may name "this Agreement" only, so the agreement's own name is not in the chunk)."""
     out = list(entities)
     known = {e["name"] for e in entities}
-    by_name = {}
-    for r in relation_types:
-        by_name[r.name] = r
+    by_name = {r.name: r for r in relation_types}
     for edge in skeleton:
         rel = by_name.get(edge.get("relation"))
         if rel is None:

@@ -44,3 +44,24 @@ def test_upgrade_prompt_renders_the_schema_and_fences_the_chunk(requests, stage,
     start, end = body.index("BEGIN UNTRUSTED DOCUMENT"), body.index("END UNTRUSTED DOCUMENT")
     assert request.chunk.text in body[start:end]
     assert "Reply with one JSON object" in body[end:]
+
+
+def test_diy_prompt_carries_the_templates_worked_examples(tmp_path):
+    """A DIY template's few-shot block reaches the model, as a domain's does in the core prompts."""
+    from kgkit.catalog import load_view
+    from kgkit.backends.base import UPGRADE, PassRequest
+    from kgkit.documents.types import Chunk
+
+    view = load_view("diy:contract_review")
+    assert view.template.examples, "the shipped template declares examples"
+    chunk = Chunk(id="c_1", doc_id="d_1", index=0, text="Acme shall pay Beta $5 within 10 days.", start=0, end=38)
+    request = PassRequest(kind=UPGRADE, stage=view.name, chunk=chunk, schema=view.output_schema,
+                          context={"domain": kgkit.load_domain("legal_contracts"), "template": view.template,
+                                   "view": view, "entities": [], "skeleton": []},
+                          prompt=str(view.prompt))
+    _, user = render_request(request)
+    body = user["content"]
+    worked = body[body.index("Worked examples:"):body.index("BEGIN UNTRUSTED DOCUMENT")]
+    first = view.template.examples[0]
+    assert f"Text: {first['text']}" in worked
+    assert '"relations": [{"relation": "payment"' in worked.replace("\n", "")

@@ -8,6 +8,9 @@ from hypothesis import settings
 
 from stub_provider import StubProvider
 
+# Fixtures shared by the schema-layer test modules (fixture_project).
+pytest_plugins = ["schema_support"]
+
 # Locally, hypothesis explores new examples every run (that is how it finds bugs); in CI
 # (CI=true) it replays a fixed sequence, so a green main stays green for the same code.
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 import kgkit
 from kgkit import catalog
 from kgkit.cli import cli
-from schema_support import FIXTURES, fixture_project  # noqa: F401  (fixture)
+from schema_support import FIXTURES
 from shared_data import DATA
 
 SCHEMAS = Path(kgkit.__file__).resolve().parent / "schemas"  # the installed package's, not the checkout's

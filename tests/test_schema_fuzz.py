@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from kgkit.errors import ValidationError
 from kgkit.validation import validate_file
-from schema_support import FIXTURES, fixture_project  # noqa: F401  (fixture)
+from schema_support import FIXTURES
 
 FILES = {kind: sorted((FIXTURES / kind).glob("*.yaml")) for kind in ("domains", "views", "templates")}
 values = st.recursive(

@@ -8,7 +8,7 @@ from kgkit import catalog
 from kgkit.errors import NotFoundError, ValidationError
 from kgkit.validation import validate_file
 from kgkit.yaml_source import parse
-from schema_support import FIXTURES, fixture_project  # noqa: F401  (fixture)
+from schema_support import FIXTURES
 
 
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("*/*.yaml")), ids=lambda p: f"{p.parent.name}/{p.name}")

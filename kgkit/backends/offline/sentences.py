@@ -43,7 +43,7 @@ _LINE = re.compile(r"[^\n]*\n")
 _SMALL = frozenset("a an and of the for to in on by with or de la du".split())
 
 
-def _is_heading(line: str) -> bool:
+def is_heading(line: str) -> bool:
     """A short title-cased or upper-case line without closing punctuation ("7.1 Strong
     CYP3A4 Inhibitors", "SERVICES AGREEMENT", "May 04, 2017"): a heading, not part of the
     sentence on the next line."""
@@ -60,7 +60,7 @@ def _heading_cuts(text: str) -> list[tuple[int, int]]:
     cuts = []
     for m in _LINE.finditer(text):
         nxt = text[m.end():m.end() + 1]
-        if nxt and (nxt.isupper() or nxt.isdigit()) and _is_heading(m.group(0)):
+        if nxt and (nxt.isupper() or nxt.isdigit()) and is_heading(m.group(0)):
             cuts.append((m.end() - 1, m.end()))
     return cuts
 

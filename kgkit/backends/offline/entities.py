@@ -96,7 +96,7 @@ _PLACE_LAST = frozenset(
 )
 _PLACE_FIRST = frozenset("fort camp mount port cape lake san santa sao ciudad saint st".split())
 # ", Calif." / ", S.C." after a name: a US-style place with its state
-_STATE_AFTER = re.compile(r"^,\s+(?!(?:Jr|Sr)\.)(?:[A-Z][a-z]{1,4}\.|[A-Z]\.[A-Z]\.)")
+_STATE_AFTER = re.compile(r"^,\s+(?!(?:Jr|Sr|Esq|Inc|Co|Corp|Ltd)\.)(?:[A-Z][a-z]{1,4}\.|[A-Z]\.[A-Z]\.)")
 # Nouns that name what a person is or does: "comedian Tuvia Tzafir", "Bruno Pusterla, a top official".
 _ROLE_NOUNS = (
     "actor|actress|singer|guitarist|soprano|tenor|comedian|writer|author|poet|painter|artist|sculptor|director|"
@@ -113,6 +113,7 @@ _ROLE_NOUNS = (
     "student|auctioneer|collector|veteran|resident|member|employee|worker|farmer|king|queen|prince|princess|"
     "emperor|dictator|shearer|clerk|chief|head|partner"
 )
+_ROLES = frozenset(_ROLE_NOUNS.split("|"))
 _TITLE_IN_NAME = frozenset(
     "president minister secretary senator governor mayor ambassador chairman general judge justice administrator "
     "director commissioner attorney chancellor premier leader spokesman spokeswoman representative "
@@ -127,7 +128,7 @@ _PERSON_BEFORE = re.compile(
 _PERSON_AFTER = re.compile(
     rf"^(?:,\s+(?:who|whose)\b|,\s+\d{{1,3}},|,\s+(?:a|an|the|his|her)\s+(?:[\w-]+\s+){{0,3}}?(?:{_ROLE_NOUNS})\b"
     rf"|,\s+(?:former\s+|acting\s+|deputy\s+|vice\s+)?(?:{_ROLE_NOUNS})\b|['’]s\s+(?:husband|wife|son|daughter|father|"
-    r"mother|brother|sister|widow|family|lawyer|attorney)\b|\s+(?:said|says|told|testified|added|recalled|wrote|"
+    r"mother|brother|sister|widow|family|lawyer|attorney)\b|\s+(?:said|says|told|testified|recalled|wrote|"
     r"died|was\s+born|killed|shot|assassinated|murdered|stabbed)\b)"
 )
 # Single words: only cues that fit a person and hardly anything else ("Exxon said" does not).
@@ -318,6 +319,12 @@ def _person_default(words: list[str], text: str, start: int, lower: frozenset[st
     return not _line_is_heading(text, start)
 
 
+def _middle_initial(words: list[str]) -> bool:
+    """Given name, middle initial, surname: "John F. Kennedy" (and "David K. Heap CEO")."""
+    return len(words) >= 3 and bool(re.fullmatch(r"[A-Z]\.", words[1])) and all(
+        re.fullmatch(_NAME_WORD, w) and not w.isupper() for w in (words[0], words[2]))
+
+
 def _name_kind(words: list[str], text: str, start: int, end: int, lower: frozenset[str], kinds: dict[str, str]) -> str:
     before = text[max(0, start - 40):start]
     after = text[end:end + 60]
@@ -326,15 +333,16 @@ def _name_kind(words: list[str], text: str, start: int, end: int, lower: frozens
     if words[-1].lower() in _ORG_WORDS or words[0].lower() in _ORG_WORDS:
         return "organization"
     single = len(words) == 1
-    if not single and (words[-1].lower() in _PLACE_LAST or words[0].lower().rstrip(".") in _PLACE_FIRST
-                       or _STATE_AFTER.search(after)):
+    if _middle_initial(words):
+        return "person"  # "John F. Kennedy"
+    if not single and not any(w.isupper() for w in words) and (
+            words[-1].lower() in _PLACE_LAST or words[0].lower().rstrip(".") in _PLACE_FIRST
+            or _STATE_AFTER.search(after)):
         return "location"
     if single and words[0].lower() in lower:
         return "name"  # a common word capitalised at a sentence start ("Officials said")
     if _PERSON_BEFORE.search(before) or (_PERSON_AFTER_STRONG if single else _PERSON_AFTER).search(after):
         return "person"
-    if not single and any(re.fullmatch(r"[A-Z]\.", w) for w in words[1:-1]):
-        return "person"  # a middle initial: "John F. Kennedy"
     if _LOCATION_CUE.search(before[-20:]) and not any(w in ("and", "of", "for", "the") for w in words):
         return "location"
     if _person_default(words, text, start, lower, kinds):
@@ -353,11 +361,12 @@ def _name_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
         while words and words[0].lower() in _SENTENCE_STOP:
             words = words[1:]
         # "Soviet Foreign Minister Eduard Shevardnadze": the name follows the title
-        titled = [i for i, w in enumerate(words[:-1]) if w.lower().rstrip(".") in _TITLE_IN_NAME]
+        titled = [i for i, w in enumerate(words[:-1]) if w.lower().rstrip(".") in _TITLE_IN_NAME and w[1:2].islower()]
         rest = words[titled[-1] + 1:] if titled else []
         titled_person = bool(titled) and "person" in targets and not (
             words[-1].lower() in _ORG_WORDS or words[-1].lower() in _TITLE_IN_NAME
-            or any(w in ("of", "for", "and", "the") for w in rest))
+            or not all(re.fullmatch(rf"{_NAME_WORD}|[A-Z]\.", w) and not w.isupper() and w.lower() not in _ROLES
+                       for w in rest))
         if titled_person:
             words = rest
         if not words:
@@ -375,6 +384,8 @@ def _name_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
             if "name" not in targets:
                 continue
             kind = "name"
+        if kind == "person" and len(words) > 3 and _middle_initial(words):
+            name = " ".join(words[:3])  # "David K. Heap Chief Executive Officer": the name, not the title
         parts = _person_parts(name, start) if kind == "person" else [(name, start)]
         for part, s in parts:
             out.append(Mention(part, kinds[kind], s, s + len(part), 1, 0.5 if kind != "name" else 0.4, kind))

@@ -140,7 +140,8 @@ _LOCATION_CUE = re.compile(r"\b(?:in|at|from|near|to|into|across|outside|through
 _SENTENCE_STOP = frozenset(
     "the a an this that these those it he she they we i in on at for by with from of and or but if when "
     "while as after before during whereas now therefore however section article exhibit schedule table figure "
-    "notwithstanding subject each any all such no upon".split()
+    "notwithstanding subject each any all such no upon later yesterday today tomorrow meanwhile although though "
+    "since because until also then still even instead thus hence so last next".split()
 )
 _WS = re.compile(r"\s+")
 
@@ -316,6 +317,8 @@ def _person_default(words: list[str], text: str, start: int, lower: frozenset[st
         return False
     if text[max(0, start - 1):start] in ("\"", "“", "'", "‘"):
         return False  # a quoted title: "War Is Hell"
+    if re.fullmatch(r"[A-Z]\.", words[0]) and re.match(r"[.:]", text[start + len(" ".join(words)):][:1]):
+        return False  # an enumerated heading: "A. Entire Agreement:"
     return not _line_is_heading(text, start)
 
 
@@ -417,6 +420,35 @@ def _title_aliases(text: str, mentions: list[Mention], person_type: str | None) 
             m.aliases.append(f"{title} {m.name}")
 
 
+_ACRONYM = re.compile(r"(?<![\w.&'’-])[A-Z]{2,5}(?![\w.&'’-]|\.\w)")
+# All-capital words that are not organisations: units, eras, diseases, roles, time zones.
+_NOT_ORG_ACRONYMS = frozenset(
+    "tv ceo cfo coo cto aids hiv dna rna gmt est edt pst pdt cst am pm ok id usd ad bc ii iii iv vi vii viii ix xi "
+    "mph kg km mm cm ft lb lbs oz pc gnp gdp vat iq ufo uk usa us ussr faq".split()
+)
+
+
+def _acronym_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
+    """A lone all-capital word of 2-5 letters in running text ("the FAA said", "GE
+    spokesman") names an organisation. Not where the domain declares contracting parties
+    (contracts capitalise defined terms and headings), and not among other capitalised
+    words (a heading, a dateline, a shouted clause)."""
+    org = kinds.get("organization")
+    if not org or kinds.get("party", org) != org:
+        return []
+    out = []
+    for m in _ACRONYM.finditer(text):
+        word = m.group(0)
+        before, after = text[max(0, m.start() - 30):m.start()], text[m.end():m.end() + 30]
+        neighbours = re.findall(r"[\w.&'’-]+", before)[-1:] + re.findall(r"[\w.&'’-]+", after)[:1]
+        if word.lower() in _NOT_ORG_ACRONYMS or any(w.isupper() and len(w) > 1 for w in neighbours):
+            continue
+        if not re.search(r"\b[a-z]+\b", text[max(0, m.start() - 30):m.start()] + text[m.end():m.end() + 30]):
+            continue
+        out.append(Mention(word, org, m.start(), m.end(), 1, 0.5, "organization"))
+    return out
+
+
 def _surname_aliases(text: str, mentions: list[Mention], person_type: str | None) -> None:
     """Give a person the surname it is later called by ("Kennedy" after "John F. Kennedy"),
     when that word stands alone elsewhere in the text and no other person shares it."""
@@ -516,7 +548,7 @@ def find_entities(text: str, types: Sequence[EntityType], skills: Sequence[dict]
     kinds = generic_type_map(types)
     mentions = _resolve_overlaps(
         _pattern_mentions(text, types, skills) + _literal_mentions(text, kinds)
-        + _org_mentions(text, kinds) + _name_mentions(text, kinds)
+        + _org_mentions(text, kinds) + _name_mentions(text, kinds) + _acronym_mentions(text, kinds)
     )
     sentences = split_sentences(text)
     mentions = _attach_definitions(text, sentences, mentions, kinds)

@@ -129,3 +129,12 @@ def test_contracts_get_no_default_persons_but_keep_cued_ones(tmp_path):
     _, nodes, _ = _graph(tmp_path, text, domain="legal_contracts", name="contract.txt")
     persons = {name for name, typ in nodes if typ == "Person"}
     assert persons == {"Steven J. Blad"}
+
+
+def test_single_words_need_a_cue():
+    found = {(e.name, e.type) for e in find_entities(
+        "Officials in Perugia said five people were arrested on Tuesday. The broadcast was in Spanish. "
+        "For singer Bob Boyd of Chattanooga, Tenn., the ranch is home. Exxon said prices rose.",
+        load_domain("general").entity_types)}
+    assert {("Perugia", "Location"), ("Chattanooga", "Location"), ("Bob Boyd", "Person")} <= found
+    assert not {name for name, _ in found} & {"Officials", "Spanish", "Tuesday", "Exxon", "For"}

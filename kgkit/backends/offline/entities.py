@@ -11,18 +11,25 @@ Sources, strongest first (an overlap keeps the stronger, then the longer):
    the party ABC Corp. with the alias "Company"; ``"Territory" means …`` a defined term);
 3. capitalised multi-word names, weakest, typed by cues in this order: an honorific or a
    title inside or before the name ("Dr.", "Soviet Foreign Minister Eduard Shevardnadze")
-   -> person; an organisation word ("… University") -> organisation; a person cue around
-   it ("X, who", "X said", "said X,", "X, 45,", "X, a spokesman", "comedian X", "X's
-   wife", "X killed", "killed X") or a middle initial ("John F. Kennedy") -> person;
+   -> person; an organisation word ("… University") -> organisation; a middle initial
+   ("John F. Kennedy") or a role noun before it ("comedian X", "said X") -> person; a place
+   word ("Early County", "Fort Hamilton") or a state after it (", Calif.") -> location; a person cue after
+   it ("X, who", "X said", "X, 45,", "X, a spokesman", "X's wife", "X killed") -> person;
    "in/at/from" before it -> location; otherwise a name of two or three name-shaped words
    is a person by default — unless one of its words is also written in lower case in the
    text (then it is a common noun: "Confidential Information"), it sits on a heading line,
    or the domain declares contracting parties (in contracts, capitalised words are defined
-   terms far more often than people). A single capitalised word is a person only after a
-   title or with a cue that fits nobody else (", who", "'s wife", a role noun before it).
+   terms far more often than people). A lone capitalised word needs a cue: a title or role
+   noun before it, or one that fits only people after it (", who", "'s wife", "killed
+   Kennedy") -> person; "in/at/near" before it or ", Tenn." after it -> location; a lone
+   2-5-letter acronym in running text ("the FAA said") -> organisation. Lone words, acronyms
+   and the two-or-three-word default are off in domains with contracting parties.
 
 A person's surname written alone elsewhere in the chunk ("Kennedy" after "John F.
-Kennedy") becomes an alias of the person, so relations and evaluation find it.
+Kennedy"), and the name with its title ("President John F. Kennedy"), are the person's
+aliases in the answer, not further entities. (The engine builds a node's aliases from the
+text itself and reads none from the answer — docs/design.md, "Pass answers" — so a node
+gets them only where its merge does.)
 
 A generic rule only fires when the domain declares a type for it: a type whose name or
 one of whose ``aliases`` is one of the keywords in :data:`GENERIC_KINDS` (for example
@@ -36,7 +43,7 @@ from functools import lru_cache
 from typing import Any, Iterable, Mapping, Sequence
 
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
-from kgkit.backends.offline.sentences import Sentence, is_heading, split_sentences
+from kgkit.backends.offline.sentences import ABBREVIATIONS, Sentence, is_heading, split_sentences
 from kgkit.model import EntityType, Patterns
 
 GENERIC_KINDS: dict[str, frozenset[str]] = {
@@ -336,15 +343,15 @@ def _name_kind(words: list[str], text: str, start: int, end: int, lower: frozens
     if words[-1].lower() in _ORG_WORDS or words[0].lower() in _ORG_WORDS:
         return "organization"
     single = len(words) == 1
-    if _middle_initial(words):
-        return "person"  # "John F. Kennedy"
+    if _middle_initial(words) or _PERSON_BEFORE.search(before):
+        return "person"  # "John F. Kennedy", "singer Bob Boyd of Chattanooga"
     if not single and not any(w.isupper() for w in words) and (
             words[-1].lower() in _PLACE_LAST or words[0].lower().rstrip(".") in _PLACE_FIRST
             or _STATE_AFTER.search(after)):
         return "location"
     if single and words[0].lower() in lower:
         return "name"  # a common word capitalised at a sentence start ("Officials said")
-    if _PERSON_BEFORE.search(before) or (_PERSON_AFTER_STRONG if single else _PERSON_AFTER).search(after):
+    if (_PERSON_AFTER_STRONG if single else _PERSON_AFTER).search(after):
         return "person"
     if _LOCATION_CUE.search(before[-20:]) and not any(w in ("and", "of", "for", "the") for w in words):
         return "location"
@@ -392,6 +399,42 @@ def _name_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
         parts = _person_parts(name, start) if kind == "person" else [(name, start)]
         for part, s in parts:
             out.append(Mention(part, kinds[kind], s, s + len(part), 1, 0.5 if kind != "name" else 0.4, kind))
+    return out + _single_mentions(text, kinds, lower)
+
+
+_SINGLE = re.compile(rf"(?<![\w.&'’-]){_NAME_WORD}(?![\w&'’-]|\.\w)")
+_CALENDAR = frozenset(
+    "january february march april may june july august september october november december monday tuesday "
+    "wednesday thursday friday saturday sunday christmas easter".split()
+)
+_LANGUAGE = re.compile(r"(?:ish|ese|ian|ean|ic)$|^(?:French|Dutch|Greek|Thai)$")  # "in English", "in Arabic"
+_SINGLE_PLACE_CUE = re.compile(r"\b(?:in|at|near|outside|throughout|across)\s+$")
+
+
+def _single_mentions(text: str, kinds: dict[str, str], lower: frozenset[str]) -> list[Mention]:
+    """Lone capitalised words with a cue: a person ("comedian Tzafir", "Reagan's wife") or a
+    place ("in Perugia", "Chattanooga, Tenn."). Words written in lower case elsewhere in the
+    text, calendar words and words beside other capitalised words (runs, read as names
+    above) are skipped. Not where the domain declares contracting parties: contracts
+    capitalise defined terms ("Licensee, who…", "in Territory")."""
+    if kinds.get("party", kinds.get("organization")) != kinds.get("organization"):
+        return []
+    out = []
+    for m in _SINGLE.finditer(text):
+        word = m.group(0)
+        if word.lower() in lower or word.lower() in _CALENDAR | _SENTENCE_STOP | ABBREVIATIONS:
+            continue
+        before, after = text[max(0, m.start() - 40):m.start()], text[m.end():m.end() + 60]
+        if re.search(r"[A-Z][\w.]*[ \t]+$", before) or re.match(r"[ \t]+(?:[A-Z]|of\b|and\b)", after):
+            continue  # part of a longer capitalised run
+        if "person" in kinds and (_PERSON_BEFORE.search(before) or _PERSON_AFTER_STRONG.search(after)):
+            kind = "person"
+        elif "location" in kinds and not _LANGUAGE.search(word) and (
+                _SINGLE_PLACE_CUE.search(before) or _STATE_AFTER.search(after)):
+            kind = "location"
+        else:
+            continue
+        out.append(Mention(word, kinds[kind], m.start(), m.end(), 1, 0.5, kind))
     return out
 
 

@@ -1,0 +1,318 @@
+"""Capitalised names in running text: people, organisations and places, typed by cues.
+
+The weakest source of :mod:`.entities` (an overlapping pattern, literal, company or
+defined term wins). Only the generic kinds the domain declares are produced.
+
+A capitalised multi-word name is typed by cues in this order: an honorific or a title
+inside or before the name ("Dr.", "Soviet Foreign Minister Eduard Shevardnadze") ->
+person; an organisation word ("… University") -> organisation; a middle initial ("John F.
+Kennedy") or a role noun before it ("comedian X", "said X") -> person; a place word ("Early
+County", "Fort Hamilton") or a state after it (", Calif.") -> location; a person cue after
+it ("X, who", "X said", "X, 45,", "X, a spokesman", "X's wife", "X killed") -> person;
+"in/at/from" before it -> location; otherwise a name of two or three name-shaped words is a
+person by default — unless one of its words is also written in lower case in the text (then
+it is a common noun: "Confidential Information"), it sits on a heading line, or the domain
+declares contracting parties (in contracts, capitalised words are defined terms far more
+often than people).
+
+A lone capitalised word needs a cue: a title or role noun before it, or one that fits only
+people after it (", who", "'s wife", "killed Kennedy") -> person; "in/at/near" before it or
+", Tenn." after it -> location; a lone 2-5-letter acronym in running text ("the FAA said")
+-> organisation. Lone words, acronyms and the two-or-three-word default are off in domains
+with contracting parties.
+
+A person's surname written alone elsewhere in the chunk ("Kennedy" after "John F.
+Kennedy"), and the name with its title ("President John F. Kennedy"), are the person's
+aliases in the answer, not further entities. (The engine builds a node's aliases from the
+text itself and reads none from the answer — docs/design.md, "Pass answers" — so a node
+gets them only where its merge does.)
+"""
+from __future__ import annotations
+
+import re
+
+from kgkit.backends.offline.mentions import Mention, name_key
+from kgkit.backends.offline.sentences import ABBREVIATIONS, is_heading
+
+_NAME_WORD = r"(?:[A-Z][a-z]+(?:[A-Z][a-z]+)?(?:-[A-Za-z][a-z]+)?|[A-Z]{2,}[a-z]*)"  # "McConnell", "Chung-hee"
+_CAPS_NAME = re.compile(
+    rf"(?<![\w.&-])(?P<name>(?:[A-Z]\.[ \t]+(?=[A-Z][a-z]))?{_NAME_WORD}(?:[ \t]+(?:(?:of|the|de|van|von|for|and)[ \t]+)?"
+    rf"(?:{_NAME_WORD}|[A-Z]\.)){{1,4}})(?![\w])"
+)
+_HONORIFIC = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Prof|Sen|Rep|Gov|Gen|Lt|Col|Capt|Sgt|President|Senator|Governor|Judge|Justice|Chairman|Minister|Secretary|Ambassador|Pope|King|Queen|Prince|Sir|Lord|Rev)\.?\s+$")
+_ORG_WORDS = frozenset(
+    "university institute association bank group agency ministry department council committee foundation "
+    "corporation company airlines airline times news post press court commission army navy church hospital "
+    "school college club union federation organization organisation party congress senate parliament "
+    "administration board bureau service services laboratories laboratory systems technologies industries "
+    "holdings partners fund trust exchange network journal society center centre office police embassy "
+    "force forces guard orchestra opera team".split()
+)
+# Words that make a capitalised name a place: "Early County", "Niagara Falls", "Fort Hamilton".
+_PLACE_LAST = frozenset(
+    "county city province state district island islands bay falls lake river sea ocean coast mountains mountain "
+    "valley beach park street avenue square airport harbor harbour peninsula canyon desert gulf strait heights "
+    "hills springs village township parish region".split()
+)
+_PLACE_FIRST = frozenset("fort camp mount port cape lake san santa sao ciudad saint st".split())
+# ", Calif." / ", S.C." after a name: a US-style place with its state
+_STATE_AFTER = re.compile(r"^,\s+(?!(?:Jr|Sr|Esq|Inc|Co|Corp|Ltd)\.)(?:[A-Z][a-z]{1,4}\.|[A-Z]\.[A-Z]\.)")
+# Nouns that name what a person is or does: "comedian Tuvia Tzafir", "Bruno Pusterla, a top official".
+_ROLE_NOUNS = (
+    "actor|actress|singer|guitarist|soprano|tenor|comedian|writer|author|poet|painter|artist|sculptor|director|"
+    "producer|journalist|reporter|correspondent|columnist|editor|photographer|spokesman|spokeswoman|spokesperson|"
+    "lawyer|attorney|prosecutor|judge|doctor|physician|surgeon|nurse|professor|scientist|researcher|economist|"
+    "analyst|historian|playwright|novelist|composer|conductor|musician|pianist|player|coach|pitcher|champion|"
+    "astronaut|pilot|officer|soldier|sergeant|colonel|captain|lieutenant|commander|leader|chairman|chairwoman|"
+    "president|premier|minister|secretary|senator|congressman|congresswoman|governor|mayor|ambassador|diplomat|"
+    "envoy|official|aide|adviser|advisor|assistant|deputy|candidate|nominee|activist|dissident|rebel|gunman|"
+    "assassin|killer|suspect|defendant|witness|victim|hostage|priest|bishop|cardinal|rabbi|reverend|preacher|"
+    "husband|wife|son|daughter|father|mother|brother|sister|widow|widower|uncle|aunt|nephew|niece|cousin|"
+    "businessman|businesswoman|executive|banker|investor|financier|founder|owner|manager|administrator|agent|"
+    "detective|sheriff|inventor|designer|architect|philosopher|physicist|chemist|biologist|engineer|teacher|"
+    "student|auctioneer|collector|veteran|resident|member|employee|worker|farmer|king|queen|prince|princess|"
+    "emperor|dictator|shearer|clerk|chief|head|partner"
+)
+_ROLES = frozenset(_ROLE_NOUNS.split("|"))
+_TITLE_IN_NAME = frozenset(
+    "president minister secretary senator governor mayor ambassador chairman general judge justice administrator "
+    "director commissioner attorney chancellor premier leader spokesman spokeswoman representative "
+    "congressman congresswoman sen rep gov gen dr mr mrs ms prof lt col capt sgt rev prime vice foreign "
+    "democrat republican democratic soprano academician professor".split()
+)
+_PERSON_BEFORE = re.compile(
+    rf"(?:\b(?:{_ROLE_NOUNS})s?,?|\b(?:said|says|told|according\s+to|killed|shot|assassinated|murdered|"
+    r"stabbed|kidnapped|assassination\s+of|murder\s+of)|\b(?:his|her)\s+(?:\w+\s+)?(?:husband|wife|son|"
+    r"daughter|father|mother|brother|sister|widow|friend))\s+$"
+)
+_PERSON_AFTER = re.compile(
+    rf"^(?:,\s+(?:who|whose)\b|,\s+\d{{1,3}},|,\s+(?:a|an|the|his|her)\s+(?:[\w-]+\s+){{0,3}}?(?:{_ROLE_NOUNS})\b"
+    rf"|,\s+(?:former\s+|acting\s+|deputy\s+|vice\s+)?(?:{_ROLE_NOUNS})\b|['’]s\s+(?:husband|wife|son|daughter|father|"
+    r"mother|brother|sister|widow|family|lawyer|attorney)\b|\s+(?:said|says|told|testified|recalled|wrote|"
+    r"died|was\s+born|killed|shot|assassinated|murdered|stabbed)\b)"
+)
+# Single words: only cues that fit a person and hardly anything else ("Exxon said" does not).
+_PERSON_AFTER_STRONG = re.compile(
+    r"^(?:,\s+(?:who|whose)\b|,\s+\d{1,3},|['’]s\s+(?:husband|wife|son|daughter|father|mother|brother|sister|"
+    r"widow)\b|\s+(?:killed|assassinated|murdered|stabbed)\s+(?:[A-Z]|(?:his|her)\s))"
+)
+_LOCATION_CUE = re.compile(r"\b(?:in|at|from|near|to|into|across|outside|throughout)\s+(?:the\s+)?$")
+_SENTENCE_STOP = frozenset(
+    "the a an this that these those it he she they we i in on at for by with from of and or but if when "
+    "while as after before during whereas now therefore however section article exhibit schedule table figure "
+    "notwithstanding subject each any all such no upon later yesterday today tomorrow meanwhile although though "
+    "since because until also then still even instead thus hence so last next".split()
+)
+
+
+def _lower_words(text: str) -> frozenset[str]:
+    """Words the text writes in lower case: common nouns, which a capitalised name containing
+    one ("Confidential Information", "Strategic Alliance Agreement") is unlikely to be a person."""
+    return frozenset(re.findall(r"(?<![\w.])[a-z][a-z-]+\b", text))
+
+
+def _line_is_heading(text: str, start: int) -> bool:
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", start)
+    return is_heading(text[line_start:line_end if line_end >= 0 else len(text)])
+
+
+def _person_default(words: list[str], text: str, start: int, lower: frozenset[str], kinds: dict[str, str]) -> bool:
+    """A name of two or three name-shaped words with no other cue: a person, unless it looks
+    like a common-noun phrase, a heading, or the domain is about contracting parties."""
+    if not 2 <= len(words) <= 3 or kinds.get("party", kinds.get("organization")) != kinds.get("organization"):
+        return False
+    if not all(re.fullmatch(r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?|[A-Z][a-z]?[A-Z][a-z]+|[A-Z]\.", w) for w in words):
+        return False
+    if any(w.lower() in lower or w.lower() in _TITLE_IN_NAME for w in words) or words[-1].endswith("."):
+        return False
+    if text[max(0, start - 1):start] in ("\"", "“", "'", "‘"):
+        return False  # a quoted title: "War Is Hell"
+    if re.fullmatch(r"[A-Z]\.", words[0]) and re.match(r"[.:]", text[start + len(" ".join(words)):][:1]):
+        return False  # an enumerated heading: "A. Entire Agreement:"
+    return not _line_is_heading(text, start)
+
+
+def _middle_initial(words: list[str]) -> bool:
+    """Given name, middle initial, surname: "John F. Kennedy" (and "David K. Heap CEO")."""
+    return len(words) >= 3 and bool(re.fullmatch(r"[A-Z]\.", words[1])) and all(
+        re.fullmatch(_NAME_WORD, w) and not w.isupper() for w in (words[0], words[2]))
+
+
+def _name_kind(words: list[str], text: str, start: int, end: int, lower: frozenset[str], kinds: dict[str, str]) -> str:
+    before = text[max(0, start - 40):start]
+    after = text[end:end + 60]
+    if _HONORIFIC.search(before[-20:]):
+        return "person"
+    if words[-1].lower() in _ORG_WORDS or words[0].lower() in _ORG_WORDS:
+        return "organization"
+    single = len(words) == 1
+    if _middle_initial(words) or _PERSON_BEFORE.search(before):
+        return "person"  # "John F. Kennedy", "singer Bob Boyd of Chattanooga"
+    if not single and not any(w.isupper() for w in words) and (
+            words[-1].lower() in _PLACE_LAST or words[0].lower().rstrip(".") in _PLACE_FIRST
+            or _STATE_AFTER.search(after)):
+        return "location"
+    if single and words[0].lower() in lower:
+        return "name"  # a common word capitalised at a sentence start ("Officials said")
+    if (_PERSON_AFTER_STRONG if single else _PERSON_AFTER).search(after):
+        return "person"
+    if _LOCATION_CUE.search(before[-20:]) and not any(w in ("and", "of", "for", "the") for w in words):
+        return "location"
+    if _person_default(words, text, start, lower, kinds):
+        return "person"
+    return "name"
+
+
+def name_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
+    """Capitalised runs and cued lone words, as mentions of the declared person,
+    organisation, location or catch-all name type (priority 1: every other source wins)."""
+    targets = {k for k in ("person", "organization", "location", "name") if k in kinds}
+    if not targets:
+        return []
+    lower = _lower_words(text)
+    out = []
+    for m in _CAPS_NAME.finditer(text):
+        words = m.group("name").split()
+        while words and words[0].lower() in _SENTENCE_STOP:
+            words = words[1:]
+        # "Soviet Foreign Minister Eduard Shevardnadze": the name follows the title
+        titled = [i for i, w in enumerate(words[:-1]) if w.lower().rstrip(".") in _TITLE_IN_NAME and w[1:2].islower()]
+        rest = words[titled[-1] + 1:] if titled else []
+        titled_person = bool(titled) and "person" in targets and not (
+            words[-1].lower() in _ORG_WORDS or words[-1].lower() in _TITLE_IN_NAME
+            or not all(re.fullmatch(rf"{_NAME_WORD}|[A-Z]\.", w) and not w.isupper() and w.lower() not in _ROLES
+                       for w in rest))
+        if titled_person:
+            words = rest
+        if not words:
+            continue
+        if words[0].isupper() and all(w.isupper() for w in words) and len(words) > 3:
+            continue  # shouted headings
+        name = " ".join(words)
+        start = m.start("name") + m.group("name").rfind(name) if titled_person else \
+            m.end() - len(m.group("name")) + m.group("name").find(words[0])
+        end = start + len(name)
+        kind = "person" if titled_person else _name_kind(words, text, start, end, lower, kinds)
+        if len(words) == 1 and kind != "person":
+            continue
+        if kind not in targets:
+            if "name" not in targets:
+                continue
+            kind = "name"
+        if kind == "person" and len(words) > 3 and _middle_initial(words):
+            name = " ".join(words[:3])  # "David K. Heap Chief Executive Officer": the name, not the title
+        parts = _person_parts(name, start) if kind == "person" else [(name, start)]
+        for part, s in parts:
+            out.append(Mention(part, kinds[kind], s, s + len(part), 1, 0.5 if kind != "name" else 0.4, kind))
+    return out + _single_mentions(text, kinds, lower)
+
+
+_SINGLE = re.compile(rf"(?<![\w.&'’-]){_NAME_WORD}(?![\w&'’-]|\.\w)")
+_CALENDAR = frozenset(
+    "january february march april may june july august september october november december monday tuesday "
+    "wednesday thursday friday saturday sunday christmas easter".split()
+)
+_LANGUAGE = re.compile(r"(?:ish|ese|ian|ean|ic)$|^(?:French|Dutch|Greek|Thai)$")  # "in English", "in Arabic"
+_SINGLE_PLACE_CUE = re.compile(r"\b(?:in|at|near|outside|throughout|across)\s+$")
+
+
+def _single_mentions(text: str, kinds: dict[str, str], lower: frozenset[str]) -> list[Mention]:
+    """Lone capitalised words with a cue: a person ("comedian Tzafir", "Reagan's wife") or a
+    place ("in Perugia", "Chattanooga, Tenn."). Words written in lower case elsewhere in the
+    text, calendar words and words beside other capitalised words (runs, read as names
+    above) are skipped. Not where the domain declares contracting parties: contracts
+    capitalise defined terms ("Licensee, who…", "in Territory")."""
+    if kinds.get("party", kinds.get("organization")) != kinds.get("organization"):
+        return []
+    out = []
+    for m in _SINGLE.finditer(text):
+        word = m.group(0)
+        if word.lower() in lower or word.lower() in _CALENDAR | _SENTENCE_STOP | ABBREVIATIONS:
+            continue
+        before, after = text[max(0, m.start() - 40):m.start()], text[m.end():m.end() + 60]
+        if re.search(r"[A-Z][\w.]*[ \t]+$", before) or re.match(r"[ \t]+(?:[A-Z]|of\b|and\b)", after):
+            continue  # part of a longer capitalised run
+        if "person" in kinds and (_PERSON_BEFORE.search(before) or _PERSON_AFTER_STRONG.search(after)):
+            kind = "person"
+        elif "location" in kinds and not _LANGUAGE.search(word) and (
+                _SINGLE_PLACE_CUE.search(before) or _STATE_AFTER.search(after)):
+            kind = "location"
+        else:
+            continue
+        out.append(Mention(word, kinds[kind], m.start(), m.end(), 1, 0.5, kind))
+    return out
+
+
+def _person_parts(name: str, start: int) -> list[tuple[str, int]]:
+    """People in a person-cued run: "Nils Bemer and Tomas Nilsen" is two, "Baruch Arensberg
+    of Tel Aviv" is the one before "of"."""
+    parts, offset = [], 0
+    for piece in re.split(r"( (?:and|of|for|the|de|van|von) )", name):
+        if piece.startswith(" "):
+            if piece.strip() != "and":
+                break
+        elif piece:
+            parts.append((piece, start + offset))
+        offset += len(piece)
+    return parts or [(name, start)]
+
+
+def add_title_aliases(text: str, mentions: list[Mention], person_type: str | None) -> None:
+    """A person written after a title is also called by it ("President Kennedy", "Ms. Toth")."""
+    for m in mentions:
+        if m.type != person_type:
+            continue
+        t = _HONORIFIC.search(text[max(0, m.start - 20):m.start])
+        if t:
+            title = t.group(0).strip()
+            m.aliases.append(f"{title} {m.name}")
+
+
+_ACRONYM = re.compile(r"(?<![\w.&'’-])[A-Z]{2,5}(?![\w.&'’-]|\.\w)")
+# All-capital words that are not organisations: units, eras, diseases, roles, time zones.
+_NOT_ORG_ACRONYMS = frozenset(
+    "tv ceo cfo coo cto aids hiv dna rna gmt est edt pst pdt cst am pm ok id usd ad bc ii iii iv vi vii viii ix xi "
+    "mph kg km mm cm ft lb lbs oz pc gnp gdp vat iq ufo uk usa us ussr faq".split()
+)
+
+
+def acronym_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
+    """A lone all-capital word of 2-5 letters in running text ("the FAA said", "GE
+    spokesman") names an organisation. Not where the domain declares contracting parties
+    (contracts capitalise defined terms and headings), and not among other capitalised
+    words (a heading, a dateline, a shouted clause)."""
+    org = kinds.get("organization")
+    if not org or kinds.get("party", org) != org:
+        return []
+    out = []
+    for m in _ACRONYM.finditer(text):
+        word = m.group(0)
+        before, after = text[max(0, m.start() - 30):m.start()], text[m.end():m.end() + 30]
+        neighbours = re.findall(r"[\w.&'’-]+", before)[-1:] + re.findall(r"[\w.&'’-]+", after)[:1]
+        if word.lower() in _NOT_ORG_ACRONYMS or any(w.isupper() and len(w) > 1 for w in neighbours):
+            continue
+        if not re.search(r"\b[a-z]+\b", text[max(0, m.start() - 30):m.start()] + text[m.end():m.end() + 30]):
+            continue
+        out.append(Mention(word, org, m.start(), m.end(), 1, 0.5, "organization"))
+    return out
+
+
+def add_surname_aliases(text: str, mentions: list[Mention], person_type: str | None) -> None:
+    """Give a person the surname it is later called by ("Kennedy" after "John F. Kennedy"),
+    when that word stands alone elsewhere in the text and no other person shares it."""
+    if not person_type:
+        return
+    persons = [m for m in mentions if m.type == person_type and len(m.name.split()) > 1]
+    by_surname: dict[str, set[str]] = {}
+    for m in persons:
+        by_surname.setdefault(m.name.split()[-1], set()).add(name_key(m.name))
+    for m in persons:
+        surname = m.name.split()[-1]
+        if len(by_surname[surname]) > 1 or not re.fullmatch(r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?", surname):
+            continue
+        for hit in re.finditer(rf"(?<![\w.-]){re.escape(surname)}(?![\w-])", text):
+            covered = any(o.start <= hit.start() and hit.end() <= o.end for o in mentions)
+            if not covered and not re.match(r"[ \t]+[A-Z]", text[hit.end():hit.end() + 2]):
+                m.aliases.append(surname)
+                break

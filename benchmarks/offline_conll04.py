@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from score_table import print_score_table
+
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
@@ -75,14 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"offline backend, general domain, {len(gold_paths)} CoNLL04 documents, {chars} characters "
           f"in {elapsed:.2f}s; entity types scored: {', '.join(sorted(ent_types))}")
-    for category in ("entities", "relations"):
-        cat = total.categories[category]
-        print(f"\n{category:<20} {'P':>6} {'R':>6} {'F1':>6} {'tp':>4} {'fp':>4} {'fn':>4}")
-        for name in sorted(cat.per_type):
-            c = cat.per_type[name]
-            print(f"  {name:<18} {c.precision:6.2f} {c.recall:6.2f} {c.f1:6.2f} {c.tp:4d} {c.fp:4d} {c.fn:4d}")
-        m = cat.micro
-        print(f"  {'micro':<18} {m.precision:6.2f} {m.recall:6.2f} {m.f1:6.2f} {m.tp:4d} {m.fp:4d} {m.fn:4d}")
+    print_score_table(total, width=18)
     return 0
 
 

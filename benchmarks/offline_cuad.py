@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from score_table import print_score_table
+
 DEFAULT_GOLD = Path(__file__).resolve().parents[2] / "shared" / "data" / "cuad"
 
 
@@ -91,14 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"offline backend, legal_contracts domain, {len(list(args.gold.glob('*.gold.json')))} CUAD contracts, "
           f"{chars} characters in {elapsed:.2f}s (whole engine run); "
           f"entities pass alone: {per_chunk:.1f} ms per 2,000-character chunk")
-    for category in ("entities", "relations"):
-        cat = total.categories[category]
-        print(f"\n{category:<38} {'P':>6} {'R':>6} {'F1':>6} {'tp':>4} {'fp':>4} {'fn':>4}")
-        for name in sorted(cat.per_type):
-            c = cat.per_type[name]
-            print(f"  {name:<36} {c.precision:6.2f} {c.recall:6.2f} {c.f1:6.2f} {c.tp:4d} {c.fp:4d} {c.fn:4d}")
-        m = cat.micro
-        print(f"  {'micro':<36} {m.precision:6.2f} {m.recall:6.2f} {m.f1:6.2f} {m.tp:4d} {m.fp:4d} {m.fn:4d}")
+    print_score_table(total, width=36)
     return 0
 
 

@@ -14,12 +14,15 @@ touching model weights (docs/skills.md):
 5. **fold** each candidate with the deterministic controller (add/modify/merge/keep);
 6. **gate**: a change is kept only if relation F1 on the dev split does not drop; turned
    down candidates are remembered in the library;
-7. **write** the library (version + 1 and a changelog entry) only if it changed.
+7. **write** the library (version + 1 and a changelog entry) only if its skills changed.
 
 Everything is ordered (documents by id, edges in gold order), so the same gold, seed and
 starting library always give the same library. An edge whose candidates were accepted
 (its provenance is in a skill) or turned down (in ``rejected``) is learned from once:
-a relearn on the same gold skips it, so it changes nothing unless an edge regressed.
+a relearn on the same gold skips it. An edge that an earlier run's skills made regress is
+new to the loop; if all its candidates are turned down, nothing is written (the turn-downs
+are found again next time, at the cost of their dev evaluations), so a second run with the
+same gold and seed changes nothing.
 """
 from __future__ import annotations
 
@@ -282,7 +285,7 @@ def learn_skills(
                     lib.rejected.append(cand_key)
         report.after = loop.evaluate(lib, split["heldout"])
 
-    report.changed = not lib.same_content(start)
+    report.changed = lib.skills != start.skills
     if report.changed:
         lib.version += 1
         lib.changelog.append({

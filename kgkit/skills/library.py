@@ -118,9 +118,6 @@ class Library:
         seen = {(p["doc"], tuple(p["edge"])) for s in self.skills.values() for p in s["provenance"]}
         return seen | {(r["doc"], tuple(r["edge"])) for r in self.rejected}
 
-    def same_content(self, other: "Library") -> bool:
-        return self.skills == other.skills and self.rejected == other.rejected
-
 
 def library_root(library_dir: str | Path | None = None) -> Path:
     """Where libraries are read: ``library_dir``; else ``./skill_library`` if present; else the built-in one.

@@ -123,3 +123,8 @@ def output_files(run_root: Path) -> dict[str, bytes]:
 
 def manifests(run_root: Path) -> list[dict[str, Any]]:
     return [json.loads(p.read_text()) for p in sorted(run_root.glob("*/manifest.json"))]
+
+
+def extract_args(docs: list[Path], config: Path, out: Path, *more: str) -> list[str]:
+    """`kgkit extract` arguments for the reliability corpus: its views, a config, an output folder."""
+    return ["extract", *map(str, docs), "--config", str(config), "--view", VIEWS, "--out", str(out), *more]

@@ -77,7 +77,6 @@ def test_chunk_without_text():
     assert verify("anything", "  ").reason == "chunk has no text"
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared gold data not present")
 def test_gold_evidence_sentences_verify_against_their_documents():
     """Gold evidence is re-spaced (SciERC, CoNLL) or stitched with '...' (CUAD); all of it is real."""
     checked = failed = 0

@@ -15,8 +15,8 @@ import kgkit
 from fault_script import ANSWER, TRANSPORT, FaultScript, chunk_text, is_reask, stage_of
 from kgkit.cli import main
 from kgkit.config.loader import load_config
-from reliability_support import (FAKE_KEY, KEY_ENV, VIEWS, GoldModel, copy_corpus, manifests, output_files,
-                                 write_config)
+from reliability_support import (FAKE_KEY, KEY_ENV, VIEWS, GoldModel, copy_corpus, extract_args, manifests,
+                                 output_files, write_config)
 from stub_provider import StubProvider
 
 SEED = 20261129
@@ -126,8 +126,7 @@ def failing_chunk(req) -> str | None:
 def test_a_fault_that_never_clears_fails_that_chunk_only_exit_1_raw_answers_kept(world, stub, tmp_path, capsys):
     world["stub"].responder = FaultScript(world["model"], rule=failing_chunk)
     out = tmp_path / "out"
-    args = ["extract", *map(str, world["docs"]), "--config", str(world["config_path"]), "--view", VIEWS,
-            "--out", str(out)]
+    args = extract_args(world["docs"], world["config_path"], out)
 
     with pytest.raises(SystemExit) as exit_info:
         main(args)
@@ -174,8 +173,7 @@ def test_a_provider_that_stays_down_stops_with_exit_3_and_resume_pays_only_for_t
 
     world["stub"].responder = FaultScript(world["model"], rule=down)
     out = tmp_path / "out"
-    args = ["extract", *map(str, world["docs"]), "--config", str(world["config_path"]), "--view", VIEWS,
-            "--out", str(out)]
+    args = extract_args(world["docs"], world["config_path"], out)
 
     with pytest.raises(SystemExit) as exit_info:
         main(args)
@@ -198,8 +196,7 @@ def test_a_request_the_provider_always_refuses_fails_that_chunk_not_the_batch(wo
     refuse = lambda req: "400" if stage_of(req) == "entities" and FAILING_SENTENCE in chunk_text(req) else None  # noqa: E731
     world["stub"].responder = FaultScript(world["model"], rule=refuse)
     out = tmp_path / "out"
-    args = ["extract", *map(str, world["docs"]), "--config", str(world["config_path"]), "--view", VIEWS,
-            "--out", str(out)]
+    args = extract_args(world["docs"], world["config_path"], out)
 
     with pytest.raises(SystemExit) as exit_info:
         main(args)
@@ -226,8 +223,7 @@ def test_a_provider_refusing_everything_stops_after_three_refusals(world, stub, 
     world["stub"].responder = FaultScript(world["model"], rule=lambda req: "400")
 
     with pytest.raises(SystemExit) as exit_info:
-        main(["extract", *map(str, world["docs"]), "--config", str(world["config_path"]), "--view", VIEWS,
-              "--out", str(tmp_path / "out")])
+        main(extract_args(world["docs"], world["config_path"], tmp_path / "out"))
 
     assert exit_info.value.code == 3
     assert "provider refused the request: HTTP 400" in capsys.readouterr().err

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from kgkit.cli import main
-from reliability_support import (FAKE_KEY, KEY_ENV, VIEWS, GoldModel, child_env, copy_corpus, kgkit_command,
-                                 output_files, write_config)
+from reliability_support import (FAKE_KEY, KEY_ENV, GoldModel, child_env, copy_corpus, extract_args,
+                                 kgkit_command, output_files, write_config)
 from stub_provider import Recorded, Reply, StubProvider
 
 SEEDS = range(20)
@@ -65,10 +65,6 @@ def world(tmp_path_factory):
         yield {"stub": stub, "model": model, "docs": docs, "config": config, "root": root,
                "clean": output_files(root / "clean")}
         stub.stop()
-
-
-def extract_args(docs: list[Path], config: Path, out: Path, *more: str) -> list[str]:
-    return ["extract", *map(str, docs), "--config", str(config), "--view", VIEWS, "--out", str(out), *more]
 
 
 def start_child(world, out: Path, tmp: Path) -> subprocess.Popen:

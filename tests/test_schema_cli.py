@@ -96,7 +96,6 @@ def test_new_from_an_unknown_domain_fails_cleanly(tmp_path, fixture_project):
     assert result.stderr == "Error: unknown domain 'peple'; available: people, staff\n  hint: did you mean 'people'?\n"
 
 
-@pytest.mark.skipif(not CONLL.is_dir(), reason="shared gold data not present")
 def test_new_from_gold_scaffolds_a_valid_domain(tmp_path, fixture_project):
     out = tmp_path / "conll04.yaml"
     result = run("domain", "new", "conll04", "--from-gold", str(CONLL), "--out", str(out))
@@ -116,8 +115,6 @@ def test_new_from_gold_scaffolds_a_valid_domain(tmp_path, fixture_project):
 @pytest.mark.parametrize("dataset", ["scierc", "wikievents", "cuad"])
 def test_every_shared_gold_set_scaffolds_a_valid_domain(dataset, tmp_path, fixture_project):
     gold = CONLL.parent / dataset
-    if not gold.is_dir():
-        pytest.skip(f"shared gold set {dataset} not present")
     out = tmp_path / "nested" / f"{dataset}.yaml"
     assert run("domain", "new", dataset, "--from-gold", str(gold), "--out", str(out)).exit_code == 0
     domain = catalog.load_domain(str(out))
@@ -304,7 +301,6 @@ def test_from_gold_declares_event_only_and_temporal_only_types_and_seeds_from_ge
     assert not [c for c in cues if any(w in c for w in ("Zorbo", "Blarg", "Qux", "Fizzwick"))]
 
 
-@pytest.mark.skipif(not CONLL.is_dir(), reason="shared gold data not present")
 def test_from_gold_on_wikievents_and_cuad_declares_every_gold_label(tmp_path, fixture_project):
     for dataset, key, field in (("wikievents", "events", "type"), ("cuad", "temporal", "relation")):
         gold = CONLL.parent / dataset

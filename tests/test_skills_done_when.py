@@ -14,7 +14,6 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from kgkit.cli import cli
@@ -23,8 +22,6 @@ from shared_data import SHARED
 CONLL = SHARED / "data" / "conll04"
 NEW = ["domain", "new", "conll04", "--from-gold", "../shared/data/conll04"]
 LEARN = ["skills", "learn", "--gold", "../shared/data/conll04", "--domain", "conll04", "--holdout", "0.3"]
-
-pytestmark = pytest.mark.skipif(not CONLL.is_dir(), reason="shared gold data not present")
 
 
 def files(folder: Path) -> dict[str, bytes]:

@@ -6,30 +6,19 @@ import subprocess
 import sys
 import textwrap
 
-import click
 import pytest
-from click.testing import CliRunner
 
 from kgkit.backends.base import ENTITIES, PassRequest, PassResult, Usage
 from kgkit.cache import CACHE_VERSION, CachedBackend, cache_dir, cache_key, cache_stats, clear_cache, open_cache
-from kgkit.cli import main
 from kgkit.config.loader import load_config
 from kgkit.config.model import CacheConfig, Config, LLMConfig
 from kgkit.documents.types import Chunk
 from kgkit.errors import ConfigError
 from kgkit.ids import canonical_json
 
+from cli_support import kgkit
+
 SCHEMA = {"type": "object", "required": ["entities"]}
-
-
-@click.command(context_settings={"ignore_unknown_options": True, "help_option_names": []})
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def entry(args):
-    main(list(args))
-
-
-def kgkit(*args: str):
-    return CliRunner().invoke(entry, list(args))
 
 
 @pytest.fixture(autouse=True)

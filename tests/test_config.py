@@ -5,29 +5,17 @@ import dataclasses
 import json
 from pathlib import Path
 
-import click
 import pytest
 import yaml
-from click.testing import CliRunner
 
 import kgkit as kgkit_package
-from kgkit.cli import main
 from kgkit.config import Config
 from kgkit.config.loader import load_config
 from kgkit.errors import ConfigError
 
+from cli_support import kgkit
+
 SCHEMA = Path(kgkit_package.__file__).resolve().parent / "schemas" / "config.schema.json"  # as installed
-
-
-@click.command(context_settings={"ignore_unknown_options": True, "help_option_names": []})
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def entry(args):
-    """The real console entry point (errors become messages and exit codes there)."""
-    main(list(args))
-
-
-def kgkit(*args: str):
-    return CliRunner().invoke(entry, list(args))
 
 
 @pytest.fixture(autouse=True)

@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     gold_dir = args.data / "conll04"
 
     import kgkit
-    from kgkit.catalog import load_domain
+    from kgkit.schema.catalog import load_domain
     from kgkit.config.model import Config
     from kgkit.eval.metrics import Score, score_document, type_label
 

@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     import kgkit
-    from kgkit.catalog import load_domain
+    from kgkit.schema.catalog import load_domain
     from kgkit.config.model import Config
     from kgkit.eval.metrics import Score, score_document
 

@@ -25,7 +25,7 @@ DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 def run_set(data: Path, name: str, holdout: float, seed: int, top_k: int, work: Path) -> dict:
     from kgkit.config.model import Config
-    from kgkit.domain_starter import starter_from_gold
+    from kgkit.schema.starter import starter_from_gold
     from kgkit.skills.learn import LearnSettings, learn_skills
     from kgkit.skills.library import load_library
 

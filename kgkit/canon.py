@@ -32,127 +32,35 @@ an order derived from their content only, and every tie is broken by text.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from rapidfuzz import fuzz, process
 
+from kgkit import ids
 from kgkit.evidence import locate_mention
-from kgkit.model import Domain
+from kgkit.name_keys import canonical_key, fold_tokens, split_trade_name, squash
+from kgkit.schema.model import Domain
 
 #: Every reason a surface form can have joined a node, in the order the stages run.
 REASONS = ("exact", "case/punctuation", "legal-suffix", "declared-alias", "defined-term", "fuzzy")
 
-#: Legal-form words, in key form (lower case, dots removed: "L.L.C." -> "llc").
-#: Stripped from the end of a key, repeatedly ("Co., Ltd.", "Pty Ltd"), while a word
-#: remains. Ambiguous two-letter forms that are also ordinary words (AS, AB, SE) are
-#: left out on purpose.
-LEGAL_SUFFIXES = frozenset(
-    {
-        "inc", "incorporated", "corp", "corporation", "co", "company", "ltd", "limited",
-        "llc", "llp", "lp", "lllp", "pllc", "plc", "gmbh", "ag", "kgaa", "sa", "nv", "bv",
-        "pty", "pte", "pvt", "sarl", "srl", "spa", "bhd", "sdn", "ulc",
-    }
-)
-
 # Tokens too common to be useful blocking keys.
 _STOP_TOKENS = frozenset({"the", "of", "and", "for", "a", "an", "in", "on", "to", "de", "la"})
 
-# Apostrophes of every style become "'", which the fold then drops, so "O\u2019Brien" keys
-# like "O'Brien" and "OBrien". Other quote marks need no table: they are punctuation,
-# which becomes a space.
-_APOSTROPHES = str.maketrans(dict.fromkeys("\u2018\u2019\u201a\u201b\u2032`", "'"))
-_WS = re.compile(r"\s+")
-_ABBREV_DOT = re.compile(r"(?<=[^\W\d_])\.")  # "Inc." / "L.L.C." lose their dots
-_NON_WORD = re.compile(r"[^\w]|_")
-
-
-def _squash(name: str) -> str:
-    """Level 0: NFKC and collapsed whitespace -- differences nobody would call a spelling."""
-    return _WS.sub(" ", unicodedata.normalize("NFKC", name)).strip()
-
-
-def _fold_tokens(name: str) -> list[str]:
-    """Level 1: case, accents, quotes, punctuation, "&", spaced initials, a leading "the"."""
-    text = _squash(name).translate(_APOSTROPHES).casefold()
-    text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-    text = unicodedata.normalize("NFC", text).replace("&", " and ").replace("'", "")
-    text = _NON_WORD.sub(" ", _ABBREV_DOT.sub("", text))
-    tokens: list[str] = []
-    in_initials = False
-    for tok in text.split():
-        # "J. R. R." and "L L C" become "jrr" and "llc", like their undotted spellings.
-        single = len(tok) == 1 and tok.isalpha()
-        if single and in_initials:
-            tokens[-1] += tok
-        else:
-            tokens.append(tok)
-        in_initials = single
-    if len(tokens) > 1 and tokens[0] == "the":
-        tokens = tokens[1:]
-    return tokens
-
-
-def _strip_legal(tokens: list[str]) -> list[str]:
-    tokens = list(tokens)
-    while len(tokens) > 1 and tokens[-1] in LEGAL_SUFFIXES:
-        tokens.pop()
-        if len(tokens) > 1 and tokens[-1] == "and":  # "Smith & Co." -> "smith"
-            tokens.pop()
-    return tokens
-
-
-_TRADE_NAME = re.compile(
-    r"^(?P<name>.+?)[,\s]+(?:d\.?\s?/?b\.?\s?/?a\.?|doing\s+business\s+as|trading\s+as|t/a|a\.?/?k\.?/?a\.?"
-    r"|also\s+known\s+as|f\.?/?k\.?/?a\.?|formerly\s+known\s+as)\s+(?P<alias>\S.*)$",
-    re.IGNORECASE,
-)
-
-
-def split_trade_name(name: str) -> tuple[str, str | None]:
-    """``"Solutions Media, Inc., dba SpinRecords.com"`` -> ``("Solutions Media, Inc.", "SpinRecords.com")``.
-
-    A name carrying a trade-name clause (d/b/a, doing business as, a/k/a, f/k/a, trading
-    as) names the entity before the clause and declares the one after it as an alias.
-    Names without one come back unchanged with None.
-    """
-    m = _TRADE_NAME.match(_squash(name))
-    if not m:
-        return name, None
-    return m.group("name").rstrip(" ,"), m.group("alias").strip()
-
-
 def _base_name(surface: str) -> str:
     """The display form of a surface: squashed, without a trade-name clause."""
-    return split_trade_name(_squash(surface))[0]
-
-
-def canonical_key(name: str, *, legal_suffixes: bool = True) -> str:
-    """The comparison key of a name: equal keys (within a type) mean the same entity.
-
-    NFKC, whitespace collapsed, case and accents folded, curly quotes straightened,
-    punctuation removed ("L.L.C." -> "llc", "Coca-Cola" -> "coca cola", "&" -> "and"),
-    a leading "the" dropped and, when ``legal_suffixes``, trailing legal forms (Inc.,
-    Corp., Ltd., GmbH, Pty Ltd, ...) stripped -- each only while something remains, so
-    "The Company" keys to "company" and "Inc." to "inc". A trade-name clause is cut off
-    ("X d/b/a Y" keys like "X"; see :func:`split_trade_name`). A name with no letters or
-    digits keys to its case-folded self rather than to "".
-    """
-    tokens = _fold_tokens(split_trade_name(name)[0])
-    if legal_suffixes:
-        tokens = _strip_legal(tokens)
-    return " ".join(tokens) if tokens else _squash(name).casefold()
+    return split_trade_name(squash(surface))[0]
 
 
 def _rule_reason(a: str, b: str) -> str:
     """Which normalisation level first makes surfaces ``a`` and ``b`` equal."""
-    if _squash(a) == _squash(b):
+    if squash(a) == squash(b):
         return "exact"
     if split_trade_name(a)[1] or split_trade_name(b)[1]:
         return "declared-alias"
-    if _fold_tokens(a) == _fold_tokens(b):
+    if fold_tokens(a) == fold_tokens(b):
         return "case/punctuation"
     return "legal-suffix"
 
@@ -302,7 +210,7 @@ def defined_terms_after(text: str, end: int) -> list[str]:
     definition that belongs to the next party in a list is not picked up.
     """
     m = _DEFINED_TERMS.match(text, end, min(len(text), end + 300))
-    return [_squash(t) for t in _QUOTED_TEXT.findall(m.group(1))] if m else []
+    return [squash(t) for t in _QUOTED_TEXT.findall(m.group(1))] if m else []
 
 
 def _defined_terms(mention: Mention, text: str | None) -> list[str]:
@@ -559,9 +467,9 @@ def merge_entities(
             (t, "defined-term") for t in _defined_terms(m, text)
         ] + [(a, "declared-alias") for a in [split_trade_name(surface)[1]] if a]:
             if isinstance(alias, str) and alias.strip():
-                akey = key_of(_squash(alias))
+                akey = key_of(squash(alias))
                 if akey != gkey[1]:
-                    claims[(etype, akey)].setdefault(gkey, (reason, _squash(alias)))
+                    claims[(etype, akey)].setdefault(gkey, (reason, squash(alias)))
 
     # Alias targets stay out of fuzzy matching: "the Company" must join its claimant, not a
     # look-alike.
@@ -603,8 +511,6 @@ def merge_entities(
     for i, surfaces in alias_surfaces.items():
         aliases_of[uf.find(i)] |= surfaces
 
-    from kgkit.ids import node_id  # here, not at the top: kgkit.ids imports this module
-
     nodes: list[Node] = []
     merges: list[MergeRecord] = []
     index: dict[tuple[str, str], list[str]] = defaultdict(list)
@@ -631,9 +537,9 @@ def merge_entities(
                     reason, score = "fuzzy", fuzz.ratio(g.sorted_form, home.sorted_form)
                 merged_from.append({"name": surface, "reason": reason, "score": round(score, 2)})
                 merges.append(MergeRecord(etype, name, surface, reason, score))
-        surfaces = {_squash(s) for g in gs for s in g.surfaces} | aliases_of[root]
+        surfaces = {squash(s) for g in gs for s in g.surfaces} | aliases_of[root]
         mentions = tuple(sorted((m for g in gs for m in g.mentions), key=Mention._order))
-        node = Node(node_id(etype, name, legal_suffixes=legal_suffixes), etype, name,
+        node = Node(ids.node_id(etype, name, legal_suffixes=legal_suffixes), etype, name,
                     tuple(sorted(surfaces - {name})), mentions, tuple(merged_from))
         nodes.append(node)
         node_of_root[root] = node

@@ -14,9 +14,9 @@ BROKEN = TESTS / "broken"
 def fixture_project(monkeypatch, tmp_path):
     """cwd = tests/schema_fixtures (its domains/, views/, templates/), an empty user config
     dir and no built-ins: results do not depend on the user's home or on shipped files."""
-    from kgkit import catalog
+    from kgkit.schema import search_path
 
     monkeypatch.chdir(FIXTURES)
     monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "user-config"))
-    monkeypatch.setattr(catalog, "builtin_root", lambda: tmp_path / "no-builtins")
+    monkeypatch.setattr(search_path, "builtin_root", lambda: tmp_path / "no-builtins")
     return FIXTURES

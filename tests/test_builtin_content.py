@@ -11,7 +11,8 @@ import yaml
 
 from kgkit.backends.base import ENTITIES, RELATIONS, UPGRADE, PassRequest
 from kgkit.backends.offline import OfflineBackend
-from kgkit.catalog import builtin_root, load_domain, load_template, load_view
+from kgkit.schema.catalog import load_domain, load_template, load_view
+from kgkit.schema.search_path import builtin_root
 from kgkit.documents.types import Chunk
 from kgkit.engine.core import ENTITIES_SCHEMA, RELATIONS_SCHEMA
 

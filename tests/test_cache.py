@@ -176,7 +176,7 @@ def test_real_backend_leaves_no_key_in_the_cache_files(stub_provider, tmp_path, 
     config = Config(llm=LLMConfig(model="openai/test-model", api_base=stub_provider.openai_base,
                                   api_key_env="KGKIT_CACHE_TEST_KEY", timeout=5.0, retries=0),
                     cache=CacheConfig(dir=tmp_path / "c"))
-    from kgkit.model import Domain, EntityType
+    from kgkit.schema.model import Domain, EntityType
 
     domain = Domain(name="d", entity_types=(EntityType("Org"),))
     req = PassRequest(kind=ENTITIES, stage="entities", chunk=request().chunk, context={"domain": domain, "skills": []},

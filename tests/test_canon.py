@@ -9,17 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz import fuzz
 
-from kgkit.canon import (
-    REASONS,
-    Mention,
-    canonical_key,
-    defined_terms_after,
-    entity_type_name,
-    merge_entities,
-    split_trade_name,
-)
+from kgkit.canon import REASONS, Mention, defined_terms_after, entity_type_name, merge_entities
+from kgkit.name_keys import canonical_key, split_trade_name
 from kgkit.ids import node_id
-from kgkit.model import Domain, EntityType
+from kgkit.schema.model import Domain, EntityType
 from shared_data import DATA
 
 CUAD = DATA / "cuad"

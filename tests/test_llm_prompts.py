@@ -8,7 +8,7 @@ import pytest
 from kgkit.backends.base import ENTITIES, RELATIONS, PassRequest
 from kgkit.documents.types import Chunk
 from kgkit.errors import TemplateError
-from kgkit.model import Domain, EntityType, Example, RelationType
+from kgkit.schema.model import Domain, EntityType, Example, RelationType
 from kgkit.prompts.render import render_messages, render_request
 
 DOMAIN = Domain(

@@ -11,7 +11,7 @@ import yaml
 from click.testing import CliRunner
 
 import kgkit
-from kgkit import catalog
+from kgkit.schema import catalog, search_path
 from kgkit.cli import cli
 from schema_support import FIXTURES
 from shared_data import DATA
@@ -49,7 +49,7 @@ def test_new_defaults_to_the_project_domains_folder_and_never_overwrites(tmp_pat
     assert result.exit_code == 0, result.output
     assert result.stdout == ("Wrote domains/contracts.yaml. Check it with: kgkit domain validate domains/contracts.yaml\n"
                              "Use it with: kgkit extract DOCUMENT --domain contracts\n")
-    assert catalog.find("domains", "contracts").resolve() == (tmp_path / "domains" / "contracts.yaml").resolve()
+    assert search_path.find("domains", "contracts").resolve() == (tmp_path / "domains" / "contracts.yaml").resolve()
     assert catalog.load_domain("contracts").name == "contracts"  # --domain NAME finds it as written
     before = (tmp_path / "domains" / "contracts.yaml").read_text(encoding="utf-8")
     again = run("domain", "new", "contracts", "--from", "general")
@@ -233,13 +233,11 @@ def test_new_from_a_parent_path_writes_extends_relative_to_the_new_file(tmp_path
 
 
 def test_domains_listing_survives_a_broken_file(tmp_path, monkeypatch):
-    from kgkit import catalog as cat
-
     (tmp_path / "domains").mkdir()
     (tmp_path / "domains" / "bad.yaml").write_bytes(b"\x00\x01binary")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setattr(cat, "builtin_root", lambda: tmp_path / "none")
+    monkeypatch.setattr(search_path, "builtin_root", lambda: tmp_path / "none")
     result = run("domains")
     assert result.exit_code == 0
     assert result.stdout == (
@@ -273,7 +271,7 @@ def test_from_gold_declares_event_only_and_temporal_only_types_and_seeds_from_ge
     text = (tmp_path / "domains" / "mini.yaml").read_text(encoding="utf-8")
     assert run("domain", "validate", "domains/mini.yaml").exit_code == 0
     domain = catalog.load_domain("mini")
-    general = catalog.load_domain(catalog.builtin_root() / "domains" / "general.yaml")
+    general = catalog.load_domain(search_path.builtin_root() / "domains" / "general.yaml")
 
     attack, die = domain.event_type("Conflict.Attack"), domain.event_type("Life.Die")
     assert attack.triggers.phrases == ("zapped",)
@@ -318,13 +316,13 @@ def test_a_folder_on_the_search_path_twice_does_not_override_itself(monkeypatch,
     # run from a source checkout: the project folder is the built-in root
     monkeypatch.chdir(FIXTURES)
     monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "user-config"))
-    monkeypatch.setattr(catalog, "builtin_root", lambda: FIXTURES)
+    monkeypatch.setattr(search_path, "builtin_root", lambda: FIXTURES)
     result = run("views")
     assert result.exit_code == 0
     assert "overrides" not in result.stdout
     assert f"binary  {FIXTURES}/views/binary.yaml" in result.stdout.splitlines()
     assert "overrides" not in run("templates").stdout
-    assert catalog.candidates("views")["binary"] == [FIXTURES / "views" / "binary.yaml"]
+    assert search_path.candidates("views")["binary"] == [FIXTURES / "views" / "binary.yaml"]
 
 
 def test_from_gold_example_text_with_control_characters_reads_back_unchanged(tmp_path, monkeypatch):

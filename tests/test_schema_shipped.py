@@ -4,11 +4,11 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from kgkit import catalog
+from kgkit.schema import catalog, search_path
 from kgkit.cli import cli
-from kgkit.validation import validate_file
+from kgkit.schema.validation import validate_file
 
-BUILTIN = catalog.builtin_root()  # the checkout's top level, or kgkit/_builtin when installed
+BUILTIN = search_path.builtin_root()  # the checkout's top level, or kgkit/_builtin when installed
 
 
 def shipped(kind: str):
@@ -57,4 +57,4 @@ def test_shipped_template_validates_and_selects(path, outside_any_project):
     ],
 )
 def test_the_promised_builtins_ship(kind, names, outside_any_project):
-    assert names <= set(catalog.available(kind))
+    assert names <= set(search_path.available(kind))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from kgkit import catalog
+from kgkit.schema import catalog, search_path
 from kgkit.errors import NotFoundError, ValidationError
-from kgkit.validation import validate_file
-from kgkit.yaml_source import parse
+from kgkit.schema.validation import validate_file
+from kgkit.schema.yaml_source import parse
 from schema_support import FIXTURES
 
 
@@ -74,7 +74,7 @@ def test_a_project_domain_can_extend_the_builtin_of_the_same_name(tmp_path, monk
     (project / "domains").mkdir(parents=True)
     (project / "domains" / "base.yaml").write_text(
         "name: base\nextends: base\nrelation_types: [{name: near, head: [Thing], tail: [Thing]}]\n", encoding="utf-8")
-    monkeypatch.setattr(catalog, "builtin_root", lambda: builtin)
+    monkeypatch.setattr(search_path, "builtin_root", lambda: builtin)
     monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "config"))
     domain = catalog.load_domain("base", project_dir=project)
     assert [t.name for t in domain.entity_types] == ["Thing"] and domain.relation_type("near")
@@ -93,12 +93,12 @@ def test_search_path_precedence(tmp_path, monkeypatch):
                 f"name: {view}\ndescription: from {label}\nstrategy: projection\nprojection: {{relations: ['*']}}\n",
                 encoding="utf-8")
     monkeypatch.setenv("KGKIT_CONFIG_DIR", str(roots["config"]))
-    monkeypatch.setattr(catalog, "builtin_root", lambda: roots["builtin"])
+    monkeypatch.setattr(search_path, "builtin_root", lambda: roots["builtin"])
     monkeypatch.chdir(roots["project"])
-    assert catalog.search_path("views") == [roots["project"] / "views", roots["config"] / "views", roots["builtin"] / "views"]
+    assert search_path.search_path("views") == [roots["project"] / "views", roots["config"] / "views", roots["builtin"] / "views"]
     for view, places in views.items():
         assert catalog.load_view(view).description == f"from {places[0]}"
-        assert catalog.available("views")[view] == roots[places[0]] / "views" / f"{view}.yaml"
+        assert search_path.available("views")[view] == roots[places[0]] / "views" / f"{view}.yaml"
 
 
 def test_unknown_names_list_what_exists(fixture_project):

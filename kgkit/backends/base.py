@@ -26,10 +26,10 @@ class PassRequest:
     """Everything one pass needs.
 
     ``context`` carries what the prompt and the offline rules read, by key:
-      ``domain`` (kgkit.model.Domain) — always;
+      ``domain`` (kgkit.schema.model.Domain) — always;
       ``entities`` — list of node dicts {"id","name","type","aliases"} of V_doc (relations, upgrades);
       ``skeleton`` — list of edge dicts {"id","head","relation","tail"} by node name (upgrades);
-      ``view`` (kgkit.model.View) — upgrades; ``template`` (kgkit.model.Template) — diy;
+      ``view`` (kgkit.schema.model.View) — upgrades; ``template`` (kgkit.schema.model.Template) — diy;
       ``skills`` — list of skill dicts retrieved for this document (core passes);
       ``title`` — document title if known;
       skill passes add ``gold_edge``, ``evidence``, ``predictions``.

@@ -16,7 +16,7 @@ from kgkit import canon, ids
 from kgkit import evidence as evidence_check
 from kgkit.backends.base import ENTITIES, RELATIONS, PassRequest
 from kgkit.documents.types import Chunk, Document
-from kgkit.model import Domain
+from kgkit.schema.model import Domain
 from kgkit.modes.base import Locator, Skeleton, resolve_ends, validate_answer
 
 REJECT_REASONS = ("unknown_head", "unknown_tail", "type_not_allowed", "unknown_relation")

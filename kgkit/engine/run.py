@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from kgkit.backends.base import UPGRADE, Backend, PassRequest
-from kgkit.catalog import available, load_domain, load_view
+from kgkit.schema.catalog import load_domain, load_view
+from kgkit.schema.search_path import available
 from kgkit.config.model import Config
 from kgkit.documents.types import Chunk, Document
 from kgkit.engine.accounting import Accounting
@@ -24,7 +25,7 @@ from kgkit.engine.manifest import build_manifest
 from kgkit.engine.outputs import RunFolder, view_file_name
 from kgkit.engine.passes import PassRunner
 from kgkit.errors import InputError
-from kgkit.model import Domain, View
+from kgkit.schema.model import Domain, View
 from kgkit.modes.base import Scope, Skeleton
 from kgkit.modes.registry import get_mode
 

@@ -22,8 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from kgkit.canon import canonical_key, entity_type_name
-from kgkit.model import Domain
+from kgkit.canon import entity_type_name
+from kgkit.name_keys import canonical_key
+from kgkit.schema.model import Domain
 
 CATEGORIES = ("entities", "relations", "hyperedges", "events", "temporal", "temporal_timed")
 DEFAULT_FUZZY_THRESHOLD = 90.0  # rapidfuzz ratio (0-100) on normalised names; the third matching step
@@ -31,7 +32,7 @@ DEFAULT_FUZZY_THRESHOLD = 90.0  # rapidfuzz ratio (0-100) on normalised names; t
 
 def name_key(name: str) -> str:
     """The form names are compared in: kgkit's canonical key (case, accents, punctuation, legal
-    suffixes folded — :func:`kgkit.canon.canonical_key`), the same rule extraction merges by."""
+    suffixes folded — :func:`kgkit.name_keys.canonical_key`), the same rule extraction merges by."""
     return canonical_key(str(name))
 
 

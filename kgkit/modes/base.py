@@ -15,9 +15,9 @@ from typing import Any, Callable
 import jsonschema
 
 from kgkit import evidence as evidence_check
-from kgkit.canon import canonical_key
+from kgkit.name_keys import canonical_key
 from kgkit.documents.types import Chunk, Document
-from kgkit.model import LITERAL_TYPES, Domain, RelationType, Role, View
+from kgkit.schema.model import LITERAL_TYPES, Domain, RelationType, Role, View
 from kgkit.backends.offline.literals import normalise as normalise_literal
 
 

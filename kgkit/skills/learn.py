@@ -43,7 +43,7 @@ from kgkit.errors import ConfigError
 from kgkit.eval.gold import GoldDoc, load_gold
 from kgkit.eval.metrics import relation_sets
 from kgkit.eval.run import EvalReport, evaluate, read_predictions
-from kgkit.model import Domain
+from kgkit.schema.model import Domain
 from kgkit.skills.controller import apply, plan
 from kgkit.skills.library import KINDS, LABELS, Library, load_library, save_library, skill_id, today, writable_root
 from kgkit.skills.retrieve import HEAD_CHARS, rank_skills
@@ -225,7 +225,7 @@ def learn_skills(
     configured one). Returns a :class:`LearnReport`; raises KgkitError subclasses for bad
     gold, domain or configuration.
     """
-    from kgkit.catalog import load_domain
+    from kgkit.schema.catalog import load_domain
     from kgkit.engine.run import resolve_config
 
     cfg = resolve_config(config)

@@ -129,7 +129,7 @@ def library_root(library_dir: str | Path | None = None) -> Path:
     project = Path.cwd() / "skill_library"
     if project.is_dir():
         return project
-    from kgkit.catalog import builtin_root
+    from kgkit.schema.search_path import builtin_root
 
     return builtin_root() / "skill_library"
 

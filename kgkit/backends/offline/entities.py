@@ -29,7 +29,7 @@ from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literal
 from kgkit.backends.offline.mentions import Mention, collapse, name_key
 from kgkit.backends.offline.names import acronym_mentions, add_surname_aliases, add_title_aliases, name_mentions
 from kgkit.backends.offline.sentences import Sentence, split_sentences
-from kgkit.model import EntityType, Patterns
+from kgkit.schema.model import EntityType, Patterns
 
 GENERIC_KINDS: dict[str, frozenset[str]] = {
     "date": frozenset({"date", "time", "datetime"}),

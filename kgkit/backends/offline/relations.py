@@ -28,7 +28,7 @@ from kgkit.backends.offline.entities import (CLAUSE_LENGTH, collapse, literal_ty
                                              skill_patterns, trigger_spans)
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
 from kgkit.backends.offline.sentences import split_sentences
-from kgkit.model import EntityType, Patterns, RelationType
+from kgkit.schema.model import EntityType, Patterns, RelationType
 
 ATTACHED = 30  # characters: a trigger this close to a tail binds it even when another is nearer
 AFTER = 3  # characters: a trigger this close after the tail binds it ("2014's effective date")

@@ -39,7 +39,7 @@ from kgkit.backends.offline.entities import (compile_phrases, find_entities, lit
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, Literal, find_literals
 from kgkit.backends.offline.relations import EntityMention, find_mentions, find_relations
 from kgkit.backends.offline.sentences import Sentence, split_sentences
-from kgkit.model import EntityType, Qualifier, RelationType, Role
+from kgkit.schema.model import EntityType, Qualifier, RelationType, Role
 
 NEAR = 60  # characters: how far a qualifier's trigger may stand from its value
 SUBJECT_REACH = 120  # characters: how far after a sentence's subject its predicate's trigger may stand

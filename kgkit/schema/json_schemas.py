@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from kgkit.errors import Issue, did_you_mean
-from kgkit.yaml_source import KeyPath, Source
+from kgkit.schema.yaml_source import KeyPath, Source
 
-SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
+SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"  # published path: users' $schema lines name it
 
 
 @functools.cache

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kgkit import yaml_source
+from kgkit.schema import search_path, yaml_source
 from kgkit.errors import Issue, NotFoundError, ValidationError, did_you_mean
-from kgkit.json_schemas import schema_issues
-from kgkit.yaml_source import KeyPath, Source
+from kgkit.schema.json_schemas import schema_issues
+from kgkit.schema.yaml_source import KeyPath, Source
 
 # catalog kinds (plural, as folders) and the schema each is checked against
 KINDS = {"domains": "domain", "views": "view", "templates": "template"}
@@ -220,9 +220,7 @@ def _check_relation_aliases(src: Source, merged: dict[str, Any]) -> Iterator[Iss
 
 
 def _check_default_views(src: Source, project_dir: Path | None) -> Iterator[Issue]:
-    from kgkit import catalog
-
-    views = catalog.available("views", project_dir)
+    views = search_path.available("views", project_dir)
     for j, ref in _strings(src.data.get("default_views")):
         name, sep, template = ref.partition(":")
         if name not in views:
@@ -230,7 +228,7 @@ def _check_default_views(src: Source, project_dir: Path | None) -> Iterator[Issu
             yield src.issue(("default_views", j), f"unknown view {name!r}; expected one of the available views", hint)
         elif sep:
             try:
-                catalog.find("templates", template, project_dir)
+                search_path.find("templates", template, project_dir)
             except NotFoundError as exc:
                 yield src.issue(("default_views", j), exc.message, exc.hint)
 
@@ -349,7 +347,7 @@ def resolve_prompt(base: Path, ref: str) -> Path | None:
     candidate = (base / ref).resolve()
     if candidate.is_file():
         return candidate
-    builtin = Path(__file__).resolve().parent / "prompts" / Path(ref).name
+    builtin = Path(__file__).resolve().parent.parent / "prompts" / Path(ref).name
     return builtin if builtin.is_file() else None
 
 
@@ -389,16 +387,14 @@ def merge_domain_data(parent: dict[str, Any], child: dict[str, Any]) -> dict[str
 
 
 def _find_parent(ref: str, child: Path, project_dir: Path | None) -> Path:
-    from kgkit import catalog
-
-    if catalog.looks_like_path(ref):
+    if search_path.looks_like_path(ref):
         candidate = Path(ref).expanduser()
         if not candidate.is_absolute():
             candidate = child.parent / candidate
         if candidate.is_file():
             return candidate
         raise NotFoundError(f"no domain file at {ref} (relative to {child.parent})")
-    return catalog.find("domains", ref, project_dir, skip=child)
+    return search_path.find("domains", ref, project_dir, skip=child)
 
 
 def _domain(path: Path, project_dir: Path | None, chain: tuple[Path, ...], cycles: list) -> tuple[list[Issue], ResolvedDomain | None]:

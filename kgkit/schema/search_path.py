@@ -1,4 +1,4 @@
-"""Find and load domains, views and DIY templates by name or path.
+"""Find domain, view and DIY template files by name or path (without loading them).
 
 Search path, first match wins: the project directory (``./domains``, ``./views``,
 ``./templates``), the user config directory (``<user config>/kgkit/<kind>``), then the
@@ -13,7 +13,7 @@ from kgkit.errors import NotFoundError, did_you_mean
 
 KINDS = ("domains", "views", "templates")
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent  # kgkit/
 
 
 def builtin_root() -> Path:
@@ -85,37 +85,3 @@ def find(kind: str, ref: str | os.PathLike, project_dir: Path | None = None, ski
     names = available(kind, project_dir)
     listing = ", ".join(sorted(names)) or "none"
     raise NotFoundError(f"unknown {kind[:-1]} {ref_s!r}; available: {listing}", hint=did_you_mean(ref_s, names, n=3))
-
-
-def load_domain(ref: str | os.PathLike, project_dir: Path | None = None):
-    """Load, validate and resolve (``extends``) a domain: name on the search path or a path."""
-    from kgkit.schema_files import build_domain
-
-    return build_domain(find("domains", ref, project_dir), project_dir=project_dir)
-
-
-def load_template(ref: str | os.PathLike, project_dir: Path | None = None):
-    from kgkit.schema_files import build_template
-
-    return build_template(find("templates", ref, project_dir))
-
-
-def load_view(ref: str, project_dir: Path | None = None):
-    """Load a view. ``diy:NAME`` or ``diy:path.yaml`` selects the diy view with that template."""
-    from kgkit.schema_files import build_view
-
-    name, _, template_ref = ref.partition(":")
-    view = build_view(find("views", name, project_dir))
-    if template_ref:
-        if view.mode.split(".")[0] != "diy":
-            raise NotFoundError(f"view {name!r} takes no template (only diy:TEMPLATE does)")
-        from dataclasses import replace
-
-        template = load_template(template_ref, project_dir)
-        return replace(view, name=f"{name}:{template.name}", template=template)
-    if view.mode.split(".")[0] == "diy":
-        raise NotFoundError(
-            "the diy view needs a template: use --view diy:NAME or diy:path/to/template.yaml",
-            hint="available templates: " + ", ".join(sorted(available("templates", project_dir))),
-        )
-    return view

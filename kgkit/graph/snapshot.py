@@ -1,0 +1,41 @@
+"""A read-only picture of one tenant's corpus graph: what a store hands to exporters.
+
+The store (SQLite or PostgreSQL) and the export formats meet here and nowhere else, so an
+exporter never sees SQL and a store never knows GraphML. Everything is plain data with
+stable ids, sorted by id, so the same graph always exports to the same bytes.
+
+Item shapes (every id is the one kgkit wrote in the run folders, node ids after
+cross-document resolution):
+
+* node: ``{"id", "type", "name", "aliases": [str], "documents": [doc id]}``
+* edge (binary, from the ``binary``/``person`` projections and other binary views):
+  ``{"id", "head", "relation", "tail", "views": [view name], "confidence": float | None}``
+* hyperedge: ``{"id", "relation", "roles": {role: [node id]}, "views": [...]}``
+* event: ``{"id", "type", "trigger": str | None, "arguments": {role: [node id]},
+  "time": {"text", "value"} | None, "views": [...]}``
+* temporal edge: ``{"id", "head", "relation", "tail", "qualifiers": {name: {"text", "type", "value"}},
+  "views": [...]}``
+* evidence: ``{"item": item id, "document": doc id, "chunk": chunk id, "page": int | None,
+  "span": [start, end] | None, "quote": str | None, "view": view name}`` — one per
+  (item, document, place); an item supported by three documents has three.
+* document: ``{"id", "name", "source": str | None, "sha256": str}``
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+Item = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class GraphSnapshot:
+    tenant: str
+    version: int  # the store's graph version when the snapshot was taken
+    nodes: list[Item] = field(default_factory=list)
+    edges: list[Item] = field(default_factory=list)
+    hyperedges: list[Item] = field(default_factory=list)
+    events: list[Item] = field(default_factory=list)
+    temporal: list[Item] = field(default_factory=list)
+    evidence: list[Item] = field(default_factory=list)
+    documents: list[Item] = field(default_factory=list)

@@ -163,7 +163,8 @@ def _literal_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
     wanted = [k for k in LITERAL_KINDS if k in kinds]
     if not wanted:
         return []
-    return [Mention(lit.name, kinds[lit.kind], lit.start, lit.end, 2, 0.9, lit.kind)
+    # Named as written ("26th day of May, 2017"): the merge computes the normalised value.
+    return [Mention(collapse(lit.surface), kinds[lit.kind], lit.start, lit.end, 2, 0.9, lit.kind)
             for lit in find_literals(text, wanted)]
 
 

@@ -14,8 +14,8 @@ the sentence. Which pairs and which relations:
   whose trigger is attached to it (within a few characters).
 
 Entities are found in the text by name and aliases (case- and spacing-insensitive), by
-normalised value for literal types (a Date entity "2014-01-20" is found as "January 20,
-2014"), and by a capitalised head noun after "this"/"the" ("this Agreement" is the
+normalised value for literal types (a Date entity "January 20, 2014" is found as
+"01/20/2014" too), and by a capitalised head noun after "this"/"the" ("this Agreement" is the
 document's first Agreement entity; "the University" the only entity ending in University).
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any, Mapping, Sequence
 
 from kgkit.backends.offline.entities import (CLAUSE_LENGTH, collapse, literal_types, name_key, phrase_pattern,
                                              skill_patterns, trigger_spans)
-from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
+from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals, normalise
 from kgkit.backends.offline.sentences import split_sentences
 from kgkit.schema.model import EntityType, Patterns, RelationType
 
@@ -80,11 +80,12 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
     by_value: dict[tuple[str, str], Mapping[str, Any]] = {}
     for ent in entities:
         kind = literal_of.get(ent["type"])
-        if kind:
-            by_value[(kind, name_key(ent["name"]))] = ent
+        value = normalise(kind, ent["name"]) if kind else None
+        if value is not None:
+            by_value[(kind, repr(value))] = ent
     if by_value:
         for lit in find_literals(text, sorted({k for k, _ in by_value}, key=LITERAL_KINDS.index)):
-            ent = by_value.get((lit.kind, name_key(lit.name)))
+            ent = by_value.get((lit.kind, repr(lit.value)))
             if ent is not None:
                 found.append(EntityMention(ent["name"], ent["type"], lit.start, lit.end))
     # "this Agreement", "the University": a capitalised head noun standing for an entity

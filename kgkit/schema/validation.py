@@ -117,6 +117,9 @@ def _walk_patterns(value: Any, path: KeyPath) -> Iterator[tuple[KeyPath, str]]:
             if key in ("patterns", "triggers") and isinstance(sub, dict):
                 for j, rx in _strings(sub.get("regex")):
                     yield path + (key, "regex", j), rx
+                labels = sub.get("labels") if isinstance(sub.get("labels"), dict) else {}
+                for label, rxs in labels.items():
+                    yield from ((path + (key, "labels", label, j), rx) for j, rx in _strings(rxs))
             else:
                 yield from _walk_patterns(sub, path + (key,))
     elif isinstance(value, list):

@@ -150,6 +150,9 @@ def _pattern_mentions(text: str, types: Sequence[EntityType], skills: Sequence[d
     for t in types:
         for s, e in pattern_matches(t.patterns, text):
             found.append(Mention(collapse(text[s:e]), t.name, s, e, 3, 0.8))
+        for label, regexes in t.patterns.labels:
+            for rx in regexes:
+                found.extend(Mention(label, t.name, *m.span(), 3, 0.7) for m in compile_regex(rx).finditer(text))
     declared = {t.name for t in types}
     for sk in skills:
         if sk.get("kind") != "entity" or sk.get("target") not in declared:

@@ -479,3 +479,64 @@ def test_any_name_has_a_non_empty_key_and_an_id(name):
     assert canonical_key(name)
     assert canonical_key(name, legal_suffixes=False)
     assert node_id("T", name).startswith("n_")
+
+
+# --------------------------------------------------------------------------- literals, defined terms, furniture
+
+
+def _legal():
+    from kgkit.schema.catalog import load_domain
+
+    return load_domain("legal_contracts")
+
+
+def test_literals_keep_their_names_as_written_carry_a_value_and_merge_by_value():
+    text = "Signed on the 26th day of May, 2017. Effective May 26, 2017 for twelve (12) months, renewable for 1 year."
+
+    def at(name, type_):
+        start = text.index(name)
+        return Mention(name, type_, span=(start, start + len(name)))
+
+    mentions = [at("26th day of May, 2017", "Date"), at("May 26, 2017", "Date"),
+                at("twelve (12) months", "Duration"), at("1 year", "Duration")]
+    result = merge_entities(mentions, _legal(), text=text)
+    [date] = [n for n in result.nodes if n.type == "Date"]
+    assert date.name in ("26th day of May, 2017", "May 26, 2017") and date.value == "2017-05-26"
+    assert date.to_dict()["value"] == "2017-05-26" and len(date.to_dict()["mentions"]) == 2
+    assert [r["reason"] for r in date.merged_from] == ["same-value"]
+    durations = {n.name: n.value for n in result.nodes if n.type == "Duration"}
+    assert durations == {"twelve (12) months": "P12M", "1 year": "P1Y"}  # values differ: never merged
+    assert all(text[m.span[0]:m.span[1]] == m.name for n in result.nodes for m in n.mentions)
+
+
+def test_a_defined_short_name_is_its_party_whatever_type_another_mention_gave_it():
+    text = 'Acme Technologies Inc., a Nevada corporation (hereinafter "ACME TECH"), and Beta LLC. ACME TECH shall pay.'
+    mentions = [Mention("Acme Technologies Inc.", "Party", span=(0, 22)),
+                Mention("ACME TECH", "Organization", span=(87, 96)),
+                Mention("ACME TECH", "DefinedTerm", span=(61, 70))]
+    result = merge_entities(mentions, _legal(), text=text)
+    assert [(n.type, n.name) for n in result.nodes] == [("Party", "Acme Technologies Inc.")]
+    assert result.nodes[0].aliases == ("ACME TECH",)
+
+
+def test_a_term_the_document_defines_is_not_also_an_organisation():
+    mentions = [Mention("Licensed Services", "DefinedTerm", span=(0, 17)),
+                Mention("Licensed Services", "Organization", span=(40, 57))]
+    result = merge_entities(mentions, _legal(), text="Licensed Services" + " " * 23 + "Licensed Services")
+    assert [(n.type, n.name) for n in result.nodes] == [("DefinedTerm", "Licensed Services")]
+
+
+def test_mentions_on_a_running_footer_are_rejected_with_their_reason():
+    footer = "Filed by Acme Corp., Form 10-K, 3/4/2019"
+    pages = ["Acme Corp. shall pay on March 4, 2019.", "The goods are delivered monthly.", "Notices go by mail."]
+    text = "\n".join(f"{page}\n{footer}" for page in pages)
+    where = text.index(footer)
+    mentions = [Mention("Acme Corp.", "Party", span=(0, 10)), Mention("Acme Corp.", "Party", span=(where + 9, where + 19)),
+                Mention("3/4/2019", "Date", span=(where + 32, where + 40))]
+    result = merge_entities(mentions, _legal(), text=text)
+    assert [(n.type, len(n.mentions)) for n in result.nodes] == [("Party", 1)]
+    assert sorted(r.code for r in result.rejected) == ["page_furniture", "page_furniture"]
+    # a line that is the name alone (a signature block) is not furniture
+    block = "\n".join(["Acme Corp.", "Signature: ____"] * 3)
+    result = merge_entities([Mention("Acme Corp.", "Party", span=(0, 10))], _legal(), text=block)
+    assert not result.rejected

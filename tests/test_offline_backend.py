@@ -66,7 +66,7 @@ def legal():
 def test_is_a_backend_and_describes_itself():
     backend = OfflineBackend()
     assert isinstance(backend, Backend)
-    assert backend.describe() == {"backend": "offline", "version": "3"}
+    assert backend.describe() == {"backend": "offline", "version": "4"}
 
 
 def test_contract_preamble_gives_parties_with_their_defined_roles_dates_and_governing_law(legal):
@@ -209,3 +209,22 @@ def test_temporal_reads_values_that_are_also_entities(legal):
     skeleton = [{"id": "e1", "head": "DISTRIBUTOR AGREEMENT", "relation": "HAS_PARTY", "tail": "VendingData Corporation"}]
     [edge] = _upgrade("temporal", DISTRIBUTOR.split("\n\n")[0], legal, entities, skeleton)["edges"]
     assert edge["qualifiers"] == {"effective_date": "January 21, 2005"}
+
+
+def test_boilerplate_fragments_and_role_words_are_no_entities(legal):
+    """Shape rules, not word lists of one document: an all-caps run of clause words is
+    boilerplate, a pattern find ending in a function word is cut back, a year closing a
+    capitalised title is part of the title, a document title is never a person."""
+    text = ("IF ANY REMEDY IN THIS AGREEMENT FAILS, THE TWELVE MONTH PERIOD SHALL BE LIMITED.\n"
+            "Benefits are taxed under the Internal Revenue Code of 1986, as amended.\n"
+            "The Stock Purchase Agreement was signed by Mary Quinn, Chief Executive Officer.")
+    legal_names = {e["name"] for e in core(text, legal)[0]}
+    assert not [n for n in legal_names if "REMEDY" in n or "SHALL" in n]
+    general_entities = core(text, load_domain("general"))[0]
+    assert not [e for e in general_entities if e["type"] == "Date"]  # "of 1986" names the Code
+    assert not [e for e in general_entities if e["type"] == "Person" and e["name"] in
+                ("Stock Purchase Agreement", "Chief Executive Officer", "Officer")]
+    answer = _upgrade("diy:contract_review", "The Supplier shall perform the\nservices and shall reimburse i\n",
+                      load_domain("general"))
+    obligations = {e["name"] for e in answer["entities"] if e["type"] == "Obligation"}
+    assert obligations and not [o for o in obligations if o.split()[-1] in ("the", "i")]

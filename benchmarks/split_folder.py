@@ -57,6 +57,18 @@ def build(data: Path, name: str, split: str, target: Path) -> list[str]:
     return ids
 
 
+def evaluate_split(data: Path, name: str, split: str, domain, views: list[str]):
+    """``kgkit eval``'s own scoring (every predicted item counts) of one split, offline."""
+    import tempfile
+
+    from kgkit.config.model import Config
+    from kgkit.eval.run import evaluate
+
+    with tempfile.TemporaryDirectory(prefix=f"kgkit-{name}-{split}-") as tmp:
+        build(data, name, split, Path(tmp))
+        return evaluate(tmp, domain=domain, views=views, config=Config())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("set", nargs="?", choices=SETS)

@@ -15,7 +15,9 @@ first, and records why every surface form joined the node it did:
    entities of a type merges nothing and is reported in ``CanonResult.ambiguous``.
    A defined term names the entity that defined it whatever type another mention gave
    it: ``Cool Technologies Inc. (hereinafter "COOL TECH")`` makes every "COOL TECH" the
-   party, never a second node typed Location or DefinedTerm.
+   party, never a second node typed Location or DefinedTerm. A person's name with the
+   title the text puts before it ("President John F. Kennedy", "Texas Gov. John
+   Connally") is an alias of the person (``title``).
 3. **Literal values** -- dates, durations, money and percentages (the domain types that
    receive them) keep their names as written ("26th day of May, 2017") and carry a
    normalised ``value`` (``2017-05-26``, ``P1Y``) computed here from the name; mentions of
@@ -57,7 +59,7 @@ from kgkit.name_keys import canonical_key, fold_tokens, split_trade_name, squash
 from kgkit.schema.model import Domain
 
 #: Every reason a surface form can have joined a node, in the order the stages run.
-REASONS = ("exact", "case/punctuation", "legal-suffix", "declared-alias", "defined-term", "same-value", "fuzzy")
+REASONS = ("exact", "case/punctuation", "legal-suffix", "declared-alias", "defined-term", "title", "same-value", "fuzzy")
 
 #: A line seen this many times in one document is page furniture (a running header or footer).
 FURNITURE_REPEATS = 3
@@ -231,6 +233,22 @@ def defined_terms_after(text: str, end: int) -> list[str]:
     """
     m = _DEFINED_TERMS.match(text, end, min(len(text), end + 300))
     return [squash(t) for t in _QUOTED_TEXT.findall(m.group(1))] if m else []
+
+
+# A title right before a person's name, optionally after the place or body it belongs to:
+# "President", "Gov.", "Texas Gov.", "Chicago Mayor", "Superior Court Judge".
+_TITLE = (r"(?:Vice\s+President|President|Prime\s+Minister|Minister|Governor|Gov\.|Senator|Sen\.|Rep\.|"
+          r"Representative|General|Gen\.|Dr\.|Mr\.|Mrs\.|Ms\.|Judge|Justice|Mayor|Rev\.|Reverend|Chairman|"
+          r"Secretary|Ambassador|King|Queen|Prince|Princess|Pope|Lt\.|Col\.|Capt\.|Sgt\.|Sir)")
+_TITLE_BEFORE = re.compile(r"(?<![\w.])((?:(?!(?:The|A|An|Former|Then|Late)\b)[A-Z][a-z]+\s+){0,3}" + _TITLE + r")\s+$")
+
+
+def titled_names(mention: Mention, text: str | None) -> list[str]:
+    """The mention's name with the title the text writes right before it, if any."""
+    if text is None or mention.span is None:
+        return []
+    m = _TITLE_BEFORE.search(text, max(0, mention.span[0] - 60), mention.span[0])
+    return [squash(f"{m.group(1)} {mention.name}")] if m else []
 
 
 def _defined_terms(mention: Mention, text: str | None) -> list[str]:
@@ -496,6 +514,7 @@ def merge_entities(
 
     declared = ", ".join(t.name for t in domain.entity_types) if domain is not None else ""
     literal_kind = literal_types(domain.entity_types) if domain is not None else {}
+    person_type = generic_type_map(domain.entity_types).get("person") if domain is not None else None
     furniture = furniture_lines(text)
     for m in sorted(mentions, key=Mention._order):
         if not isinstance(m.name, str) or not m.name.strip():
@@ -515,9 +534,10 @@ def merge_entities(
         group = groups.setdefault(gkey, _Group(type=etype, key=gkey[1]))
         group.mentions.append(m)
         group.surfaces[surface] += 1
+        titles = titled_names(m, text) if etype == person_type else []
         for alias, reason in [(a, "declared-alias") for a in m.aliases] + [
             (t, "defined-term") for t in _defined_terms(m, text)
-        ] + [(a, "declared-alias") for a in [split_trade_name(surface)[1]] if a]:
+        ] + [(a, "declared-alias") for a in [split_trade_name(surface)[1]] if a] + [(t, "title") for t in titles]:
             if isinstance(alias, str) and alias.strip():
                 akey = key_of(squash(alias))
                 if akey != gkey[1]:

@@ -540,3 +540,21 @@ def test_mentions_on_a_running_footer_are_rejected_with_their_reason():
     block = "\n".join(["Acme Corp.", "Signature: ____"] * 3)
     result = merge_entities([Mention("Acme Corp.", "Party", span=(0, 10))], _legal(), text=block)
     assert not result.rejected
+
+
+def test_a_persons_title_before_the_name_is_an_alias():
+    from kgkit.schema.catalog import load_domain
+
+    text = "Texas Gov. John Connally rode with President John F. Kennedy. Kennedy waved."
+    def at(name):
+        start = text.index(name)
+        return Mention(name, "Person", span=(start, start + len(name)))
+
+    result = merge_entities([at("John Connally"), at("John F. Kennedy")], load_domain("general"), text=text)
+    by_name = {n.name: n for n in result.nodes}
+    assert by_name["John Connally"].aliases == ("Texas Gov. John Connally",)
+    assert by_name["John F. Kennedy"].aliases == ("President John F. Kennedy",)
+    assert result.resolve("President John F. Kennedy", "Person") is by_name["John F. Kennedy"]
+    # a title is read only right before the name, and never for things that are not people
+    assert merge_entities([Mention("Acme Corp.", "Organization", span=(0, 10))], load_domain("general"),
+                          text="Acme Corp.").nodes[0].aliases == ()

@@ -123,15 +123,34 @@ def _syntax_issue(source: Source, text: str, exc: yaml.YAMLError) -> Issue:
         tag = problem.rsplit(" ", 1)[-1].strip("'").replace("tag:yaml.org,2002:", "!!")
         return Issue(source.file, line, column, (), f"unsupported tag {tag}; expected plain YAML values (no tags)")
     context = getattr(exc, "context", None)
+    opened = getattr(exc, "context_mark", None)
+    if mark and opened and str(context).startswith(_UNCLOSED):
+        return _unclosed_issue(source, text, opened, mark, problem)
     message = f"YAML syntax error: {problem}" + (f" ({context})" if context else "")
     return Issue(source.file, line, column, (), message)
+
+
+# A quote or bracket left open is only noticed where the parser gives up, often the end of
+# the file; where it was opened is what the author needs (PyYAML's context mark).
+_UNCLOSED = ("while scanning a quoted scalar", "while parsing a flow sequence", "while parsing a flow mapping")
+
+
+def _unclosed_issue(source: Source, text: str, opened: yaml.Mark, mark: yaml.Mark, problem: str) -> Issue:
+    char = text[opened.index] if 0 <= opened.index < len(text) else "?"
+    what = {"[": "bracket '['", "{": "brace '{'"}.get(char, f"quote {char}")
+    if "end of stream" in problem:
+        found = f"the file ends at line {mark.line + 1} without closing it"
+    else:
+        found = f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
+    return Issue(source.file, opened.line + 1, opened.column + 1, (),
+                 f"YAML syntax error: the {what} opened here is never closed ({found})")
 
 
 _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # same marks, C speed when libyaml is there
 _PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 
 
-MAX_VALUES = 50_000  # the largest shipped domain has about 6,000
+MAX_VALUES = 50_000  # values added by alias expansion; a file's own values are not limited here
 
 
 class _TooBig(Exception):
@@ -145,12 +164,16 @@ class _Builder:
         self.source = source
         self.constructor = _Constructor()
         self.active: set[int] = set()  # node ids on the current path: guards alias cycles
-        self.count = 0  # values built, aliases expanded: guards "billion laughs" files
+        self.built: set[int] = set()  # node ids built once: building one again is an alias expansion
+        self.expanded = 0  # values added by aliases: guards "billion laughs" files
 
     def build(self, node: yaml.Node, path: KeyPath) -> Any:
-        self.count += 1
-        if self.count > MAX_VALUES:
-            raise _TooBig
+        if id(node) in self.built:
+            self.expanded += 1
+            if self.expanded > MAX_VALUES:
+                raise _TooBig
+        else:
+            self.built.add(id(node))
         self.source.values.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
         if id(node) in self.active:
             self.source.issues.append(self.source.issue(path, "an alias refers to itself; expected a finite value"))
@@ -227,8 +250,8 @@ def parse(text: str, file: str) -> Source:
         source.issues.append(_syntax_issue(source, text, exc))
         return source
     except _TooBig:
-        source.issues.append(Issue(file, 1, 1, (), f"more than {MAX_VALUES} values once aliases are expanded; "
-                                   "expected a configuration file, not a data dump"))
+        source.issues.append(Issue(file, 1, 1, (), f"aliases expand to more than {MAX_VALUES} values; "
+                                   "expected a configuration file that uses few aliases (a YAML alias bomb?)"))
         return source
     except RecursionError:
         source.issues.append(Issue(file, 1, 1, (), "nesting is too deep; expected a small configuration file"))

@@ -223,7 +223,9 @@ def _attach_definitions(text: str, sentences: list[Sentence], mentions: list[Men
         in_sent = [m for m in mentions if sent.start <= m.start and m.end <= sent.end]
         last_def_end = sent.start
         for d in _DEFINITION.finditer(text, sent.start, sent.end):
-            terms = [collapse(t) for t in (d.group("term"), d.group("term2")) if t]
+            terms = [c for c in (collapse(t) for t in (d.group("term"), d.group("term2")) if t) if c]
+            if not terms:  # a blank placeholder such as ("\u202f\u202f") defines nothing
+                continue
             before = [m for m in in_sent if m.end <= d.start()]
             target = None
             head = terms[0].split()[-1].lower()

@@ -56,3 +56,89 @@ def test_alias_bomb_is_still_refused(tmp_path):
     result = kgkit("domain", "validate", str(path))
     assert result.exit_code == 2
     assert "aliases expand to more than 50000 values" in result.stderr
+
+
+# --------------------------------------------------------------------------- item 3
+
+SECRET = "sk-live-4b1d2c3e9f8a7b6c5d4e"
+
+
+def _secret_files(tmp_path: Path) -> Path:
+    """A project with a .env beside a domains/ folder, as many repositories have."""
+    (tmp_path / ".env").write_text(f"OPENAI_API_KEY={SECRET}\nDB_PASSWORD=hunter2-{SECRET}\n")
+    (tmp_path / "domains").mkdir()
+    return tmp_path / "domains"
+
+
+def test_extends_outside_the_domain_folder_is_refused_without_reading_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    domains = _secret_files(tmp_path)
+    child = domains / "mine.yaml"
+    child.write_text("name: mine\nextends: ../.env\nentity_types:\n  - name: Thing\n")
+    result = kgkit("domain", "validate", str(child))
+    assert result.exit_code == 2
+    assert SECRET not in result.output and "hunter2" not in result.output
+    assert result.stderr.splitlines()[0] == (
+        f"{child}:2:10: extends: extends path '../.env' leads outside the domain's folder ({domains}); "
+        "expected a file beside it or a domain name on the search path")
+
+
+def test_extends_through_a_symlink_leaving_the_folder_is_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    domains = _secret_files(tmp_path)
+    (domains / "base.yaml").symlink_to(tmp_path / ".env")
+    child = domains / "mine.yaml"
+    child.write_text("name: mine\nextends: ./base.yaml\nentity_types:\n  - name: Thing\n")
+    result = kgkit("domain", "validate", str(child))
+    assert result.exit_code == 2
+    assert SECRET not in result.output
+    assert "extends path './base.yaml' leads outside the domain's folder" in result.stderr
+
+
+def test_extends_beside_the_child_still_works(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    shared = tmp_path / "team"
+    shared.mkdir()
+    (shared / "base.yaml").write_text("name: base\nentity_types:\n  - name: Thing\n")
+    (shared / "mine.yaml").write_text("name: mine\nextends: ./base.yaml\nrelation_types:\n"
+                                      "  - name: next_to\n    head: [Thing]\n    tail: [Thing]\n")
+    result = kgkit("domain", "validate", str(shared / "mine.yaml"))
+    assert result.exit_code == 0, result.output
+
+
+def test_a_text_file_given_as_domain_is_not_printed(tmp_path):
+    env = tmp_path / "settings.env"
+    env.write_text(f"OPENAI_API_KEY={SECRET}\nDB_PASSWORD=hunter2\n")
+    result = kgkit("extract", str(env), "--domain", str(env), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 2
+    assert SECRET not in result.output and "hunter2" not in result.output
+    assert "got plain text (" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_system_file_given_as_view_is_one_issue_not_its_lines(tmp_path):
+    """A shadow-like file parses as a mapping of its lines; listing each unknown key printed it."""
+    shadow = tmp_path / "shadow"
+    shadow.write_text("".join(f"user{i}:$6$salt{i}$Q9hashhashhash{i}:20228:0:99999:7:::\n" for i in range(12)))
+    doc = tmp_path / "doc.txt"
+    doc.write_text("Ada Lovelace worked with Charles Babbage in London.\n")
+    result = kgkit("extract", str(doc), "--view", str(shadow), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 2
+    assert "hashhash" not in result.output and "user0" not in result.output
+    assert f"{shadow}:1:1: not a view file: none of its 12 top-level keys is a view key" in result.stderr
+
+
+def test_view_prompt_outside_the_view_folder_is_refused(tmp_path):
+    (tmp_path / "secret.j2").write_text(f"{SECRET}\n")
+    views = tmp_path / "views"
+    views.mkdir()
+    (views / "leak.yaml").write_text("name: leak\nstrategy: upgrade\nmode: nary.v1\nupgrade:\n  prompt: ../secret.j2\n"
+                                     "  output_schema: {type: object}\n")
+    (views / "ok.j2").write_text("{{ chunk }}\n")
+    (views / "fine.yaml").write_text("name: fine\nstrategy: upgrade\nmode: nary.v1\nupgrade:\n  prompt: ok.j2\n"
+                                     "  output_schema: {type: object}\n")
+    result = kgkit("domain", "validate", "--kind", "view", str(views / "leak.yaml"), str(views / "fine.yaml"))
+    assert result.exit_code == 2
+    assert SECRET not in result.output
+    assert f"{views / 'leak.yaml'}:5:11: upgrade -> prompt: prompt file '../secret.j2' not found" in result.stderr
+    assert f"OK {views / 'fine.yaml'}" in result.stdout

@@ -343,9 +343,13 @@ def _check_view(src: Source) -> list[Issue]:
 
 
 def resolve_prompt(base: Path, ref: str) -> Path | None:
-    """A prompt path relative to the view file, else a built-in prompt of that name, else None."""
+    """A prompt path relative to the view file, else a built-in prompt of that name, else None.
+
+    The path must stay in the view's folder once symlinks are resolved: a view is a file
+    people share, and its prompt is sent to the provider.
+    """
     candidate = (base / ref).resolve()
-    if candidate.is_file():
+    if candidate.is_file() and inside(candidate, [base]):
         return candidate
     builtin = Path(__file__).resolve().parent.parent / "prompts" / Path(ref).name
     return builtin if builtin.is_file() else None
@@ -386,11 +390,25 @@ def merge_domain_data(parent: dict[str, Any], child: dict[str, Any]) -> dict[str
     return merged
 
 
+def inside(path: Path, folders: Iterable[Path]) -> bool:
+    """Whether ``path``, symlinks resolved, lies in one of ``folders`` (symlinks resolved too)."""
+    real = Path(path).resolve()
+    return any(real.is_relative_to(Path(f).resolve()) for f in folders)
+
+
 def _find_parent(ref: str, child: Path, project_dir: Path | None) -> Path:
+    """The file an ``extends`` names: a domain on the search path, or a path relative to the
+    child that stays in the child's folder or a search-path folder (symlinks resolved), so a
+    shared domain cannot make kgkit read, and print, a file elsewhere (``../.env``)."""
     if search_path.looks_like_path(ref):
         candidate = Path(ref).expanduser()
         if not candidate.is_absolute():
             candidate = child.parent / candidate
+        roots = [child.parent, *search_path.search_path("domains", project_dir)]
+        if not inside(candidate, roots):
+            raise NotFoundError(
+                f"extends path {ref!r} leads outside the domain's folder ({child.parent}); "
+                "expected a file beside it or a domain name on the search path")
         if candidate.is_file():
             return candidate
         raise NotFoundError(f"no domain file at {ref} (relative to {child.parent})")

@@ -65,6 +65,18 @@ class Source:
         return Issue(self.file, line, column, display_path(self.data, path), message, hint)
 
 
+def excerpt(text: str, limit: int = 40) -> str:
+    """At most the first ``limit`` characters of the first line of ``text``, quoted.
+
+    Messages quote what the author wrote so they can find it, but a file read by mistake
+    (``--domain /etc/passwd``) may parse as one long text value: it must never be printed whole.
+    """
+    lines = str(text).splitlines() or [""]
+    first = lines[0]
+    cut = len(first) > limit or len(lines) > 1
+    return repr(first[:limit] + ("…" if cut else ""))
+
+
 def display_path(data: Any, path: KeyPath) -> KeyPath:
     """``("relation_types", 3, "head")`` -> ``("relation_types", "Work_For", "head")``.
 
@@ -138,7 +150,7 @@ _UNCLOSED = ("while scanning a quoted scalar", "while parsing a flow sequence", 
 def _unclosed_issue(source: Source, text: str, opened: yaml.Mark, mark: yaml.Mark, problem: str) -> Issue:
     char = text[opened.index] if 0 <= opened.index < len(text) else "?"
     what = {"[": "bracket '['", "{": "brace '{'"}.get(char, f"quote {char}")
-    if "end of stream" in problem:
+    if "end of stream" in problem or "<stream end>" in problem:
         found = f"the file ends at line {mark.line + 1} without closing it"
     else:
         found = f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
@@ -261,7 +273,12 @@ def parse(text: str, file: str) -> Source:
         Issue(i.file, i.line, i.column, display_path(data, i.path), i.message, i.hint) for i in source.issues
     ]
     if not isinstance(source.data, dict):
-        got = "a list" if isinstance(source.data, list) else f"the {'text' if isinstance(source.data, str) else 'value'} {source.data!r}"
+        if isinstance(source.data, list):
+            got = "a list"
+        elif isinstance(source.data, str):  # not echoed: this is how a stray file (a .env) parses
+            got = f"plain text ({len(source.data)} characters)"
+        else:
+            got = f"the value {source.data!r}"
         line, column = source.values[()]
         source.issues.append(
             Issue(file, line, column, (), f"expected a mapping (key: value lines) at the top level, got {got}")

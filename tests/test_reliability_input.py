@@ -6,10 +6,18 @@ entry point (``kgkit ...`` under CliRunner) where a user would meet it.
 """
 from __future__ import annotations
 
+import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+
 from cli_support import kgkit
+from kgkit.documents.load import load_document
+from kgkit.errors import InputError
 
 
 def _nodes(out: Path) -> list[dict]:
@@ -142,3 +150,55 @@ def test_view_prompt_outside_the_view_folder_is_refused(tmp_path):
     assert SECRET not in result.output
     assert f"{views / 'leak.yaml'}:5:11: upgrade -> prompt: prompt file '../secret.j2' not found" in result.stderr
     assert f"OK {views / 'fine.yaml'}" in result.stdout
+
+
+# --------------------------------------------------------------------------- item 5: special files and size
+
+
+def _run_cli(*args: str, cwd: Path, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    """The CLI in a child process with a deadline: a regression here hangs, and the test must not."""
+    return subprocess.run([sys.executable, "-c", "from kgkit.cli import main; main()", *args], cwd=cwd,
+                          input=stdin, capture_output=True, timeout=60)
+
+
+@pytest.mark.parametrize("make", ["fifo", "dev_zero", "symlink_to_dev_zero"])
+def test_special_files_are_refused_as_input(tmp_path, make):
+    if make == "fifo":
+        target = tmp_path / "pipe.txt"
+        os.mkfifo(target)
+        kind = "a FIFO (named pipe)"
+    elif make == "dev_zero":
+        target, kind = Path("/dev/zero"), "a character device"
+    else:
+        target, kind = tmp_path / "zeros.txt", "a character device"
+        target.symlink_to("/dev/zero")
+    result = _run_cli("extract", str(target), "--out", str(tmp_path / "out"), cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.decode() == f"Error: {target} is {kind}, not a regular file; expected a document file\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_fifo_as_domain_file_is_an_issue_not_a_hang(tmp_path):
+    fifo = tmp_path / "domain.yaml"
+    os.mkfifo(fifo)
+    result = _run_cli("domain", "validate", str(fifo), cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.decode().splitlines()[0] == f"{fifo}: is a FIFO (named pipe), not a regular file; expected a YAML file"
+
+
+def test_document_over_input_max_bytes_is_refused_with_its_size(tmp_path):
+    (tmp_path / "kgkit.yaml").write_text("input:\n  max_bytes: 1000\n")
+    doc = tmp_path / "long.txt"
+    doc.write_text("Ada Lovelace met Charles Babbage. " * 100)  # 3,400 bytes
+    result = kgkit("extract", str(doc), "--config", str(tmp_path / "kgkit.yaml"), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 2
+    assert result.stderr == (f"Error: {doc} is 3,400 bytes, over input.max_bytes (1,000 bytes)\n"
+                             "  hint: raise input.max_bytes if this file is meant to be read\n")
+    assert not (tmp_path / "out").exists()
+
+
+def test_stdin_over_the_limit_is_refused_without_reading_it_all():
+    endless = io.BytesIO(b"a" * 5000)
+    with pytest.raises(InputError, match=r"^stdin is more than 1,000 bytes, over input.max_bytes$"):
+        load_document("-", stdin=endless, max_bytes=1000)
+    assert endless.tell() == 1001

@@ -253,7 +253,7 @@ def extract(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str 
     if not inputs:
         raise InputError("no input files given")
     dom, base_views = load_domain_and_views(domain, views, cfg)
-    docs = [load_document(p) for p in inputs]  # every input checked before any call
+    docs = [load_document(p, max_bytes=cfg.input.max_bytes) for p in inputs]  # every input checked before any call
     names = [d.name for d in docs]
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)

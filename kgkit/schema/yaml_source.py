@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import yaml
 
 from kgkit.errors import Issue
+from kgkit.input_file import YAML_MAX_BYTES, UnusableFile, open_regular, read_bounded
 
 KeyPath = tuple[str | int, ...]
 Mark = tuple[int, int]  # 1-based line, column
@@ -287,10 +287,14 @@ def parse(text: str, file: str) -> Source:
 
 
 def load(path: str | os.PathLike) -> Source:
-    """Read and parse one file; a missing or unreadable file becomes an issue too."""
+    """Read and parse one file; a missing, unreadable or special file becomes an issue too."""
     file = os.fspath(path)
+    limit = f"the {YAML_MAX_BYTES:,}-byte limit for kgkit files"
     try:
-        raw = Path(path).read_bytes()
+        with open_regular(path, YAML_MAX_BYTES, what="a YAML file", limit_name=limit) as fh:
+            raw = read_bounded(fh, YAML_MAX_BYTES, file, limit_name=limit)
+    except UnusableFile as exc:  # a FIFO or /dev/zero would block or never end
+        return Source(file, issues=[Issue(file, None, None, (), exc.reason)])
     except FileNotFoundError:
         return Source(file, issues=[Issue(file, None, None, (), "file not found")])
     except OSError as exc:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from cli_support import kgkit
+from kgkit import safe_regex
 from kgkit.documents.load import load_document
 from kgkit.errors import InputError
 
@@ -202,3 +203,70 @@ def test_stdin_over_the_limit_is_refused_without_reading_it_all():
     with pytest.raises(InputError, match=r"^stdin is more than 1,000 bytes, over input.max_bytes$"):
         load_document("-", stdin=endless, max_bytes=1000)
     assert endless.tell() == 1001
+
+
+# --------------------------------------------------------------------------- item 5: regexes
+
+
+@pytest.mark.parametrize("pattern", [r"(a+)+$", r"(a*)*", r"(a|a)*", r"(\w+\s?)+$", r"(?:[a-z]+\s*)+\.",
+                                     r"(\s*\w+\s*)+$", r"((a+))+", r"(\w|\d)+", r"(.|\s)*", r"(ab|ab)+"])
+def test_nested_quantifiers_are_found(pattern):
+    assert safe_regex.nested_quantifier(pattern) is not None
+
+
+@pytest.mark.parametrize("pattern", [r"(,\s*\w+)*", r"([a-z]+\.)+[a-z]+", r"(\d+,)*\d+", r"(?>a+)+", r"(a++)+",
+                                     r"(a|b)*", r"(ab|ac)*", r"(?-i:(?:[A-Z][a-z]+\s?)+)", r"[(a+)+]", r"\(a+\)+",
+                                     r"(?:[ \t]+[A-Z][A-Z0-9&/\-]*){0,5}", r"(?#(a+)+)x"])
+def test_safe_repeats_are_not_refused(pattern):
+    assert safe_regex.nested_quantifier(pattern) is None
+
+
+def test_nested_quantifier_names_the_group_position():
+    assert safe_regex.nested_quantifier(r"\bid=(\d+)+;") == (
+        5, r"'(\d+)+' repeats '\d+' with nothing between the rounds (nested quantifiers)")
+
+
+def test_every_shipped_regex_passes_the_check():
+    from kgkit.schema.validation import _walk_patterns
+    from kgkit.schema.yaml_source import load
+
+    root = Path(__file__).resolve().parent.parent
+    found = [(path, rx) for f in sorted(root.glob("domains/*.yaml")) + sorted(root.glob("templates/*.yaml"))
+             for path, rx in _walk_patterns(load(f).data, ())]
+    assert len(found) > 20
+    assert [rx for _, rx in found if safe_regex.nested_quantifier(rx)] == []
+
+
+def test_a_slow_regex_that_passes_validation_is_skipped_not_a_hang(tmp_path):
+    """``(?:a|aa)+$`` passes the static check but backtracks exponentially: the per-chunk
+    budget stops it, the run finishes (exit 0) and review.jsonl says which regex was skipped."""
+    domain = tmp_path / "slow.yaml"
+    domain.write_text("name: slow\nentity_types:\n  - name: Thing\n    patterns:\n      regex:\n"
+                      "        - '(?P<name>(?:a|aa)+)$'\n  - name: Person\n    patterns:\n      phrases: [Grace Hopper]\n")
+    assert kgkit("domain", "validate", str(domain)).exit_code == 0
+    (tmp_path / "kgkit.yaml").write_text("input:\n  regex_timeout: 0.2\n")
+    doc = tmp_path / "doc.txt"
+    doc.write_text("Grace Hopper wrote a compiler.\n" + "a" * 60 + "!\n")
+    result = _run_cli("extract", str(doc), "--domain", str(domain), "--config", "kgkit.yaml", "--out", "out",
+                      cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    review = [json.loads(line) for line in (tmp_path / "out" / "doc" / "review.jsonl").read_text().splitlines()]
+    assert [(r["stage"], r["item"], r["reason"]) for r in review] == [
+        ("entities", {"regex": "(?P<name>(?:a|aa)+)$"}, "regex_timeout: ran over its 0.2s budget (input.regex_timeout)")]
+    assert [n["name"] for n in _nodes(tmp_path / "out")] == ["Grace Hopper"]
+
+
+def test_budget_is_per_pattern_and_per_chunk():
+    with safe_regex.chunk_budget(0.05) as budget:
+        assert safe_regex.finditer("(?:a|aa)+$", "a" * 60 + "!") == []
+        assert [m.group() for m in safe_regex.finditer(r"\d+", "12 and 34")] == ["12", "34"]
+        assert safe_regex.finditer("(?:a|aa)+$", "aaa") == []  # skipped for the rest of the chunk
+    assert list(budget.skipped) == ["(?:a|aa)+$"]
+    with safe_regex.chunk_budget(0.05):
+        assert [m.group() for m in safe_regex.finditer("(?:a|aa)+$", "aaa")] == ["aaa"]  # a new chunk
+
+
+def test_a_learned_regex_that_does_not_compile_is_skipped():
+    with safe_regex.chunk_budget() as budget:
+        assert safe_regex.finditer("(unclosed", "text") == []
+    assert budget.skipped["(unclosed"].startswith("regex_invalid: missing )")

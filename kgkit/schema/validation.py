@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kgkit import safe_regex
 from kgkit.schema import search_path, yaml_source
 from kgkit.errors import Issue, NotFoundError, ValidationError, did_you_mean
 from kgkit.schema.json_schemas import schema_issues
@@ -120,12 +121,20 @@ def _walk_patterns(value: Any, path: KeyPath) -> Iterator[tuple[KeyPath, str]]:
 
 
 def _check_regexes(src: Source) -> Iterator[Issue]:
+    """Each regex must compile as it will run (kgkit.safe_regex) and must not backtrack exponentially."""
     for path, rx in _walk_patterns(src.data, ()):
         try:
-            re.compile(rx)
-        except re.error as exc:
+            re.compile(rx)  # its messages point where a bracket opened; then the engine that runs it
+            safe_regex.compile(rx)
+        except (re.error, safe_regex.error) as exc:
             where = f" at position {exc.pos}" if exc.pos is not None else ""
             yield src.issue(path, f"invalid regular expression '{rx}': {exc.msg}{where}; expected a Python regex")
+            continue
+        slow = safe_regex.nested_quantifier(rx)
+        if slow:
+            pos, why = slow
+            yield src.issue(path, f"regular expression '{rx}' can take exponential time: at position {pos}, {why}; "
+                                  "expected one quantifier per part, an atomic group (?>...) or a possessive quantifier (++)")
 
 
 def _check_qualifier_relations(src: Source, relations: list[str]) -> Iterator[Issue]:

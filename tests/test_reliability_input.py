@@ -270,3 +270,93 @@ def test_a_learned_regex_that_does_not_compile_is_skipped():
     with safe_regex.chunk_budget() as budget:
         assert safe_regex.finditer("(unclosed", "text") == []
     assert budget.skipped["(unclosed"].startswith("regex_invalid: missing )")
+
+
+# --------------------------------------------------------------------------- item 10: one validate
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLD = {"doc_id": "note1", "source": "hand-made", "title": None,
+        "entities": [{"name": "Mina Okafor", "type": "Person", "aliases": [], "spans": [[0, 11]]},
+                     {"name": "Lagos", "type": "Location", "aliases": [], "spans": [[21, 26]]}],
+        "relations": [{"head": "Mina Okafor", "relation": "lives_in", "tail": "Lagos",
+                       "evidence": "Mina Okafor moved to Lagos."}],
+        "hyperedges": [], "events": [], "temporal": []}
+
+
+def _kinds_folder(tmp_path: Path) -> dict[str, Path]:
+    """One valid file of every kind, none with a $schema line (found by name or keys)."""
+    files = {
+        "domain": tmp_path / "people.yaml",
+        "view": tmp_path / "edges.yaml",
+        "template": tmp_path / "visits.yaml",
+        "config": tmp_path / "kgkit.yaml",
+        "gold": tmp_path / "gold" / "note1.gold.json",
+    }
+    files["domain"].write_text("name: people\nentity_types:\n  - name: Person\n  - name: Location\n"
+                               "relation_types:\n  - name: lives_in\n    head: [Person]\n    tail: [Location]\n")
+    files["view"].write_text("name: edges\nstrategy: projection\nprojection:\n  relations: ['*']\n")
+    files["template"].write_text("name: visits\nentity_types:\n  - name: Person\n  - name: Place\nrelation_types:\n"
+                                 "  - name: visited\n    roles:\n      visitor: {types: [Person], required: true}\n"
+                                 "      place: {types: [Place]}\n")
+    files["config"].write_text("chunking:\n  size: 1500\ninput:\n  max_bytes: 5000000\n")
+    files["gold"].parent.mkdir()
+    files["gold"].write_text(json.dumps(GOLD, indent=1))
+    (tmp_path / "gold" / "note1.txt").write_text("Mina Okafor moved to Lagos.")
+    return files
+
+
+def test_validate_finds_every_kind_and_passes_valid_files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    files = _kinds_folder(tmp_path)
+    paths = [*map(str, files.values()), str(tmp_path / "gold")]
+    result = kgkit("validate", *paths)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [f"OK {p} ({k})" for k, p in [*files.items(), ("gold", tmp_path / "gold")]]
+
+
+def test_validate_by_schema_line_and_every_shipped_file(tmp_path):
+    shipped = sorted(ROOT.glob("domains/*.yaml")) + sorted(ROOT.glob("views/*.yaml")) + sorted(ROOT.glob("templates/*.yaml"))
+    result = kgkit("validate", *map(str, shipped))
+    assert result.exit_code == 0, result.output
+    assert len(result.stdout.splitlines()) == len(shipped)
+    odd = tmp_path / "thing.yaml"  # keys alone would say domain; its $schema line says template
+    odd.write_text("# yaml-language-server: $schema=../kgkit/schemas/template.schema.json\nname: odd\n")
+    result = kgkit("validate", str(odd))
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        f"{odd}:2:1: missing required key 'entity_types'",
+        f"{odd}:2:1: missing required key 'relation_types'",
+        f"{odd}: 2 problems in this template file",
+        "1 of 1 file invalid",
+    ]
+
+
+def test_validate_reports_every_file_with_line_accurate_errors(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    files = _kinds_folder(tmp_path)
+    files["view"].write_text("name: edges\nstrategy: projektion\n")
+    files["config"].write_text("chunking:\n  size: big\n")
+    files["gold"].write_text(json.dumps({**GOLD, "relations": [{**GOLD["relations"][0], "tail": "Abuja"}]}, indent=1))
+    result = kgkit("validate", *map(str, files.values()))
+    assert result.exit_code == 2
+    err = result.stderr
+    assert f"{files['view']}:2:11: strategy: 'projektion' is not allowed; expected one of: projection, upgrade " \
+           "(did you mean 'projection'?)" in err
+    assert f"{files['config']}:2:9: chunking -> size: expected a whole number or nothing, got the text 'big'" in err
+    assert f"{files['gold']}:" in err and "Abuja" in err
+    assert result.stdout.splitlines() == [f"OK {files['domain']} (domain)", f"OK {files['template']} (template)"]
+    assert err.splitlines()[-1] == "3 of 5 files invalid"
+
+
+def test_validate_unknown_kind_and_special_files_are_reported_not_raised(tmp_path):
+    unknown = tmp_path / "notes.yaml"
+    unknown.write_text("shopping: [eggs, milk]\n")
+    fifo = tmp_path / "pipe.yaml"
+    os.mkfifo(fifo)
+    result = _run_cli("validate", str(unknown), str(fifo), str(tmp_path / "missing.yaml"), cwd=tmp_path)
+    assert result.returncode == 2
+    lines = result.stderr.decode().splitlines()
+    assert lines[0].startswith(f"{unknown}: cannot tell what kind of kgkit file this is")
+    assert f"{fifo}: is a FIFO (named pipe), not a regular file; expected a kgkit file" in lines
+    assert f"{tmp_path / 'missing.yaml'}: file not found" in lines
+    assert lines[-1] == "3 of 3 files invalid"

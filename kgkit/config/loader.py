@@ -245,7 +245,7 @@ def _error(issues: list[Issue]) -> ConfigError:
     issues = sorted(set(issues), key=Issue.sort_key)
     n = len(issues)
     lines = [i.format() for i in issues] + [f"{n} problem{'s' if n != 1 else ''} in the configuration"]
-    return ConfigError("\n".join(lines))
+    return ConfigError("\n".join(lines), issues=issues)
 
 
 def _plain(value: Any) -> Any:

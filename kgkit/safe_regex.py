@@ -73,14 +73,23 @@ def chunk_budget(seconds: float = DEFAULT_SECONDS) -> Iterator[Budget]:
 def finditer(pattern: str, text: str, pos: int = 0, endpos: int | None = None) -> list[regex.Match]:
     """All matches of a user ``pattern`` in ``text[pos:endpos]``, or none once it has used up
     its time in the current chunk (outside :func:`chunk_budget`, each call gets the default)."""
+    end = len(text) if endpos is None else endpos
+    return _run(pattern, lambda rx, timeout: list(rx.finditer(text, pos, end, timeout=timeout)), [])
+
+
+def search(pattern: str, text: str) -> regex.Match | None:
+    """The first match of a user ``pattern`` in ``text``, under the same budget as :func:`finditer`."""
+    return _run(pattern, lambda rx, timeout: rx.search(text, timeout=timeout), None)
+
+
+def _run(pattern: str, call, nothing):
     budget = _BUDGET.get() or Budget()
     if pattern in budget.skipped:
-        return []
+        return nothing
     remaining = budget.seconds - budget.spent.get(pattern, 0.0)
     started = time.monotonic()
     try:
-        return list(compile(pattern).finditer(text, pos, len(text) if endpos is None else endpos,
-                                              timeout=max(remaining, 0.001)))
+        return call(compile(pattern), max(remaining, 0.001))
     except TimeoutError:
         budget.skipped[pattern] = f"regex_timeout: ran over its {budget.seconds:g}s budget (input.regex_timeout)"
     except regex.error as exc:  # a learned skill's regex is not validated like a domain's
@@ -88,7 +97,7 @@ def finditer(pattern: str, text: str, pos: int = 0, endpos: int | None = None) -
     finally:
         budget.spent[pattern] = budget.spent.get(pattern, 0.0) + time.monotonic() - started
     log.warning("regex %r skipped on this chunk: %s", pattern, budget.skipped[pattern])
-    return []
+    return nothing
 
 
 # --------------------------------------------------------------------------- validation

@@ -360,3 +360,14 @@ def test_validate_unknown_kind_and_special_files_are_reported_not_raised(tmp_pat
     assert f"{fifo}: is a FIFO (named pipe), not a regular file; expected a kgkit file" in lines
     assert f"{tmp_path / 'missing.yaml'}: file not found" in lines
     assert lines[-1] == "3 of 3 files invalid"
+
+
+def test_skill_retrieval_runs_skill_regexes_under_the_budget():
+    """Retrieval matches each skill's regexes against the document head: the same budget applies."""
+    from kgkit.skills.retrieve import score_skill
+
+    skill = {"id": "s1", "kind": "entity", "target": "Thing", "pattern": {"phrases": [], "regex": ["(?:a|aa)+$"]},
+             "instruction": "", "example": ""}
+    with safe_regex.chunk_budget(0.05) as budget:
+        assert score_skill(skill, "a" * 60 + "!", set()) == 0
+    assert list(budget.skipped) == ["(?:a|aa)+$"]

@@ -25,6 +25,7 @@ import logging
 import re
 import string
 import time
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -246,7 +247,9 @@ class _Parser:
 
 def _chars(text: str, ignorecase: bool) -> frozenset[str]:
     try:
-        rx = re.compile(text, re.I if ignorecase else 0)
+        with warnings.catch_warnings():  # "possible nested set": validation has said so already
+            warnings.simplefilter("ignore", FutureWarning)
+            rx = re.compile(text, re.I if ignorecase else 0)
     except re.error:
         return frozenset(_SAMPLE)
     return frozenset(c for c in _SAMPLE if rx.fullmatch(c))

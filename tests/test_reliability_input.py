@@ -9,11 +9,15 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cli_support import kgkit
 from kgkit import safe_regex
@@ -371,3 +375,22 @@ def test_skill_retrieval_runs_skill_regexes_under_the_budget():
     with safe_regex.chunk_budget(0.05) as budget:
         assert score_skill(skill, "a" * 60 + "!", set()) == 0
     assert list(budget.skipped) == ["(?:a|aa)+$"]
+
+
+_REGEX_PIECES = st.sampled_from(list("ab()[]|*+?{},.^$-\\dws ") + [
+    "(?:", "(?P<n>", "(?=", "(?!", "(?<=", "(?>", "(?i:", "(?-i:", "(?#c)", "\\b", "{2,3}", "{,2}", "++", "*+",
+    "[^]", "\\x41", "(?x)", "# c\n"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_REGEX_PIECES, min_size=1, max_size=12).map("".join))
+def test_the_nested_quantifier_check_never_raises(pattern):
+    """Whatever compiles is either accepted or refused with a position inside the pattern."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # "possible nested set": still a valid pattern
+            re.compile(pattern)
+    except re.error:
+        return
+    found = safe_regex.nested_quantifier(pattern)
+    assert found is None or (0 <= found[0] < len(pattern) and pattern[found[0]] == "(")

@@ -258,6 +258,8 @@ def test_a_slow_regex_that_passes_validation_is_skipped_not_a_hang(tmp_path):
     assert [(r["stage"], r["item"], r["reason"]) for r in review] == [
         ("entities", {"regex": "(?P<name>(?:a|aa)+)$"}, "regex_timeout: ran over its 0.2s budget (input.regex_timeout)")]
     assert [n["name"] for n in _nodes(tmp_path / "out")] == ["Grace Hopper"]
+    manifest = json.loads((tmp_path / "out" / "doc" / "manifest.json").read_text())
+    assert manifest["warnings"] == ["1 regex(es) skipped on some chunks (input.regex_timeout); see review.jsonl"]
 
 
 def test_budget_is_per_pattern_and_per_chunk():

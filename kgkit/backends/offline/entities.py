@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterable, Mapping, Sequence
 
+from kgkit import safe_regex
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
 from kgkit.backends.offline.mentions import Mention, collapse, name_key
 from kgkit.backends.offline.names import acronym_mentions, add_surname_aliases, add_title_aliases, name_mentions
 from kgkit.backends.offline.sentences import Sentence, split_sentences
-from kgkit import safe_regex
 from kgkit.schema.model import EntityType, Patterns
 
 GENERIC_KINDS: dict[str, frozenset[str]] = {

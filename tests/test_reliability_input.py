@@ -368,6 +368,24 @@ def test_validate_unknown_kind_and_special_files_are_reported_not_raised(tmp_pat
     assert lines[-1] == "3 of 3 files invalid"
 
 
+def test_validate_a_file_that_is_not_a_yaml_mapping_shows_the_parse_problem_not_a_guessed_kind(tmp_path):
+    env = tmp_path / ".env"
+    env.write_text(f"OPENAI_API_KEY={SECRET}\n")
+    broken = tmp_path / "half.yaml"
+    broken.write_text("name: half\nentity_types: [Person, Place\n")
+    result = kgkit("validate", str(env), str(broken))
+    assert result.exit_code == 2
+    assert SECRET not in result.output
+    assert result.stderr.splitlines() == [
+        f"{env}:1:1: expected a mapping (key: value lines) at the top level, got plain text (43 characters)",
+        f"{env}: 1 problem in this file",
+        f"{broken}:2:15: YAML syntax error: the bracket '[' opened here is never closed "
+        "(the file ends at line 3 without closing it)",
+        f"{broken}: 1 problem in this file",
+        "2 of 2 files invalid",
+    ]
+
+
 def test_skill_retrieval_runs_skill_regexes_under_the_budget():
     """Retrieval matches each skill's regexes against the document head: the same budget applies."""
     from kgkit.skills.retrieve import score_skill

@@ -46,11 +46,16 @@ def check_file(path: str | os.PathLike, kind: str | None = None, project_dir: Pa
         kind = kind or detect_kind(path)
     except KgkitError as exc:
         return FileReport(path, None, [Issue(str(path), None, None, (), exc.message, exc.hint)])
+    if kind is None:  # not YAML, or not a mapping: what any kind's loader would say first
+        from kgkit.schema.yaml_source import load
+
+        return FileReport(path, None, load(path).issues)
     return FileReport(path, kind, _issues(path, kind, project_dir))
 
 
-def detect_kind(path: Path) -> str:
-    """The kind of a kgkit file: by folder, name, ``$schema`` reference, then top-level keys."""
+def detect_kind(path: Path) -> str | None:
+    """The kind of a kgkit file: by folder, name, ``$schema`` reference, then top-level keys;
+    None for a file that is not a YAML mapping (its syntax error says more than a guess)."""
     if path.is_dir():
         return "gold"
     if path.name.endswith(".gold.json"):
@@ -76,13 +81,13 @@ def _head(path: Path) -> str:
         raise KgkitError(f"cannot read file: {exc.strerror or exc}") from None
 
 
-def _kind_by_keys(path: Path) -> str:
+def _kind_by_keys(path: Path) -> str | None:
     from kgkit.schema.json_schemas import schema_for
     from kgkit.schema.yaml_source import load
 
     data = load(path).data
     if not isinstance(data, dict):
-        return "domain"  # not a mapping: the domain checks say so, with the line
+        return None
     keys = set(data)
     fits: dict[str, tuple[bool, int]] = {}
     for kind in ("domain", "view", "template", "config", "gold"):

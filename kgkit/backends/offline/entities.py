@@ -148,7 +148,7 @@ def _pattern_mentions(text: str, types: Sequence[EntityType], skills: Sequence[d
             found.append(Mention(collapse(text[s:e]), t.name, s, e, 3, 0.8))
         for label, regexes in t.patterns.labels:
             for rx in regexes:
-                found.extend(Mention(label, t.name, *m.span(), 3, 0.7, "label") for m in compile_regex(rx).finditer(text))
+                found.extend(Mention(label, t.name, *m.span(), 3, 0.7, "label") for m in safe_regex.finditer(rx, text))
     declared = {t.name for t in types}
     for sk in skills:
         if sk.get("kind") != "entity" or sk.get("target") not in declared:

@@ -25,7 +25,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from kgkit.backends.offline.entities import (CLAUSE_LENGTH, collapse, compile_regex, literal_types, name_key, phrase_pattern,
+from kgkit import safe_regex
+from kgkit.backends.offline.entities import (CLAUSE_LENGTH, collapse, literal_types, name_key, phrase_pattern,
                                              skill_patterns, trigger_spans)
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals, normalise
 from kgkit.backends.offline.sentences import split_sentences
@@ -84,7 +85,7 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
             ent = next((e for e in entities if e["type"] == t.name and name_key(e["name"]) == name_key(label)), None)
             if ent is not None:
                 for rx in regexes:
-                    found.extend(EntityMention(ent["name"], ent["type"], *m.span()) for m in compile_regex(rx).finditer(text))
+                    found.extend(EntityMention(ent["name"], ent["type"], *m.span()) for m in safe_regex.finditer(rx, text))
     # literal-typed entities by normalised value
     by_value: dict[tuple[str, str], Mapping[str, Any]] = {}
     for ent in entities:

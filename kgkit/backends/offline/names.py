@@ -70,8 +70,8 @@ _ROLE_NOUNS = (
     "husband|wife|son|daughter|father|mother|brother|sister|widow|widower|uncle|aunt|nephew|niece|cousin|"
     "businessman|businesswoman|executive|banker|investor|financier|founder|owner|manager|administrator|agent|"
     "detective|sheriff|inventor|designer|architect|philosopher|physicist|chemist|biologist|engineer|teacher|"
-    "student|auctioneer|collector|veteran|resident|member|employee|worker|farmer|king|queen|prince|princess|"
-    "emperor|dictator|shearer|clerk|chief|head|partner"
+    "student|collector|veteran|resident|member|employee|worker|farmer|king|queen|prince|princess|"
+    "emperor|dictator|clerk|chief|head|partner"
 )
 _ROLES = frozenset(_ROLE_NOUNS.split("|"))
 # Role and title words: a "person" named by these alone ("Chief Executive Officer") is a role.
@@ -81,7 +81,7 @@ _TITLE_IN_NAME = frozenset(
     "president minister secretary senator governor mayor ambassador chairman general judge justice administrator "
     "director commissioner attorney chancellor premier leader spokesman spokeswoman representative "
     "congressman congresswoman sen rep gov gen dr mr mrs ms prof lt col capt sgt rev prime vice foreign "
-    "democrat republican democratic soprano academician professor".split()
+    "democrat republican democratic professor".split()
 )
 _PERSON_BEFORE = re.compile(
     rf"(?:\b(?:{_ROLE_NOUNS})s?,?|\b(?:said|says|told|according\s+to|killed|shot|assassinated|murdered|"
@@ -188,7 +188,9 @@ def name_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
         while words and words[0].lower() in _SENTENCE_STOP:
             words = words[1:]
         # "Soviet Foreign Minister Eduard Shevardnadze": the name follows the title
-        titled = [i for i, w in enumerate(words[:-1]) if w.lower().rstrip(".") in _TITLE_IN_NAME and w[1:2].islower()]
+        # a title, or a role noun capitalised before a name ("Soprano Judy Kaye", "Comedian Tuvia Tzafir")
+        titled = [i for i, w in enumerate(words[:-1])
+                  if (w.lower().rstrip(".") in _TITLE_IN_NAME or w.lower() in _ROLES) and w[1:2].islower()]
         rest = words[titled[-1] + 1:] if titled else []
         titled_person = bool(titled) and "person" in targets and not (
             words[-1].lower() in _ORG_WORDS or words[-1].lower() in _TITLE_IN_NAME

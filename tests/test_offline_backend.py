@@ -220,6 +220,8 @@ def test_boilerplate_fragments_and_role_words_are_no_entities(legal):
             "The Stock Purchase Agreement was signed by Mary Quinn, Chief Executive Officer.")
     legal_names = {e["name"] for e in core(text, legal)[0]}
     assert not [n for n in legal_names if "REMEDY" in n or "SHALL" in n]
+    heading = "4.1 Duties and Obligations Company. The Company warrants that Acme Holdings Company is solvent."
+    assert {e["name"] for e in core(heading, legal)[0] if e["type"] == "Party"} == {"Acme Holdings Company"}
     general_entities = core(text, load_domain("general"))[0]
     assert not [e for e in general_entities if e["type"] == "Date"]  # "of 1986" names the Code
     assert not [e for e in general_entities if e["type"] == "Person" and e["name"] in

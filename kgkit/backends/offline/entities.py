@@ -234,6 +234,18 @@ def _trim_fragment(m: Mention, text: str) -> Mention | None:
     return Mention(name, m.type, m.start, end, m.priority, m.confidence, m.kind, list(m.aliases))
 
 
+# A section number opening a line: "6.02 ", "Section 5. ", "ARTICLE IV "
+_SECTION_NUMBER = re.compile(r"(?:^|\n)[ \t]*(?:(?:Section|SECTION|Article|ARTICLE)[ \t]+)?(?:\d+(?:\.\d+)*|[IVX]+)\.?[ \t]+$")
+
+
+def _heading(m: Mention, text: str) -> bool:
+    """A run-in or stand-alone heading: the words after a section number up to a full stop
+    or the line's end ("6.02 Representations and Warranties Company. As of …")."""
+    if not _SECTION_NUMBER.search(text, max(0, m.start - 40), m.start):
+        return False
+    return bool(re.match(r"[ \t]*(?:\.|:|\n|$)", text[m.end:m.end + 3]))
+
+
 def _well_formed(m: Mention, kinds: dict[str, str]) -> bool:
     """Whether a find has the shape of an entity name: not a clause, not a document title
     typed as a person or place, not a person named only by role words ("Chief Executive Officer")."""
@@ -327,7 +339,8 @@ def find_entities(text: str, types: Sequence[EntityType], skills: Sequence[dict]
     kinds = generic_type_map(types)
     candidates = [_trim_fragment(m, text) for m in _pattern_mentions(text, types, skills)] + _literal_mentions(text, kinds) \
         + _org_mentions(text, kinds) + name_mentions(text, kinds) + acronym_mentions(text, kinds)
-    mentions = _resolve_overlaps([m for m in candidates if _well_formed(m, kinds)])
+    mentions = _resolve_overlaps([m for m in candidates if _well_formed(m, kinds)
+                                  and (m.kind in LITERAL_KINDS or m.kind == "label" or not _heading(m, text))])
     sentences = split_sentences(text)
     mentions = _attach_definitions(text, sentences, mentions, kinds)
     add_surname_aliases(text, mentions, kinds.get("person"))

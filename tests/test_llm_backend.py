@@ -381,7 +381,9 @@ def test_unknown_model_is_not_retried_and_says_what_to_check(stub_provider, key)
         backend(stub_provider, retries=3).run(entities_request())
 
     assert len(stub_provider.requests) == 1
-    assert err.value.message == "openai/test-model: provider refused the request: HTTP 404: The model `test-model` does not exist"
+    assert err.value.message == ("openai/test-model: the provider does not know this model "
+                                 "(HTTP 404: The model `test-model` does not exist)")
+    assert err.value.exit_code == 2  # the fix is in the configuration
     assert err.value.hint.startswith("check llm.model")
 
 

@@ -112,7 +112,8 @@ class CachedBackend:
             usage = result.usage
             self.cache.set(key, {
                 "data": result.data,
-                "usage": {"tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out, "cost": usage.cost},
+                "usage": {"tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out, "cost": usage.cost,
+                          "tokens_cached": usage.tokens_cached},
                 "model": result.model,
             })
         return result

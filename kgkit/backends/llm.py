@@ -170,7 +170,7 @@ class LLMBackend:
         messages = self.messages(request)
         temperature = self._temperature(request)
         raw, finish = self._complete(messages, temperature, tally, request.schema)
-        data, error = self._check(raw, finish, request.schema, tally.output_format)
+        data, error = self._check(raw, finish, request.schema)
         if error is None:
             return data, None, raw
         log.info("%s: %s: answer invalid (%s); asking again", self.name, request.stage, error)
@@ -181,20 +181,20 @@ class LLMBackend:
         ]
         first_error = error
         raw, finish = self._complete(messages, temperature, tally, request.schema)
-        data, error = self._check(raw, finish, request.schema, tally.output_format)
+        data, error = self._check(raw, finish, request.schema)
         if error is not None:
             error = f"{error} (still invalid after one re-ask; first answer: {first_error})"
         return data, error, raw
 
     # -- one answer ------------------------------------------------------------------
     def _check(
-        self, raw: str, finish: str | None, schema: Mapping[str, Any], output_format: str | None
+        self, raw: str, finish: str | None, schema: Mapping[str, Any]
     ) -> tuple[dict[str, Any] | None, str | None]:
-        """(data, None) for a usable answer, else (None, a short reason for the re-ask)."""
+        """(data, None) for a usable answer, else (None, a short reason for the re-ask).
+        A null for an optional property means "nothing there" (strict mode makes models
+        write them; others do by habit), so it is dropped rather than re-asked."""
         try:
-            data = parse_json_answer(raw)
-            if output_format == "json_schema":
-                data = drop_unfilled(data, schema)
+            data = drop_unfilled(parse_json_answer(raw), schema)
         except AnswerParseError as exc:
             reason = exc.reason
             if finish == "length":

@@ -5,8 +5,8 @@ makes the model's decoder follow the schema, so an answer cannot be off-shape â€
 takes only a subset of JSON Schema: every object closed (``additionalProperties:
 false``) with *all* its properties required, an optional property written as nullable,
 and few keywords beyond type/properties/items/enum/anyOf. :func:`strict_schema` makes that
-form from kgkit's pass schema; :func:`drop_unfilled` undoes the nulls in the answer, which
-is then validated against the original schema as any other answer is (bounds such as
+form from kgkit's pass schema; :func:`drop_unfilled` undoes the nulls in the answer (in
+every output format), which is then validated against the original schema (bounds such as
 ``confidence`` â‰¤ 1 are checked there, since strict mode drops them).
 
 A schema with a free-form map (the roles of an n-ary relation, a template's qualifiers)

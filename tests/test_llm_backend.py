@@ -341,7 +341,7 @@ def test_relations_pass_sends_the_document_entities(stub_provider, key):
 
     assert result.data == answer
     user = stub_provider.requests[0].messages[-1]["content"]
-    assert "- Acme Corp (Party), also written: Acme" in user
+    assert '- "Acme Corp" (Party), also written: "Acme"' in user
     assert "- signed_on: Party -> Date" in user
 
 

@@ -32,12 +32,19 @@ Context: everything in ``PassRequest.context`` (``domain``, ``entities``, ``skil
 ``view``, ``template``, ``title``, …) plus ``chunk``, ``stage``, ``kind``, ``schema``
 and ``sample``. Filters: ``untrusted`` fences a document text between marker lines
 that carry a hash of the text (the text cannot contain its own closing marker);
-``json`` dumps a value as JSON. Macros shared by the built-ins are in ``_common.j2``.
+``json`` dumps a value as JSON; ``worked_answer`` turns a domain's or template's
+example into the answer the rules ask for (see :func:`worked_answer`). Macros shared by
+the built-ins are in ``_common.j2``.
+
+Order: every built-in puts what is the same for every chunk first (instructions, types,
+skills, worked examples, rules, the answer's shape), then what belongs to the document
+(its entities), and the chunk last, so providers' prompt caching reuses the prefix.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
@@ -147,7 +154,37 @@ def _environment(directory: Path | None) -> SandboxedEnvironment:
     )
     env.filters["untrusted"] = fence_untrusted
     env.filters["json"] = lambda value, indent=None: json.dumps(_plain(value), ensure_ascii=False, indent=indent)
+    env.filters["worked_answer"] = worked_answer
     return env
+
+
+EXAMPLE_CONFIDENCE = 0.9
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+
+
+def worked_answer(example: Any, key: str) -> dict[str, Any]:
+    """``{key: items}`` of a worked example, as the rules beside it ask answers to be.
+
+    Domain and template files write an example's items as names only (``{name, type}``,
+    ``{head, relation, tail}``, ``{relation, roles}``). The prompt's rules ask for an
+    ``evidence`` quote and a ``confidence`` on every item, and an example that breaks its
+    own rules teaches the model to break them too; so each item gets, unless its file
+    gave them, the first sentence of the example text that holds all its names (the whole
+    text when none does) and a confidence of :data:`EXAMPLE_CONFIDENCE`."""
+    def field(name: str) -> Any:  # a domain's Example object, or a template's example mapping
+        return example.get(name) if isinstance(example, Mapping) else getattr(example, name, None)
+
+    text = str(field("text") or "")
+    sentences = [s for s in _SENTENCE_END.split(text) if s]
+    items = []
+    for item in _plain(field(key) or []):
+        names = [v for k, v in item.items() if k in ("name", "head", "tail")]
+        for value in (item.get("roles") or {}).values():
+            names += value if isinstance(value, list) else [value]
+        quote = next((s for s in sentences if all(str(n) in s for n in names)), text)
+        items.append({**item, "evidence": item.get("evidence", quote.rstrip(" ;")),
+                      "confidence": item.get("confidence", EXAMPLE_CONFIDENCE)})
+    return {key: items}
 
 
 def _plain(value: Any) -> Any:

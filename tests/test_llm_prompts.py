@@ -331,3 +331,46 @@ def test_entity_names_from_the_document_cannot_break_out_of_their_line():
 def _write(path: Path, text: str) -> Path:
     path.write_text(text)
     return path
+
+
+# -- templates read nothing outside their folder -------------------------------------------------
+
+SECRET = "root:x:0:0:secret-line-kgkit"
+
+
+@pytest.mark.parametrize("statement", ['{% include "link.j2" %}', '{% import "link.j2" as x %}',
+                                       '{% extends "link.j2" %}'])
+def test_include_import_and_extends_of_a_symlink_leaving_the_folder_are_refused(statement, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "passwd").write_text(SECRET + "\n")
+    folder = tmp_path / "prompts"
+    folder.mkdir()
+    (folder / "link.j2").symlink_to(outside / "passwd")
+    (folder / "mine.j2").write_text(statement + "\n")
+
+    with pytest.raises(TemplateError) as err:
+        render_request(entities_request(str(folder / "mine.j2")))
+
+    assert "link.j2: refused: it is a link to a file outside" in err.value.message
+    assert SECRET not in err.value.format()
+
+
+def test_a_prompt_path_naming_a_file_that_is_no_template_is_refused_unread(tmp_path):
+    secret = tmp_path / "passwd"
+    secret.write_text(SECRET + "\n{% broken\n")
+
+    with pytest.raises(TemplateError) as err:
+        render_request(entities_request(str(secret)))
+
+    assert err.value.message == f"prompt template {secret}: refused: not a template file (the name must end in .j2, .jinja, .jinja2, .txt)"
+    assert SECRET not in err.value.format()
+
+
+def test_a_symlink_inside_the_folder_to_a_template_inside_it_is_fine(tmp_path):
+    (tmp_path / "real.j2").write_text('{% call message("user") %}hello {{ chunk.text | untrusted }}{% endcall %}')
+    (tmp_path / "alias.j2").symlink_to(tmp_path / "real.j2")
+
+    [message] = render_request(entities_request(str(tmp_path / "alias.j2")))
+
+    assert message["content"].startswith("hello BEGIN UNTRUSTED DOCUMENT")

@@ -28,6 +28,12 @@ So a user template can:
 Text outside ``message`` blocks is ignored once any block is used, so a message
 boundary can only come from the template, never from the document text inside it.
 
+Files: a template, and everything it includes, imports or extends, must be a ``.j2``,
+``.jinja``, ``.jinja2`` or ``.txt`` file that stays inside its folder once symlinks are
+resolved (:class:`_FolderLoader`). A shared kgkit.yaml or view naming ``/etc/passwd``, or a
+template including a symlink to it, is refused by name, and the file's content is neither
+sent nor shown.
+
 Context: everything in ``PassRequest.context`` (``domain``, ``entities``, ``skills``,
 ``view``, ``template``, ``title``, …) plus ``chunk``, ``stage``, ``kind``, ``schema``
 and ``sample``. Filters: ``untrusted`` fences a document text between marker lines
@@ -44,6 +50,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -58,6 +65,7 @@ from jinja2 import (
     TemplateSyntaxError,
     UndefinedError,
 )
+from jinja2.loaders import split_template_path
 from jinja2.exceptions import SecurityError, TemplateError as JinjaTemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
@@ -68,6 +76,7 @@ if TYPE_CHECKING:
 
 PROMPTS_DIR = Path(__file__).resolve().parent
 ROLES = ("system", "user", "assistant")
+TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2", ".txt")
 
 
 def render_request(request: "PassRequest") -> list[dict[str, str]]:
@@ -145,7 +154,7 @@ def _environment(directory: Path | None) -> SandboxedEnvironment:
     """One environment per template folder, so compiled templates are reused across chunks."""
     search = [str(directory), str(PROMPTS_DIR)] if directory else [str(PROMPTS_DIR)]
     env = SandboxedEnvironment(
-        loader=ChoiceLoader([PrefixLoader({"kgkit": FileSystemLoader(str(PROMPTS_DIR))}), FileSystemLoader(search)]),
+        loader=ChoiceLoader([PrefixLoader({"kgkit": _FolderLoader(str(PROMPTS_DIR))}), _FolderLoader(search)]),
         undefined=StrictUndefined,
         autoescape=False,  # prompts are plain text, not HTML
         trim_blocks=True,
@@ -185,6 +194,31 @@ def worked_answer(example: Any, key: str) -> dict[str, Any]:
         items.append({**item, "evidence": item.get("evidence", quote.rstrip(" ;")),
                       "confidence": item.get("confidence", EXAMPLE_CONFIDENCE)})
     return {key: items}
+
+
+class _FolderLoader(FileSystemLoader):
+    """A FileSystemLoader that reads a template only if it is a template file inside the
+    folder it is looked up in, after symlinks are resolved.
+
+    Jinja already refuses ``..`` in a template name, but it follows symlinks, and a file
+    named by path (``prompts: {entities: /etc/passwd}``) is "inside" its own folder; so the
+    real path and the file name are checked before anything is read."""
+
+    def get_source(self, environment, template):
+        pieces = split_template_path(template)  # raises TemplateNotFound on '..'
+        for folder in self.searchpath:
+            candidate = os.path.join(folder, *pieces)
+            if not os.path.isfile(candidate):
+                continue
+            real, root = os.path.realpath(candidate), os.path.realpath(folder)
+            if os.path.commonpath([real, root]) != root:
+                raise TemplateError(f"prompt template {candidate}: refused: it is a link to a file outside {root}",
+                                    hint="copy the file into the template's folder")
+            if not real.endswith(TEMPLATE_SUFFIXES):
+                raise TemplateError(f"prompt template {candidate}: refused: not a template file "
+                                    f"(the name must end in {', '.join(TEMPLATE_SUFFIXES)})")
+            break
+        return super().get_source(environment, template)
 
 
 def _plain(value: Any) -> Any:

@@ -258,3 +258,29 @@ def test_server_errors_are_still_retried_then_exit_3(capsys, tmp_path, stub_prov
 
     assert code == 3 and "provider failed after 3 attempts: HTTP 503: overloaded" in err
     assert len(stub_provider.requests) == 3
+
+
+def test_a_key_that_is_no_variable_name_is_not_echoed_by_validation_or_config_show(capsys, tmp_path):
+    pasted = "sk-proj-Zx81LmQ02nVb7Rt5"  # not a valid variable name: the schema refuses it
+    (tmp_path / "bad.yaml").write_text(f"llm:\n  model: openai/x\n  api_key_env: {pasted}\n")
+    (tmp_path / "odd.yaml").write_text("llm:\n  model: openai/x\n  api_key_env: sk_live_9f8e7d6c5b4a39281706\n")
+
+    code, err, _ = run(capsys, str(tmp_path / "bad.yaml"))
+    with pytest.raises(SystemExit):
+        main(["config", "show", "--config", str(tmp_path / "odd.yaml")])
+    shown = capsys.readouterr().out
+
+    assert code == 2 and pasted not in err
+    assert "bad.yaml:3:16: llm -> api_key_env: the value (not shown: it looks like a key) is not a valid name" in err
+    assert "sk_live_" not in shown and "api_key_env: '********'" in shown
+
+
+@pytest.mark.parametrize("value, secret", [
+    ("OPENAI_API_KEY", False), ("MY_KEY_2", False), ("KGKIT_TEST_PROVIDER_KEY", False),
+    ("sk-abc123", True), ("sk_live_9f8e7d6c5b4a39281706", True), ("AIzaSyA1b2C3d4E5f6G7h8", True),
+    ("hf_AbCdEf", True), ("Xk29vLq81ZpRt0sW3yNb", True), ("a" * 40 + "1", True),
+])
+def test_what_looks_like_a_key(value, secret):
+    from kgkit.secrets import looks_like_key
+
+    assert looks_like_key(value) is secret

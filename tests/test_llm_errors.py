@@ -22,13 +22,10 @@ TEXT = "Ann Lee works for Acme Corp in Boston.\n"
 
 
 @pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "config-home"))
-    monkeypatch.setenv("KGKIT_CACHE_DIR", str(tmp_path / "cache-home"))
+def _isolated(cli_home, monkeypatch):
     monkeypatch.setenv(KEY_ENV, FAKE_KEY)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "doc.txt").write_text(TEXT)
+    (cli_home / "doc.txt").write_text(TEXT)
 
 
 def config(tmp_path: Path, api_base: str, *, retries: int = 2, timeout: float = 2.0, key: bool = True,

@@ -115,8 +115,7 @@ class LLMBackend:
             "json_mode": s.json_mode,
         }
         if s.api_base:  # host and port only: a URL may carry user:password
-            parts = urlsplit(s.api_base)
-            out["api_base_host"] = parts.hostname + (f":{parts.port}" if parts.port else "") if parts.hostname else None
+            out["api_base_host"] = _host_port(s.api_base)
         return out
 
     def cache_key_parts(self, request: PassRequest) -> dict[str, Any]:
@@ -339,9 +338,9 @@ class LLMBackend:
 
     def _endpoint(self) -> str:
         """Where requests go, for messages: api_base's host and port, else the provider."""
-        parts = urlsplit(self.settings.api_base or "")
-        if parts.hostname:
-            return f"{parts.scheme}://{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+        host = _host_port(self.settings.api_base or "")
+        if host:
+            return f"{urlsplit(self.settings.api_base).scheme}://{host}"
         return f"the {self.settings.model.split('/', 1)[0]} API"
 
     def _give_up(self, failure: Failure, status: int | None, attempts: int) -> ProviderError:
@@ -403,6 +402,12 @@ def _provider_message(exc: BaseException) -> str:
 def _clip(text: str, limit: int = 300) -> str:
     """``text`` cut to ``limit`` characters, "..." marking a cut: a reason stays one readable line."""
     return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _host_port(url: str) -> str | None:
+    """``host[:port]`` of ``url``, without any user:password it may carry."""
+    parts = urlsplit(url)
+    return parts.hostname + (f":{parts.port}" if parts.port else "") if parts.hostname else None
 
 
 def _schema_name(schema: Mapping[str, Any]) -> str:

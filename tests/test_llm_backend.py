@@ -519,11 +519,12 @@ def test_litellm_is_told_to_use_its_bundled_cost_map_before_it_is_imported():
         "        seen['flag'] = os.environ.get('LITELLM_LOCAL_MODEL_COST_MAP')\n"
         "    return real(name, *a, **k)\n"
         "builtins.__import__ = spy\n"
-        "from kgkit.backends.llm import _litellm\n"
-        "_litellm()\n"
+        "from kgkit.backends.llm import load_litellm\n"
+        "load_litellm()\n"
         "print(seen['flag'])\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("LITELLM_")}
+    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "False"  # left over in a user's shell: overridden
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "True"

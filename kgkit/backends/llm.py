@@ -30,7 +30,7 @@ provider. What it adds on top of litellm:
   :meth:`LLMBackend.describe`, :meth:`LLMBackend.cache_key_parts` or a :class:`PassResult`.
 
 litellm is slow to import and fetches price and header tables from the network unless
-told otherwise, so it is imported inside :func:`_litellm` with those fetches disabled.
+told otherwise, so it is imported inside :func:`load_litellm` with those fetches disabled.
 """
 from __future__ import annotations
 
@@ -210,7 +210,7 @@ class LLMBackend:
     # -- HTTP, with retries ------------------------------------------------------------
     def _complete(self, messages: list[dict[str, str]], temperature: float, tally: _Tally,
                   schema: Mapping[str, Any]) -> tuple[str, str | None]:
-        litellm = _litellm()
+        litellm = load_litellm()
         s = self.settings
         key = self._api_key()
         kwargs: dict[str, Any] = {
@@ -321,7 +321,7 @@ class LLMBackend:
         for the provider (OPENAI_API_KEY, ANTHROPIC_API_KEY, …)."""
         if self.settings.api_key_env:
             return self.settings.api_key_env
-        litellm = _litellm()  # only reached on an error path, after a call imported it
+        litellm = load_litellm()  # only reached on an error path, after a call imported it
         try:
             provider = litellm.get_llm_provider(self.settings.model)[1]
         except tuple(litellm.LITELLM_EXCEPTION_TYPES):
@@ -362,10 +362,13 @@ class LLMBackend:
         return error
 
 
-def _litellm():
-    """Import litellm with its start-up network fetches turned off (first call only pays)."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # bundled price table
-    os.environ.setdefault("LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS", "True")  # bundled header table
+def load_litellm():
+    """Import litellm with its start-up network fetches turned off (first call only pays).
+
+    Set, not defaulted: a ``LITELLM_LOCAL_MODEL_COST_MAP=False`` left in the environment
+    must not make kgkit fetch a price table from the network."""
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # bundled price table
+    os.environ["LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS"] = "True"  # bundled header table
     import litellm
 
     litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on stdout

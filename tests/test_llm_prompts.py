@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -374,3 +375,24 @@ def test_a_symlink_inside_the_folder_to_a_template_inside_it_is_fine(tmp_path):
     [message] = render_request(entities_request(str(tmp_path / "alias.j2")))
 
     assert message["content"].startswith("hello BEGIN UNTRUSTED DOCUMENT")
+
+
+@pytest.mark.parametrize("stage", ["entities", "relations", "nary", "temporal", "event", "diy:contract_review"])
+def test_two_chunks_of_a_document_share_everything_before_the_chunk(stage):
+    """Providers cache a prompt's prefix: every built-in puts the chunk last, after what all
+    chunks of the document share (instructions, types, examples, rules, title, entities)."""
+    def request(index: int, text: str) -> PassRequest:
+        part = Chunk(id=f"c_{index}", doc_id="d_1", index=index, text=text, start=0, end=len(text))
+        if stage in ("entities", "relations"):
+            return PassRequest(kind=ENTITIES if stage == "entities" else RELATIONS, stage=stage, chunk=part, schema={},
+                               context=relations_request().context, prompt=f"{stage}.j2")
+        _, made = _upgrade_request(stage, "legal_contracts")
+        return PassRequest(kind=made.kind, stage=stage, chunk=part, schema=made.schema,
+                           context={**made.context, "title": "Supply Agreement"}, prompt=made.prompt)
+
+    first = "\n".join(m["content"] for m in render_request(request(0, "Acme Corp signed on 1 March 2024.")))
+    second = "\n".join(m["content"] for m in render_request(request(1, "Beta LLC pays Acme Corp $5.")))
+
+    prefix = os.path.commonprefix([first, second])
+    assert prefix.endswith("Document text, part "), prefix[-200:]
+    assert "Supply Agreement" in prefix and "Reply with one JSON object" in prefix

@@ -55,11 +55,12 @@ def classify(exc: BaseException, *, status: int | None, detail: str, endpoint: s
         key_env_set: whether ``llm.api_key_env`` named it (else it is litellm's usual one).
     """
     chain = list(_chain(exc))
-    if any(isinstance(e, ssl.SSLCertVerificationError) for e in chain):
-        return Failure("tls", f"the TLS certificate of {endpoint} is not trusted ({detail})",
+    tls = next((e for e in chain if isinstance(e, ssl.SSLError)), None)
+    if isinstance(tls, ssl.SSLCertVerificationError):
+        return Failure("tls", f"the TLS certificate of {endpoint} is not trusted ({tls.verify_message or tls})",
                        "point SSL_CERT_FILE at the CA bundle that signed it, or fix llm.api_base", configuration=True)
-    if any(isinstance(e, ssl.SSLError) for e in chain):
-        return Failure("tls", f"TLS handshake with {endpoint} failed ({detail})",
+    if tls is not None:  # the SSL library's own reason ("wrong version number"), not litellm's "Connection error."
+        return Failure("tls", f"TLS handshake with {endpoint} failed ({tls.reason or tls})",
                        "the server does not speak TLS there: use http:// in llm.api_base, or the server's TLS port",
                        configuration=True)
     if any(isinstance(e, socket.gaierror) for e in chain):

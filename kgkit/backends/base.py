@@ -76,6 +76,7 @@ class PassResult:
     retries: int = 0
     model: str = "offline"
     output_format: str | None = None  # how the answer's shape was asked for: json_schema | json_object | plain
+    warnings: list[dict[str, Any]] = field(default_factory=list)  # kept for review, e.g. a regex skipped
 
 
 @runtime_checkable

@@ -281,3 +281,22 @@ def test_what_looks_like_a_key(value, secret):
     from kgkit.secrets import looks_like_key
 
     assert looks_like_key(value) is secret
+
+
+def test_a_tls_connection_closed_mid_handshake_is_a_drop_not_a_configuration_error():
+    """An https server (or proxy) that hangs up during the handshake raises SSLEOFError: a
+    retry may help, unlike a server that does not speak TLS at all."""
+    import ssl
+
+    from kgkit.backends.failures import classify
+
+    try:
+        try:
+            raise ssl.SSLEOFError(8, "EOF occurred in violation of protocol")
+        except ssl.SSLError as cause:
+            raise ConnectionError("Connection error.") from cause
+    except ConnectionError as exc:
+        failure = classify(exc, status=500, detail="Connection error.", endpoint="https://h", timeout=1,
+                           key_variable="K", key_env_set=True)
+
+    assert (failure.kind, failure.retryable, failure.configuration) == ("reset", True, False)

@@ -24,6 +24,9 @@ from kgkit.backends.deadline import DeadlineExceeded
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 AUTH_STATUS = frozenset({401, 403})
 REFUSAL_STATUS = frozenset({400, 413, 422})  # this request, as sent, will never be taken
+# The peer closed the connection during or after the handshake: a drop, like a reset, not a
+# TLS mismatch (that one is "wrong version number" or a certificate error).
+_TLS_CLOSED = (ssl.SSLEOFError, ssl.SSLZeroReturnError)
 _RESET_NAMES = frozenset({"RemoteProtocolError", "ReadError", "WriteError", "IncompleteRead"})
 _MISSING_KEY = ("missing credentials", "api key is missing", "no key is set", "missing anthropic api key",
                 "api_key client option must be set")
@@ -55,7 +58,7 @@ def classify(exc: BaseException, *, status: int | None, detail: str, endpoint: s
         key_env_set: whether ``llm.api_key_env`` named it (else it is litellm's usual one).
     """
     chain = list(_chain(exc))
-    tls = next((e for e in chain if isinstance(e, ssl.SSLError)), None)
+    tls = next((e for e in chain if isinstance(e, ssl.SSLError) and not isinstance(e, _TLS_CLOSED)), None)
     if isinstance(tls, ssl.SSLCertVerificationError):
         return Failure("tls", f"the TLS certificate of {endpoint} is not trusted ({tls.verify_message or tls})",
                        "point SSL_CERT_FILE at the CA bundle that signed it, or fix llm.api_base", configuration=True)
@@ -73,7 +76,7 @@ def classify(exc: BaseException, *, status: int | None, detail: str, endpoint: s
     if any(isinstance(e, (TimeoutError, DeadlineExceeded)) or "Timeout" in type(e).__name__ for e in chain):
         return Failure("timeout", f"no complete answer from {endpoint} within llm.timeout={timeout:g}s",
                        "raise llm.timeout, or lower llm.max_tokens / chunk_size so answers come sooner", retryable=True)
-    if any(isinstance(e, (ConnectionResetError, ConnectionAbortedError, BrokenPipeError))
+    if any(isinstance(e, (ConnectionResetError, ConnectionAbortedError, BrokenPipeError, *_TLS_CLOSED))
            or type(e).__name__ in _RESET_NAMES for e in chain):
         return Failure("reset", f"the connection to {endpoint} was closed before an answer arrived",
                        "the server or a proxy in between dropped it; try again later", retryable=True)

@@ -130,15 +130,29 @@ class NameMatcher:
     """Map predicted names onto one document's gold entity names.
 
     Steps, first hit wins: **exact** (same :func:`name_key` as a gold name), **alias** (the
-    predicted name, or one of its aliases, has the key of a gold name or gold alias), **fuzzy**
+    predicted name, or one of its aliases, has the key of a gold name or gold alias), **value**
+    (with ``literal_kinds``, gold type -> literal kind: the predicted name, read as that kind
+    of literal, has the normalised value of a gold name of that type — "26th day of May, 2017"
+    is gold's "2017-05-26"), **fuzzy**
     (rapidfuzz ``ratio`` of keys at or above ``threshold`` against gold names and aliases; best
     score wins). Within a step a candidate of the predicted type is preferred, then gold order.
     A name that matches nothing is kept as its own key, so it can only be a false positive.
     """
 
-    def __init__(self, gold_entities: Iterable[Mapping[str, Any]], threshold: float = DEFAULT_FUZZY_THRESHOLD):
+    def __init__(self, gold_entities: Iterable[Mapping[str, Any]], threshold: float = DEFAULT_FUZZY_THRESHOLD,
+                 literal_kinds: Mapping[str, str] | None = None):
+        from kgkit.backends.offline.literals import normalise
+
         self.threshold = threshold
         self.entities = list(gold_entities)
+        self._normalise = normalise
+        self.by_value: dict[tuple[str, str], Mapping[str, Any]] = {}
+        for ent in self.entities:
+            kind = (literal_kinds or {}).get(ent["type"])
+            value = normalise(kind, ent["name"]) if kind else None
+            if value is not None:
+                self.by_value.setdefault((kind, repr(value)), ent)
+        self.kinds = sorted({kind for kind, _ in self.by_value})
         self.by_name: dict[str, list[Mapping[str, Any]]] = {}
         self.by_any: dict[str, list[Mapping[str, Any]]] = {}
         for ent in self.entities:
@@ -162,6 +176,10 @@ class NameMatcher:
             hits = self.by_any.get(name_key(label))
             if hits:
                 return pick(hits), "alias"
+        for kind in self.kinds:
+            value = self._normalise(kind, name)
+            if value is not None and (kind, repr(value)) in self.by_value:
+                return self.by_value[(kind, repr(value))]["name"], "value"
         best: tuple[float, int, Mapping[str, Any]] | None = None
         if key:
             from rapidfuzz import fuzz
@@ -225,6 +243,13 @@ def _typed_entities(entities: Iterable[Mapping[str, Any]], domain: Domain | None
     return [{**e, "type": type_label(domain, e.get("type"))} for e in entities]
 
 
+def _literal_kinds(domain: Domain | None) -> dict[str, str]:
+    """The domain's literal entity types (Date, Duration, …) and the literal kind each holds."""
+    from kgkit.backends.offline.entities import literal_types
+
+    return literal_types(domain.entity_types) if domain is not None else {}
+
+
 def _relation_rules(domain: Domain | None):
     """(label normaliser, triple normaliser): relation aliases to names; symmetric ends ordered."""
 
@@ -249,7 +274,7 @@ def relation_sets(gold: Any, predicted_relations: Iterable[Mapping[str, Any]], *
     The skill loop uses it to ask, per rollout, which gold edges came out.
     """
     g = _gold_mapping(gold)
-    matcher = matcher or NameMatcher(_typed_entities(g["entities"], domain), fuzzy_threshold)
+    matcher = matcher or NameMatcher(_typed_entities(g["entities"], domain), fuzzy_threshold, _literal_kinds(domain))
     rel_label, ends = _relation_rules(domain)
     gold_rel = {ends(r["head"], rel_label(r["relation"]), r["tail"]) for r in g["relations"]}
     pred_rel = {ends(matcher.resolve(r["head"])[0], rel_label(r["relation"]), matcher.resolve(r["tail"])[0])
@@ -276,7 +301,7 @@ def score_document(
     """
     g = _gold_mapping(gold)
     gold_entities = _typed_entities(g["entities"], domain)
-    matcher = NameMatcher(gold_entities, fuzzy_threshold)
+    matcher = NameMatcher(gold_entities, fuzzy_threshold, _literal_kinds(domain))
 
     def resolve(name: str) -> str:
         return matcher.resolve(name)[0]

@@ -28,7 +28,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from kgkit import safe_regex
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
 from kgkit.backends.offline.mentions import Mention, collapse, name_key
-from kgkit.backends.offline.names import ROLE_WORDS, acronym_mentions, add_surname_aliases, add_title_aliases, name_mentions
+from kgkit.backends.offline.names import ROLE_WORDS, STATE_AFTER, acronym_mentions, add_surname_aliases, add_title_aliases, name_mentions
 from kgkit.backends.offline.sentences import Sentence, split_sentences
 from kgkit.schema.model import EntityType, Patterns
 
@@ -323,6 +323,40 @@ def _attach_definitions(text: str, sentences: list[Sentence], mentions: list[Men
     return mentions + extra
 
 
+# ", " between a place and the state or country it lies in; a list goes on after the second
+# place ("Pakistan, Bangladesh, Sri Lanka") or joins it with "and"/"or".
+_PLACE_COMMA = re.compile(r",[ \t]+")
+_LIST_GOES_ON = re.compile(r"[ \t]*(?:,[ \t]*[A-Z]|(?:and|or)\b)")
+
+
+def _join_place_with_region(text: str, mentions: list[Mention], kinds: dict[str, str]) -> list[Mention]:
+    """"Memphis, Tenn." is one place as news writes it: the city with its state. The pair
+    becomes one location named as written, with the city's name as its alias; a state found
+    as a place of its own stays one too (it is mentioned, and a reader may name the city
+    alone). The second part is a found place or a state abbreviation ("Tupelo, Miss.",
+    "Waterville, N. Y."). Not inside a list of places ("Pakistan, Bangladesh, Sri Lanka")."""
+    loc = kinds.get("location")
+    if not loc:
+        return mentions
+    out = list(mentions)
+    for i, a in enumerate(mentions):
+        if a.type != loc or re.search(r",[ \t]*$", text[max(0, a.start - 3):a.start]):
+            continue
+        b = mentions[i + 1] if i + 1 < len(mentions) else None
+        if b is not None and b.type == loc and _PLACE_COMMA.fullmatch(text, a.end, b.start):
+            end = b.end
+        else:
+            abbrev = STATE_AFTER.match(text[a.end:a.end + 16])
+            if abbrev is None:
+                continue
+            end = a.end + abbrev.end()
+        if _LIST_GOES_ON.match(text, end):
+            continue
+        out[i] = Mention(collapse(text[a.start:end]), loc, a.start, end, a.priority, a.confidence, a.kind,
+                         [a.name, *a.aliases])
+    return out
+
+
 @dataclass(frozen=True)
 class FoundEntity:
     name: str
@@ -341,6 +375,7 @@ def find_entities(text: str, types: Sequence[EntityType], skills: Sequence[dict]
         + _org_mentions(text, kinds) + name_mentions(text, kinds) + acronym_mentions(text, kinds)
     mentions = _resolve_overlaps([m for m in candidates if _well_formed(m, kinds)
                                   and (m.kind in LITERAL_KINDS or m.kind == "label" or not _heading(m, text))])
+    mentions = _join_place_with_region(text, mentions, kinds)
     sentences = split_sentences(text)
     mentions = _attach_definitions(text, sentences, mentions, kinds)
     add_surname_aliases(text, mentions, kinds.get("person"))

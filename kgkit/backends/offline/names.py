@@ -56,7 +56,7 @@ _PLACE_LAST = frozenset(
 )
 _PLACE_FIRST = frozenset("fort camp mount port cape lake san santa sao ciudad saint st".split())
 # ", Calif." / ", S.C." after a name: a US-style place with its state
-_STATE_AFTER = re.compile(r"^,\s+(?!(?:Jr|Sr|Esq|Inc|Co|Corp|Ltd)\.)(?:[A-Z][a-z]{1,4}\.|[A-Z]\.[A-Z]\.)")
+STATE_AFTER = re.compile(r"^,\s+(?!(?:Jr|Sr|Esq|Inc|Co|Corp|Ltd)\.)(?:[A-Z][a-z]{1,4}\.|[A-Z]\.[ ]?[A-Z]\.)")
 # Nouns that name what a person is or does: "comedian Tuvia Tzafir", "Bruno Pusterla, a top official".
 _ROLE_NOUNS = (
     "actor|actress|singer|guitarist|soprano|tenor|comedian|writer|author|poet|painter|artist|sculptor|director|"
@@ -162,7 +162,7 @@ def _name_kind(words: list[str], text: str, start: int, end: int, lower: frozens
         return "person"  # "John F. Kennedy", "singer Bob Boyd of Chattanooga"
     if not single and not any(w.isupper() for w in words) and (
             words[-1].lower() in _PLACE_LAST or words[0].lower().rstrip(".") in _PLACE_FIRST
-            or _STATE_AFTER.search(after)):
+            or STATE_AFTER.search(after)):
         return "location"
     if single and words[0].lower() in lower:
         return "name"  # a common word capitalised at a sentence start ("Officials said")
@@ -249,7 +249,7 @@ def _single_mentions(text: str, kinds: dict[str, str], lower: frozenset[str]) ->
         if "person" in kinds and (_PERSON_BEFORE.search(before) or _PERSON_AFTER_STRONG.search(after)):
             kind = "person"
         elif "location" in kinds and not _LANGUAGE.search(word) and (
-                _SINGLE_PLACE_CUE.search(before) or _STATE_AFTER.search(after)):
+                _SINGLE_PLACE_CUE.search(before) or STATE_AFTER.search(after)):
             kind = "location"
         else:
             continue

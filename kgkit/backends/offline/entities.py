@@ -331,9 +331,9 @@ _LIST_GOES_ON = re.compile(r"[ \t]*(?:,[ \t]*[A-Z]|(?:and|or)\b)")
 
 def _join_place_with_region(text: str, mentions: list[Mention], kinds: dict[str, str]) -> list[Mention]:
     """"Memphis, Tenn." is one place as news writes it: the city with its state. The pair
-    becomes one location named as written, with the city's name as its alias; a state found
-    as a place of its own stays one too (it is mentioned, and a reader may name the city
-    alone). The second part is a found place or a state abbreviation ("Tupelo, Miss.",
+    becomes one location named as written (the merge gives it the city's own name as an
+    alias, :func:`kgkit.canon.place_of_region`); a state found as a place of its own stays
+    one too (it is mentioned, and a reader may name the city alone). The second part is a found place or a state abbreviation ("Tupelo, Miss.",
     "Waterville, N. Y."). Not inside a list of places ("Pakistan, Bangladesh, Sri Lanka")."""
     loc = kinds.get("location")
     if not loc:
@@ -353,7 +353,7 @@ def _join_place_with_region(text: str, mentions: list[Mention], kinds: dict[str,
         if _LIST_GOES_ON.match(text, end):
             continue
         out[i] = Mention(collapse(text[a.start:end]), loc, a.start, end, a.priority, a.confidence, a.kind,
-                         [a.name, *a.aliases])
+                         list(a.aliases))
     return out
 
 

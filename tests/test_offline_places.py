@@ -1,0 +1,77 @@
+"""A place written with its state or country ("Memphis, Tenn.") is one location, and the
+merge also calls it by the place's own name; lists of places stay separate places.
+
+Sentences are written for these tests (no gold document's text).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import kgkit
+from kgkit.backends.offline.entities import find_entities
+from kgkit.canon import place_of_region
+from kgkit.config.model import Config
+from kgkit.schema.catalog import load_domain
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("KGKIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+
+
+def _places(text: str, domain: str = "general") -> set[str]:
+    return {e.name for e in find_entities(text, load_domain(domain).entity_types) if e.type == "Location"}
+
+
+@pytest.mark.parametrize("text, place", [
+    ("The painter Ada Quill was born in Dayton, Ohio, in 1911.", "Dayton, Ohio"),
+    ("Police in Lakeview, Ore. said the road was closed.", "Lakeview, Ore."),
+    ("The mill opened in Fairport, N. Y. last spring.", "Fairport, N. Y."),
+    ("He moved to Ashford County, Kan., where he farmed.", "Ashford County, Kan."),
+])
+def test_a_place_with_its_state_is_one_location(text, place):
+    assert place in _places(text)
+
+
+def test_the_state_found_on_its_own_stays_a_location():
+    places = _places("The painter Ada Quill was born in Dayton, Ohio, in 1911.")
+    assert {"Dayton, Ohio", "Ohio"} <= places and "Dayton" not in places
+
+
+def test_a_list_of_places_is_not_joined():
+    places = _places("Talks were held in Norway, Sweden, Finland and Denmark.")
+    assert {"Norway", "Sweden", "Finland", "Denmark"} <= places
+    assert not [p for p in places if "," in p]
+
+
+@pytest.mark.parametrize("name, aliases", [
+    ("Memphis, Tenn.", ["Memphis"]),
+    ("West Branch, Iowa", ["West Branch"]),
+    ("Waterville, N. Y.", ["Waterville"]),
+    ("St. Paul, Minn.", ["St. Paul"]),
+    ("Dayton", []),
+    ("Pakistan", []),
+])
+def test_place_of_region(name, aliases):
+    assert place_of_region(name) == aliases
+
+
+def test_the_city_named_alone_later_joins_the_place_with_its_state(tmp_path):
+    path = tmp_path / "news.txt"
+    path.write_text("The singer Ada Quill was born in Dayton, Ohio. She died in Dayton at 90.\n", encoding="utf-8")
+    [run] = kgkit.extract(str(path), domain="general", views=["binary"], config=Config(), out_dir=str(tmp_path / "out"))
+    places = {n["name"]: n for n in run.nodes if n["type"] == "Location"}
+    assert "Dayton" not in places
+    node = places["Dayton, Ohio"]
+    assert "Dayton" in node["aliases"]
+    assert {"name": "Dayton", "reason": "region", "score": 100.0} in node["merged_from"]
+
+
+def test_contract_domains_have_no_places_to_join():
+    found = {(e.name, e.type) for e in find_entities("Acme Corp., Dover, Del., agrees.",
+                                                     load_domain("legal_contracts").entity_types)}
+    assert not [n for n, _ in found if n.startswith("Dover")]

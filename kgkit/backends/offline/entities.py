@@ -323,6 +323,20 @@ def _attach_definitions(text: str, sentences: list[Sentence], mentions: list[Men
     return mentions + extra
 
 
+# A title-case word right after a place, on its line: the place begins a longer name
+# ("Texas Theater", "Baltimore Orioles", "Tennessee Tech", "Texas Gov. John Connally").
+_NAME_GOES_ON = re.compile(r"[ \t]+[A-Z][a-z]")
+
+
+def _begins_longer_name(m: Mention, text: str, kinds: dict[str, str]) -> bool:
+    """A listed place ("Texas") followed by a title-case word names something else: the
+    longer capitalised run, typed by its own cues, is the entity. An abbreviation ("N.Y.")
+    may end its sentence and an all-caps place opens a dateline ("MOSCOW IZVESTIYA"), so
+    neither counts."""
+    return (m.type == kinds.get("location") and not m.kind and not m.name.endswith(".")
+            and not m.name.isupper() and bool(_NAME_GOES_ON.match(text, m.end)))
+
+
 # ", " between a place and the state or country it lies in; a list goes on after the second
 # place ("Pakistan, Bangladesh, Sri Lanka") or joins it with "and"/"or".
 _PLACE_COMMA = re.compile(r",[ \t]+")
@@ -373,7 +387,7 @@ def find_entities(text: str, types: Sequence[EntityType], skills: Sequence[dict]
     kinds = generic_type_map(types)
     candidates = [_trim_fragment(m, text) for m in _pattern_mentions(text, types, skills)] + _literal_mentions(text, kinds) \
         + _org_mentions(text, kinds) + name_mentions(text, kinds) + acronym_mentions(text, kinds)
-    mentions = _resolve_overlaps([m for m in candidates if _well_formed(m, kinds)
+    mentions = _resolve_overlaps([m for m in candidates if _well_formed(m, kinds) and not _begins_longer_name(m, text, kinds)
                                   and (m.kind in LITERAL_KINDS or m.kind == "label" or not _heading(m, text))])
     mentions = _join_place_with_region(text, mentions, kinds)
     sentences = split_sentences(text)

@@ -75,3 +75,29 @@ def test_contract_domains_have_no_places_to_join():
     found = {(e.name, e.type) for e in find_entities("Acme Corp., Dover, Del., agrees.",
                                                      load_domain("legal_contracts").entity_types)}
     assert not [n for n, _ in found if n.startswith("Dover")]
+
+
+@pytest.mark.parametrize("text, person", [
+    ("He came from Oslo, Northern Fisheries Board Deputy Ingrid Solberg, who spoke first.", "Ingrid Solberg"),
+    ("\"It is done,\" said Department of Public Roads Chairman Carla J. Benning.", "Carla J. Benning"),
+])
+def test_a_long_title_before_a_name_leaves_the_person(text, person):
+    found = {(e.name, e.type) for e in find_entities(text, load_domain("general").entity_types)}
+    assert (person, "Person") in found
+    assert not [n for n, _ in found if n.endswith(person) and n != person]
+
+
+@pytest.mark.parametrize("text, place", [
+    ("She studied at Nevada Tech and later taught there.", "Nevada"),
+    ("Fans of the Denver Comets cheered.", "Denver"),
+])
+def test_a_listed_place_that_begins_a_longer_name_is_not_a_place_alone(text, place):
+    """The longer name is typed by its own cues; the place alone is not an entity."""
+    names = {e.name for e in find_entities(text, load_domain("general").entity_types)}
+    assert place not in names
+
+
+def test_a_listed_place_before_a_sentence_or_a_dateline_stays_a_place():
+    names = {e.name for e in find_entities("He was born in Denver. Later he moved to Chicago.\nMOSCOW ITAR-TASS said so.",
+                                           load_domain("general").entity_types)}
+    assert {"Denver", "Chicago"} <= names

@@ -386,7 +386,8 @@ def find_entities(text: str, types: Sequence[EntityType], skills: Sequence[dict]
     """Entities in ``text`` of the given types, merged by (name, type), in order of first mention."""
     kinds = generic_type_map(types)
     candidates = [_trim_fragment(m, text) for m in _pattern_mentions(text, types, skills)] + _literal_mentions(text, kinds) \
-        + _org_mentions(text, kinds) + name_mentions(text, kinds) + acronym_mentions(text, kinds)
+        + _org_mentions(text, kinds) + acronym_mentions(text, kinds) \
+        + [m for m in name_mentions(text, kinds) if m.end - m.start < CLAUSE_LENGTH]  # a name is not clause-long
     mentions = _resolve_overlaps([m for m in candidates if _well_formed(m, kinds) and not _begins_longer_name(m, text, kinds)
                                   and (m.kind in LITERAL_KINDS or m.kind == "label" or not _heading(m, text))])
     mentions = _join_place_with_region(text, mentions, kinds)

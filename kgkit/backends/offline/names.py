@@ -37,7 +37,7 @@ from kgkit.backends.offline.sentences import ABBREVIATIONS, is_heading
 _NAME_WORD = r"(?:[A-Z][a-z]+(?:[A-Z][a-z]+)?(?:-[A-Za-z][a-z]+)?|[A-Z]{2,}[a-z]*)"  # "McConnell", "Chung-hee"
 _CAPS_NAME = re.compile(
     rf"(?<![\w.&-])(?P<name>(?:[A-Z]\.[ \t]+(?=[A-Z][a-z]))?{_NAME_WORD}(?:[ \t]+(?:(?:of|the|de|van|von|for|and)[ \t]+)?"
-    rf"(?:{_NAME_WORD}|[A-Z]\.)){{1,4}})(?![\w])"
+    rf"(?:{_NAME_WORD}|[A-Z]\.)){{1,7}})(?![\w])"
 )
 _HONORIFIC = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Prof|Sen|Rep|Gov|Gen|Lt|Col|Capt|Sgt|President|Senator|Governor|Judge|Justice|Chairman|Minister|Secretary|Ambassador|Pope|King|Queen|Prince|Sir|Lord|Rev)\.?\s+$")
 _ORG_WORDS = frozenset(
@@ -69,7 +69,7 @@ _ROLE_NOUNS = (
     "assassin|killer|suspect|defendant|witness|victim|hostage|priest|bishop|cardinal|rabbi|reverend|preacher|"
     "husband|wife|son|daughter|father|mother|brother|sister|widow|widower|uncle|aunt|nephew|niece|cousin|"
     "businessman|businesswoman|executive|banker|investor|financier|founder|owner|manager|administrator|agent|"
-    "detective|sheriff|inventor|designer|architect|philosopher|physicist|chemist|biologist|engineer|teacher|"
+    "detective|inspector|sheriff|inventor|designer|architect|philosopher|physicist|chemist|biologist|engineer|teacher|"
     "student|collector|veteran|resident|member|employee|worker|farmer|king|queen|prince|princess|"
     "emperor|dictator|clerk|chief|head|partner"
 )
@@ -194,8 +194,8 @@ def name_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
         rest = words[titled[-1] + 1:] if titled else []
         titled_person = bool(titled) and "person" in targets and not (
             words[-1].lower() in _ORG_WORDS or words[-1].lower() in _TITLE_IN_NAME
-            or not all(re.fullmatch(rf"{_NAME_WORD}|[A-Z]\.", w) and not w.isupper() and w.lower() not in _ROLES
-                       for w in rest))
+            or not all(re.fullmatch(r"[A-Z]\.", w) or re.fullmatch(_NAME_WORD, w) and not w.isupper()
+                       and w.lower() not in _ROLES for w in rest))
         if titled_person:
             words = rest
         if not words:

@@ -101,3 +101,12 @@ def test_a_listed_place_before_a_sentence_or_a_dateline_stays_a_place():
     names = {e.name for e in find_entities("He was born in Denver. Later he moved to Chicago.\nMOSCOW ITAR-TASS said so.",
                                            load_domain("general").entity_types)}
     assert {"Denver", "Chicago"} <= names
+
+
+def test_a_wire_source_credit_names_an_organisation():
+    text = "Oslo DAGBLADET in Norwegian 3 Jan 95 p 4\nThe fleet sailed north, the paper said."
+    found = {(e.name, e.type) for e in find_entities(text, load_domain("general").entity_types)}
+    assert ("DAGBLADET", "Organization") in found
+    assert ("Oslo", "Location") in found
+    contract = {e.name for e in find_entities(text, load_domain("legal_contracts").entity_types)}
+    assert "DAGBLADET" not in contract

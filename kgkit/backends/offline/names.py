@@ -311,6 +311,23 @@ def acronym_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
     return out
 
 
+# A wire service's source credit: the publication or broadcaster in capitals, then the
+# language and the date it appeared ("Oslo DAGBLADET in Norwegian 3 Jan 95 p 4").
+_SOURCE_CREDIT = re.compile(
+    r"(?<![\w&'’-])(?P<name>[A-Z][A-Z&'’-]+(?:[ ][A-Z][A-Za-z&'’-]+){0,3})[ ]+in[ ]+[A-Z][a-z]+[ ]+"
+    r"\d{1,2}[ ]+[A-Z][a-z]{2,8}\.?[ ]+\d{2,4}\b")
+
+
+def source_credit_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
+    """The publication a wire story credits as its source is an organisation: a name in
+    capitals followed by "in <language> <day> <month> <year>"."""
+    org = kinds.get("organization")
+    if not org or kinds.get("party", org) != org:
+        return []
+    return [Mention(m.group("name"), org, m.start("name"), m.end("name"), 3, 0.7, "organization")
+            for m in _SOURCE_CREDIT.finditer(text)]
+
+
 def add_surname_aliases(text: str, mentions: list[Mention], person_type: str | None) -> None:
     """Give a person the surname it is later called by ("Kennedy" after "John F. Kennedy"),
     when that word stands alone elsewhere in the text and no other person shares it."""

@@ -110,3 +110,12 @@ def test_a_wire_source_credit_names_an_organisation():
     assert ("Oslo", "Location") in found
     contract = {e.name for e in find_entities(text, load_domain("legal_contracts").entity_types)}
     assert "DAGBLADET" not in contract
+
+
+@pytest.mark.parametrize("text, place", [
+    ("The film was made by Tom Vale, a Fresno native, in 1973.", "Fresno"),
+    ("A Grand Rapids native, she sang at the fair.", "Grand Rapids"),
+    ("Later, angry Dunmore residents blocked the road.", "Dunmore"),
+])
+def test_a_native_or_resident_of_a_place_names_the_place(text, place):
+    assert place in _places(text)

@@ -162,7 +162,7 @@ def _name_kind(words: list[str], text: str, start: int, end: int, lower: frozens
         return "person"  # "John F. Kennedy", "singer Bob Boyd of Chattanooga"
     if not single and not any(w.isupper() for w in words) and (
             words[-1].lower() in _PLACE_LAST or words[0].lower().rstrip(".") in _PLACE_FIRST
-            or STATE_AFTER.search(after)):
+            or STATE_AFTER.search(after) or _NATIVE_AFTER.search(after)):
         return "location"
     if single and words[0].lower() in lower:
         return "name"  # a common word capitalised at a sentence start ("Officials said")
@@ -228,6 +228,8 @@ _CALENDAR = frozenset(
 )
 _LANGUAGE = re.compile(r"(?:ish|ese|ian|ean|ic)$|^(?:French|Dutch|Greek|Thai)$")  # "in English", "in Arabic"
 _SINGLE_PLACE_CUE = re.compile(r"\b(?:in|at|near|outside|throughout|across)\s+$")
+# "a Fresno native", "Leeds residents": a place named by who comes from or lives in it.
+_NATIVE_AFTER = re.compile(r"^[ \t]+(?:natives?|residents?)\b")
 
 
 def _single_mentions(text: str, kinds: dict[str, str], lower: frozenset[str]) -> list[Mention]:
@@ -249,7 +251,7 @@ def _single_mentions(text: str, kinds: dict[str, str], lower: frozenset[str]) ->
         if "person" in kinds and (_PERSON_BEFORE.search(before) or _PERSON_AFTER_STRONG.search(after)):
             kind = "person"
         elif "location" in kinds and not _LANGUAGE.search(word) and (
-                _SINGLE_PLACE_CUE.search(before) or STATE_AFTER.search(after)):
+                _SINGLE_PLACE_CUE.search(before) or STATE_AFTER.search(after) or _NATIVE_AFTER.search(after)):
             kind = "location"
         else:
             continue

@@ -119,3 +119,19 @@ def test_a_wire_source_credit_names_an_organisation():
 ])
 def test_a_native_or_resident_of_a_place_names_the_place(text, place):
     assert place in _places(text)
+
+
+def test_an_age_is_not_a_duration():
+    found = {(e.name, e.type) for e in find_entities("Ada Quill, a 72-year-old farmer, served five years in office.",
+                                                     load_domain("general").entity_types)}
+    assert ("five years", "Duration") in found
+    assert not [n for n, t in found if t == "Duration" and n.startswith("72")]
+
+
+@pytest.mark.parametrize("text, name, type_name", [
+    ("The gala was held at the Harbor Hotel in town.", "Harbor Hotel", "Organization"),
+    ("They rented a flat on the Lower East Side last year.", "Lower East Side", "Location"),
+])
+def test_facility_and_district_words_type_a_name(text, name, type_name):
+    found = {(e.name, e.type) for e in find_entities(text, load_domain("general").entity_types)}
+    assert (name, type_name) in found

@@ -159,13 +159,18 @@ def _pattern_mentions(text: str, types: Sequence[EntityType], skills: Sequence[d
     return found
 
 
+_AGE_AFTER = re.compile(r"-?(?:years?|months?|weeks?|days?)?-old\b")
+
+
 def _literal_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
     wanted = [k for k in LITERAL_KINDS if k in kinds]
     if not wanted:
         return []
     # Named as written ("26th day of May, 2017"): the merge computes the normalised value.
+    # "a 72-year-old deputy" states an age, not a length of time.
     return [Mention(collapse(lit.surface), kinds[lit.kind], lit.start, lit.end, 2, 0.9, lit.kind)
-            for lit in find_literals(text, wanted)]
+            for lit in find_literals(text, wanted)
+            if not (lit.kind == "duration" and _AGE_AFTER.match(text, lit.end))]
 
 
 def _org_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:

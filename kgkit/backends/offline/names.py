@@ -46,13 +46,13 @@ _ORG_WORDS = frozenset(
     "school college club union federation organization organisation party congress senate parliament "
     "administration board bureau service services laboratories laboratory systems technologies industries "
     "holdings partners fund trust exchange network journal society center centre office police embassy "
-    "force forces guard orchestra opera team".split()
+    "force forces guard orchestra opera team hotel theater theatre museum".split()
 )
 # Words that make a capitalised name a place: "Early County", "Niagara Falls", "Fort Hamilton".
 _PLACE_LAST = frozenset(
     "county city province state district island islands bay falls lake river sea ocean coast mountains mountain "
     "valley beach park street avenue square airport harbor harbour peninsula canyon desert gulf strait heights "
-    "hills springs village township parish region".split()
+    "hills springs village township parish region side".split()
 )
 _PLACE_FIRST = frozenset("fort camp mount port cape lake san santa sao ciudad saint st".split())
 # ", Calif." / ", S.C." after a name: a US-style place with its state

@@ -135,3 +135,14 @@ def test_an_age_is_not_a_duration():
 def test_facility_and_district_words_type_a_name(text, name, type_name):
     found = {(e.name, e.type) for e in find_entities(text, load_domain("general").entity_types)}
     assert (name, type_name) in found
+
+
+@pytest.mark.parametrize("text, person, not_person", [
+    ("\"It will hold,\" said Harbor Patrol spokesman Lt. Dana Ruiz. The boat sank.", "Dana Ruiz", "Lt"),
+    ("The inquiry found that Mara Lynn Holt signed the order.", "Mara Lynn Holt", None),
+    ("The dinner for Ambassador Ruth Ames was held at the Ambassador Hotel.", "Ruth Ames", "Hotel"),
+])
+def test_titles_hotels_and_that_clauses(text, person, not_person):
+    found = {(e.name, e.type) for e in find_entities(text, load_domain("general").entity_types)}
+    assert (person, "Person") in found
+    assert (not_person, "Person") not in found

@@ -28,8 +28,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from kgkit import safe_regex
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
 from kgkit.backends.offline.mentions import Mention, collapse, name_key
-from kgkit.backends.offline.names import (ROLE_WORDS, STATE_AFTER, acronym_mentions, add_surname_aliases, add_title_aliases,
-                                         name_mentions, source_credit_mentions)
+from kgkit.backends.offline.names import (ORG_WORDS, ROLE_WORDS, STATE_AFTER, acronym_mentions, add_surname_aliases,
+                                         add_title_aliases, is_title_word, name_mentions, source_credit_mentions)
 from kgkit.backends.offline.sentences import Sentence, split_sentences
 from kgkit.schema.model import EntityType, Patterns
 
@@ -262,8 +262,9 @@ def _well_formed(m: Mention, kinds: dict[str, str]) -> bool:
     words = [w.lower().strip(".,") for w in m.name.split()]
     if m.type in (kinds.get("person"), kinds.get("location")) and words[-1] in DOCUMENT_NOUNS:
         return False
-    if m.type == kinds.get("person") and all(w in ROLE_WORDS for w in words):
-        return False
+    if m.type == kinds.get("person") and (all(w in ROLE_WORDS for w in words) or words[-1] in ORG_WORDS
+                                          or (len(words) == 1 and is_title_word(m.name))):
+        return False  # "Chief Executive Officer" is a role, "Ambassador Hotel" a hotel, "Lt." a title
     return True
 
 

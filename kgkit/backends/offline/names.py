@@ -40,7 +40,7 @@ _CAPS_NAME = re.compile(
     rf"(?:{_NAME_WORD}|[A-Z]\.)){{1,7}})(?![\w])"
 )
 _HONORIFIC = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Prof|Sen|Rep|Gov|Gen|Lt|Col|Capt|Sgt|President|Senator|Governor|Judge|Justice|Chairman|Minister|Secretary|Ambassador|Pope|King|Queen|Prince|Sir|Lord|Rev)\.?\s+$")
-_ORG_WORDS = frozenset(
+ORG_WORDS = frozenset(
     "university institute association bank group agency ministry department council committee foundation "
     "corporation company airlines airline times news post press court commission army navy church hospital "
     "school college club union federation organization organisation party congress senate parliament "
@@ -110,8 +110,16 @@ _SENTENCE_STOP = frozenset(
 
 # An article, quantifier or possessive right before a capitalised run: people's names do
 # not take one, so the run is a thing's name or a title-cased noun phrase.
-_DETERMINED = re.compile(r"(?:\b(?:the|a|an|any|each|every|all|no|such|its|their|our|your|this|that|these|those)"
+_DETERMINED = re.compile(r"(?:\b(?:the|a|an|any|each|every|all|no|such|its|their|our|your|this|these|those)"
                          r"|['’]s)\s+$", re.I)
+
+
+_ABBREVIATED_TITLE = re.compile(r"(?:Mr|Mrs|Ms|Dr|Prof|Sen|Rep|Gov|Gen|Lt|Col|Capt|Sgt|Rev)\.?")
+
+
+def is_title_word(word: str) -> bool:
+    """An abbreviated title ("Lt", "Sen."): a word before a name, never a name itself."""
+    return bool(_ABBREVIATED_TITLE.fullmatch(word.strip()))
 
 
 def _lower_words(text: str) -> frozenset[str]:
@@ -155,7 +163,7 @@ def _name_kind(words: list[str], text: str, start: int, end: int, lower: frozens
     after = text[end:end + 60]
     if _HONORIFIC.search(before[-20:]):
         return "person"
-    if words[-1].lower() in _ORG_WORDS or words[0].lower() in _ORG_WORDS:
+    if words[-1].lower() in ORG_WORDS or words[0].lower() in ORG_WORDS:
         return "organization"
     single = len(words) == 1
     if _middle_initial(words) or _PERSON_BEFORE.search(before):
@@ -193,7 +201,7 @@ def name_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
                   if (w.lower().rstrip(".") in _TITLE_IN_NAME or w.lower() in _ROLES) and w[1:2].islower()]
         rest = words[titled[-1] + 1:] if titled else []
         titled_person = bool(titled) and "person" in targets and not (
-            words[-1].lower() in _ORG_WORDS or words[-1].lower() in _TITLE_IN_NAME
+            words[-1].lower() in ORG_WORDS or words[-1].lower() in _TITLE_IN_NAME
             or not all(re.fullmatch(r"[A-Z]\.", w) or re.fullmatch(_NAME_WORD, w) and not w.isupper()
                        and w.lower() not in _ROLES for w in rest))
         if titled_person:

@@ -14,6 +14,9 @@ Sources, strongest first (an overlap keeps the stronger, then the longer):
    acronyms, and the person's surname and titled name as aliases — the rules live in
    :mod:`.names`.
 
+A listed place followed by a title-case word begins a longer name ("Tennessee Tech") and is
+not a place alone; a place written with its state ("Memphis, Tenn.") is one location.
+
 A generic rule only fires when the domain declares a type for it: a type whose name or
 one of whose ``aliases`` is one of the keywords in :data:`GENERIC_KINDS` (for example
 ``Date`` for dates, or a type ``Party`` with alias ``party`` for contracting parties).

@@ -7,7 +7,8 @@ A capitalised multi-word name is typed by cues in this order: an honorific or a 
 inside or before the name ("Dr.", "Soviet Foreign Minister Eduard Shevardnadze") ->
 person; an organisation word ("… University") -> organisation; a middle initial ("John F.
 Kennedy") or a role noun before it ("comedian X", "said X") -> person; a place word ("Early
-County", "Fort Hamilton") or a state after it (", Calif.") -> location; a person cue after
+County", "Fort Hamilton", "Upper West Side"), a state after it (", Calif.") or "native(s)" /
+"resident(s)" after it ("a Modesto native") -> location; a person cue after
 it ("X, who", "X said", "X, 45,", "X, a spokesman", "X's wife", "X killed") -> person;
 "in/at/from" before it -> location; otherwise a name of two or three name-shaped words is a
 person by default — unless one of its words is also written in lower case in the text (then
@@ -16,9 +17,10 @@ declares contracting parties (in contracts, capitalised words are defined terms 
 often than people).
 
 A lone capitalised word needs a cue: a title or role noun before it, or one that fits only
-people after it (", who", "'s wife", "killed Kennedy") -> person; "in/at/near" before it or
-", Tenn." after it -> location; a lone 2-5-letter acronym in running text ("the FAA said")
--> organisation. Lone words, acronyms and the two-or-three-word default are off in domains
+people after it (", who", "'s wife", "killed Kennedy") -> person; "in/at/near" before it,
+", Tenn." or "native" after it -> location; a lone 2-5-letter acronym in running text ("the
+FAA said") -> organisation. A wire story's source credit ("Oslo DAGBLADET in Norwegian 3 Jan
+95") names an organisation. Lone words, acronyms and the two-or-three-word default are off in domains
 with contracting parties.
 
 A person's surname written alone elsewhere in the chunk ("Kennedy" after "John F.

@@ -49,6 +49,7 @@ class CanonConfig:
 class ReviewConfig:
     confidence_threshold: float = 0.5  # items below go to review.jsonl (kept, marked)
     evidence_threshold: float = 85.0  # fuzzy score for an evidence quote to count as found
+    admit_unverified: bool = False  # True: items whose evidence is not in the text enter the graph, marked
 
 
 @dataclass

@@ -42,6 +42,7 @@ COMMENTS: dict[str, dict[str, str]] = {
     "review": {
         "confidence_threshold": "items below go to review.jsonl (kept, marked)",
         "evidence_threshold": "0-100: how closely a quote must match the chunk text",
+        "admit_unverified": "true: items whose quote is not in the text enter the graph, marked; false: review only",
     },
     "cache": {"enabled": "false = --no-cache", "dir": "null: $KGKIT_CACHE_DIR, else the user cache directory"},
     "skills": {

@@ -123,8 +123,10 @@ def dangling_references(nodes: list[dict[str, Any]], views: dict[str, dict[str, 
 
 def run_upgrade(view: View, doc: Document, chunks: list[Chunk], domain: Domain, skeleton: Skeleton,
                 run_pass: Callable[[PassRequest], dict | None], config: Config, review: list,
-                on_chunk: Callable[[int], None]) -> tuple[dict[str, Any], dict[str, int], list[dict[str, Any]]]:
-    """One pass per chunk for an upgrade view -> (view payload, rejects, view-only nodes)."""
+                on_chunk: Callable[[int], None], held: dict[str, int]
+                ) -> tuple[dict[str, Any], dict[str, int], list[dict[str, Any]]]:
+    """One pass per chunk for an upgrade view -> (view payload, rejects, view-only nodes);
+    items held back (evidence not in the text) are counted in ``held``."""
     mode = get_mode(view.mode)
     items: dict[str, dict[str, Any]] = {}
     rejects: dict[str, int] = {}
@@ -139,7 +141,8 @@ def run_upgrade(view: View, doc: Document, chunks: list[Chunk], domain: Domain, 
             scope = Scope(doc=doc, chunk=c, domain=domain, view=view, skeleton=skeleton,
                           evidence_threshold=config.review.evidence_threshold,
                           confidence_threshold=config.review.confidence_threshold,
-                          review=review, rejects=rejects, extra_nodes=extra_nodes)
+                          review=review, rejects=rejects, held=held,
+                          admit_unverified=config.review.admit_unverified, extra_nodes=extra_nodes)
             for item in mode.normalise(answer, scope):
                 items.setdefault(item["id"], item)
         on_chunk(i + 1)
@@ -163,12 +166,14 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
         fuzzy_threshold=config.canon.fuzzy_threshold, legal_suffixes=config.canon.legal_suffixes,
         evidence_threshold=config.review.evidence_threshold,
         confidence_threshold=config.review.confidence_threshold,
+        admit_unverified=config.review.admit_unverified,
         prompts={k: str(v) for k, v in config.prompts.items()}, skills=skill_list,
     )
     with accounting.timed("core"):
         core = run_core(doc, chunks, domain, core_runner, settings, progress=report)
     skeleton, review = core.skeleton, core.review
     rejects: dict[str, dict[str, int]] = {"core": core.rejects}
+    held: dict[str, dict[str, int]] = dict(core.held)
     payloads: dict[str, dict[str, Any]] = {}
     nodes = list(skeleton.nodes)
     for view in views:
@@ -181,8 +186,9 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
                     report(view.name, 1, 1)
                 continue
             on_chunk = (lambda done, _v=view.name: report(_v, done, n)) if report else (lambda done: None)
+            held[view.name] = {}
             payload, view_rejects, extra = run_upgrade(view, doc, chunks, domain, skeleton, upgrade_runner,
-                                                       config, review, on_chunk)
+                                                       config, review, on_chunk, held[view.name])
             payloads[view.name] = {**head, **payload}
             rejects[view.name] = view_rejects
             known = {node["id"] for node in nodes}
@@ -198,7 +204,7 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
         warnings.append(f"{len(failures)} pass(es) failed; rerun with --resume to retry them")
 
     counts = {"nodes": len(nodes), "merges": len(core.merges), "skeleton_edges": len(skeleton.edges),
-              "rejects": rejects, "dangling": dangling, "review": len(review)}
+              "rejects": rejects, "held_back": held, "dangling": dangling, "review": len(review)}
     manifest = build_manifest(doc=doc, domain=domain, views=views, backends=backends, skills=skill_list,
                               accounting=accounting, started=started, counts=counts, payloads=payloads,
                               warnings=warnings, failures=failures)

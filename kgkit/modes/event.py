@@ -28,6 +28,8 @@ class EventMode(UpgradeMode):
         time_text = raw.get("time")
         time = {"text": time_text, "value": normalise_literal("date", time_text)} if time_text else None
         evidence, verified = scope.locate(raw)
+        if evidence is None:
+            return None  # held back: its quote is not in the chunk
         return {
             "id": ids.content_id("v", {"type": event_type.name, "trigger": raw["trigger"], "arguments": arguments,
                                        "time": time_text}),

@@ -30,6 +30,8 @@ class NaryMode(UpgradeMode):
             scope.review.append({"stage": scope.view.name, "chunk": scope.chunk.id, "item": raw,
                                  "reason": f"missing required role(s): {', '.join(missing)}"})
         evidence, verified = scope.locate(raw)
+        if evidence is None:
+            return None  # held back: its quote is not in the chunk
         return {
             "id": ids.content_id("h", {"relation": relation.name, "roles": roles}),
             "relation": relation.name,

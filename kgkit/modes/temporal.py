@@ -46,6 +46,8 @@ class TemporalMode(UpgradeMode):
             return None
         qualifiers = qualify(raw.get("qualifiers", {}), scope.domain.qualifier, relation.name, scope, raw)
         evidence, verified = scope.locate(raw)
+        if evidence is None:
+            return None  # held back: its quote is not in the chunk
         return {
             "id": ids.content_id("t", {"head": head, "relation": relation.name, "tail": tail,
                                        "qualifiers": {k: v["text"] for k, v in qualifiers.items()}}),

@@ -9,6 +9,7 @@ reason — live here once, so no mode can forget them.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -118,7 +119,9 @@ class Locator:
     def mention(self, item: dict[str, Any], name: str, quote: str | None) -> tuple[dict[str, Any] | None, bool]:
         """Where an entity named ``name`` is, as ``(place, verified)``: the span is the name's own
         characters, inside the verified quote when it is there, else its first place in the
-        chunk. A name found nowhere in the chunk is held back like an unverified quote."""
+        chunk. A name not written in the chunk is kept, with no span, only when its quote checked
+        out and shares a word with it (a date or duration given normalised: "5 years" for
+        "five (5) years"); otherwise it is held back like an unverified quote."""
         place, verified = self(item, quote)
         if place is None:
             return None, False
@@ -129,6 +132,8 @@ class Locator:
         if not at:
             at = [(chunk.start + s, chunk.start + e) for s, e in evidence_check.locate_mention(name, chunk.text)]
         if not at:
+            if verified and _shares_a_word(name, place["quote"]):
+                return {**place, "span": None}, True  # a name normalised from its checked quote ("5 years")
             if not self.admit_unverified:
                 self.hold(item, "name_not_in_text", f"{name!r} does not occur in the chunk")
                 return None, False
@@ -144,6 +149,17 @@ class Locator:
 
     def _note(self, item: Any, reason: str) -> None:
         self.review.append({"stage": self.stage, "chunk": self.chunk.id, "item": item, "reason": reason})
+
+
+_FILLER_WORDS = frozenset({"the", "of", "and", "an", "in", "on", "to", "for", "by", "or", "at", "with"})
+
+
+def _shares_a_word(name: str, quote: str | None) -> bool:
+    """Whether ``name`` and ``quote`` have a word in common (case-folded; filler words and
+    single letters do not count, digits do)."""
+    def words(text: str) -> set[str]:
+        return {w for w in re.findall(r"\w+", text.casefold()) if (len(w) > 1 or w.isdigit()) and w not in _FILLER_WORDS}
+    return bool(quote) and bool(words(name) & words(quote))
 
 
 @dataclass

@@ -78,3 +78,20 @@ def test_an_invented_entity_is_held_back_from_nodes_views_and_the_later_passes_p
     # spans are the names' own characters, never the whole chunk
     text = inputs["doc"].read_text()
     assert all(text[m["span"][0]:m["span"][1]] == n["name"] for n in nodes for m in n["mentions"])
+
+
+def test_passes_with_nothing_to_work_on_are_not_sent_and_counted_as_skipped(stub_provider, tmp_path):
+    """No entity in the document: no relation pass, no temporal pass (its edges join two
+    entities); the nary pass still goes, as a role of the domain takes a date literal."""
+    def answer(request):
+        return Reply.answer({"entities": {"entities": []}, "nary": {"hyperedges": []}}[stage_of(request)])
+
+    stub_provider.responder = answer
+    inputs = write_inputs(tmp_path / "in", paragraphs=2)
+    [result] = kgkit.extract(inputs["doc"], domain=inputs["domain"], views=["binary", "temporal", "nary"],
+                             config=stub_config(stub_provider), out_dir=tmp_path / "out")
+    assert [stage_of(r) for r in stub_provider.requests] == ["entities"] * 2 + ["nary"] * 2
+    calls = result.manifest["calls"]
+    assert calls["skipped"] == {"relations": 2, "temporal": 2}
+    assert calls["requests"] == 4 and calls["total"] == 4
+    assert result.views["temporal"]["edges"] == [] and result.ok

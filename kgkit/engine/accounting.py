@@ -33,6 +33,7 @@ class Accounting:
     cache_hits: int = 0
     requests: int = 0
     retries: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)  # stage -> passes not sent: nothing to work on
     usage: Usage = field(default_factory=Usage)
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -50,6 +51,11 @@ class Accounting:
         self.requests += result.requests
         self.retries += result.retries
         self.usage.add(result.usage)
+
+    def skip(self, stage: str, n: int) -> None:
+        """``n`` passes of ``stage`` not sent because they had nothing to work on (not in ``total``)."""
+        if n:
+            self.skipped[stage] = self.skipped.get(stage, 0) + n
 
     @contextmanager
     def timed(self, stage: str):
@@ -72,6 +78,7 @@ class Accounting:
             "cache_hits": self.cache_hits,
             "requests": self.requests,
             "retries": self.retries,
+            "skipped": dict(self.skipped),
         }
 
     def tokens(self) -> dict[str, int]:

@@ -148,8 +148,12 @@ def _better(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 
 def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_pass: RunPass,
-             settings: CoreSettings, progress: Callable[[str, int, int], None] | None = None) -> CoreResult:
-    """Pass 1 on every chunk, merge into V_doc, pass 2 on every chunk: the skeleton."""
+             settings: CoreSettings, progress: Callable[[str, int, int], None] | None = None,
+             skip: Callable[[str, int], None] | None = None) -> CoreResult:
+    """Pass 1 on every chunk, merge into V_doc, pass 2 on every chunk: the skeleton.
+
+    With no entity in V_doc there is nothing a relation could join, so pass 2 is not sent:
+    ``skip("relations", n)`` counts it instead."""
     review: list[dict[str, Any]] = []
     rejects: dict[str, int] = {reason: 0 for reason in REJECT_REASONS}
     held: dict[str, dict[str, int]] = {"entities": {}, "relations": {}}
@@ -197,7 +201,9 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_pass: RunPa
                         legal_suffixes=settings.legal_suffixes)
 
     edges: dict[str, dict[str, Any]] = {}
-    for i, chunk in enumerate(chunks):
+    if not nodes and skip:
+        skip("relations", len(chunks))
+    for i, chunk in enumerate(chunks if nodes else ()):
         answer = checked(run_pass(relation_request(chunk, domain, settings, doc.title, nodes)), "relations",
                          RELATIONS_SCHEMA, chunk)
         if answer is not None:

@@ -170,7 +170,7 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
         prompts={k: str(v) for k, v in config.prompts.items()}, skills=skill_list,
     )
     with accounting.timed("core"):
-        core = run_core(doc, chunks, domain, core_runner, settings, progress=report)
+        core = run_core(doc, chunks, domain, core_runner, settings, progress=report, skip=accounting.skip)
     skeleton, review = core.skeleton, core.review
     rejects: dict[str, dict[str, int]] = {"core": core.rejects}
     held: dict[str, dict[str, int]] = dict(core.held)
@@ -184,6 +184,11 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
                 payloads[view.name] = {**head, **mode.project(view, skeleton, domain)}
                 if report:
                     report(view.name, 1, 1)
+                continue
+            if not mode.can_build(view, domain, skeleton):  # e.g. no entity for a temporal edge to join
+                accounting.skip(view.name, n)
+                payloads[view.name] = {**head, **mode.payload(view, [])}
+                rejects[view.name], held[view.name] = {}, {}
                 continue
             on_chunk = (lambda done, _v=view.name: report(_v, done, n)) if report else (lambda done: None)
             held[view.name] = {}

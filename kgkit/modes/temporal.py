@@ -35,6 +35,10 @@ class TemporalMode(UpgradeMode):
     name = "temporal.v1"
     answer_key = "edges"
 
+    def can_build(self, view, domain, skeleton) -> bool:
+        """An edge joins two nodes of V_doc by a declared relation: none without nodes."""
+        return bool(skeleton.nodes and domain.relation_types)
+
     def item(self, raw: dict[str, Any], scope: Scope) -> dict[str, Any] | None:
         relation = scope.domain.relation_type(raw["relation"])
         if relation is None:

@@ -176,11 +176,19 @@ def test_a_changed_shared_prompt_file_runs_the_passes_again(inputs, tmp_path, mo
     assert len(backend.calls) == 24 and again.manifest["calls"]["reused"] == 0
 
 
-def test_without_resume_the_folder_holds_only_this_runs_views(inputs, tmp_path):
+def test_a_run_with_another_view_keeps_the_earlier_ones_and_replace_views_drops_them(inputs, tmp_path):
     out = tmp_path / "out"
-    run(inputs, ["nary", "binary"], ScriptedBackend(), out)
-    run(inputs, ["binary"], ScriptedBackend(), out)
-    assert [p.name for p in (out / "staff_notes" / "views").iterdir()] == ["binary.json"]
+    first = run(inputs, ["nary", "binary"], ScriptedBackend(), out)
+    views = out / "staff_notes" / "views"
+    backend = CountingBackend(ScriptedBackend())
+    again = run(inputs, ["event"], backend, out)
+    assert [stage for stage, _ in backend.calls] == ["event"] * 8  # the kept views came from state/
+    assert sorted(p.name for p in views.iterdir()) == ["binary.json", "event.json", "nary.json"]
+    assert again.views["nary"] == first.views["nary"]
+    assert again.manifest["view_files"] == ["views/binary.json", "views/event.json", "views/nary.json"]
+    replaced = run(inputs, ["binary"], ScriptedBackend(), out, replace_views=True)
+    assert [p.name for p in views.iterdir()] == ["binary.json"]
+    assert replaced.manifest["view_files"] == ["views/binary.json"]
 
 
 def test_failed_chunks_are_kept_for_resume(inputs, tmp_path):

@@ -95,3 +95,125 @@ def test_passes_with_nothing_to_work_on_are_not_sent_and_counted_as_skipped(stub
     assert calls["skipped"] == {"relations": 2, "temporal": 2}
     assert calls["requests"] == 4 and calls["total"] == 4
     assert result.views["temporal"]["edges"] == [] and result.ok
+
+
+# -- the run folder ---------------------------------------------------------------------
+
+def offline_run(tmp_path, out, *more):
+    inputs = write_inputs(tmp_path / "in", paragraphs=2)
+    return run_cli("extract", str(inputs["doc"]), "--domain", str(inputs["domain"]), "--out", str(out), *more)
+
+
+def test_a_symlink_inside_the_run_folder_is_refused_and_its_target_untouched(tmp_path):
+    """Issue 10 case 1: views/ linked to a folder outside --out."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.json").write_text("{}")
+    (tmp_path / "out" / "staff_notes").mkdir(parents=True)
+    (tmp_path / "out" / "staff_notes" / "views").symlink_to(victim)
+    result = offline_run(tmp_path, tmp_path / "out")
+    assert result.exit_code == 2 and "is a symbolic link inside the run folder" in result.output
+    assert "Traceback" not in result.output
+    assert [p.name for p in victim.iterdir()] == ["keep.json"]
+    assert sorted(p.name for p in (tmp_path / "out" / "staff_notes").iterdir()) == ["views"]
+
+
+def test_a_symlinked_state_file_is_refused(tmp_path):
+    out = tmp_path / "out"
+    assert offline_run(tmp_path, out).exit_code == 0
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the run")
+    [state] = list((out / "staff_notes" / "state" / "entities").iterdir())[:1]
+    state.unlink()
+    state.symlink_to(secret)
+    result = offline_run(tmp_path, out)
+    assert result.exit_code == 2 and str(state) in result.output
+    assert secret.read_text() == "not for the run"
+
+
+def test_a_run_folder_that_is_a_symlink_is_refused(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "staff_notes").symlink_to(elsewhere)
+    result = offline_run(tmp_path, tmp_path / "out")
+    assert result.exit_code == 2 and "is a symbolic link" in result.output
+    assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize("out", ["afile/sub", "/dev/null"])
+def test_an_out_that_cannot_be_a_folder_is_refused_before_any_call(tmp_path, stub_provider, out):
+    """Issue 10 case 7: exit 2 and a clean message, nothing paid."""
+    (tmp_path / "afile").write_text("a file")
+    inputs = write_inputs(tmp_path / "in", paragraphs=2)
+    config = tmp_path / "kgkit.yaml"
+    config.write_text(f"llm: {{model: openai/test-model, api_base: {stub_provider.openai_base}, "
+                      "api_key_env: KGKIT_TEST_KEY}\n")
+    result = run_cli("extract", str(inputs["doc"]), "--domain", str(inputs["domain"]), "--config", str(config),
+                     "--out", out)
+    assert result.exit_code == 2 and "cannot create the run folder" in result.output
+    assert "Traceback" not in result.output and stub_provider.requests == []
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes to read-only folders")
+def test_a_read_only_out_is_refused_before_any_call(tmp_path):
+    (tmp_path / "ro").mkdir(mode=0o555)
+    result = offline_run(tmp_path, tmp_path / "ro")
+    assert result.exit_code == 2 and "cannot create the run folder" in result.output
+
+
+def test_a_second_run_into_a_folder_in_use_stops_at_once_and_leaves_the_first_alone(tmp_path):
+    """Issue 10 case 6: the first run holds the lock; the second pays nothing, removes nothing."""
+    from kgkit.engine.outputs import RunFolder
+
+    out = tmp_path / "out"
+    folder = out / "staff_notes"
+    folder.mkdir(parents=True)
+    in_flight = folder / ".nodes.json.0123456789ab.kgkit-tmp"
+    with RunFolder(folder).locked():
+        in_flight.write_text("the first run is writing this")
+        inputs = write_inputs(tmp_path / "in", paragraphs=2)
+        backend = ScriptedBackend()
+        from engine_support import CountingBackend
+
+        counting = CountingBackend(backend)
+        with pytest.raises(kgkit.errors.InputError, match="another kgkit run is writing to"):
+            kgkit.extract(inputs["doc"], domain=inputs["domain"], views=["binary"], out_dir=out, backend=counting,
+                          config=Config(chunk_size=CHUNK_SIZE, chunk_overlap=0))
+        assert counting.calls == [] and in_flight.read_text() == "the first run is writing this"
+    assert offline_run(tmp_path, out).exit_code == 0  # free again once released
+    assert not in_flight.exists() and not (folder / ".kgkit.lock").exists()
+
+
+def test_clean_up_removes_only_kgkit_temp_files(tmp_path):
+    out = tmp_path / "out"
+    folder = out / "staff_notes"
+    folder.mkdir(parents=True)
+    theirs = folder / ".notes.tmp"
+    theirs.write_text("someone else's")
+    assert offline_run(tmp_path, out).exit_code == 0
+    assert theirs.read_text() == "someone else's"
+
+
+def test_output_files_honour_the_umask(tmp_path):
+    """Issue 10 case 11: mkstemp made every file 0600 whatever the umask."""
+    old = os.umask(0o022)
+    try:
+        assert offline_run(tmp_path, tmp_path / "out").exit_code == 0
+    finally:
+        os.umask(old)
+    files = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
+    assert files and {oct(p.stat().st_mode & 0o777) for p in files} == {oct(0o644)}
+
+
+def test_adding_a_view_on_the_command_line_keeps_the_earlier_ones(tmp_path):
+    """Issue 9 deliver 8: `--view nary` then `--view event` keeps nary.json; --replace-views drops it."""
+    out = tmp_path / "out"
+    assert offline_run(tmp_path, out, "--view", "nary").exit_code == 0
+    assert offline_run(tmp_path, out, "--view", "event").exit_code == 0
+    views = out / "staff_notes" / "views"
+    assert sorted(p.name for p in views.iterdir()) == ["event.json", "nary.json"]
+    manifest = json.loads((out / "staff_notes" / "manifest.json").read_text())
+    assert manifest["view_files"] == ["views/event.json", "views/nary.json"]
+    assert offline_run(tmp_path, out, "--view", "event", "--replace-views").exit_code == 0
+    assert sorted(p.name for p in views.iterdir()) == ["event.json"]

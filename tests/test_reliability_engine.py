@@ -217,3 +217,56 @@ def test_adding_a_view_on_the_command_line_keeps_the_earlier_ones(tmp_path):
     assert manifest["view_files"] == ["views/event.json", "views/nary.json"]
     assert offline_run(tmp_path, out, "--view", "event", "--replace-views").exit_code == 0
     assert sorted(p.name for p in views.iterdir()) == ["event.json"]
+
+
+# -- answers are bounded ----------------------------------------------------------------
+
+def test_a_flood_a_huge_name_and_a_nan_are_held_back_before_anything_is_stored_or_sent(stub_provider, tmp_path):
+    """Issue 10 case 4: 10,000 entities, a 5 MB name and a NaN confidence in one answer."""
+    flood = [{"name": "Ann Lee", "type": "Person", "evidence": "Ann Lee joined", "confidence": 0.9}] * 10_000
+    huge = {"name": "A" * 5_000_000, "type": "Person", "evidence": "Ann Lee joined"}
+    nan = {"name": "Acme Corp", "type": "Org", "evidence": "joined Acme Corp", "confidence": float("nan")}
+
+    def answer(request):
+        stage = stage_of(request)
+        if stage == "entities":
+            return Reply.answer(json.dumps({"entities": [huge, nan, *flood]}))  # NaN as JSON writers emit it
+        if stage == "relations":
+            return Reply.answer({"relations": [{"head": "Ann Lee", "relation": "Work_For", "tail": "Acme Corp",
+                                                "evidence": "Ann Lee joined Acme Corp", "confidence": float("nan")}]})
+        return Reply.answer({"hyperedges": []})
+
+    stub_provider.responder = answer
+    inputs = write_inputs(tmp_path / "in", paragraphs=1)
+    [result] = kgkit.extract(inputs["doc"], domain=inputs["domain"], views=["binary", "nary"],
+                             config=stub_config(stub_provider), out_dir=tmp_path / "out")
+    held = result.manifest["counts"]["held_back"]
+    assert held["entities"] == {"over_limit": 1 + 10_000 - 500, "non_finite": 1}
+    assert held["relations"] == {"non_finite": 1} and result.views["binary"]["edges"] == []
+    assert [n["name"] for n in result.nodes] == ["Ann Lee"]  # Acme Corp came only with a NaN
+    later = [r for r in stub_provider.requests if stage_of(r) != "entities"]
+    assert later and max(len(r.raw) for r in later) < 50_000
+    [state] = (result.run_dir / "state" / "entities").iterdir()
+    assert len(json.loads(state.read_text())["data"]["entities"]) == 500
+    assert (result.run_dir / "review.jsonl").stat().st_size < 5_000_000
+
+    def refuse(constant):
+        raise ValueError(constant)
+
+    for path in (result.run_dir / "views").iterdir():
+        json.loads(path.read_text(), parse_constant=refuse)
+
+
+def test_limits_are_config_keys_with_safe_defaults(tmp_path):
+    from kgkit.config.loader import load_config
+
+    (tmp_path / "kgkit.yaml").write_text("limits: {items_per_answer: 3, name_chars: 40, answer_chars: 1000}\n")
+    limits = load_config(tmp_path / "kgkit.yaml").limits
+    assert (limits.items_per_answer, limits.name_chars, limits.answer_chars) == (3, 40, 1000)
+    inputs = write_inputs(tmp_path / "in", paragraphs=1)
+    config = Config(chunk_size=CHUNK_SIZE, chunk_overlap=0)
+    config.limits = limits
+    extra = {"entities": [{"name": "Ann Lee", "type": "Person", "evidence": "Ann Lee"}] * 5}
+    [result] = kgkit.extract(inputs["doc"], domain=inputs["domain"], views=["binary"], config=config,
+                             out_dir=tmp_path / "out", backend=ScriptedBackend(extra=extra))
+    assert result.manifest["counts"]["held_back"]["entities"]["over_limit"] >= 2

@@ -53,6 +53,15 @@ class ReviewConfig:
 
 
 @dataclass
+class LimitsConfig:
+    """Bounds on one pass's answer, applied before it is stored or sent on (see kgkit/engine/limits.py)."""
+
+    items_per_answer: int = 500  # entities, relations, hyperedges… in one list of one answer
+    name_chars: int = 500  # any text of an item but its evidence quote (names, types, role values)
+    answer_chars: int = 200_000  # the whole answer as JSON
+
+
+@dataclass
 class SkillsConfig:
     enabled: bool = True
     top_k: int = 3
@@ -72,6 +81,7 @@ class Config:
     chunk_overlap: int | None = None
     canon: CanonConfig = field(default_factory=CanonConfig)
     review: ReviewConfig = field(default_factory=ReviewConfig)
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
     cache: CacheConfig = field(default_factory=CacheConfig)
     skills: SkillsConfig = field(default_factory=SkillsConfig)
     prompts: dict[str, Path] = field(default_factory=dict)  # stage -> template path override

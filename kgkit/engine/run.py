@@ -163,8 +163,8 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
     chunks = chunk(doc, domain, config)
     n = len(chunks)
     accounting = Accounting(n_chunks=n, views=[v.name for v in views], upgrade_views=upgrade_views)
-    core_runner = PassRunner(backends[0], folder, accounting)
-    upgrade_runner = PassRunner(backends[1], folder, accounting)
+    core_runner = PassRunner(backends[0], folder, accounting, config.limits)
+    upgrade_runner = PassRunner(backends[1], folder, accounting, config.limits)
     skill_list = retrieve_skills(domain, doc, config, skills)
     settings = CoreSettings(
         fuzzy_threshold=config.canon.fuzzy_threshold, legal_suffixes=config.canon.legal_suffixes,
@@ -203,6 +203,10 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
             known = {node["id"] for node in nodes}
             nodes += [node for node in extra if node["id"] not in known]
 
+    for runner in (core_runner, upgrade_runner):  # what the limits left out, beside what the gate held back
+        for stage, reasons in runner.held.items():
+            for reason, n in reasons.items():
+                held.setdefault(stage, {})[reason] = held.get(stage, {}).get(reason, 0) + n
     failures = core_runner.failures + upgrade_runner.failures
     review = core_runner.review + upgrade_runner.review + review
     dangling = dangling_references(nodes, payloads)

@@ -122,3 +122,26 @@ def test_aliases_an_entities_answer_declares_are_not_taken_on_trust(tmp_path):
     result = extract(tmp_path, extra)
     ann = next(n for n in result.nodes if n["name"] == "Ann Lee")
     assert ann["aliases"] == []
+
+
+def test_a_value_given_normalised_from_its_checked_quote_is_kept_without_a_span(tmp_path):
+    """Dates and durations may come normalised ("5 years" for "five (5) years"): kept, with no
+    span rather than the whole sentence; a name of another type must be written in the text."""
+    from kgkit.documents.chunking import chunk_document
+    from kgkit.documents.load import load_document
+    from kgkit.modes.base import Locator
+
+    path = tmp_path / "lease.txt"
+    path.write_text("The lease runs for five (5) years from 7/1/98.\n", encoding="utf-8")
+    doc = load_document(path)
+    [chunk] = chunk_document(doc, 1000, 0)
+    review, held = [], {}
+    locate = Locator(doc, chunk, "entities", 85.0, 0.5, review, held)
+    quote = "The lease runs for five (5) years from 7/1/98"
+    for name, type_ in (("5 years", "Duration"), ("1998-07-01", "Date")):
+        place, verified = locate.mention({"name": name, "type": type_}, name, quote)
+        assert verified and place["span"] is None and place["quote"] == quote
+    place, _ = locate.mention({"name": "lease", "type": "Org"}, "lease", quote)
+    assert doc.text[place["span"][0]:place["span"][1]] == "lease"  # the name's own characters
+    place, _ = locate.mention({"name": "Lease Corp", "type": "Org"}, "Lease Corp", quote)
+    assert place is None and held == {"name_not_in_text": 1}

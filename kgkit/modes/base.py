@@ -119,9 +119,10 @@ class Locator:
     def mention(self, item: dict[str, Any], name: str, quote: str | None) -> tuple[dict[str, Any] | None, bool]:
         """Where an entity named ``name`` is, as ``(place, verified)``: the span is the name's own
         characters, inside the verified quote when it is there, else its first place in the
-        chunk. A name not written in the chunk is kept, with no span, only when its quote checked
-        out and shares a word with it (a date or duration given normalised: "5 years" for
-        "five (5) years"); otherwise it is held back like an unverified quote."""
+        chunk. A name not written in the chunk is held back like an unverified quote, except a
+        value (an entity of a type named date, duration, money, quantity or percent) given
+        normalised from a quote that checked out and shares a word with it ("5 years" for
+        "five (5) years", "1998-07-01" for "7/1/98"): that one is kept, with no span."""
         place, verified = self(item, quote)
         if place is None:
             return None, False
@@ -132,7 +133,8 @@ class Locator:
         if not at:
             at = [(chunk.start + s, chunk.start + e) for s, e in evidence_check.locate_mention(name, chunk.text)]
         if not at:
-            if verified and _shares_a_word(name, place["quote"]):
+            is_value = str(item.get("type", "")).casefold() in VALUE_TYPES
+            if verified and is_value and _shares_a_word(name, place["quote"]):
                 return {**place, "span": None}, True  # a name normalised from its checked quote ("5 years")
             if not self.admit_unverified:
                 self.hold(item, "name_not_in_text", f"{name!r} does not occur in the chunk")
@@ -152,14 +154,34 @@ class Locator:
 
 
 _FILLER_WORDS = frozenset({"the", "of", "and", "an", "in", "on", "to", "for", "by", "or", "at", "with"})
+_NUMBER_WORDS = {w: str(n) for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
+_NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70",
+                      "eighty": "80", "ninety": "90", "hundred": "100"})
+# entity types whose names are values a backend may give normalised ("2017-05-04" for "May 4, 2017")
+VALUE_TYPES = frozenset(t for t in LITERAL_TYPES if t not in ("text", "enum"))
+
+
+def _value_words(text: str) -> set[str]:
+    """The words of a value as a comparison sees them: numbers as digits without leading
+    zeros (a four-digit year also as its last two), number words as digits, no plural -s."""
+    out = set()
+    for w in re.findall(r"[^\W_]+", text.casefold()):
+        if w.isdigit():
+            out.add(str(int(w)))
+            if len(w) == 4:
+                out.add(str(int(w[-2:])))
+        elif w in _NUMBER_WORDS:
+            out.add(_NUMBER_WORDS[w])
+        elif len(w) > 1 and w not in _FILLER_WORDS:
+            out.add(w[:-1] if len(w) > 3 and w.endswith("s") else w)
+    return out
 
 
 def _shares_a_word(name: str, quote: str | None) -> bool:
-    """Whether ``name`` and ``quote`` have a word in common (case-folded; filler words and
-    single letters do not count, digits do)."""
-    def words(text: str) -> set[str]:
-        return {w for w in re.findall(r"\w+", text.casefold()) if (len(w) > 1 or w.isdigit()) and w not in _FILLER_WORDS}
-    return bool(quote) and bool(words(name) & words(quote))
+    """Whether a value ``name`` and its ``quote`` have a word in common, as :func:`_value_words` reads them."""
+    return bool(quote) and bool(_value_words(name) & _value_words(quote))
 
 
 @dataclass

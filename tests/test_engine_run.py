@@ -226,7 +226,8 @@ def test_unverified_items_are_held_back_and_low_confidence_ones_kept_and_reviewe
 
 def test_admit_unverified_keeps_them_marked_with_no_span(inputs, tmp_path):
     extra = {"relations": [{"head": "Ann Lee", "relation": "Work_For", "tail": "Beta Ltd",
-                            "evidence": "Ann Lee was the chair of the board of Beta", "confidence": 0.9}]}
+                            "evidence": "Ann Lee was the chair of the board of Beta", "confidence": 0.9}],
+             "entities": [{"name": "Zed Nobody", "type": "Person", "evidence": "Zed Nobody spoke"}]}
     cfg = config()
     cfg.review.admit_unverified = True
     result = kgkit.extract(inputs["doc"], domain=inputs["domain"], views=["binary"], config=cfg,
@@ -235,6 +236,11 @@ def test_admit_unverified_keeps_them_marked_with_no_span(inputs, tmp_path):
     assert edge["evidence"]["span"] is None and edge["evidence"]["quote"] == extra["relations"][0]["evidence"]
     assert result.manifest["counts"]["held_back"]["relations"] == {}
     validate("view_file", result.views["binary"])
+    [zed] = [n for n in result.nodes if n["name"] == "Zed Nobody"]
+    assert zed["verified"] is False and {m["span"] for m in zed["mentions"]} == {None}
+    assert all("verified" not in n for n in result.nodes if n is not zed)
+    validate("nodes_file", {"doc_id": result.manifest["input"]["doc_id"], "nodes": result.nodes})
+    validate("manifest", result.manifest)
 
 
 def test_bad_view_or_domain_fails_before_any_call(inputs, tmp_path):

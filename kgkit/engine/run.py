@@ -205,8 +205,8 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
 
     for runner in (core_runner, upgrade_runner):  # what the limits left out, beside what the gate held back
         for stage, reasons in runner.held.items():
-            for reason, n in reasons.items():
-                held.setdefault(stage, {})[reason] = held.get(stage, {}).get(reason, 0) + n
+            for reason, count in reasons.items():
+                held.setdefault(stage, {})[reason] = held.get(stage, {}).get(reason, 0) + count
     failures = core_runner.failures + upgrade_runner.failures
     review = core_runner.review + upgrade_runner.review + review
     dangling = dangling_references(nodes, payloads)
@@ -219,8 +219,8 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
     counts = {"nodes": len(nodes), "merges": len(core.merges), "skeleton_edges": len(skeleton.edges),
               "rejects": rejects, "held_back": held, "dangling": dangling, "review": len(review)}
     written = {view_file_name(name) for name in payloads}
-    present = set() if replace_views else {p.name for p in folder.views_dir.glob("*.json")} if \
-        folder.views_dir.is_dir() else set()
+    keep = folder.views_dir.is_dir() and not replace_views
+    present = {p.name for p in folder.views_dir.glob("*.json")} if keep else set()
     manifest = build_manifest(doc=doc, domain=domain, views=views, backends=backends, skills=skill_list,
                               accounting=accounting, started=started, counts=counts, payloads=payloads,
                               warnings=warnings, failures=failures, view_files=sorted(written | present))

@@ -3,9 +3,10 @@
 The engine builds one :class:`Skeleton` per document (V_doc plus the binary edges among
 it). Projection modes derive a view from it alone; upgrade modes get one pass per chunk
 and turn the answer into items that refer to V_doc node IDs. The rules that make every
-view auditable — each item carries chunk, span, page and a checked quote; anything
-unverified, low in confidence or naming an unknown node goes to the review file with its
-reason — live here once, so no mode can forget them.
+view auditable — each item carries chunk, span, page and a checked quote; an item whose
+quote is not in the text is held back (review file only), one low in confidence or
+naming an unknown node goes to the review file with its reason — live here once, so no
+mode can forget them.
 """
 from __future__ import annotations
 
@@ -133,7 +134,7 @@ class Locator:
         if not at:
             at = [(chunk.start + s, chunk.start + e) for s, e in evidence_check.locate_mention(name, chunk.text)]
         if not at:
-            is_value = str(item.get("type", "")).casefold() in VALUE_TYPES
+            is_value = str(item.get("type", "")).casefold() in _VALUE_TYPES
             if verified and is_value and _shares_a_word(name, place["quote"]):
                 return {**place, "span": None}, True  # a name normalised from its checked quote ("5 years")
             if not self.admit_unverified:
@@ -160,7 +161,7 @@ _NUMBER_WORDS = {w: str(n) for n, w in enumerate(
 _NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70",
                       "eighty": "80", "ninety": "90", "hundred": "100"})
 # entity types whose names are values a backend may give normalised ("2017-05-04" for "May 4, 2017")
-VALUE_TYPES = frozenset(t for t in LITERAL_TYPES if t not in ("text", "enum"))
+_VALUE_TYPES = frozenset(t for t in LITERAL_TYPES if t not in ("text", "enum"))
 
 
 def _value_words(text: str) -> set[str]:

@@ -88,6 +88,7 @@ class RunFolder:
             self.release()
 
     def open(self) -> None:
+        """Create the folder if needed, refuse links in it, take its lock (see :meth:`locked`)."""
         if self.path.is_symlink():
             raise InputError(f"run folder {self.path} is a symbolic link; kgkit does not write through links",
                              hint="choose another --out")

@@ -107,6 +107,8 @@ class PassRunner:
                                 "item": {"raw": clip(result.raw, self.limits.answer_chars)},
                                 "reason": f"{'unparsable answer' if result.raw is not None else 'no answer'}: {error}"})
             return None
+        self.review += [{"stage": request.stage, "chunk": request.chunk.id, "item": {"regex": w.get("regex")},
+                         "reason": w.get("reason")} for w in result.warnings]
         data = self.bounded(request, result.data)
         self.folder.save_pass(request.stage, request.chunk.id, key, data, result.model)
         return data

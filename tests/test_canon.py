@@ -320,6 +320,7 @@ def test_defined_terms_after_a_name(text, terms):
     assert defined_terms_after(text, len("Acme Corp.")) == terms
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("gold_path", sorted(CUAD.glob("*.gold.json")), ids=lambda p: p.name.split(".")[0])
 def test_cuad_party_mentions_merge_as_the_gold_says(gold_path):
     """Every located mention of a gold party (name, defined term, d/b/a form) ends in one node."""

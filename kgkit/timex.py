@@ -182,13 +182,12 @@ def duration_from_phrase(text: str) -> str | None:
 
 
 def _point(value: str) -> Point:
-    if "T" in value:
-        day_text, clock = value.split("T", 1)
-        day = _day(day_text)
+    if m := re.fullmatch(r"([\dW-]+)T(.*)", value):
+        day, clock = _day(m[1]), m[2]
         if clock in PARTS_OF_DAY:
             first, last = PARTS_OF_DAY[clock]
-            return Point(f"{day.text}T{clock}", "part_of_day", day.start + timedelta(hours=first),
-                         day.start + timedelta(hours=last))
+            return Point(f"{day.text}T{clock}", "part_of_day", _plus(day.start, timedelta(hours=first)),
+                         _plus(day.start, timedelta(hours=last)))
         return _clock(day, clock)
     if _DAY_FORMS.fullmatch(value):
         return _day(value)
@@ -196,9 +195,9 @@ def _point(value: str) -> Point:
         year, week = int(m[1]), int(m[2])
         monday = _guard(lambda: date.fromisocalendar(year, week, 1), f"there is no week {week} in {year}")
         if m[3]:
-            saturday = _at(monday) + timedelta(days=5)
-            return Point(f"{year:04d}-W{week:02d}-WE", "weekend", saturday, saturday + timedelta(days=2))
-        return Point(f"{year:04d}-W{week:02d}", "week", _at(monday), _at(monday) + timedelta(days=7))
+            saturday = _guard(lambda: _at(monday) + timedelta(days=5), "that weekend is past the calendar's end")
+            return Point(f"{year:04d}-W{week:02d}-WE", "weekend", saturday, _plus(saturday, timedelta(days=2)))
+        return Point(f"{year:04d}-W{week:02d}", "week", _at(monday), _plus(_at(monday), timedelta(days=7)))
     if m := re.fullmatch(r"(\d{4})-(\d{2})", value):
         year, month = int(m[1]), int(m[2])
         start = _guard(lambda: datetime(year, month, 1), f"month {month} is out of range")
@@ -234,7 +233,7 @@ def _day(value: str) -> Point:
         day = _guard(lambda: date.fromisoformat(value), "no such day")
     else:
         raise TimexError(f"{value!r} is not a day (expected YYYY-MM-DD, YYYY-Www-D or YYYY-DDD)")
-    return Point(day.isoformat(), "day", _at(day), _at(day) + timedelta(days=1))
+    return Point(day.isoformat(), "day", _at(day), _plus(_at(day), timedelta(days=1)))
 
 
 def _clock(day: Point, clock: str) -> Point:
@@ -252,9 +251,10 @@ def _clock(day: Point, clock: str) -> Point:
         step = max(timedelta(microseconds=1), timedelta(seconds=10 ** -len(seconds.split(".")[1])))
     zone = ""
     if offset is not None:
-        moment = (moment.replace(tzinfo=offset)).astimezone(timezone.utc).replace(tzinfo=None)
+        moment = _guard(lambda: moment.replace(tzinfo=offset).astimezone(timezone.utc).replace(tzinfo=None),
+                        "in UTC that moment is out of the calendar's range")
         zone = "Z" if offset.utcoffset(None) == timedelta(0) else _zone_text(offset)
-    return Point(f"{day.text}T{text}{zone}", precision, moment, moment + step)
+    return Point(f"{day.text}T{text}{zone}", precision, moment, _plus(moment, step))
 
 
 def _offset(text: str) -> timezone:
@@ -277,12 +277,22 @@ def _at(day: date) -> datetime:
     return datetime(day.year, day.month, day.day)
 
 
+def _plus(moment: datetime, delta: timedelta) -> datetime:
+    """The end of a stretch of time, which for the calendar's last one is its last moment."""
+    try:
+        return moment + delta
+    except OverflowError:
+        return datetime.max
+
+
 def _months_later(start: datetime, months: int) -> datetime:
     """``start`` plus whole calendar months, the day kept (clamped to the month's last day)."""
     total = start.month - 1 + months
     year, month = start.year + total // 12, total % 12 + 1
-    if not 1 <= year <= 9999:
-        raise TimexError("the result is out of the calendar's range")
+    if year > 9999:
+        return datetime.max  # the end of 9999-12: the calendar's last moment
+    if year < 1:
+        raise TimexError("the result is before the calendar's first year")
     return start.replace(year=year, month=month, day=min(start.day, calendar.monthrange(year, month)[1]))
 
 

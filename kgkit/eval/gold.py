@@ -174,7 +174,8 @@ def _content_problems(data: dict[str, Any], text: str | None, domain: Domain | N
                     known = [t.name for t in domain.nary_relation_types] + known
                 if label not in known:
                     yield (key, i, field), f"{field} {label!r} is not in domain {domain.name!r}" + _choices(label, known)
-    times = [(("temporal", i, end), tmp[end]) for i, tmp in enumerate(data["temporal"]) for end in ("start", "end")]
+    times = [(("entities", i, "value"), e.get("value")) for i, e in enumerate(data["entities"])]
+    times += [(("temporal", i, end), tmp[end]) for i, tmp in enumerate(data["temporal"]) for end in ("start", "end")]
     times += [(("events", i, "time"), event["time"]) for i, event in enumerate(data["events"])]
     for key_path, value in times:
         if value is not None:

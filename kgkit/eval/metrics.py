@@ -349,12 +349,14 @@ def score_document(
     kinds = time_kinds({e["type"] for e in gold_entities}, domain)
     gold_times = [(e["type"], value, e["name"]) for e in gold_entities if e["type"] in kinds
                   for value in [entity_time(kinds[e["type"]], e)] if value is not None]
-    gold_times.sort(key=lambda t: t[1].text != t[2])  # a gold name that is its own value first
     pred_ents = set()
     for e in predicted.get("entities", ()):
         type_name = type_label(domain, e.get("type"))
         value = entity_time(kinds[type_name], e) if type_name in kinds else None
-        by_value = [name for t, v, name in gold_times if value is not None and t == type_name and timex.same(v, value)]
+        # the same value first (2013-03-20 is that day before it is a day of 2013-W12), then the same name
+        by_value = [name for t, v, name in sorted(gold_times, key=lambda g: (
+            value is None or g[1].text != value.text, name_key(g[2]) != name_key(e["name"])))
+            if value is not None and t == type_name and timex.same(v, value)]
         pred_ents.add((by_value[0] if by_value else matcher.resolve(e["name"], e.get("aliases", ()), type_name)[0],
                        type_name))
     score.categories["entities"] = _score_sets(gold_ents, pred_ents, lambda t: t[1])

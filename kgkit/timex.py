@@ -153,8 +153,11 @@ def matches(a: Any, b: Any) -> bool:
         return same(ta, tb)
     if ta is not None or tb is not None:
         return False
-    fold = lambda v: None if v is None else " ".join(str(v).split()).casefold()  # noqa: E731
-    return fold(a) == fold(b)
+    return _folded(a) == _folded(b)
+
+
+def _folded(text: Any) -> str | None:
+    return None if text is None else " ".join(str(text).split()).casefold()
 
 
 def normalise(kind: str, text: str) -> Any:
@@ -163,11 +166,12 @@ def normalise(kind: str, text: str) -> Any:
     ("March 23, 2013", "sixty (60) days", "successive 1 year") is read by the literal finder of
     :mod:`kgkit.backends.offline.literals`; other kinds go to that finder directly."""
     if kind in ("date", "duration"):
-        value = parse_or_none(text)
-        if value is not None:
-            return value.text
-        phrase = normalise_literal(kind, text)
-        return phrase if parse_or_none(phrase) is not None else None
+        wanted = (Duration,) if kind == "duration" else (Point, Interval, Reference)
+        for candidate in (text, normalise_literal(kind, text)):
+            value = parse_or_none(candidate)
+            if isinstance(value, wanted):
+                return value.text
+        return None
     return normalise_literal(kind, text)
 
 

@@ -218,3 +218,8 @@ def test_any_text_parses_or_says_why(text):
         assert str(exc).startswith(f"{text!r} is not a time value: ")
     else:
         assert timex.matches(value.text, text)
+
+
+def test_a_date_literal_is_no_duration_and_a_duration_no_date():
+    assert timex.normalise("date", "P3Y") is None and timex.normalise("duration", "2013-03") is None
+    assert timex.normalise("date", "2013-01/P6M") == "2013-01/P6M"

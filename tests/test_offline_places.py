@@ -146,3 +146,14 @@ def test_titles_hotels_and_that_clauses(text, person, not_person):
     found = {(e.name, e.type) for e in find_entities(text, load_domain("general").entity_types)}
     assert (person, "Person") in found
     assert (not_person, "Person") not in found
+
+
+def test_a_pattern_find_does_not_run_across_a_sentence_end():
+    """A learned skill's loose regex can match across a full stop; such a find is no name,
+    and it must not hide the names on either side ("Dayton, Ohio" stays one place)."""
+    skill = {"kind": "entity", "target": "Person",
+             "pattern": {"regex": [r"(?-i:[A-Z][a-z]+\. [A-Z][a-z]+ [A-Z][a-z]+)"]}}
+    text = "Ada Quill was born in Dayton, Ohio. Jack Morrow said so."
+    found = {(e.name, e.type) for e in find_entities(text, load_domain("general").entity_types, [skill])}
+    assert ("Dayton, Ohio", "Location") in found
+    assert not [n for n, _ in found if ". " in n]

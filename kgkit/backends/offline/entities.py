@@ -33,7 +33,7 @@ from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literal
 from kgkit.backends.offline.mentions import Mention, collapse, name_key
 from kgkit.backends.offline.names import (ORG_WORDS, ROLE_WORDS, STATE_AFTER, acronym_mentions, add_surname_aliases,
                                          add_title_aliases, is_title_word, name_mentions, source_credit_mentions)
-from kgkit.backends.offline.sentences import Sentence, split_sentences
+from kgkit.backends.offline.sentences import ABBREVIATIONS, Sentence, split_sentences
 from kgkit.schema.model import EntityType, Patterns
 
 GENERIC_KINDS: dict[str, frozenset[str]] = {
@@ -255,6 +255,10 @@ def _heading(m: Mention, text: str) -> bool:
     return bool(re.match(r"[ \t]*(?:\.|:|\n|$)", text[m.end:m.end + 3]))
 
 
+# A word of four letters or more, a full stop, a capitalised word: a sentence ends inside.
+_SENTENCE_END_INSIDE = re.compile(r"\b([A-Za-z][a-z]{3,})\.\s+(?=[A-Z])")
+
+
 def _well_formed(m: Mention, kinds: dict[str, str]) -> bool:
     """Whether a find has the shape of an entity name: not a clause, not a document title
     typed as a person or place, not a person named only by role words ("Chief Executive Officer")."""
@@ -262,6 +266,8 @@ def _well_formed(m: Mention, kinds: dict[str, str]) -> bool:
         return True
     if len(m.name) < CLAUSE_LENGTH and _clause_shaped(m.name):
         return False
+    if any(w.lower() not in ABBREVIATIONS for w in _SENTENCE_END_INSIDE.findall(m.name)):
+        return False  # "South Carolina. Jesse Jackson" runs across a sentence end
     words = [w.lower().strip(".,") for w in m.name.split()]
     if m.type in (kinds.get("person"), kinds.get("location")) and words[-1] in DOCUMENT_NOUNS:
         return False

@@ -4,7 +4,7 @@
 ``hyperedges.csv`` + ``hyperedge_roles.csv``, ``events.csv`` + ``event_arguments.csv``,
 ``evidence.csv`` and ``documents.csv``. Roles, arguments and qualifiers are rows of their
 own (no nested cells); list cells (aliases, documents, views) are JSON array text. RFC
-4180 quoting, UTF-8, ``\\n`` line ends; an absent value is an empty cell.
+4180 quoting, UTF-8, CRLF line ends (so a lone CR in a cell is quoted too); an absent value is an empty cell.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from kgkit.graph.snapshot import GraphSnapshot
 
 def write_table(out: StagedOutput, name: str, header: list[str], rows: Iterable[list[Any]]) -> None:
     """One CSV file; shared with the Neo4j import files, which follow the same quoting."""
-    writer = csv.writer(out.open(name, csv=True), lineterminator="\n")
+    writer = csv.writer(out.open(name, csv=True), lineterminator="\r\n")
     writer.writerow(header)
     for row in rows:
         writer.writerow(["" if value is None else value for value in row])

@@ -4,6 +4,7 @@ Both load the reified property graph of :mod:`.property_graph`: ``:Entity``,
 ``:Hyperedge`` and ``:Event`` nodes keyed by ``id`` (one ID space: kgkit ids are unique
 across kinds), binary and temporal edges as relationships typed by their relation, and
 ``:ROLE`` relationships (property ``role``) from a hyperedge or event to each filler.
+A relation's control characters, if any, become U+FFFD in the relationship type only.
 Property names are made identifiers (``time.text`` -> ``time_text``); list properties are
 JSON array text, because the importer's array delimiter could occur in any name.
 
@@ -96,8 +97,14 @@ def write_neo4j(snapshot: GraphSnapshot, out: StagedOutput, options: ExportOptio
         script.write(line + "\n")
 
 
+def relationship_type(relation: str) -> str:
+    """The relationship type of a relation: control characters become U+FFFD, so the
+    script stays one statement per line (the ``relation`` property keeps the label exact)."""
+    return re.sub(r"[\x00-\x1f\x7f]", "\ufffd", relation)
+
+
 def _type(link: Link) -> str:
-    return ROLE_TYPE if link.kind == "role" else link.label
+    return ROLE_TYPE if link.kind == "role" else relationship_type(link.label)
 
 
 def cypher_script(vertices: list[Vertex], links: list[Link], label_of: dict[str, str]) -> Iterable[str]:

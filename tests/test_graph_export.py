@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from graph_export_support import NODE_FIELD, RELATIONSHIP_FIELD, cypher_errors, make_snapshot
 from kgkit.errors import InputError, NotFoundError
 from kgkit.graph.export import ExportOptions, export_formats, export_graph, register_format
-from kgkit.graph.export.graphml import xml_safe
+from kgkit.graph.export.escape import xml_safe
 from kgkit.graph.export.neo4j import relationship_type
 from kgkit.graph.export.rdf import KG, triples
 

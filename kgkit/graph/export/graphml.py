@@ -9,22 +9,15 @@ not even as references: each is written as U+FFFD. A carriage return is written 
 """
 from __future__ import annotations
 
-import re
-
+from kgkit.graph.export.escape import xml_safe
 from kgkit.graph.export.property_graph import Link, Scalar, Vertex, property_graph, property_types
 from kgkit.graph.export.registry import ExportOptions
 from kgkit.graph.export.staging import StagedOutput
 from kgkit.graph.snapshot import GraphSnapshot
 
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "\r": "&#13;", "\n": "&#10;", "\t": "&#9;"}
 _TEXT_ESCAPES = {k: _ESCAPES[k] for k in "&<>\r"}
 _TYPES = {bool: "boolean", int: "int", float: "double", str: "string"}
-
-
-def xml_safe(text: str) -> str:
-    """``text`` with the characters XML 1.0 cannot carry replaced by U+FFFD (what a reader gets back)."""
-    return _NOT_XML.sub("\ufffd", text)
 
 
 def _escape(text: str, table: dict[str, str]) -> str:

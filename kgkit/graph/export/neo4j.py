@@ -22,6 +22,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from kgkit.graph.export.csv_tables import write_table
+from kgkit.graph.export.escape import backslash_escaped
 from kgkit.graph.export.property_graph import Link, Scalar, Vertex, property_graph, property_types
 from kgkit.graph.export.registry import ExportOptions
 from kgkit.graph.export.staging import StagedOutput
@@ -41,11 +42,7 @@ def property_name(name: str) -> str:
 
 def cypher_string(text: str) -> str:
     """``text`` as a single-quoted Cypher string literal; control characters as ``\\uXXXX``."""
-    def escape(c: str) -> str:
-        if c in _CYPHER_ESCAPES:
-            return _CYPHER_ESCAPES[c]
-        return f"\\u{ord(c):04x}" if ord(c) < 0x20 or ord(c) == 0x7F else c
-    return "'" + "".join(escape(c) for c in text) + "'"
+    return "'" + backslash_escaped(text, _CYPHER_ESCAPES) + "'"
 
 
 def cypher_name(name: str) -> str:

@@ -20,6 +20,7 @@ from typing import NamedTuple
 from urllib.parse import quote
 
 from kgkit.errors import InputError
+from kgkit.graph.export.escape import backslash_escaped
 from kgkit.graph.export.order import by_id, evidence_sorted
 from kgkit.graph.export.registry import DEFAULT_BASE_IRI, ExportOptions
 from kgkit.graph.export.staging import StagedOutput
@@ -74,6 +75,10 @@ def triples(snapshot: GraphSnapshot, options: ExportOptions) -> list[Triple]:
             o = _num(o)
         out.append((s, Iri(RDF_TYPE) if prop == "a" else Iri(KG + prop), o))
 
+    def views(s: Iri, item: Item) -> None:
+        for view in sorted(item.get("views", [])):
+            add(s, "view", view)
+
     def roles(s: Iri, item: Item, key: str) -> None:
         for role in sorted(item.get(key, {})):
             for node in item[key][role]:
@@ -111,8 +116,7 @@ def triples(snapshot: GraphSnapshot, options: ExportOptions) -> list[Triple]:
         add(s, "tail", iri(e["tail"]))
         conf = e.get("confidence")
         add(s, "confidence", None if conf is None else float(conf))
-        for view in sorted(e.get("views", [])):
-            add(s, "view", view)
+        views(s, e)
     for t in by_id(snapshot.temporal):
         s = iri(t["id"])
         add(s, "a", Iri(KG + "TemporalEdge"))
@@ -127,15 +131,13 @@ def triples(snapshot: GraphSnapshot, options: ExportOptions) -> list[Triple]:
             add(qs, "text", q.get("text"))
             add(qs, "valueType", q.get("type"))
             add(qs, "value", q.get("value"))
-        for view in sorted(t.get("views", [])):
-            add(s, "view", view)
+        views(s, t)
     for h in by_id(snapshot.hyperedges):
         s = iri(h["id"])
         add(s, "a", Iri(KG + "Hyperedge"))
         add(s, "relation", h["relation"])
         roles(s, h, "roles")
-        for view in sorted(h.get("views", [])):
-            add(s, "view", view)
+        views(s, h)
     for v in by_id(snapshot.events):
         s = iri(v["id"])
         add(s, "a", Iri(KG + "Event"))
@@ -144,8 +146,7 @@ def triples(snapshot: GraphSnapshot, options: ExportOptions) -> list[Triple]:
         add(s, "timeText", (v.get("time") or {}).get("text"))
         add(s, "timeValue", (v.get("time") or {}).get("value"))
         roles(s, v, "arguments")
-        for view in sorted(v.get("views", [])):
-            add(s, "view", view)
+        views(s, v)
     seen: dict[str, int] = defaultdict(int)
     for row in evidence_sorted(snapshot.evidence):
         item = iri(row["item"])
@@ -172,11 +173,7 @@ def _by_subject(found: list[Triple]) -> dict[Iri, list[tuple[Iri, Iri | Lit]]]:
 
 
 def turtle_string(text: str) -> str:
-    def escape(c: str) -> str:
-        if c in _TURTLE_ESCAPES:
-            return _TURTLE_ESCAPES[c]
-        return f"\\u{ord(c):04X}" if ord(c) < 0x20 or ord(c) == 0x7F else c
-    return '"' + "".join(escape(c) for c in text) + '"'
+    return '"' + backslash_escaped(text, _TURTLE_ESCAPES) + '"'
 
 
 def _turtle_term(term: Iri | Lit) -> str:

@@ -285,6 +285,44 @@ def test_run_folders_become_one_snapshot_and_export(tmp_path):
     assert cypher_errors((out / "neo4j" / "graph.cypher").read_text(encoding="utf-8")) == []
     assert snapshot_from_run_folders(find_run_folders(runs)) == snap  # same folders, same snapshot
 
+    from kgkit.cli.graph_export import export_cli  # the fallback command reads the same folders
+
+    result = CliRunner().invoke(export_cli, [str(runs), "--format", "json", "-o", str(tmp_path / "cli")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "cli" / "graph.json").read_bytes() == (out / "graph.json").read_bytes()
+
+
+@pytest.mark.corpus
+def test_cuad_contracts_export_and_read_back_in_every_format(tmp_path):
+    """Real contract text (quotes, section signs, odd spacing) through every format.
+    Nothing is tuned or measured here, so the tune/report split does not apply."""
+    from cli_support import kgkit
+    from kgkit.graph.export import find_run_folders, snapshot_from_run_folders
+    from shared_data import DATA
+
+    contracts = sorted((DATA / "cuad").glob("*.txt"))[:4]
+    assert len(contracts) == 4
+    runs = tmp_path / "runs"
+    result = kgkit("extract", "--domain", "legal_contracts", "--view", "binary,nary,temporal,event",
+                   "--out", str(runs), *map(str, contracts))
+    assert result.exit_code == 0, result.output
+    snap = snapshot_from_run_folders(find_run_folders(runs))
+    assert len(snap.documents) == 4 and snap.edges and snap.hyperedges and snap.events and snap.temporal
+    out = tmp_path / "export"
+    export_all(snap, out)
+    g = nx.read_graphml(out / "graph.graphml")
+    fillers = sum(len(ids) for h in snap.hyperedges for ids in h["roles"].values()) + \
+        sum(len(ids) for v in snap.events for ids in v["arguments"].values())
+    assert g.number_of_nodes() == len(snap.nodes) + len(snap.hyperedges) + len(snap.events)
+    assert g.number_of_edges() == len(snap.edges) + len(snap.temporal) + fillers
+    ttl, jsonld = rdf_graphs(out)
+    assert set(ttl) == set(jsonld) and len(ttl) == len(triples(snap, ExportOptions()))
+    assert cypher_errors((out / "neo4j" / "graph.cypher").read_text(encoding="utf-8")) == []
+    assert len(read_csv(out / "evidence.csv")) == len(snap.evidence)
+    assert [r["quote"] for r in read_csv(out / "evidence.csv")] == \
+        [r["quote"] or "" for r in sorted(snap.evidence, key=lambda r: (r["item"], r["document"], r["chunk"],
+                                                                         r["span"] or []))]
+
 
 def test_a_folder_without_runs_is_not_found(tmp_path):
     from kgkit.graph.export import find_run_folders

@@ -9,29 +9,22 @@ not even as references: each is written as U+FFFD. A carriage return is written 
 """
 from __future__ import annotations
 
-from kgkit.graph.export.escape import xml_safe
+from kgkit.graph.export.escape import xml_escaper
 from kgkit.graph.export.property_graph import Link, Scalar, Vertex, property_graph, property_types
 from kgkit.graph.export.registry import ExportOptions
 from kgkit.graph.export.staging import StagedOutput
 from kgkit.graph.snapshot import GraphSnapshot
 
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "\r": "&#13;", "\n": "&#10;", "\t": "&#9;"}
-_TEXT_ESCAPES = {k: _ESCAPES[k] for k in "&<>\r"}
+_attr = xml_escaper(_ESCAPES)  # attribute values: line breaks and tabs kept as references
+_text = xml_escaper({k: _ESCAPES[k] for k in "&<>\r"})
 _TYPES = {bool: "boolean", int: "int", float: "double", str: "string"}
-
-
-def _escape(text: str, table: dict[str, str]) -> str:
-    return "".join(table.get(c, c) for c in xml_safe(text))
-
-
-def _attr(text: str) -> str:
-    return _escape(text, _ESCAPES)
 
 
 def _value(value: Scalar) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
-    return _escape(str(value) if not isinstance(value, float) else repr(value), _TEXT_ESCAPES)
+    return _text(repr(value) if isinstance(value, float) else str(value))
 
 
 def _keys(domain: str, rows: list[dict[str, Scalar]]) -> dict[str, tuple[str, str]]:

@@ -22,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from kgkit.graph.export.csv_tables import write_table
-from kgkit.graph.export.escape import backslash_escaped
+from kgkit.graph.export.escape import backslash_escaper
 from kgkit.graph.export.property_graph import Link, Scalar, Vertex, property_graph, property_types
 from kgkit.graph.export.registry import ExportOptions
 from kgkit.graph.export.staging import StagedOutput
@@ -32,7 +32,8 @@ LABELS = {"entity": "Entity", "hyperedge": "Hyperedge", "event": "Event"}
 ROLE_TYPE = "ROLE"
 BATCH = 500  # rows per UNWIND statement: small enough for one transaction each
 _HEADER_TYPES = {int: ":int", float: ":double", bool: ":boolean", str: ""}
-_CYPHER_ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+_cypher_escape = backslash_escaper({"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+                                    "\b": "\\b", "\f": "\\f"})
 
 
 def property_name(name: str) -> str:
@@ -42,7 +43,7 @@ def property_name(name: str) -> str:
 
 def cypher_string(text: str) -> str:
     """``text`` as a single-quoted Cypher string literal; control characters as ``\\uXXXX``."""
-    return "'" + backslash_escaped(text, _CYPHER_ESCAPES) + "'"
+    return "'" + _cypher_escape(text) + "'"
 
 
 def cypher_name(name: str) -> str:

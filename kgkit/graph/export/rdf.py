@@ -13,14 +13,15 @@ or xsd:double. docs/graph-export.md lists every class and property.
 """
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
+from functools import lru_cache
 from typing import NamedTuple
 from urllib.parse import quote
 
 from kgkit.errors import InputError
-from kgkit.graph.export.escape import backslash_escaped
+from kgkit.graph.export.escape import backslash_escaper
+from kgkit.graph.export.json_dump import write_json_document
 from kgkit.graph.export.order import by_id, evidence_sorted
 from kgkit.graph.export.registry import DEFAULT_BASE_IRI, ExportOptions
 from kgkit.graph.export.staging import StagedOutput
@@ -31,7 +32,7 @@ RELATION = "https://kgkit.dev/ns/relation/"
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 _NOT_IN_IRI = re.compile(r'[\x00-\x20<>"{}|^`\\]')
-_TURTLE_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_turtle_escape = backslash_escaper({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
 
 
 class Iri(NamedTuple):
@@ -173,16 +174,21 @@ def _by_subject(found: list[Triple]) -> dict[Iri, list[tuple[Iri, Iri | Lit]]]:
 
 
 def turtle_string(text: str) -> str:
-    return '"' + backslash_escaped(text, _TURTLE_ESCAPES) + '"'
+    return '"' + _turtle_escape(text) + '"'
+
+
+@lru_cache(maxsize=4096)  # the vocabulary is small; item IRIs miss and are cheap anyway
+def _turtle_iri(value: str) -> str:
+    if value == RDF_TYPE:
+        return "a"
+    if value.startswith(KG) and re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", value[len(KG):]):
+        return "kg:" + value[len(KG):]
+    return f"<{value}>"
 
 
 def _turtle_term(term: Iri | Lit) -> str:
     if isinstance(term, Iri):
-        if term.value == RDF_TYPE:
-            return "a"
-        if term.value.startswith(KG) and re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", term.value[len(KG):]):
-            return "kg:" + term.value[len(KG):]
-        return f"<{term.value}>"
+        return _turtle_iri(term.value)
     if term.datatype is None:
         return turtle_string(term.lexical)
     return f"{turtle_string(term.lexical)}^^xsd:{term.datatype[len(XSD):]}"
@@ -196,15 +202,16 @@ def write_turtle(snapshot: GraphSnapshot, out: StagedOutput, options: ExportOpti
         fh.write(f"\n<{subject.value}> {body} .\n")
 
 
-def _jsonld_key(prop: Iri) -> str:
-    return "kg:" + prop.value[len(KG):] if prop.value.startswith(KG) else prop.value
+@lru_cache(maxsize=4096)
+def _jsonld_key(prop: str) -> str:
+    return "kg:" + prop[len(KG):] if prop.startswith(KG) else prop
 
 
-def _jsonld_value(term: Iri | Lit) -> dict:
+def _jsonld_value(term: Iri | Lit) -> dict | str:
     if isinstance(term, Iri):
         return {"@id": term.value}
     if term.datatype is None:
-        return {"@value": term.lexical}
+        return term.lexical  # a plain JSON string is an xsd:string literal
     return {"@value": term.lexical, "@type": "xsd:" + term.datatype[len(XSD):]}
 
 
@@ -216,7 +223,6 @@ def write_jsonld(snapshot: GraphSnapshot, out: StagedOutput, options: ExportOpti
             if p.value == RDF_TYPE:
                 node.setdefault("@type", []).append("kg:" + o.value[len(KG):])
             else:
-                node.setdefault(_jsonld_key(p), []).append(_jsonld_value(o))
+                node.setdefault(_jsonld_key(p.value), []).append(_jsonld_value(o))
         graph.append(node)
-    doc = {"@context": {"kg": KG, "xsd": XSD}, "@graph": graph}
-    out.open("graph.jsonld").write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+    write_json_document(out.open("graph.jsonld"), {"@context": {"kg": KG, "xsd": XSD}, "@graph": graph})

@@ -331,19 +331,23 @@ def test_a_folder_without_runs_is_not_found(tmp_path):
         find_run_folders(tmp_path)
 
 
-def test_export_command_uses_the_snapshot_provider_it_is_given(tmp_path):
+def test_export_command_hands_its_options_to_the_snapshot_provider(tmp_path):
+    import click
+
     from kgkit.cli.graph_export import make_export_cli
 
     asked = []
 
-    def provider(graph, tenant):
-        asked.append((graph, tenant))
+    def provider(graph, tenant, config_path):
+        asked.append((graph, tenant, config_path))
         return make_snapshot()
 
-    cli = make_export_cli(provider)
+    cli = make_export_cli(provider, options=[click.option("--tenant"), click.option("--config", "config_path")])
     result = CliRunner().invoke(cli, ["my.db", "--format", "turtle", "-o", str(tmp_path), "--tenant", "acme"])
     assert result.exit_code == 0, result.output
-    assert asked == [("my.db", "acme")]
+    assert asked == [("my.db", "acme", None)]
     assert result.output == f"{tmp_path / 'graph.ttl'}\n"
+    result = CliRunner().invoke(cli, ["--format", "json", "-o", str(tmp_path), "--config", "k.yaml"])
+    assert result.exit_code == 0 and asked[-1] == (None, None, "k.yaml")
     bad = CliRunner().invoke(cli, ["my.db", "--format", "gml", "-o", str(tmp_path)])
-    assert isinstance(bad.exception, InputError)
+    assert isinstance(bad.exception, InputError) and "did you mean 'graphml'?" == bad.exception.hint

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import re
 
-from antlr4 import CommonTokenStream, InputStream
+import csv
+from pathlib import Path
+
+from antlr4 import CommonTokenStream, InputStream, ParserRuleContext
 from antlr4.error.ErrorListener import ErrorListener
 from antlr4_cypher import CypherLexer, CypherParser
 
@@ -66,7 +69,8 @@ _TOKENS = re.compile(r"'(?:[^'\\]|\\.)*'|`(?:[^`]|``)*`")
 def _simple_names(statement: str) -> str:
     """Each backquoted name as a plain one: openCypher escapes a backquote in a name by
     doubling it, a rule this grammar's lexer lacks (string literals are left as they are)."""
-    return _TOKENS.sub(lambda m: "`name`" if m.group().startswith("`") else m.group(), statement)
+    return _TOKENS.sub(lambda m: "`name`" if m.group().startswith("`") and "``" in m.group() else m.group(),
+                       statement)
 
 
 def cypher_errors(script: str) -> list[str]:
@@ -98,3 +102,98 @@ _TYPES = ("int|long|float|double|boolean|byte|short|char|string|point|date|local
 _ID_SPACE = r"(?:\([^()]+\))?"
 NODE_FIELD = re.compile(rf"[^:]*:ID{_ID_SPACE}|:LABEL|:IGNORE|[^:]+(?::(?:{_TYPES})(?:\[\])?)?")
 RELATIONSHIP_FIELD = re.compile(rf":START_ID{_ID_SPACE}|:END_ID{_ID_SPACE}|:TYPE|:IGNORE|[^:]+(?::(?:{_TYPES})(?:\[\])?)?")
+
+
+def _parse(statement: str):
+    return CypherParser(CommonTokenStream(CypherLexer(InputStream(_simple_names(statement))))).script()
+
+
+_UNESCAPES = {"\\": "\\", "'": "'", '"': '"', "n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f"}
+
+
+def _string(token: str) -> str:
+    """A Cypher string literal's value (openCypher escapes: \\uXXXX and the one-letter ones)."""
+    return re.sub(r"\\(u[0-9a-fA-F]{4}|.)",
+                  lambda m: chr(int(m.group(1)[1:], 16)) if len(m.group(1)) == 5 else _UNESCAPES[m.group(1)],
+                  token[1:-1])
+
+
+def _literal(ctx):
+    """The value of a literal expression in the parse tree: maps, lists, strings, numbers, booleans."""
+    if isinstance(ctx, CypherParser.MapLitContext):
+        return {pair.name().getText().strip("`").replace("``", "`"): _literal(pair.expression())
+                for pair in ctx.mapPair()}
+    if isinstance(ctx, CypherParser.ListLitContext):
+        chain = ctx.expressionChain()
+        return [_literal(e) for e in chain.expression()] if chain else []
+    if isinstance(ctx, (CypherParser.StringLitContext, CypherParser.CharLitContext)):  # 'x' lexes as a char
+        return _string(ctx.getText())
+    if isinstance(ctx, CypherParser.NumLitContext):
+        text = ctx.getText()
+        return float(text) if any(c in text for c in ".eE") else int(text)
+    if isinstance(ctx, CypherParser.BoolLitContext):
+        return ctx.getText().lower() == "true"
+    rules = [c for c in ctx.getChildren() if isinstance(c, ParserRuleContext)]
+    if not rules and re.fullmatch(r"\d+", ctx.getText()):  # an integer is a bare token in this grammar
+        return int(ctx.getText())
+    if len(rules) != 1:
+        raise ValueError(f"not a literal: {ctx.getText()[:80]}")
+    return _literal(rules[0])
+
+
+def _unwind(ctx):
+    if isinstance(ctx, CypherParser.UnwindStContext):
+        return ctx
+    for child in ctx.getChildren() if isinstance(ctx, ParserRuleContext) else ():
+        found = _unwind(child)
+        if found is not None:
+            return found
+    return None
+
+
+_NAME = r"`((?:[^`]|``)*)`"
+_NODE_MERGE = re.compile(rf"\] AS row MERGE \(n:{_NAME} \{{id: row\.id\}}\) SET n \+= row;$")
+_REL_MERGE = re.compile(rf"MERGE \(a\)-\[r:{_NAME} \{{id: row\.props\.id\}}\]->\(b\) SET r \+= row\.props;$")
+
+
+def cypher_graph(script: str) -> tuple[dict, dict]:
+    """What the script's statements create: ``{id: (label, props)}`` and
+    ``{id: (start, type, end, props)}``, read from the parse tree's literals."""
+    nodes, rels = {}, {}
+    for line in script.split("\n"):
+        if not line.startswith("UNWIND"):
+            continue
+        rows = _literal(_unwind(_parse(line)).expression())
+        if m := _NODE_MERGE.search(line):
+            nodes.update({row["id"]: (m.group(1).replace("``", "`"), row) for row in rows})
+        else:
+            m = _REL_MERGE.search(line)
+            assert m, line[-200:]
+            rels.update({row["props"]["id"]: (row["start"], m.group(1).replace("``", "`"), row["end"], row["props"])
+                         for row in rows})
+    return nodes, rels
+
+
+def _typed(header: list[str], row: list[str]) -> dict:
+    props = {}
+    for cell, value in zip(header, row):
+        name, _, kind = cell.partition(":")
+        if name and value != "":
+            props[name] = int(value) if kind == "int" else float(value) if kind == "double" else value
+    return props
+
+
+def neo4j_csv_graph(folder: Path) -> tuple[dict, dict]:
+    """What ``neo4j-admin database import`` would create from the CSV files, in the shape of :func:`cypher_graph`."""
+    nodes, rels = {}, {}
+    for path in sorted(folder.glob("nodes_*.csv")):
+        rows = list(csv.reader(path.open(encoding="utf-8", newline="")))
+        for row in rows[1:]:
+            cells = dict(zip(rows[0], row))
+            nodes[cells["id:ID"]] = (cells[":LABEL"], _typed(rows[0], row))
+    for path in sorted(folder.glob("relationships_*.csv")):
+        rows = list(csv.reader(path.open(encoding="utf-8", newline="")))
+        for row in rows[1:]:
+            cells = dict(zip(rows[0], row))
+            rels[cells["id"]] = (cells[":START_ID"], cells[":TYPE"], cells[":END_ID"], _typed(rows[0], row))
+    return nodes, rels

@@ -15,7 +15,8 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graph_export_support import NODE_FIELD, RELATIONSHIP_FIELD, cypher_errors, make_snapshot
+from graph_export_support import (NODE_FIELD, RELATIONSHIP_FIELD, cypher_errors, cypher_graph, make_snapshot,
+                                  neo4j_csv_graph)
 from kgkit.errors import InputError, NotFoundError
 from kgkit.graph.export import ExportOptions, export_formats, export_graph, register_format
 from kgkit.graph.export.escape import xml_safe
@@ -123,10 +124,12 @@ def test_cypher_script_parses_and_loads_what_the_csv_files_hold(tmp_path):
     lines = script.splitlines()
     assert sum(line.startswith("CREATE CONSTRAINT") for line in lines) == 3
     assert all(line.endswith(";") for line in lines if not line.startswith("//"))
-    ids = {r["id:ID"] for p in (tmp_path / "neo4j").glob("nodes_*.csv") for r in read_csv(p)}
-    ids |= {r["id"] for p in (tmp_path / "neo4j").glob("relationships_*.csv") for r in read_csv(p)}
-    assert len(ids) == 5 + 9
-    assert all(f"'{i}'" in script for i in ids)
+    nodes, rels = cypher_graph(script)
+    assert (nodes, rels) == neo4j_csv_graph(tmp_path / "neo4j")
+    assert len(nodes) == 5 and len(rels) == 9
+    assert nodes["n_a"] == ("Entity", {"id": "n_a", "type": "Organization", "name": "Acme Widgets Inc.",
+                                       "aliases": '["Acme"]', "documents": '["d_1", "d_2"]', "evidence_count": 1})
+    assert rels["e_1"][:3] == ("n_a", "SUPPLIES", "n_b") and rels["e_1"][3]["confidence"] == 0.8
 
 
 def test_the_checker_catches_a_broken_cypher_statement():
@@ -247,6 +250,9 @@ def test_hostile_strings_export_correctly_in_every_format(tmp_path_factory, name
 
     script = (out / "neo4j" / "graph.cypher").read_text(encoding="utf-8")
     assert cypher_errors(script) == []
+    nodes, rels = cypher_graph(script)
+    assert (nodes, rels) == neo4j_csv_graph(out / "neo4j")
+    assert nodes["n_a"][1]["name"] == name and rels["e_1"][3]["relation"] == relation
     rel = read_csv(out / "neo4j" / "relationships_edge.csv")
     assert rel[0][":TYPE"] == relationship_type(relation) and rel[0]["relation"] == relation
 

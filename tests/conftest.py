@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 from hypothesis import settings
@@ -17,6 +18,12 @@ settings.register_profile("ci", derandomize=True, database=None, print_blob=True
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
+# A suite started in the background by a non-interactive shell (`pytest &`, some CI runners)
+# inherits SIGINT ignored, and so would every kgkit it starts: the Ctrl-C tests (exit 130)
+# need it delivered, so the run restores Python's default.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 @pytest.fixture
 def stub_provider():
@@ -24,3 +31,13 @@ def stub_provider():
     server = StubProvider().start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def cli_home(tmp_path, monkeypatch):
+    """A CLI run with no state of the user's: config and cache folders under ``tmp_path``,
+    which is also the working directory."""
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "config-home"))
+    monkeypatch.setenv("KGKIT_CACHE_DIR", str(tmp_path / "cache-home"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

@@ -28,11 +28,13 @@ from kgkit.config.model import (
     Config,
     InputConfig,
     LLMConfig,
+    LimitsConfig,
     ReviewConfig,
     SkillsConfig,
     StageLLM,
 )
 from kgkit.errors import ConfigError, Issue
+from kgkit.secrets import looks_like_key
 
 FILE_NAMES = ("kgkit.yaml", "kgkit.yml")
 ENV_OVERRIDES = {
@@ -315,6 +317,7 @@ def _build(data: dict[str, Any], origin: dict[Key, Path], file: Path | None, cwd
         llm=LLMConfig(**llm, stages=stages),
         canon=CanonConfig(**(data.get("canon") or {})),
         review=ReviewConfig(**(data.get("review") or {})),
+        limits=LimitsConfig(**(data.get("limits") or {})),
         cache=CacheConfig(**{**cache, "dir": path(("cache", "dir"), cache.get("dir"))}),
         skills=SkillsConfig(**{**skills, "library": path(("skills", "library"), skills.get("library"))}),
         input=InputConfig(**(data.get("input") or {})),
@@ -374,6 +377,7 @@ def config_to_data(config: Config) -> dict[str, Any]:
         "chunking": {"size": config.chunk_size, "overlap": config.chunk_overlap},
         "canon": dict(vars(config.canon)),
         "review": dict(vars(config.review)),
+        "limits": dict(vars(config.limits)),
         "cache": {"enabled": config.cache.enabled, "dir": text(config.cache.dir)},
         "skills": {**vars(config.skills), "library": text(config.skills.library)},
         "input": dict(vars(config.input)),
@@ -393,6 +397,8 @@ def show_config(effective: Effective) -> str:
     base = data["llm"]["api_base"]
     if base and base != MASK:
         data["llm"]["api_base"] = _mask_url(base)
+    if data["llm"]["api_key_env"] and looks_like_key(data["llm"]["api_key_env"]):
+        data["llm"]["api_key_env"] = MASK  # a key pasted where its variable's name belongs
     header = "# effective kgkit configuration\n# from: " + ("; ".join(effective.sources) or "defaults only") + "\n"
     return header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 

@@ -33,8 +33,10 @@ class Accounting:
     cache_hits: int = 0
     requests: int = 0
     retries: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)  # stage -> passes not sent: nothing to work on
     usage: Usage = field(default_factory=Usage)
     timings: dict[str, float] = field(default_factory=dict)
+    output_formats: dict[str, str] = field(default_factory=dict)  # stage -> json_schema | json_object | plain
 
     def count(self, stage: str, result: PassResult | None) -> None:
         """One pass of ``stage``: ``result`` is the backend's answer, None when reused."""
@@ -50,6 +52,13 @@ class Accounting:
         self.requests += result.requests
         self.retries += result.retries
         self.usage.add(result.usage)
+        if result.output_format:
+            self.output_formats[stage] = result.output_format
+
+    def skip(self, stage: str, n: int) -> None:
+        """``n`` passes of ``stage`` not sent because they had nothing to work on (not in ``total``)."""
+        if n:
+            self.skipped[stage] = self.skipped.get(stage, 0) + n
 
     @contextmanager
     def timed(self, stage: str):
@@ -72,10 +81,11 @@ class Accounting:
             "cache_hits": self.cache_hits,
             "requests": self.requests,
             "retries": self.retries,
+            "skipped": dict(self.skipped),
         }
 
     def tokens(self) -> dict[str, int]:
-        return {"in": self.usage.tokens_in, "out": self.usage.tokens_out}
+        return {"in": self.usage.tokens_in, "out": self.usage.tokens_out, "cached_in": self.usage.tokens_cached}
 
     def cost(self) -> float | None:
         """USD spent by this run: the backends' price-table figures; 0.0 when no request

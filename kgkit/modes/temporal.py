@@ -1,8 +1,9 @@
 """temporal.v1: binary edges among V_doc with typed, time-aware qualifiers.
 
 Each qualifier (start date, notice period, term…) is declared in the domain with a literal
-type; its value keeps the text and adds the normalised form (ISO 8601 dates and
-durations). A qualifier the domain does not declare for that relation is left out of the
+type; its value keeps the text and adds the normalised form (:func:`kgkit.timex.normalise`:
+a value already written as ISO 8601 / TimeML — ``2013-W12``, ``2013-03-23T15:00``, ``P3Y``,
+``PRESENT_REF`` — keeps its canonical form; a phrase becomes an ISO date or duration). A qualifier the domain does not declare for that relation is left out of the
 edge and written for review, never silently dropped.
 """
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 from kgkit import ids
 from kgkit.modes.base import Scope, resolve_ends
-from kgkit.backends.offline.literals import normalise as normalise_literal
+from kgkit.timex import normalise as normalise_literal
 from kgkit.modes.upgrade import UpgradeMode
 
 
@@ -35,6 +36,10 @@ class TemporalMode(UpgradeMode):
     name = "temporal.v1"
     answer_key = "edges"
 
+    def can_build(self, view, domain, skeleton) -> bool:
+        """An edge joins two nodes of V_doc by a declared relation: none without nodes."""
+        return bool(skeleton.nodes and domain.relation_types)
+
     def item(self, raw: dict[str, Any], scope: Scope) -> dict[str, Any] | None:
         relation = scope.domain.relation_type(raw["relation"])
         if relation is None:
@@ -46,6 +51,8 @@ class TemporalMode(UpgradeMode):
             return None
         qualifiers = qualify(raw.get("qualifiers", {}), scope.domain.qualifier, relation.name, scope, raw)
         evidence, verified = scope.locate(raw)
+        if evidence is None:
+            return None  # held back: its quote is not in the chunk
         return {
             "id": ids.content_id("t", {"head": head, "relation": relation.name, "tail": tail,
                                        "qualifiers": {k: v["text"] for k, v in qualifiers.items()}}),

@@ -23,7 +23,8 @@ from pathlib import Path
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
-def run_set(data: Path, name: str, holdout: float, seed: int, top_k: int, work: Path) -> dict:
+def run_set(data: Path, name: str, holdout: float, seed: int, top_k: int, work: Path, temperature: float = 0.7,
+            rollouts: int = 3) -> dict:
     from kgkit.config.model import Config
     from kgkit.schema.starter import starter_from_gold
     from kgkit.skills.learn import LearnSettings, learn_skills
@@ -31,14 +32,20 @@ def run_set(data: Path, name: str, holdout: float, seed: int, top_k: int, work: 
 
     domain_file = work / f"{name}.yaml"
     domain_file.write_text(starter_from_gold(name, data / name), encoding="utf-8")
+    report_half = tuple(json.loads((data / "splits.json").read_text())["sets"][name]["report"])
     started = time.perf_counter()
-    report = learn_skills(data / name, domain_file, config=Config(),
-                          settings=LearnSettings(holdout=holdout, seed=seed, top_k=top_k), library_dir=work / "lib")
+    settings = LearnSettings.from_config(Config().skills, holdout=holdout, seed=seed, top_k=top_k,
+                                         temperature=temperature, rollouts=rollouts, heldout_from=report_half)
+    report = learn_skills(data / name, domain_file, config=Config(), settings=settings, library_dir=work / "lib")
     seconds = time.perf_counter() - started
     entities = {w: getattr(report, w).total.categories["entities"].micro.to_dict() for w in ("before", "after")}
-    return {"set": name, "seconds": round(seconds, 1), "split": {k: len(v) for k, v in report.split.items()},
-            "labels": report.label_counts(), "actions": report.action_counts(),
-            "skills": len(load_library(name, work / "lib").skills),
+    lib = load_library(name, work / "lib")
+    accepted = [a for a in report.actions if a["outcome"] == "accepted" and a["action"] != "keep"]
+    return {"set": name, "seed": seed, "seconds": round(seconds, 1), "split": {k: len(v) for k, v in report.split.items()},
+            "labels": report.label_counts(), "diagnoses": report.diagnosis_counts(), "actions": report.action_counts(),
+            "accepted": report.accepted(), "all_gains_recorded": all("dev_gain" in a for a in accepted)
+            and all("dev_gain" in s for s in lib.skills.values()),
+            "skills": len(lib.skills), "gazetteer": len(lib.gazetteer),
             "heldout_relations": {"before": report.heldout("before"), "after": report.heldout("after")},
             "heldout_entities": entities}
 

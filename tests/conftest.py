@@ -24,3 +24,9 @@ def stub_provider():
     server = StubProvider().start()
     yield server
     server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _user_skill_library(tmp_path_factory, monkeypatch):
+    """Keep every test off the developer's own skill library (the user data directory)."""
+    monkeypatch.setenv("KGKIT_DATA_DIR", str(tmp_path_factory.mktemp("user-data")))

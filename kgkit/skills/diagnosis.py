@@ -21,6 +21,7 @@ from kgkit.canon import entity_type_name
 from kgkit.eval.gold import GoldDoc
 from kgkit.name_keys import canonical_key
 from kgkit.schema.model import Domain
+from kgkit.skills.vetting import mention_spans
 
 DIAGNOSES = ("entity not found", "wrong type", "relation across sentences", "no cue in the sentence", "other")
 
@@ -48,13 +49,13 @@ def diagnose(doc: GoldDoc, rel: Mapping[str, Any], samples: Sequence[Mapping[str
 
 
 def shared_sentence(doc: GoldDoc, rel: Mapping[str, Any]) -> str | None:
-    """The gold evidence, else the first sentence holding a mention of both ends (by gold spans)."""
+    """The gold evidence, else the first sentence holding a mention of both ends."""
     if rel.get("evidence"):
         return rel["evidence"]
     spans = {}
     for which in ("head", "tail"):
         ent = doc.entity(rel[which])
-        spans[which] = [tuple(s) for s in (ent.get("spans") or ())] if ent else []
+        spans[which] = mention_spans(doc, ent) if ent else set()
     for sent in split_sentences(doc.text):
         if all(any(sent.start <= a and b <= sent.end for a, b in spans[w]) for w in ("head", "tail")):
             return sent.text

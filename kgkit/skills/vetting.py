@@ -6,7 +6,8 @@ Before a candidate reaches the acceptance gate it is checked against the gold of
 * a **literal name** — an entity candidate whose only cues are phrases that name gold
   entities — is not a skill: it becomes a *gazetteer* entry of the domain (capped,
   listed and counted apart); a relation cue or an entity regex that spells a gold name
-  is refused outright;
+  is refused outright; a name enters the gazetteer only if it recurs in at least
+  ``min_support`` train documents;
 * a **pattern** must *fire* in at least ``min_support`` train documents, or *explain*
   at least ``min_support`` gold items (relation edges it would bind, distinct names it
   would find), and its **precision** on train — how often what it fires on is gold —
@@ -75,9 +76,8 @@ class Vetter:
                 for form in [e["name"], *(e.get("aliases") or ())]:
                     self.names.add(canonical_key(form))
                     typed.setdefault(canonical_key(form), set()).add(t or "?")
-                for span in e.get("spans") or ():
-                    mentions.append(_Mention(e["name"], t, span[0], span[1]))
-            self._mentions[doc.doc_id] = sorted(mentions, key=lambda m: m.start)
+                mentions += [_Mention(e["name"], t, a, b) for a, b in mention_spans(doc, e)]
+            self._mentions[doc.doc_id] = sorted(set(mentions), key=lambda m: (m.start, m.name))
             self._typed[doc.doc_id] = typed
 
     # -- names ------------------------------------------------------------------------
@@ -94,7 +94,11 @@ class Vetter:
         pattern = cand["pattern"]
         phrases, regexes = list(pattern.get("phrases", ())), list(pattern.get("regex", ()))
         if cand["kind"] == "entity" and phrases and not regexes and all(self.is_name(p) for p in phrases):
-            return Vetting(GAZETTEER, "a literal name")
+            fires, explains, right, total = self._entity_stats(cand["target"], Patterns((), tuple(phrases)))
+            if fires < self.min_support:  # a name of one document is memory, not knowledge
+                return Vetting("refused", f"a literal name in {fires} train document(s) (needs {self.min_support})",
+                               fires, explains, right / total if total else 0.0)
+            return Vetting(GAZETTEER, "a literal name", fires, explains, right / total if total else 0.0)
         if any(self.spells_name(p) for p in phrases) or any(self.spells_name(r) for r in regexes):
             return Vetting("refused", "its pattern spells a training name")
         if cand["kind"] == "relation":
@@ -146,6 +150,17 @@ class Vetter:
                     right += 1
                     explained.add(canonical_key(name))
         return len(fires_in), len(explained), right, total
+
+
+def mention_spans(doc: GoldDoc, entity: dict[str, Any]) -> set[tuple[int, int]]:
+    """Where a gold entity is mentioned: its gold spans, plus every occurrence of its name or
+    an alias (gold often marks only the first mention)."""
+    spans = {(int(a), int(b)) for a, b in entity.get("spans") or ()}
+    for form in [entity["name"], *(entity.get("aliases") or ())]:
+        if form.strip():
+            rx = r"(?<!\w)" + r"\s+".join(map(re.escape, form.split())) + r"(?!\w)"
+            spans.update(m.span() for m in re.finditer(rx, doc.text, re.I))
+    return spans
 
 
 def _entity_matches(cues: Patterns, text: str) -> list[str]:

@@ -159,13 +159,15 @@ def test_library_commands(project):
     work = next(s for s in lib.skills.values() if s["target"] == "Work_For")
 
     listing = runner.invoke(cli, ["skills", "list", "staff"]).output.splitlines()
-    assert listing[0] == "staff: library version 1, 2 skills"
-    assert any(line.startswith(work["id"] + "  v1  relation Work_For") and line.endswith("miss 3  works for")
-               for line in listing[1:])
+    assert listing[0] == "staff: library version 1, 2 skills, 0 gazetteer names"
+    assert any(line.startswith(work["id"] + "  v1  relation Work_For")
+               and line.endswith("miss 3  dev +0.6667  works for") for line in listing[1:])
 
     shown = runner.invoke(cli, ["skills", "show", "staff", work["id"][:7]])
     assert shown.exit_code == 0 and shown.output.startswith(f"id: {work['id']}\nversion: 1\nkind: relation\n")
 
+    # show carries each miss's diagnosis in the provenance
+    assert "diagnosis: other" in runner.invoke(cli, ["skills", "show", "staff", work["id"]]).output
     missing = runner.invoke(cli, ["skills", "show", "staff", "sk_zzz"])
     assert missing.exit_code == 2 and missing.output.startswith("Error: no skill 'sk_zzz' in the staff library")
 
@@ -174,6 +176,16 @@ def test_library_commands(project):
     assert removed.output == f"removed {work['id']} from {project / 'skill_library' / 'staff'} (library version 2)\n"
     assert not (project / "skill_library" / "staff" / "skills" / f"{work['id']}.yaml").exists()
     assert load_library("staff").changelog[-1] == {"version": 2, "date": "2026-01-01", "removed": [work["id"]]}
+
+
+    unknown = runner.invoke(cli, ["skills", "list", "staf"])
+    assert unknown.exit_code == 2 and unknown.output.startswith("Error: unknown domain 'staf'; did you mean staff?")
+
+    exported = runner.invoke(cli, ["skills", "export", "staff", str(project / "shared")])
+    assert exported.exit_code == 0, exported.output
+    assert load_library("staff", project / "shared").skills == load_library("staff").skills
+    again = runner.invoke(cli, ["skills", "export", "staff", str(project / "shared")])
+    assert again.exit_code == 2 and "already exists" in again.output
 
     diff = runner.invoke(cli, ["skills", "diff", "staff", str(saved)])
     assert diff.output == f"- {work['id']} relation Work_For\n"
@@ -241,3 +253,59 @@ def test_extraction_uses_the_learned_skills_and_lists_them(project):
     skills, edges = run()
     assert sorted(skills) == sorted(lib.skills) and edges == 2
     assert run("--no-skills") == ([], 0)
+
+
+def test_skills_travel_from_the_user_library(project, monkeypatch):
+    """Without ./skill_library, learn writes to the user's library and extract uses it from any folder."""
+    import shutil
+
+    shutil.rmtree(project / "skill_library")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml"]).exit_code == 0
+    from kgkit.skills.library import user_library_root
+
+    user = user_library_root()
+    assert sorted(s["target"] for s in load_library("staff", user).skills.values()) == ["Live_In", "Work_For"]
+    elsewhere = project / "elsewhere"
+    elsewhere.mkdir()
+    shutil.copy(project / "staff.yaml", elsewhere / "staff.yaml")
+    (elsewhere / "new.txt").write_text("Ann Lee works for Acme.")
+    monkeypatch.chdir(elsewhere)
+    result = runner.invoke(cli, ["extract", "new.txt", "--domain", "staff.yaml", "--out", "out"])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((elsewhere / "out" / "new" / "manifest.json").read_text())
+    assert manifest["skills"] == [next(s["id"] for s in load_library("staff", user).skills.values()
+                                       if s["target"] == "Work_For")]
+    assert runner.invoke(cli, ["skills", "list", "staff"]).output.startswith("staff: library version 1, 2 skills")
+
+
+def test_eval_scores_only_the_named_documents(project):
+    runner = CliRunner()
+    learned = runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml", "--json"])
+    (project / "learn.json").write_text(learned.output)
+    heldout = json.loads(learned.output)["split"]["heldout"]
+
+    def relations(*extra):
+        result = runner.invoke(cli, ["eval", "--gold", "gold", "--domain", "staff.yaml", "--view", "binary",
+                                     "--json", *extra])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output)
+
+    by_report = relations("--docs", "learn.json")
+    assert sorted(by_report["per_document"]) == heldout
+    (project / "ids.txt").write_text("# held out\n" + "\n".join(heldout) + "\n")
+    assert relations("--docs", "ids.txt")["scores"] == by_report["scores"]
+    assert relations("--docs", "learn.json", "--split", "train")["documents"] == 3
+    bad = runner.invoke(cli, ["eval", "--gold", "gold", "--docs", "learn.json", "--split", "nope"])
+    assert bad.exit_code == 2 and "no split 'nope'" in bad.output
+    (project / "ids.txt").write_text("doc0\nmissing_doc\n")
+    bad = runner.invoke(cli, ["eval", "--gold", "gold", "--docs", "ids.txt"])
+    assert bad.exit_code == 2 and "missing_doc" in bad.output
+
+
+def test_heldout_from_keeps_learning_on_the_other_documents():
+    ids = [f"d{i}" for i in range(10)]
+    split = split_docs(ids, 0.5, 0.25, seed=3, heldout_from=("d0", "d1", "d2", "d3"))
+    assert len(split["heldout"]) == 2 and set(split["heldout"]) <= {"d0", "d1", "d2", "d3"}
+    assert not set(split["train"] + split["dev"]) & {"d0", "d1", "d2", "d3"}
+    assert sorted(split["train"] + split["dev"]) == ids[4:]

@@ -165,6 +165,23 @@ def known_domains(library_dir: str | Path | None = None) -> list[str]:
                    if (p / "library.yaml").is_file() or (p / "skills").is_dir()})
 
 
+def require_domain(domain: str, library_dir: str | Path | None = None) -> None:
+    """NotFoundError unless ``domain`` is a declared domain (search path) or has a library.
+
+    So ``kgkit skills list acme`` with a typo says so, instead of listing an empty library.
+    """
+    from kgkit.schema.search_path import available
+
+    known = set(available("domains")) | set(known_domains(library_dir))
+    if domain not in known:
+        import difflib
+
+        close = difflib.get_close_matches(domain, sorted(known), n=3)
+        raise NotFoundError(f"unknown domain {domain!r}" + (f"; did you mean {', '.join(close)}?" if close else ""),
+                            hint="domains: " + (", ".join(sorted(known)) or "none")
+                            + "; libraries are read from: " + ", ".join(map(str, library_roots(library_dir))))
+
+
 def load_library(domain: str, library_dir: str | Path | None = None) -> Library:
     """Read ``<library_dir>/<domain>/``; an absent folder is an empty library (version 0)."""
     folder = domain_dir(domain, library_dir)

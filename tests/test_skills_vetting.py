@@ -73,7 +73,7 @@ def test_prompt_text_never_quotes_a_training_name_or_the_passage(gold):
     dirty = cand("relation", "Work_For", ["works for"], instruction="Ann Lee works for Acme: emit Work_For.",
                  example="Ann Lee works for Acme.")
     clean = clean_text(dirty, v, "Ann Lee works for Acme.", DOMAIN)
-    assert clean["instruction"] == 'When a Person and a Org in one sentence are joined by "works for", emit Work_For(Person, Org).'
+    assert clean["instruction"] == 'Person … "works for" … Org in one sentence: emit Work_For(Person, Org).'
     assert clean["example"] == "[Person] works for [Org]"
     fine = cand("relation", "Work_For", ["works for"], instruction="Staff who work for a firm: Work_For.")
     assert clean_text(fine, v, "Ann Lee works for Acme.", DOMAIN) == fine

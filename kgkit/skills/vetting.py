@@ -187,8 +187,8 @@ def pattern_text(kind: str, target: str, pattern: dict[str, Any], domain: Domain
         tail = rt.tail[0] if rt and rt.tail and rt.tail[0] != "*" else "entity"
         cue = phrases[0] if phrases else f"text matching /{regexes[0]}/"
         also = f" (also: {', '.join(phrases[1:4])})" if len(phrases) > 1 else ""
-        return (f"When a {head} and a {tail} in one sentence are joined by \"{cue}\"{also}, "
-                f"emit {target}({head}, {tail})."), f"[{head}] {cue} [{tail}]"
+        return (f"{head} … \"{cue}\" … {tail} in one sentence{also}: emit {target}({head}, {tail}).",
+                f"[{head}] {cue} [{tail}]")
     cue = ", ".join(f'"{p}"' for p in phrases[:3]) or f"/{regexes[0]}/"
     return f"A name matched by {cue} is a {target}; extract it as one.", ""
 

@@ -82,8 +82,7 @@ def relation_candidate(edge: Mapping[str, Any], sentence: str) -> dict[str, Any]
         "kind": "relation",
         "target": edge["relation"],
         "pattern": {"phrases": [phrase], "regex": []},
-        "instruction": f"When a {head} and a {tail} in one sentence are joined by \"{phrase}\", "
-                       f"emit {edge['relation']}({head}, {tail}).",
+        "instruction": f"{head} … \"{phrase}\" … {tail} in one sentence: emit {edge['relation']}({head}, {tail}).",
         "example": f"[{head}] {phrase} [{tail}]",
     }
 

@@ -92,6 +92,10 @@ class InputError(KgkitError):
 class ConfigError(KgkitError):
     """Configuration is invalid: unknown key, missing ${ENV} variable, bad value."""
 
+    def __init__(self, message: str, *, hint: str | None = None, issues: Iterable[Issue] = ()):
+        super().__init__(message, hint=hint)
+        self.issues = list(issues)  # located problems, when the message lists them (kgkit validate)
+
 
 class NotFoundError(KgkitError):
     """A named domain, view, template, run or skill does not exist; lists what does."""

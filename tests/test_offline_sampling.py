@@ -17,7 +17,7 @@ def answers(kind, sample, temperature, knobs=None, **context):
     domain = load_domain("general")
     chunk = Chunk(id="c", doc_id="d", index=0, text=TEXT, start=0, end=len(TEXT))
     schema = {"type": "object"}
-    result = OfflineBackend(knobs).run(PassRequest(kind=kind, stage="x", chunk=chunk, schema=schema,
+    result = OfflineBackend(knobs=knobs).run(PassRequest(kind=kind, stage="x", chunk=chunk, schema=schema,
                                                    context={"domain": domain, **context}, prompt="p",
                                                    sample=sample, temperature=temperature))
     assert result.ok, result.error
@@ -63,4 +63,4 @@ def test_knobs_scale_with_temperature_and_weak_guesses_drop_more():
 
 def test_non_default_knobs_are_part_of_the_description():
     assert OfflineBackend().describe() == {"backend": "offline", "version": OfflineBackend().describe()["version"]}
-    assert OfflineBackend(SamplingKnobs(rule_drop=0.5)).describe()["sampling"] == {"rule_drop": 0.5, "item_drop": 0.3}
+    assert OfflineBackend(knobs=SamplingKnobs(rule_drop=0.5)).describe()["sampling"] == {"rule_drop": 0.5, "item_drop": 0.3}

@@ -73,6 +73,7 @@ class PassResult:
     requests: int = 0  # HTTP requests actually sent (retries included); 0 when cached/offline
     retries: int = 0
     model: str = "offline"
+    warnings: list[dict[str, Any]] = field(default_factory=list)  # kept for review, e.g. a regex skipped
 
 
 @runtime_checkable

@@ -23,7 +23,7 @@ def create_backend(config: Config, stage: str = "core") -> Backend:
         from kgkit.backends.offline import OfflineBackend
         from kgkit.backends.offline.sampling import SamplingKnobs
 
-        return OfflineBackend(SamplingKnobs.from_config(config.skills))
+        return OfflineBackend(regex_timeout=config.input.regex_timeout, knobs=SamplingKnobs.from_config(config.skills))
     from kgkit.backends.llm import LLMBackend
 
     backend: Backend = LLMBackend(llm)

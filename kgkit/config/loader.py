@@ -26,6 +26,7 @@ from kgkit.config.model import (
     CacheConfig,
     CanonConfig,
     Config,
+    InputConfig,
     LLMConfig,
     ReviewConfig,
     SkillsConfig,
@@ -244,7 +245,7 @@ def _error(issues: list[Issue]) -> ConfigError:
     issues = sorted(set(issues), key=Issue.sort_key)
     n = len(issues)
     lines = [i.format() for i in issues] + [f"{n} problem{'s' if n != 1 else ''} in the configuration"]
-    return ConfigError("\n".join(lines))
+    return ConfigError("\n".join(lines), issues=issues)
 
 
 def _plain(value: Any) -> Any:
@@ -316,6 +317,7 @@ def _build(data: dict[str, Any], origin: dict[Key, Path], file: Path | None, cwd
         review=ReviewConfig(**(data.get("review") or {})),
         cache=CacheConfig(**{**cache, "dir": path(("cache", "dir"), cache.get("dir"))}),
         skills=SkillsConfig(**{**skills, "library": path(("skills", "library"), skills.get("library"))}),
+        input=InputConfig(**(data.get("input") or {})),
         prompts={stage: path(("prompts", stage), p) for stage, p in (data.get("prompts") or {}).items()},
         chunk_size=chunking.get("size"),
         chunk_overlap=chunking.get("overlap"),
@@ -374,6 +376,7 @@ def config_to_data(config: Config) -> dict[str, Any]:
         "review": dict(vars(config.review)),
         "cache": {"enabled": config.cache.enabled, "dir": text(config.cache.dir)},
         "skills": {**vars(config.skills), "library": text(config.skills.library)},
+        "input": dict(vars(config.input)),
         "prompts": {stage: text(p) for stage, p in config.prompts.items()},
         "output": {"dir": text(config.out_dir)},
     }

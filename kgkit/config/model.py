@@ -69,6 +69,12 @@ class SkillsConfig:
 
 
 @dataclass
+class InputConfig:
+    max_bytes: int = 200_000_000  # a document over this is refused before it is read (docs/security.md)
+    regex_timeout: float = 1.0  # seconds each domain/skill regex may run per chunk before it is skipped
+
+
+@dataclass
 class Config:
     llm: LLMConfig = field(default_factory=LLMConfig)
     domain: str = "general"
@@ -79,6 +85,7 @@ class Config:
     review: ReviewConfig = field(default_factory=ReviewConfig)
     cache: CacheConfig = field(default_factory=CacheConfig)
     skills: SkillsConfig = field(default_factory=SkillsConfig)
+    input: InputConfig = field(default_factory=InputConfig)
     prompts: dict[str, Path] = field(default_factory=dict)  # stage -> template path override
     out_dir: Path = Path("kgkit-out")
     source: Path | None = None  # the kgkit.yaml it came from, if any

@@ -59,6 +59,10 @@ COMMENTS: dict[str, dict[str, str]] = {
         "sample_rule_drop": "offline sampling simulation (temperature 1): chance a rule is left out",
         "sample_item_drop": "offline sampling simulation: chance a found item is dropped, times (1 - confidence)",
     },
+    "input": {
+        "max_bytes": "a document larger than this is refused before it is read",
+        "regex_timeout": "seconds a domain/skill regex may run per chunk; then it is skipped (review.jsonl)",
+    },
 }
 
 LLM_SWITCH = """\
@@ -102,7 +106,7 @@ def starter_text(config: Config | None = None) -> str:
     lines.append(LLM_STAGES)
     for top in ("domain", "views"):
         lines.append(_line(top, data[top], COMMENTS[top].get(top)) + "\n")
-    for section in ("chunking", "canon", "review", "cache", "skills"):
+    for section in ("chunking", "canon", "review", "cache", "skills", "input"):
         lines.append(f"{section}:\n")
         for key, value in data[section].items():
             lines.append(_line(key, value, COMMENTS[section].get(key), indent=2))

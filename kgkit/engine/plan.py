@@ -59,7 +59,7 @@ def plan(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | o
     upgrades = [v.name for v in loaded if v.is_upgrade]
     plans = []
     for p in path_list(paths):
-        doc = load_document(p)
+        doc = load_document(p, max_bytes=cfg.input.max_bytes)
         chunks = chunk(doc, dom, cfg)
         n = len(chunks)
         passes_per_chunk = 2 + len(upgrades)

@@ -7,22 +7,25 @@ touching model weights (docs/skills.md):
    never learned from), dev (the acceptance gate) and train;
 2. **rollout**: K samples of the core extraction per train document at temperature T,
    each sample its own cache key (``PassRequest.sample``);
-3. **classify** every gold relation: *stable* (found in all K), *unstable* (some), *miss* (none);
+3. **classify** every gold relation: *stable* (found in all K), *unstable* (some), *miss*
+   (none, with a diagnosis: :mod:`kgkit.skills.diagnosis`);
 4. **induce**: a ``skill_induction`` pass per unstable edge and a ``skill_hindsight`` pass
    per missed one (Jinja2 prompts for an LLM; lexical rules offline), each answering
    candidate skills that get the edge as provenance;
-5. **fold** each candidate with the deterministic controller (add/modify/merge/keep);
-6. **gate**: a change is kept only if relation F1 on the dev split does not drop; turned
-   down candidates are remembered in the library;
-7. **write** the library (version + 1 and a changelog entry) only if its skills changed.
+5. **vet** each candidate on the train gold (:mod:`kgkit.skills.vetting`): a pattern that
+   generalises and is precise, or a literal name for the capped gazetteer; else refused;
+6. **fold** it with the deterministic controller (add/modify/merge/keep);
+7. **gate**: a change is kept only if relation F1 on the dev split rises by at least
+   ``min_gain`` (> 0; equal is a rejection); turn-downs are remembered in the library
+   with their reason;
+8. **write** the library (version + 1 and a changelog entry, turn-downs included) only
+   if its skills or gazetteer changed.
 
 Everything is ordered (documents by id, edges in gold order), so the same gold, seed and
 starting library always give the same library. An edge whose candidates were accepted
-(its provenance is in a skill) or turned down (in ``rejected``) is learned from once:
-a relearn on the same gold skips it. An edge that an earlier run's skills made regress is
-new to the loop; if all its candidates are turned down, nothing is written (the turn-downs
-are found again next time, at the cost of their dev evaluations), so a second run with the
-same gold and seed changes nothing.
+(its provenance is in a skill or gazetteer entry) or turned down (in ``rejected``) is
+learned from once: a relearn on the same gold skips it, so a second run with the same
+gold and seed changes nothing.
 """
 from __future__ import annotations
 
@@ -324,7 +327,9 @@ library is found, :func:`kgkit.skills.library.library_roots`).
                 lib, dev_f1 = _fold(report, loop, lib, dev_f1, cand, label, vetter, split["dev"], date)
         report.after = loop.evaluate(lib, split["heldout"])
 
-    report.changed = lib.skills != start.skills or lib.gazetteer != start.gazetteer
+    # turn-downs alone are not written: an edge that this run's skills made regress would
+    # otherwise be new to every run, and relearning would never reach a fixed point
+    report.changed = (lib.skills, lib.gazetteer) != (start.skills, start.gazetteer)
     if report.changed:
         lib.version += 1
         lib.changelog.append({

@@ -30,3 +30,13 @@ def stub_provider():
 def _user_skill_library(tmp_path_factory, monkeypatch):
     """Keep every test off the developer's own skill library (the user data directory)."""
     monkeypatch.setenv("KGKIT_DATA_DIR", str(tmp_path_factory.mktemp("user-data")))
+
+
+@pytest.fixture
+def cli_home(tmp_path, monkeypatch):
+    """A CLI run with no state of the user's: config and cache folders under ``tmp_path``,
+    which is also the working directory."""
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "config-home"))
+    monkeypatch.setenv("KGKIT_CACHE_DIR", str(tmp_path / "cache-home"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

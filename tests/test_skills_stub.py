@@ -125,7 +125,10 @@ def test_loop_against_an_imperfect_stub_extractor(stub_provider, tmp_path):
             chosen = [r for r in rels if rng.random() >= (0.3 if r[3] in KNOWN | guided else 0.8)]
         else:
             chosen = [r for r in rels if r[3] in KNOWN | guided]
-        return Reply.answer({"relations": [{"head": h, "relation": r, "tail": t} for h, r, t, _ in chosen]})
+        # each with its sentence as evidence: an edge without a quote in the text is held back
+        said = {h + t: next(x for x in text.split(". ") if h in x and t in x) for h, _, t, _ in rels}
+        return Reply.answer({"relations": [{"head": h, "relation": r, "tail": t, "evidence": said[h + t]}
+                                           for h, r, t, _ in chosen]})
 
     stub_provider.responder = answer
     config = Config(llm=LLMConfig(model="openai/test-model", api_base=stub_provider.openai_base,

@@ -53,11 +53,17 @@ COMMENTS: dict[str, dict[str, str]] = {
     "skills": {
         "enabled": "give the core passes the learned skills that fit the document",
         "top_k": "skills retrieved per document",
-        "library": "null: ./skill_library if present, else the built-in one",
+        "library": "null: ./skill_library if present, else the user data directory's skill_library",
         "rollouts": "samples per chunk when learning skills",
         "temperature": "sampling temperature of those rollouts",
         "jaccard_merge": "a new skill this similar to an old one merges into it",
         "jaccard_modify": "this similar: a new version of the old one; below: a new skill",
+        "min_gain": "> 0: the gate keeps a change only if dev relation F1 rises at least this much",
+        "min_precision": "a candidate skill's precision on the train documents must reach this",
+        "min_support": "train documents a candidate must fire in (or gold edges it must explain)",
+        "gazetteer_cap": "literal names kept per domain, apart from skills",
+        "sample_rule_drop": "offline sampling simulation (temperature 1): chance a rule is left out",
+        "sample_item_drop": "offline sampling simulation: chance a found item is dropped, times (1 - confidence)",
     },
     "input": {
         "max_bytes": "a document larger than this is refused before it is read",

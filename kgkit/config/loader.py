@@ -25,6 +25,7 @@ from typing import Any, Mapping
 from kgkit.config.model import (
     CacheConfig,
     CanonConfig,
+    GraphConfig,
     Config,
     LLMConfig,
     ReviewConfig,
@@ -310,12 +311,16 @@ def _build(data: dict[str, Any], origin: dict[Key, Path], file: Path | None, cwd
     cache = dict(data.get("cache") or {})
     skills = dict(data.get("skills") or {})
     chunking = data.get("chunking") or {}
+    graph = dict(data.get("graph") or {})
+    if graph.get("url") and not str(graph["url"]).startswith(("postgresql://", "postgres://")):
+        graph["url"] = str(path(("graph", "url"), graph["url"]))
     config = Config(
         llm=LLMConfig(**llm, stages=stages),
         canon=CanonConfig(**(data.get("canon") or {})),
         review=ReviewConfig(**(data.get("review") or {})),
         cache=CacheConfig(**{**cache, "dir": path(("cache", "dir"), cache.get("dir"))}),
         skills=SkillsConfig(**{**skills, "library": path(("skills", "library"), skills.get("library"))}),
+        graph=GraphConfig(**graph),
         prompts={stage: path(("prompts", stage), p) for stage, p in (data.get("prompts") or {}).items()},
         chunk_size=chunking.get("size"),
         chunk_overlap=chunking.get("overlap"),
@@ -375,6 +380,7 @@ def config_to_data(config: Config) -> dict[str, Any]:
         "cache": {"enabled": config.cache.enabled, "dir": text(config.cache.dir)},
         "skills": {**vars(config.skills), "library": text(config.skills.library)},
         "prompts": {stage: text(p) for stage, p in config.prompts.items()},
+        "graph": dict(vars(config.graph)),
         "output": {"dir": text(config.out_dir)},
     }
 

@@ -63,6 +63,12 @@ class SkillsConfig:
 
 
 @dataclass
+class GraphConfig:
+    url: str | None = None  # a .sqlite path or postgresql:// URL; None: commands take GRAPH
+    tenant: str = "default"
+
+
+@dataclass
 class Config:
     llm: LLMConfig = field(default_factory=LLMConfig)
     domain: str = "general"
@@ -73,6 +79,7 @@ class Config:
     review: ReviewConfig = field(default_factory=ReviewConfig)
     cache: CacheConfig = field(default_factory=CacheConfig)
     skills: SkillsConfig = field(default_factory=SkillsConfig)
+    graph: GraphConfig = field(default_factory=GraphConfig)
     prompts: dict[str, Path] = field(default_factory=dict)  # stage -> template path override
     out_dir: Path = Path("kgkit-out")
     source: Path | None = None  # the kgkit.yaml it came from, if any

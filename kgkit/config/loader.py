@@ -41,7 +41,7 @@ ENV_OVERRIDES = {
     "KGKIT_CACHE_DIR": ("cache", "dir"),
     "KGKIT_DOMAIN": ("domain",),
 }
-PATH_KEYS = (("cache", "dir"), ("skills", "library"), ("output", "dir"))
+PATH_KEYS = (("cache", "dir"), ("skills", "library"), ("output", "dir"), ("graph", "url"))
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # a whole value that is one variable
 # In a value: "$${" is a literal "${"; "${NAME}" a variable; any other "${" is malformed.

@@ -252,7 +252,7 @@ class GraphStore:
                                 (a.entity, a.reason, a.score, self.tenant, node))
             if a.entity != node and a.entity not in old_mates[old[node].entity]:
                 self._log("merge", a.entity, node, a.reason, a.score, who, at)
-            elif len(new_mates[a.entity]) == 1 and len(old_mates[old[node].entity]) > 1:
+            elif old[node].entity != node and len(new_mates[a.entity]) == 1 and len(old_mates[old[node].entity]) > 1:
                 self._log("split", old[node].entity, node, None, None, who, at)
 
     def _log(self, action: str, entity: str, node: str, reason: str | None, score: float | None, who: str,

@@ -30,7 +30,10 @@ from kgkit.name_keys import canonical_key
 
 SYLLABLES = ["ka", "lo", "mi", "ra", "ten", "vor", "sel", "dra", "quin", "bel", "tor", "nis", "gal", "fen", "ox",
              "ru", "pa", "zen", "mar", "lek", "cor", "ith", "um", "van", "sto", "li", "der", "hal", "pex", "yo"]
-KINDS = ["Holdings", "Systems", "Labs", "Capital", "Logistics", "Media", "Energy", "Foods", "Bank", "Partners"]
+KINDS = ["Holdings", "Systems", "Labs", "Capital", "Logistics", "Media", "Energy", "Foods", "Bank", "Partners",
+         "Group", "Industries", "Networks", "Pharma", "Motors", "Textiles", "Mining", "Airlines", "Insurance", "Studios",
+         "Robotics", "Foundry", "Shipping", "Telecom", "Biotech", "Ventures", "Software", "Retail", "Chemicals", "Metals",
+         "Optics", "Dairy", "Transit", "Realty", "Brewing", "Apparel", "Security", "Analytics", "Aerospace", "Marine"]
 SUFFIXES = ["", " Inc.", " Corp.", " LLC", " Ltd", " GmbH"]
 RELATIONS = ["HAS_PARTY", "LOCATED_IN", "WORKS_FOR", "OWNS", "SUPPLIES", "LICENSES_TO"]
 

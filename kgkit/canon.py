@@ -332,6 +332,24 @@ def key_similarity(a: str, b: str, threshold: float) -> float:
     return _score(ga, gb, threshold)
 
 
+def similar_keys(key: str, others: list[str], threshold: float) -> list[int]:
+    """Indices of the ``others`` the fuzzy stage could join with ``key``: one vectorised
+    rapidfuzz screen over all of them, then the label check on the few that pass."""
+    if threshold > 100 or not others:
+        return []
+    probe = _Group(type="", key=key)
+    _prepare(probe)
+    forms = [" ".join(sorted(k.split())) for k in others]
+    hits = process.extract(probe.sorted_form, forms, scorer=fuzz.ratio, score_cutoff=threshold, limit=None)
+    found = []
+    for _, _, i in hits:
+        other = _Group(type="", key=others[i])
+        _prepare(other)
+        if _score(probe, other, threshold):
+            found.append(i)
+    return sorted(found)
+
+
 def cluster_keys(keys: Iterable[str], threshold: float) -> list[list[str]]:
     """Complete-link fuzzy clusters of one type's canonical keys (blocking on), as the
     document merge forms them; the order depends on the keys only."""

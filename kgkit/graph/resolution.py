@@ -29,11 +29,6 @@ from dataclasses import dataclass
 from kgkit.canon import cluster_keys, key_similarity
 
 
-def fuzzy_linked(a: str, b: str, threshold: float) -> bool:
-    """Whether two keys of one type are a candidate pair: the fuzzy stage could join them."""
-    return threshold <= 100 and key_similarity(a, b, threshold) > 0
-
-
 @dataclass(frozen=True)
 class Group:
     node: str
@@ -52,7 +47,7 @@ class Assignment:
 def resolve(groups: dict[str, Group], claims: dict[str, set[str]], apart: set[frozenset[str]],
             threshold: float) -> dict[str, Assignment]:
     """The entity of every group in ``groups``, which must be closed under candidate links
-    (:func:`fuzzy_linked` pairs and alias claims): then each group's answer is the one a fresh load gives.
+    (pairs the fuzzy stage could join, :func:`kgkit.canon.similar_keys`, and alias claims): then each group's answer is the one a fresh load gives.
 
     ``claims``: group node -> alias keys its documents declare; ``apart``: pairs an
     unmerge keeps separate; ``threshold``: canon's fuzzy threshold (above 100: no fuzzy).

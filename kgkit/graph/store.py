@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from kgkit import ids
-from kgkit.canon import key_blocks
+from kgkit.canon import key_blocks, similar_keys
 from kgkit.errors import InputError, NotFoundError
 from kgkit.graph.database import Database, connect
-from kgkit.graph.resolution import Assignment, Group, fuzzy_linked, resolve
+from kgkit.graph.resolution import Assignment, Group, resolve
 from kgkit.graph.runs import Contribution, read_run
 from kgkit.graph.snapshot import GraphSnapshot
 from kgkit.graph import assemble, review
@@ -169,8 +169,9 @@ class GraphStore:
                      [(t, n) for n in sorted({n["node"] for n in c.nodes} & known)])
         self.db.many("INSERT INTO groups (tenant, node, type, key, refs, entity) VALUES (?, ?, ?, ?, 1, ?)",
                      [(t, n, g["type"], g["key"], n) for n, g in fresh.items()])
-        self.db.many("INSERT INTO blocks (tenant, node, block) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                     [(t, n, g["type"] + "\x1f" + b) for n, g in fresh.items() for b in key_blocks(g["key"])])
+        self.db.many("INSERT INTO blocks (tenant, node, block, key, klen) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                     [(t, n, g["type"] + "\x1f" + b, g["key"], len(g["key"])) for n, g in fresh.items()
+                      for b in key_blocks(g["key"])])
         self.db.many("INSERT INTO items (tenant, doc, view, item, kind, body, confidence, held, review_key) "
                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                      [(t, doc, i["view"], i["item"], i["kind"], ids.canonical_json(i["body"]), i["confidence"],
@@ -200,6 +201,7 @@ class GraphStore:
         """``seeds`` and every group linked to them, transitively (fuzzy pair, alias claim,
         same entity): whole components, as :func:`kgkit.graph.resolution.resolve` needs."""
         todo, found = sorted(seeds), {}
+        blocks: dict[str, list[tuple[str, str, int]]] = {}  # block -> (node, key, length), read once per update
         while todo:
             node = todo.pop()
             if node in found:
@@ -209,10 +211,16 @@ class GraphStore:
                 continue
             etype, key, refs, entity = row[0]
             found[node] = Group(node, etype, key, refs)
-            blocks = sorted(etype + "\x1f" + b for b in key_blocks(key))
-            near = self._q("SELECT DISTINCT g.node, g.key FROM blocks b JOIN groups g ON g.tenant = b.tenant AND "
-                           f"g.node = b.node WHERE b.tenant = ? AND b.block IN ({','.join('?' * len(blocks))})", *blocks)
-            todo += [n for n, k in near if n not in found and fuzzy_linked(key, k, self.threshold)]
+            # fuzzy ratio >= t needs the shorter key to be at least t/(200-t) of the longer
+            t = min(self.threshold, 100.0)
+            lo, hi = len(key) * t / (200 - t) - 1e-6, len(key) * (200 - t) / max(t, 1e-6) + 1e-6
+            near: dict[str, str] = {}
+            for b in sorted(etype + "\x1f" + b for b in key_blocks(key)):
+                if b not in blocks:
+                    blocks[b] = self._q("SELECT node, key, klen FROM blocks WHERE tenant = ? AND block = ?", b)
+                near.update((n, k) for n, k, length in blocks[b] if lo <= length <= hi and n not in found)
+            others = sorted(near)
+            todo += [others[i] for i in similar_keys(key, [near[n] for n in others], self.threshold)]
             for (akey,) in self._q("SELECT DISTINCT alias_key FROM claims WHERE tenant = ? AND node = ?", node):
                 todo += sorted(self._alias_links(etype, akey) - found.keys())
             todo += [r[0] for r in self._q("SELECT node FROM claims WHERE tenant = ? AND type = ? AND alias_key = ?",

@@ -1,5 +1,6 @@
-"""The store's rows assembled into a :class:`GraphSnapshot`: one node per entity, items
-re-pointed at entities and merged across documents.
+"""A store's rows (of a :class:`kgkit.graph.GraphStore`) assembled into a
+:class:`GraphSnapshot`: one node per entity, items re-pointed at entities and merged
+across documents.
 
 Items are stored as each run folder wrote them, pointing at that document's node ids; a
 snapshot substitutes each node id with its entity's and recomputes the item's id the way
@@ -10,13 +11,10 @@ reviewer has accepted them.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from kgkit import ids
 from kgkit.graph.snapshot import GraphSnapshot
-
-if TYPE_CHECKING:
-    from kgkit.graph.store import GraphStore
 
 VISIBLE_ITEMS = (
     "SELECT i.doc, i.view, i.item, i.kind, i.body, i.confidence FROM items i "
@@ -68,7 +66,7 @@ def _item(kind: str, body: dict[str, Any], canon: Callable[[str], str]) -> dict[
             "roles": {role: _node_ids(v) for role, v in roles.items()}}
 
 
-def build_snapshot(store: "GraphStore") -> GraphSnapshot:
+def build_snapshot(store) -> GraphSnapshot:
     """Assemble the tenant's graph; call inside a read transaction."""
     q = store._q
     entity_of: dict[str, str] = {}

@@ -11,14 +11,11 @@ name nodes of their document have a graph form; the rest can only be rejected.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kgkit import ids
 from kgkit.errors import InputError, NotFoundError
 from kgkit.name_keys import canonical_key
-
-if TYPE_CHECKING:
-    from kgkit.graph.store import GraphStore
 
 DECISIONS = ("accept", "reject")
 ACCEPTED_VIEW = "review"  # the view an accepted reject is filed under, so its provenance shows
@@ -34,7 +31,7 @@ def review_id(doc: str, key: str) -> str:
     return ids.content_id("q", [doc, key])
 
 
-def queue(store: "GraphStore") -> list[dict[str, Any]]:
+def queue(store) -> list[dict[str, Any]]:
     """Every review entry of the tenant, decided or not, sorted by document and key."""
     entries = []
     for doc, view, item, body, held, key, decision, who, at in store._q(_HELD):
@@ -52,7 +49,7 @@ def queue(store: "GraphStore") -> list[dict[str, Any]]:
     return sorted(entries, key=lambda e: (e["document"], e["key"]))
 
 
-def find(store: "GraphStore", entry_id: str) -> dict[str, Any]:
+def find(store, entry_id: str) -> dict[str, Any]:
     for entry in queue(store):
         if entry["id"] == entry_id:
             return entry
@@ -60,7 +57,7 @@ def find(store: "GraphStore", entry_id: str) -> dict[str, Any]:
                         hint="`kgkit review list GRAPH` lists them")
 
 
-def _relation_edge(store: "GraphStore", doc: str, raw: Any) -> tuple[str, str, str] | None:
+def _relation_edge(store, doc: str, raw: Any) -> tuple[str, str, str] | None:
     """(head id, relation, tail id) of a rejected relation whose ends each name one node of ``doc``."""
     if not isinstance(raw, dict) or not all(isinstance(raw.get(k), str) for k in ("head", "relation", "tail")):
         return None
@@ -74,7 +71,7 @@ def _relation_edge(store: "GraphStore", doc: str, raw: Any) -> tuple[str, str, s
     return next(iter(ends[0])), raw["relation"], next(iter(ends[1]))
 
 
-def accept_reject(store: "GraphStore", doc: str, entry: dict[str, Any]) -> None:
+def accept_reject(store, doc: str, entry: dict[str, Any]) -> None:
     """Put an accepted rejected relation into the graph, filed under view ``review``."""
     edge = _relation_edge(store, doc, entry["item"]) if entry.get("stage") == "relations" else None
     if edge is None:
@@ -93,7 +90,7 @@ def accept_reject(store: "GraphStore", doc: str, entry: dict[str, Any]) -> None:
              raw.get("evidence") if isinstance(raw.get("evidence"), str) else None)
 
 
-def decide(store: "GraphStore", entry_id: str, decision: str, who: str, at: str) -> None:
+def decide(store, entry_id: str, decision: str, who: str, at: str) -> None:
     """Record ``decision`` (accept or reject) on one entry; call inside a write transaction."""
     if decision not in DECISIONS:
         raise InputError(f"decision must be one of {', '.join(DECISIONS)}, not {decision!r}")

@@ -332,14 +332,16 @@ def key_similarity(a: str, b: str, threshold: float) -> float:
     return _score(ga, gb, threshold)
 
 
-def similar_keys(key: str, others: list[str], threshold: float) -> list[int]:
+def similar_keys(key: str, others: list[str], threshold: float, *, forms: list[str] | None = None) -> list[int]:
     """Indices of the ``others`` the fuzzy stage could join with ``key``: one vectorised
-    rapidfuzz screen over all of them, then the label check on the few that pass."""
+    rapidfuzz screen over all of them, then the label check on the few that pass.
+    ``forms``: the others' sorted token forms, if the caller keeps them."""
     if threshold > 100 or not others:
         return []
     probe = _Group(type="", key=key)
     _prepare(probe)
-    forms = [" ".join(sorted(k.split())) for k in others]
+    if forms is None:
+        forms = [" ".join(sorted(k.split())) for k in others]
     hits = process.extract(probe.sorted_form, forms, scorer=fuzz.ratio, score_cutoff=threshold, limit=None)
     found = []
     for _, _, i in hits:

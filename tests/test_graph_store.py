@@ -13,8 +13,11 @@ import time
 import pytest
 
 from graph_support import comparable, graph_url, postgres, small_runs  # noqa: F401  (fixtures)
+from kgkit import ids
 from kgkit.errors import ConfigError, InputError, NotFoundError
 from kgkit.graph import GraphStore
+from kgkit.graph.runs import Contribution
+from kgkit.name_keys import canonical_key
 from kgkit.graph.resolution import Group, resolve
 
 
@@ -237,3 +240,32 @@ def test_resolution_is_complete_link_and_alias_claims_by_two_merge_nothing():
     assert two["f"].entity == "f" and two["d"].entity != two["e"].entity
     # a pair kept apart by an unmerge stays apart
     assert resolve(groups, {}, {frozenset(("a", "b"))}, 95.0)["b"].entity != resolve(groups, {}, set(), 95.0)["a"].entity
+
+
+def _names_only(doc: str, *names: str) -> Contribution:
+    """A contribution of Org nodes only, straight to the store (no run folder needed)."""
+    c = Contribution(doc=doc, doc_id=ids.doc_id(doc), source=None, sha256=doc, fingerprint=doc)
+    for name in names:
+        c.nodes.append({"node": ids.node_id("Org", name), "type": "Org", "key": canonical_key(name), "name": name,
+                        "aliases": []})
+    return c
+
+
+def test_two_handles_on_one_store_never_work_from_stale_candidates(graph_url, tmp_path, postgres_or_none):
+    """Each handle keeps canon's blocks in memory. Here b adds a name behind a's back that
+    is linked to a's names without merging (complete link keeps it out); when a's update
+    later re-solves them, it must see that name or it would leave it apart when a fresh
+    load merges it."""
+    with GraphStore(graph_url, fuzzy_threshold=95) as a, GraphStore(graph_url, fuzzy_threshold=95) as b:
+        a.add_contribution(_names_only("d0", "Harbor Analytics"))
+        a.add_contribution(_names_only("d1", "Harbor Analytic"))  # a reads the "<har" block
+        b.add_contribution(_names_only("d2", "Harbour Analytics"))  # ~ Analytics, not ~ Analytic
+        assert len(b.snapshot().nodes) == 2
+        a.remove("d1")  # now Harbor Analytics and Harbour Analytics can be one
+        incremental = a.snapshot()
+    fresh_url = str(tmp_path / "fresh.sqlite") if postgres_or_none is None else postgres_or_none.new_database()
+    with GraphStore(fresh_url, fuzzy_threshold=95) as fresh:
+        fresh.add_contribution(_names_only("d0", "Harbor Analytics"))
+        fresh.add_contribution(_names_only("d2", "Harbour Analytics"))
+        assert comparable(incremental) == comparable(fresh.snapshot())
+    assert len(incremental.nodes) == 1

@@ -32,9 +32,9 @@ MIGRATIONS: list[list[str]] = [
         "refs INTEGER NOT NULL, entity TEXT NOT NULL, reason TEXT, score REAL, PRIMARY KEY (tenant, node))",
         "CREATE INDEX groups_key ON groups (tenant, type, key)",
         "CREATE INDEX groups_entity ON groups (tenant, entity)",
-        # canon's blocking keys of each group (type-prefixed), with its key and the key's length
+        # canon's blocking keys of each group (type-prefixed), with the group's key
         "CREATE TABLE blocks (tenant TEXT NOT NULL, node TEXT NOT NULL, block TEXT NOT NULL, key TEXT NOT NULL, "
-        "klen INTEGER NOT NULL, PRIMARY KEY (tenant, block, node))",
+        "PRIMARY KEY (tenant, block, node))",
         "CREATE INDEX blocks_node ON blocks (tenant, node)",
         # edges, hyperedges, events, temporal edges of one document and view; held: why it waits for review
         "CREATE TABLE items (tenant TEXT NOT NULL, doc TEXT NOT NULL, view TEXT NOT NULL, item TEXT NOT NULL, "

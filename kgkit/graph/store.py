@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import getpass
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from kgkit import ids
-from kgkit.canon import key_blocks, similar_keys
 from kgkit.errors import InputError, NotFoundError
+from kgkit.graph.candidates import BlockIndex
 from kgkit.graph.database import Database, connect
 from kgkit.graph.resolution import Assignment, Group, resolve
 from kgkit.graph.runs import Contribution, read_run
@@ -66,6 +67,8 @@ class GraphStore:
         self.threshold = fuzzy_threshold
         self.legal_suffixes = legal_suffixes
         self.confidence_threshold = confidence_threshold
+        self._index = BlockIndex(lambda block: self._q("SELECT node, key FROM blocks WHERE tenant = ? AND block = ?",
+                                                       block))
 
     @classmethod
     def from_config(cls, config, url: str | None = None, tenant: str | None = None) -> "GraphStore":
@@ -89,6 +92,22 @@ class GraphStore:
 
     def _x(self, sql: str, *params: Any) -> int:
         return self.db.execute(sql, (self.tenant, *params))
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A write transaction; the in-memory block index is trusted only if the store is
+        still at the version it reflects (no other writer came in between)."""
+        try:
+            with self.db.write():
+                current = self.version()
+                if self._index.version != current:
+                    self._index.reset(current)
+                yield
+                reached = self.version()
+        except BaseException:
+            self._index.reset(None)
+            raise
+        self._index.version = reached
 
     def version(self) -> int:
         rows = self._q("SELECT version FROM graph_version WHERE tenant = ?")
@@ -115,7 +134,7 @@ class GraphStore:
         return results
 
     def add_contribution(self, c: Contribution) -> AddResult:
-        with self.db.write():
+        with self._writing():
             row = self._q("SELECT contribution FROM documents WHERE tenant = ? AND doc = ?", c.doc)
             if row and row[0][0] == c.fingerprint:
                 return AddResult(c.doc, "unchanged", self.version())
@@ -127,7 +146,7 @@ class GraphStore:
 
     def remove(self, doc: str) -> int:
         """Retract one document (by name or ``d_`` id); returns the new graph version."""
-        with self.db.write():
+        with self._writing():
             name = self._doc_name(doc)
             self._reresolve(self._retract(name))
             return self._bump()
@@ -169,9 +188,10 @@ class GraphStore:
                      [(t, n) for n in sorted({n["node"] for n in c.nodes} & known)])
         self.db.many("INSERT INTO groups (tenant, node, type, key, refs, entity) VALUES (?, ?, ?, ?, 1, ?)",
                      [(t, n, g["type"], g["key"], n) for n, g in fresh.items()])
-        self.db.many("INSERT INTO blocks (tenant, node, block, key, klen) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                     [(t, n, g["type"] + "\x1f" + b, g["key"], len(g["key"])) for n, g in fresh.items()
-                      for b in key_blocks(g["key"])])
+        self.db.many("INSERT INTO blocks (tenant, node, block, key) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                     [(t, n, b, g["key"]) for n, g in fresh.items() for b in self._index.blocks_of(g["type"], g["key"])])
+        for n, g in fresh.items():
+            self._index.add(n, g["type"], g["key"])
         self.db.many("INSERT INTO items (tenant, doc, view, item, kind, body, confidence, held, review_key) "
                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                      [(t, doc, i["view"], i["item"], i["kind"], ids.canonical_json(i["body"]), i["confidence"],
@@ -201,7 +221,6 @@ class GraphStore:
         """``seeds`` and every group linked to them, transitively (fuzzy pair, alias claim,
         same entity): whole components, as :func:`kgkit.graph.resolution.resolve` needs."""
         todo, found = sorted(seeds), {}
-        blocks: dict[str, list[tuple[str, str, int]]] = {}  # block -> (node, key, length), read once per update
         while todo:
             node = todo.pop()
             if node in found:
@@ -211,16 +230,7 @@ class GraphStore:
                 continue
             etype, key, refs, entity = row[0]
             found[node] = Group(node, etype, key, refs)
-            # fuzzy ratio >= t needs the shorter key to be at least t/(200-t) of the longer
-            t = min(self.threshold, 100.0)
-            lo, hi = len(key) * t / (200 - t) - 1e-6, len(key) * (200 - t) / max(t, 1e-6) + 1e-6
-            near: dict[str, str] = {}
-            for b in sorted(etype + "\x1f" + b for b in key_blocks(key)):
-                if b not in blocks:
-                    blocks[b] = self._q("SELECT node, key, klen FROM blocks WHERE tenant = ? AND block = ?", b)
-                near.update((n, k) for n, k, length in blocks[b] if lo <= length <= hi and n not in found)
-            others = sorted(near)
-            todo += [others[i] for i in similar_keys(key, [near[n] for n in others], self.threshold)]
+            todo += [n for n in self._index.similar(etype, key, self.threshold) if n not in found]
             for (akey,) in self._q("SELECT DISTINCT alias_key FROM claims WHERE tenant = ? AND node = ?", node):
                 todo += sorted(self._alias_links(etype, akey) - found.keys())
             todo += [r[0] for r in self._q("SELECT node FROM claims WHERE tenant = ? AND type = ? AND alias_key = ?",
@@ -235,6 +245,7 @@ class GraphStore:
         for node in dead:
             for table in ("groups", "blocks"):
                 self._x(f"DELETE FROM {table} WHERE tenant = ? AND node = ?", node)
+            self._index.remove(node, closure[node].type, closure[node].key)
         live = {n: g for n, g in closure.items() if g.refs > 0}
         if not live:
             return
@@ -283,7 +294,7 @@ class GraphStore:
     def unmerge(self, node: str, who: str | None = None) -> int:
         """Split key group ``node`` (a node id the merge log names) from its entity, for good:
         it is kept apart from every other member, also after later updates. Returns the version."""
-        with self.db.write():
+        with self._writing():
             row = self._q("SELECT entity FROM groups WHERE tenant = ? AND node = ?", node)
             if not row:
                 raise NotFoundError(f"no node {node!r} in graph tenant {self.tenant!r}",
@@ -340,6 +351,6 @@ class GraphStore:
 
     def decide(self, entry_id: str, decision: str, who: str | None = None) -> int:
         """Accept or reject one review entry (recorded with who and when); returns the version."""
-        with self.db.write():
+        with self._writing():
             review.decide(self, entry_id, decision, _who(who), _now())
             return self._bump()

@@ -64,15 +64,18 @@ class Database:
             self.conn.cursor().executemany(self._sql(sql), rows)
 
     @contextmanager
-    def write(self) -> Iterator[None]:
-        """One update: all of it or none of it, one writer per tenant at a time."""
-        self._begin_write()
+    def _transaction(self, begin) -> Iterator[None]:
+        begin()
         try:
             yield
         except BaseException:
             self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("COMMIT")
+
+    def write(self):
+        """One update: all of it or none of it, one writer per tenant at a time."""
+        return self._transaction(self._begin_write)
 
     @contextmanager
     def read(self) -> Iterator[None]:
@@ -134,10 +137,8 @@ class SQLiteDatabase(Database):
     def _begin_read(self) -> None:
         self.conn.execute("BEGIN")
 
-    @contextmanager
-    def _migration(self) -> Iterator[None]:
-        with self.write():
-            yield
+    def _migration(self):
+        return self.write()
 
 
 class PostgresDatabase(Database):
@@ -166,16 +167,12 @@ class PostgresDatabase(Database):
     def _begin_read(self) -> None:
         self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
 
-    @contextmanager
-    def _migration(self) -> Iterator[None]:
-        self.conn.execute("BEGIN")
-        self.conn.execute("SELECT pg_advisory_xact_lock(hashtext('kgkit:schema'))")
-        try:
-            yield
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        self.conn.execute("COMMIT")
+    def _migration(self):
+        def begin() -> None:  # one migrating connection at a time, whatever the tenant
+            self.conn.execute("BEGIN")
+            self.conn.execute("SELECT pg_advisory_xact_lock(hashtext('kgkit:schema'))")
+
+        return self._transaction(begin)
 
     def _ddl(self, statements: list[str]) -> list[str]:
         out = [s.replace(" REAL", " DOUBLE PRECISION") for s in statements]

@@ -14,22 +14,44 @@ between) or rolls back starts afresh from the database.
 """
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right, insort
+from bisect import bisect_left, bisect_right
 from typing import Callable
 
 from kgkit.canon import key_blocks, similar_keys
 
 
 class _Block:
-    __slots__ = ("entries",)
+    """One block's groups as parallel lists sorted by key length, so a length window is
+    a slice (no Python loop over the block)."""
+
+    __slots__ = ("lengths", "nodes", "keys", "forms")
 
     def __init__(self, rows: list[tuple[str, str]]):
-        self.entries = sorted((len(key), node, key, " ".join(sorted(key.split()))) for node, key in rows)
+        entries = sorted((len(key), node, key) for node, key in rows)
+        self.lengths = [e[0] for e in entries]
+        self.nodes = [e[1] for e in entries]
+        self.keys = [e[2] for e in entries]
+        self.forms = [" ".join(sorted(k.split())) for k in self.keys]
 
-    def window(self, lo: float, hi: float) -> list[tuple[int, str, str, str]]:
-        start = bisect_left(self.entries, (lo,))
-        end = bisect_right(self.entries, (hi, "\uffff"))
-        return self.entries[start:end]
+    def insert(self, node: str, key: str) -> None:
+        i = bisect_left(self.lengths, len(key))
+        if node in self.nodes[i:bisect_right(self.lengths, len(key))]:
+            return
+        self.lengths.insert(i, len(key))
+        self.nodes.insert(i, node)
+        self.keys.insert(i, key)
+        self.forms.insert(i, " ".join(sorted(key.split())))
+
+    def delete(self, node: str, key: str) -> None:
+        lo, hi = bisect_left(self.lengths, len(key)), bisect_right(self.lengths, len(key))
+        for i in range(lo, hi):
+            if self.nodes[i] == node:
+                for column in (self.lengths, self.nodes, self.keys, self.forms):
+                    del column[i]
+                return
+
+    def window(self, lo: float, hi: float) -> slice:
+        return slice(bisect_left(self.lengths, lo), bisect_right(self.lengths, hi))
 
 
 class BlockIndex:
@@ -55,19 +77,14 @@ class BlockIndex:
         return self._blocks[block]
 
     def add(self, node: str, etype: str, key: str) -> None:
-        entry = (len(key), node, key, " ".join(sorted(key.split())))
         for b in self.blocks_of(etype, key):
             if b in self._blocks:  # an unread block gets it from the store when read
-                insort(self._blocks[b].entries, entry)
+                self._blocks[b].insert(node, key)
 
     def remove(self, node: str, etype: str, key: str) -> None:
-        entry = (len(key), node, key, " ".join(sorted(key.split())))
         for b in self.blocks_of(etype, key):
             if b in self._blocks:
-                entries = self._blocks[b].entries
-                i = bisect_left(entries, entry)
-                if i < len(entries) and entries[i] == entry:
-                    del entries[i]
+                self._blocks[b].delete(node, key)
 
     def similar(self, etype: str, key: str, threshold: float) -> list[str]:
         """Nodes of groups (of ``etype``) the fuzzy stage could join with ``key``."""
@@ -75,10 +92,13 @@ class BlockIndex:
             return []
         t = max(threshold, 1e-6)
         lo, hi = len(key) * t / (200 - t) - 1e-6, len(key) * (200 - t) / t + 1e-6
-        near: dict[str, tuple[str, str]] = {}
-        for b in self.blocks_of(etype, key):
-            for _, node, other, form in self._block(b).window(lo, hi):
-                near[node] = (other, form)
-        nodes = sorted(near)
-        hits = similar_keys(key, [near[n][0] for n in nodes], threshold, forms=[near[n][1] for n in nodes])
-        return [nodes[i] for i in hits]
+        nodes: list[str] = []
+        keys: list[str] = []
+        forms: list[str] = []
+        for b in self.blocks_of(etype, key):  # a group in several blocks is screened more than once: cheap
+            block = self._block(b)
+            part = block.window(lo, hi)
+            nodes += block.nodes[part]
+            keys += block.keys[part]
+            forms += block.forms[part]
+        return sorted({nodes[i] for i in similar_keys(key, keys, threshold, forms=forms)})

@@ -114,7 +114,7 @@ def test_unknown_keys_say_where_and_suggest_all_at_once(tmp_path):
 
 def test_yaml_syntax_error_is_a_config_error(tmp_path):
     write(tmp_path / "kgkit.yaml", "llm: [unclosed\n")
-    with pytest.raises(ConfigError, match=r"kgkit\.yaml:2:1: YAML syntax error"):
+    with pytest.raises(ConfigError, match=r"kgkit\.yaml:1:6: YAML syntax error: the bracket .\[. opened here is never closed"):
         load_config(env={}, cwd=tmp_path)
 
 

@@ -207,8 +207,8 @@ def test_bad_stores_are_named(tmp_path):
         GraphStore(tmp_path / "missing" / "g.sqlite")
     with pytest.raises(ConfigError, match="tenant"):
         GraphStore(tmp_path / "g.sqlite", tenant=" ")
-    with pytest.raises(InputError, match="not a folder"):
-        GraphStore(tmp_path / "g.sqlite").add([tmp_path / "nowhere"])
+    with GraphStore(tmp_path / "g.sqlite") as g, pytest.raises(InputError, match="not a folder"):
+        g.add([tmp_path / "nowhere"])
 
 
 def test_schema_is_versioned_and_a_newer_store_is_refused(tmp_path):

@@ -22,7 +22,7 @@ def create_backend(config: Config, stage: str = "core") -> Backend:
     if not llm.model:
         from kgkit.backends.offline import OfflineBackend
 
-        return OfflineBackend()
+        return OfflineBackend(regex_timeout=config.input.regex_timeout)
     from kgkit.backends.llm import LLMBackend
 
     backend: Backend = LLMBackend(llm)

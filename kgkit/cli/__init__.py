@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "skills": ("kgkit.cli.skills", "skills_cli", "Learn, list and inspect the skill library."),
     "graph": ("kgkit.cli.graph", "graph_cli", "The corpus graph store: add runs, stats, show, merges."),
     "review": ("kgkit.cli.review", "review_cli", "Review items held out of the corpus graph."),
+    "validate": ("kgkit.cli.validate", "validate_cli", "Check any kgkit file: domain, view, template, config, gold."),
 }
 
 

@@ -27,12 +27,14 @@ from kgkit.config.model import (
     CanonConfig,
     GraphConfig,
     Config,
+    InputConfig,
     LLMConfig,
     ReviewConfig,
     SkillsConfig,
     StageLLM,
 )
 from kgkit.errors import ConfigError, Issue
+from kgkit.secrets import looks_like_key
 
 FILE_NAMES = ("kgkit.yaml", "kgkit.yml")
 ENV_OVERRIDES = {
@@ -245,7 +247,7 @@ def _error(issues: list[Issue]) -> ConfigError:
     issues = sorted(set(issues), key=Issue.sort_key)
     n = len(issues)
     lines = [i.format() for i in issues] + [f"{n} problem{'s' if n != 1 else ''} in the configuration"]
-    return ConfigError("\n".join(lines))
+    return ConfigError("\n".join(lines), issues=issues)
 
 
 def _plain(value: Any) -> Any:
@@ -321,6 +323,7 @@ def _build(data: dict[str, Any], origin: dict[Key, Path], file: Path | None, cwd
         cache=CacheConfig(**{**cache, "dir": path(("cache", "dir"), cache.get("dir"))}),
         skills=SkillsConfig(**{**skills, "library": path(("skills", "library"), skills.get("library"))}),
         graph=GraphConfig(**graph),
+        input=InputConfig(**(data.get("input") or {})),
         prompts={stage: path(("prompts", stage), p) for stage, p in (data.get("prompts") or {}).items()},
         chunk_size=chunking.get("size"),
         chunk_overlap=chunking.get("overlap"),
@@ -379,6 +382,7 @@ def config_to_data(config: Config) -> dict[str, Any]:
         "review": dict(vars(config.review)),
         "cache": {"enabled": config.cache.enabled, "dir": text(config.cache.dir)},
         "skills": {**vars(config.skills), "library": text(config.skills.library)},
+        "input": dict(vars(config.input)),
         "prompts": {stage: text(p) for stage, p in config.prompts.items()},
         "graph": dict(vars(config.graph)),
         "output": {"dir": text(config.out_dir)},
@@ -396,6 +400,8 @@ def show_config(effective: Effective) -> str:
     base = data["llm"]["api_base"]
     if base and base != MASK:
         data["llm"]["api_base"] = _mask_url(base)
+    if data["llm"]["api_key_env"] and looks_like_key(data["llm"]["api_key_env"]):
+        data["llm"]["api_key_env"] = MASK  # a key pasted where its variable's name belongs
     header = "# effective kgkit configuration\n# from: " + ("; ".join(effective.sources) or "defaults only") + "\n"
     return header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 

@@ -26,10 +26,10 @@ class LLMConfig:
     api_key_env: str | None = None  # name of the env var holding the key; never the key
     temperature: float = 0.0
     max_tokens: int = 2048
-    timeout: float = 60.0  # seconds per request
+    timeout: float = 60.0  # seconds a whole request may take (kgkit/backends/deadline.py)
     retries: int = 3  # extra attempts after the first
     backoff: float = 1.0  # base seconds for exponential backoff (Retry-After wins)
-    json_mode: bool = True
+    json_mode: bool = True  # strict JSON Schema, else JSON mode, where litellm says the model takes it
     stages: dict[str, StageLLM] = field(default_factory=dict)  # "core" | "upgrades" | "skills"
 
 
@@ -69,6 +69,12 @@ class GraphConfig:
 
 
 @dataclass
+class InputConfig:
+    max_bytes: int = 200_000_000  # a document over this is refused before it is read (docs/security.md)
+    regex_timeout: float = 1.0  # seconds each domain/skill regex may run per chunk before it is skipped
+
+
+@dataclass
 class Config:
     llm: LLMConfig = field(default_factory=LLMConfig)
     domain: str = "general"
@@ -80,6 +86,8 @@ class Config:
     cache: CacheConfig = field(default_factory=CacheConfig)
     skills: SkillsConfig = field(default_factory=SkillsConfig)
     graph: GraphConfig = field(default_factory=GraphConfig)
+
+    input: InputConfig = field(default_factory=InputConfig)
     prompts: dict[str, Path] = field(default_factory=dict)  # stage -> template path override
     out_dir: Path = Path("kgkit-out")
     source: Path | None = None  # the kgkit.yaml it came from, if any

@@ -27,10 +27,10 @@ COMMENTS: dict[str, dict[str, str]] = {
         "api_key_env": "name of the variable holding the key (never the key itself)",
         "temperature": "0 for extraction: the same text gives the same answer",
         "max_tokens": "per answer",
-        "timeout": "seconds per request",
-        "retries": "extra attempts after the first (429, 5xx, timeouts)",
+        "timeout": "seconds a whole request may take",
+        "retries": "extra attempts after the first (429, 5xx, resets, timeouts)",
         "backoff": "base seconds of exponential backoff; a Retry-After header wins",
-        "json_mode": "ask for JSON output where the provider supports it",
+        "json_mode": "ask for structured output (a strict JSON Schema, else JSON mode) where the provider supports it",
     },
     "domain": {"domain": "a name (`kgkit domains` lists them) or a path to a domain file"},
     "views": {"views": "null: the domain's default views; e.g. [binary, nary, temporal]"},
@@ -56,6 +56,10 @@ COMMENTS: dict[str, dict[str, str]] = {
         "temperature": "sampling temperature of those rollouts",
         "jaccard_merge": "a new skill this similar to an old one merges into it",
         "jaccard_modify": "this similar: a new version of the old one; below: a new skill",
+    },
+    "input": {
+        "max_bytes": "a document larger than this is refused before it is read",
+        "regex_timeout": "seconds a domain/skill regex may run per chunk; then it is skipped (review.jsonl)",
     },
 }
 
@@ -100,7 +104,7 @@ def starter_text(config: Config | None = None) -> str:
     lines.append(LLM_STAGES)
     for top in ("domain", "views"):
         lines.append(_line(top, data[top], COMMENTS[top].get(top)) + "\n")
-    for section in ("chunking", "canon", "review", "cache", "skills", "graph"):
+    for section in ("chunking", "canon", "review", "cache", "skills", "input", "graph"):
         lines.append(f"{section}:\n")
         for key, value in data[section].items():
             lines.append(_line(key, value, COMMENTS[section].get(key), indent=2))

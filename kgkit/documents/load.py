@@ -23,6 +23,7 @@ from typing import BinaryIO
 from kgkit.documents.types import Document, Page
 from kgkit.errors import InputError
 from kgkit.ids import doc_id
+from kgkit.input_file import DEFAULT_MAX_BYTES, open_regular, read_bounded
 
 PDF = "application/pdf"
 TEXT = "text/plain"
@@ -46,7 +47,8 @@ TITLE_MAX = 120
 _ODD_SPACES = str.maketrans({"\u00a0": " ", "\u2007": " ", "\u202f": " "})
 
 
-def load_document(path_or_dash: str | os.PathLike, *, stdin: BinaryIO | None = None) -> Document:
+def load_document(path_or_dash: str | os.PathLike, *, stdin: BinaryIO | None = None,
+                  max_bytes: int = DEFAULT_MAX_BYTES) -> Document:
     """Load one document.
 
     ``"-"`` reads bytes from ``stdin`` (default ``sys.stdin.buffer``); the format is then
@@ -54,18 +56,20 @@ def load_document(path_or_dash: str | os.PathLike, *, stdin: BinaryIO | None = N
     ``.html``; anything else is plain text), except that a file starting with ``%PDF-``
     is always read as a PDF.
 
-    Raises InputError for a file that cannot be used, with a message saying why.
+    Raises InputError for a file that cannot be used, with a message saying why: special
+    files (FIFO, device, socket) and inputs over ``max_bytes`` (``input.max_bytes``) are
+    refused before they are read.
     """
     source = os.fspath(path_or_dash)
     if source == "-":
         stream = stdin if stdin is not None else sys.stdin.buffer
-        raw = stream.read()
+        raw = read_bounded(stream, max_bytes, "stdin")
         if isinstance(raw, str):  # a text stream was passed; its bytes are its UTF-8
             raw = raw.encode("utf-8")
         return _from_bytes(raw, source="-", name="stdin", media_type=None)
     path = Path(source)
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path, max_bytes) as fh:
             head = fh.read(5)
             if not head:
                 raise InputError(f"{source} is empty")
@@ -74,7 +78,7 @@ def load_document(path_or_dash: str | os.PathLike, *, stdin: BinaryIO | None = N
                 # pypdf reads a path into memory whole; an open file lets it seek instead.
                 fh.seek(0)
                 return _load_pdf(fh, source=source, name=safe_name(path.stem), sha256=_sha256_file(fh))
-            raw = head + fh.read()
+            raw = head + read_bounded(fh, max_bytes - len(head), source)
     except IsADirectoryError:
         raise InputError(f"{source} is a directory; give the document files inside it") from None
     except FileNotFoundError:

@@ -35,6 +35,7 @@ class Accounting:
     retries: int = 0
     usage: Usage = field(default_factory=Usage)
     timings: dict[str, float] = field(default_factory=dict)
+    output_formats: dict[str, str] = field(default_factory=dict)  # stage -> json_schema | json_object | plain
 
     def count(self, stage: str, result: PassResult | None) -> None:
         """One pass of ``stage``: ``result`` is the backend's answer, None when reused."""
@@ -50,6 +51,8 @@ class Accounting:
         self.requests += result.requests
         self.retries += result.retries
         self.usage.add(result.usage)
+        if result.output_format:
+            self.output_formats[stage] = result.output_format
 
     @contextmanager
     def timed(self, stage: str):
@@ -75,7 +78,7 @@ class Accounting:
         }
 
     def tokens(self) -> dict[str, int]:
-        return {"in": self.usage.tokens_in, "out": self.usage.tokens_out}
+        return {"in": self.usage.tokens_in, "out": self.usage.tokens_out, "cached_in": self.usage.tokens_cached}
 
     def cost(self) -> float | None:
         """USD spent by this run: the backends' price-table figures; 0.0 when no request

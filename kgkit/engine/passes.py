@@ -98,5 +98,7 @@ class PassRunner:
             self.review.append({"stage": request.stage, "chunk": request.chunk.id, "item": {"raw": result.raw},
                                 "reason": f"{'unparsable answer' if result.raw is not None else 'no answer'}: {error}"})
             return None
+        self.review += [{"stage": request.stage, "chunk": request.chunk.id, "item": {"regex": w.get("regex")},
+                         "reason": w.get("reason")} for w in result.warnings]
         self.folder.save_pass(request.stage, request.chunk.id, key, result.data, result.model)
         return result.data

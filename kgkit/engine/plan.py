@@ -37,10 +37,9 @@ def estimate_cost(model: str | None, tokens_in: int, tokens_out: int) -> float |
     """USD for these tokens from litellm's local price table; 0 offline, None if unknown."""
     if not model:
         return 0.0
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
+    from kgkit.backends.llm import load_litellm
 
-    litellm.suppress_debug_info = True  # no "Provider List" banner for a model it does not price
+    litellm = load_litellm()  # the bundled price table, no network, no banners
     try:
         prompt_cost, completion_cost = litellm.cost_per_token(model=model, prompt_tokens=tokens_in,
                                                               completion_tokens=tokens_out)
@@ -59,7 +58,7 @@ def plan(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | o
     upgrades = [v.name for v in loaded if v.is_upgrade]
     plans = []
     for p in path_list(paths):
-        doc = load_document(p)
+        doc = load_document(p, max_bytes=cfg.input.max_bytes)
         chunks = chunk(doc, dom, cfg)
         n = len(chunks)
         passes_per_chunk = 2 + len(upgrades)

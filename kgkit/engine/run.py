@@ -196,6 +196,9 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
         warnings.append(f"{dangling} view reference(s) name no node of nodes.json")
     if failures:
         warnings.append(f"{len(failures)} pass(es) failed; rerun with --resume to retry them")
+    skipped = sorted({r["item"]["regex"] for r in review if str(r.get("reason", "")).startswith("regex_")})
+    if skipped:
+        warnings.append(f"{len(skipped)} regex(es) skipped on some chunks (input.regex_timeout); see review.jsonl")
 
     counts = {"nodes": len(nodes), "merges": len(core.merges), "skeleton_edges": len(skeleton.edges),
               "rejects": rejects, "dangling": dangling, "review": len(review)}
@@ -253,7 +256,7 @@ def extract(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str 
     if not inputs:
         raise InputError("no input files given")
     dom, base_views = load_domain_and_views(domain, views, cfg)
-    docs = [load_document(p) for p in inputs]  # every input checked before any call
+    docs = [load_document(p, max_bytes=cfg.input.max_bytes) for p in inputs]  # every input checked before any call
     names = [d.name for d in docs]
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)

@@ -213,3 +213,8 @@ def _locate(path: Path, raw: str, problems: list[tuple[tuple, str]]) -> list[Iss
     source = parse(raw, str(path))  # JSON is YAML: the same marks as kgkit's own files
     return [Issue(str(path), *(source.mark(key_path) or (None, None)), key_path, message)
             for key_path, message in problems]
+
+
+def check_gold_file(path: str | Path, domain: Domain | None = None) -> list[Issue]:
+    """Every issue of one ``*.gold.json`` file (``kgkit validate`` checks files one by one)."""
+    return _check_file(Path(path), domain)[1]

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from kgkit.errors import Issue, did_you_mean
-from kgkit.schema.yaml_source import KeyPath, Source
+from kgkit.schema.yaml_source import KeyPath, Source, excerpt
+from kgkit.secrets import looks_like_key
+
+_SECRET_PATH = re.compile(r"key|token|secret|password", re.IGNORECASE)  # values never echoed
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"  # published path: users' $schema lines name it
 
@@ -74,7 +78,7 @@ def _describe_value(value: Any) -> str:
         return "nothing (an empty value)"
     if isinstance(value, (int, float)):
         return f"the number {value}"
-    return f"the text {value!r}"
+    return f"the text {excerpt(value)}"
 
 
 def _expected_types(types: str | list[str]) -> str:
@@ -84,10 +88,27 @@ def _expected_types(types: str | list[str]) -> str:
 
 def schema_issues(src: Source, name: str) -> list[Issue]:
     """Every way ``src.data`` breaks schema ``name``, as located issues."""
+    foreign = _foreign_file(src, name)
+    if foreign:
+        return [foreign]
     issues: list[Issue] = []
     for error in validator(name).iter_errors(src.data):
         issues.extend(explain(src, error))
     return issues
+
+
+def _foreign_file(src: Source, name: str) -> Issue | None:
+    """One issue for a mapping none of whose top-level keys belongs to schema ``name``.
+
+    Such a file is not a kgkit file at all (``--view /etc/shadow`` parses as a mapping of
+    its lines): reporting each unknown key would print the file line by line.
+    """
+    known = schema_for(name).get("properties") or {}
+    if not isinstance(src.data, dict) or not src.data or not known or any(k in known for k in src.data):
+        return None
+    n = len(src.data)
+    return src.issue((), f"not a {name} file: none of its {n} top-level key{'s' if n != 1 else ''} is a {name} key; "
+                         f"expected keys such as {', '.join(list(known)[:4])}")
 
 
 def explain(src: Source, error) -> Iterator[Issue]:
@@ -109,15 +130,18 @@ def explain(src: Source, error) -> Iterator[Issue]:
         yield src.issue(path, f"expected {_expected_types(value)}, got {_describe_value(instance)}")
     elif kind == "enum":
         hint = did_you_mean(instance, [str(v) for v in value]) if isinstance(instance, str) else None
-        yield src.issue(path, f"{instance!r} is not allowed; expected one of: {', '.join(map(str, value))}", hint)
+        shown = excerpt(instance) if isinstance(instance, str) else repr(instance)
+        yield src.issue(path, f"{shown} is not allowed; expected one of: {', '.join(map(str, value))}", hint)
     elif kind == "const":
         yield src.issue(path, f"expected {value!r}, got {_describe_value(instance)}")
     elif kind == "pattern":
         rule = _NAME_RULES.get(value, f"text matching {value}")
         if "propertyNames" in error.schema_path or "propertyNames" in error.relative_schema_path:
-            yield src.issue(path + (instance,), f"{instance!r} is not a valid name; expected {rule}", key=True)
+            yield src.issue(path + (instance,), f"{excerpt(instance)} is not a valid name; expected {rule}", key=True)
+        elif isinstance(instance, str) and looks_like_key(instance) and _SECRET_PATH.search(str(path[-1:])):
+            yield src.issue(path, f"the value (not shown: it looks like a key) is not a valid name; expected {rule}")
         else:
-            yield src.issue(path, f"{instance!r} is not a valid name; expected {rule}")
+            yield src.issue(path, f"{excerpt(instance)} is not a valid name; expected {rule}")
     elif kind == "minItems":
         yield src.issue(path, f"expected at least {value} item{'s' if value != 1 else ''}, got {len(instance)}")
     elif kind == "minLength":

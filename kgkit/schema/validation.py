@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kgkit import safe_regex
 from kgkit.schema import search_path, yaml_source
 from kgkit.errors import Issue, NotFoundError, ValidationError, did_you_mean
 from kgkit.schema.json_schemas import schema_issues
@@ -120,12 +121,20 @@ def _walk_patterns(value: Any, path: KeyPath) -> Iterator[tuple[KeyPath, str]]:
 
 
 def _check_regexes(src: Source) -> Iterator[Issue]:
+    """Each regex must compile as it will run (kgkit.safe_regex) and must not backtrack exponentially."""
     for path, rx in _walk_patterns(src.data, ()):
         try:
-            re.compile(rx)
-        except re.error as exc:
+            re.compile(rx)  # its messages point where a bracket opened; then the engine that runs it
+            safe_regex.compile(rx)
+        except (re.error, safe_regex.error) as exc:
             where = f" at position {exc.pos}" if exc.pos is not None else ""
             yield src.issue(path, f"invalid regular expression '{rx}': {exc.msg}{where}; expected a Python regex")
+            continue
+        slow = safe_regex.nested_quantifier(rx)
+        if slow:
+            pos, why = slow
+            yield src.issue(path, f"regular expression '{rx}' can take exponential time: at position {pos}, {why}; "
+                                  "expected one quantifier per part, an atomic group (?>...) or a possessive quantifier (++)")
 
 
 def _check_qualifier_relations(src: Source, relations: list[str]) -> Iterator[Issue]:
@@ -343,9 +352,13 @@ def _check_view(src: Source) -> list[Issue]:
 
 
 def resolve_prompt(base: Path, ref: str) -> Path | None:
-    """A prompt path relative to the view file, else a built-in prompt of that name, else None."""
+    """A prompt path relative to the view file, else a built-in prompt of that name, else None.
+
+    The path must stay in the view's folder once symlinks are resolved: a view is a file
+    people share, and its prompt is sent to the provider.
+    """
     candidate = (base / ref).resolve()
-    if candidate.is_file():
+    if candidate.is_file() and inside(candidate, [base]):
         return candidate
     builtin = Path(__file__).resolve().parent.parent / "prompts" / Path(ref).name
     return builtin if builtin.is_file() else None
@@ -386,11 +399,25 @@ def merge_domain_data(parent: dict[str, Any], child: dict[str, Any]) -> dict[str
     return merged
 
 
+def inside(path: Path, folders: Iterable[Path]) -> bool:
+    """Whether ``path``, symlinks resolved, lies in one of ``folders`` (symlinks resolved too)."""
+    real = Path(path).resolve()
+    return any(real.is_relative_to(Path(f).resolve()) for f in folders)
+
+
 def _find_parent(ref: str, child: Path, project_dir: Path | None) -> Path:
+    """The file an ``extends`` names: a domain on the search path, or a path relative to the
+    child that stays in the child's folder or a search-path folder (symlinks resolved), so a
+    shared domain cannot make kgkit read, and print, a file elsewhere (``../.env``)."""
     if search_path.looks_like_path(ref):
         candidate = Path(ref).expanduser()
         if not candidate.is_absolute():
             candidate = child.parent / candidate
+        roots = [child.parent, *search_path.search_path("domains", project_dir)]
+        if not inside(candidate, roots):
+            raise NotFoundError(
+                f"extends path {ref!r} leads outside the domain's folder ({child.parent}); "
+                "expected a file beside it or a domain name on the search path")
         if candidate.is_file():
             return candidate
         raise NotFoundError(f"no domain file at {ref} (relative to {child.parent})")

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import yaml
 
 from kgkit.errors import Issue
+from kgkit.input_file import YAML_MAX_BYTES, UnusableFile, open_regular, read_bounded
 
 KeyPath = tuple[str | int, ...]
 Mark = tuple[int, int]  # 1-based line, column
@@ -63,6 +63,18 @@ class Source:
         where = self.mark(path, key=key)
         line, column = where if where else (None, None)
         return Issue(self.file, line, column, display_path(self.data, path), message, hint)
+
+
+def excerpt(text: str, limit: int = 40) -> str:
+    """At most the first ``limit`` characters of the first line of ``text``, quoted.
+
+    Messages quote what the author wrote so they can find it, but a file read by mistake
+    (``--domain /etc/passwd``) may parse as one long text value: it must never be printed whole.
+    """
+    lines = str(text).splitlines() or [""]
+    first = lines[0]
+    cut = len(first) > limit or len(lines) > 1
+    return repr(first[:limit] + ("…" if cut else ""))
 
 
 def display_path(data: Any, path: KeyPath) -> KeyPath:
@@ -123,15 +135,34 @@ def _syntax_issue(source: Source, text: str, exc: yaml.YAMLError) -> Issue:
         tag = problem.rsplit(" ", 1)[-1].strip("'").replace("tag:yaml.org,2002:", "!!")
         return Issue(source.file, line, column, (), f"unsupported tag {tag}; expected plain YAML values (no tags)")
     context = getattr(exc, "context", None)
+    opened = getattr(exc, "context_mark", None)
+    if mark and opened and str(context).startswith(_UNCLOSED):
+        return _unclosed_issue(source, text, opened, mark, problem)
     message = f"YAML syntax error: {problem}" + (f" ({context})" if context else "")
     return Issue(source.file, line, column, (), message)
+
+
+# A quote or bracket left open is only noticed where the parser gives up, often the end of
+# the file; where it was opened is what the author needs (PyYAML's context mark).
+_UNCLOSED = ("while scanning a quoted scalar", "while parsing a flow sequence", "while parsing a flow mapping")
+
+
+def _unclosed_issue(source: Source, text: str, opened: yaml.Mark, mark: yaml.Mark, problem: str) -> Issue:
+    char = text[opened.index] if 0 <= opened.index < len(text) else "?"
+    what = {"[": "bracket '['", "{": "brace '{'"}.get(char, f"quote {char}")
+    if "end of stream" in problem or "<stream end>" in problem:
+        found = f"the file ends at line {mark.line + 1} without closing it"
+    else:
+        found = f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
+    return Issue(source.file, opened.line + 1, opened.column + 1, (),
+                 f"YAML syntax error: the {what} opened here is never closed ({found})")
 
 
 _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # same marks, C speed when libyaml is there
 _PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 
 
-MAX_VALUES = 50_000  # the largest shipped domain has about 6,000
+MAX_VALUES = 50_000  # values added by alias expansion; a file's own values are not limited here
 
 
 class _TooBig(Exception):
@@ -145,12 +176,16 @@ class _Builder:
         self.source = source
         self.constructor = _Constructor()
         self.active: set[int] = set()  # node ids on the current path: guards alias cycles
-        self.count = 0  # values built, aliases expanded: guards "billion laughs" files
+        self.built: set[int] = set()  # node ids built once: building one again is an alias expansion
+        self.expanded = 0  # values added by aliases: guards "billion laughs" files
 
     def build(self, node: yaml.Node, path: KeyPath) -> Any:
-        self.count += 1
-        if self.count > MAX_VALUES:
-            raise _TooBig
+        if id(node) in self.built:
+            self.expanded += 1
+            if self.expanded > MAX_VALUES:
+                raise _TooBig
+        else:
+            self.built.add(id(node))
         self.source.values.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
         if id(node) in self.active:
             self.source.issues.append(self.source.issue(path, "an alias refers to itself; expected a finite value"))
@@ -227,8 +262,8 @@ def parse(text: str, file: str) -> Source:
         source.issues.append(_syntax_issue(source, text, exc))
         return source
     except _TooBig:
-        source.issues.append(Issue(file, 1, 1, (), f"more than {MAX_VALUES} values once aliases are expanded; "
-                                   "expected a configuration file, not a data dump"))
+        source.issues.append(Issue(file, 1, 1, (), f"aliases expand to more than {MAX_VALUES} values; "
+                                   "expected a configuration file that uses few aliases (a YAML alias bomb?)"))
         return source
     except RecursionError:
         source.issues.append(Issue(file, 1, 1, (), "nesting is too deep; expected a small configuration file"))
@@ -238,7 +273,12 @@ def parse(text: str, file: str) -> Source:
         Issue(i.file, i.line, i.column, display_path(data, i.path), i.message, i.hint) for i in source.issues
     ]
     if not isinstance(source.data, dict):
-        got = "a list" if isinstance(source.data, list) else f"the {'text' if isinstance(source.data, str) else 'value'} {source.data!r}"
+        if isinstance(source.data, list):
+            got = "a list"
+        elif isinstance(source.data, str):  # not echoed: this is how a stray file (a .env) parses
+            got = f"plain text ({len(source.data)} characters)"
+        else:
+            got = f"the value {source.data!r}"
         line, column = source.values[()]
         source.issues.append(
             Issue(file, line, column, (), f"expected a mapping (key: value lines) at the top level, got {got}")
@@ -247,10 +287,14 @@ def parse(text: str, file: str) -> Source:
 
 
 def load(path: str | os.PathLike) -> Source:
-    """Read and parse one file; a missing or unreadable file becomes an issue too."""
+    """Read and parse one file; a missing, unreadable or special file becomes an issue too."""
     file = os.fspath(path)
+    limit = f"the {YAML_MAX_BYTES:,}-byte limit for kgkit files"
     try:
-        raw = Path(path).read_bytes()
+        with open_regular(path, YAML_MAX_BYTES, what="a YAML file", limit_name=limit) as fh:
+            raw = read_bounded(fh, YAML_MAX_BYTES, file, limit_name=limit)
+    except UnusableFile as exc:  # a FIFO or /dev/zero would block or never end
+        return Source(file, issues=[Issue(file, None, None, (), exc.reason)])
     except FileNotFoundError:
         return Source(file, issues=[Issue(file, None, None, (), "file not found")])
     except OSError as exc:

@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from kgkit import safe_regex
 from kgkit.skills.library import Library, domain_dir, load_library
 
 HEAD_CHARS = 2000
@@ -44,10 +45,7 @@ def _phrase_in(phrase: str, lowered: str) -> bool:
 
 
 def _regex_in(pattern: str, text: str) -> bool:
-    try:
-        return re.search(pattern, text, re.I) is not None
-    except re.error:
-        return False
+    return safe_regex.search(pattern, text) is not None  # time-bounded; an invalid regex finds nothing
 
 
 def rank_skills(library: Library, text_head: str, title: str | None, k: int = 3) -> list[tuple[float, dict[str, Any]]]:

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 import jsonschema
 
+from kgkit import safe_regex
 from kgkit.backends.base import ENTITIES, RELATIONS, UPGRADE, PassRequest, PassResult, pass_validator
 from kgkit.backends.offline import upgrades
 from kgkit.backends.offline.entities import find_entities
@@ -105,21 +106,26 @@ class OfflineBackend:
 
     name = "offline"
 
+    def __init__(self, regex_timeout: float = safe_regex.DEFAULT_SECONDS):
+        self.regex_timeout = regex_timeout  # input.regex_timeout: per domain/skill regex, per chunk
+
     def run(self, request: PassRequest) -> PassResult:
         handler = _HANDLERS.get(request.kind)
         if handler is None:
             return PassResult(data=None, ok=False, error=f"the offline backend cannot answer {request.kind!r} passes "
                               f"(known: {', '.join(sorted(_HANDLERS))})")
         try:
-            data = handler(request)
+            with safe_regex.chunk_budget(self.regex_timeout) as budget:
+                data = handler(request)
         except _Unsupported as exc:
             return PassResult(data=None, ok=False, error=str(exc))
+        warnings = [{"regex": rx, "reason": why} for rx, why in budget.skipped.items()]
         error = jsonschema.exceptions.best_match(pass_validator(request.schema).iter_errors(data))
         if error is not None:
             # A rule produced an off-schema answer: a bug here, reported like a bad model answer.
             return PassResult(data=None, ok=False, raw=json.dumps(data, ensure_ascii=False),
                               error=f"offline answer does not match the pass schema: {error.message}")
-        return PassResult(data=data, model="offline")
+        return PassResult(data=data, model="offline", warnings=warnings)
 
     def describe(self) -> dict[str, Any]:
         return {"backend": "offline", "version": VERSION}

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterable, Mapping, Sequence
 
+from kgkit import safe_regex
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
 from kgkit.backends.offline.mentions import Mention, collapse, name_key
 from kgkit.backends.offline.names import acronym_mentions, add_surname_aliases, add_title_aliases, name_mentions
@@ -97,11 +98,6 @@ def literal_types(entity_types: Sequence[EntityType]) -> dict[str, str]:
     return {kinds[k]: k for k in LITERAL_KINDS if k in kinds}
 
 
-@lru_cache(maxsize=4096)
-def compile_regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.I | re.M)
-
-
 def phrase_pattern(phrase: str) -> str:
     """``phrase`` as a regex body that takes any run of whitespace between its words."""
     return r"\s+".join(re.escape(p) for p in phrase.split())
@@ -117,7 +113,7 @@ def compile_phrases(phrases: tuple[str, ...]) -> re.Pattern[str]:
 def pattern_matches(patterns: Patterns, text: str) -> Iterable[tuple[int, int]]:
     """Spans matched by a Patterns object; a regex group ``name`` narrows the span."""
     for rx in patterns.regex:
-        for m in compile_regex(rx).finditer(text):
+        for m in safe_regex.finditer(rx, text):
             if "name" in m.re.groupindex and m.group("name") is not None:
                 s, e = m.span("name")
             else:
@@ -133,7 +129,7 @@ def trigger_spans(patterns: Patterns, text: str, sent: Sentence) -> list[tuple[i
     """Spans of ``text`` within the sentence ``sent`` matched by ``patterns``, in order."""
     hits = []
     for rx in patterns.regex:
-        hits += [m.span() for m in compile_regex(rx).finditer(text, sent.start, sent.end)]
+        hits += [m.span() for m in safe_regex.finditer(rx, text, sent.start, sent.end)]
     if patterns.phrases:
         hits += [m.span() for m in compile_phrases(tuple(patterns.phrases)).finditer(text, sent.start, sent.end)]
     return sorted(hits)
@@ -223,7 +219,9 @@ def _attach_definitions(text: str, sentences: list[Sentence], mentions: list[Men
         in_sent = [m for m in mentions if sent.start <= m.start and m.end <= sent.end]
         last_def_end = sent.start
         for d in _DEFINITION.finditer(text, sent.start, sent.end):
-            terms = [collapse(t) for t in (d.group("term"), d.group("term2")) if t]
+            terms = [c for c in (collapse(t) for t in (d.group("term"), d.group("term2")) if t) if c]
+            if not terms:  # a blank placeholder such as ("\u202f\u202f") defines nothing
+                continue
             before = [m for m in in_sent if m.end <= d.start()]
             target = None
             head = terms[0].split()[-1].lower()

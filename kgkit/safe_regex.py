@@ -1,0 +1,306 @@
+"""User regexes (domain and template patterns and triggers, learned skills) that cannot stall a run.
+
+A regex from a YAML file is code someone else wrote. With a backtracking engine a pattern
+such as ``(a+)+$`` takes seconds on 28 characters and hours on 40. Two guards:
+
+* At validation, :func:`nested_quantifier` refuses the shapes that backtrack exponentially:
+  a repeated group whose body repeats something with nothing mandatory to separate one
+  round from the next (``(a+)+``, ``(a*)*``, ``(\\w+\\s?)+``), and a repeated alternation
+  whose branches match the same character (``(a|a)*``, ``(\\w|\\d)+``). It returns where
+  the group starts, so the author can find it.
+* At run time every user regex runs through :func:`finditer`, on the ``regex`` package
+  (``re`` has no timeout) with a time budget per pattern per chunk
+  (``input.regex_timeout``). A pattern that uses its budget up is skipped for the rest of
+  the chunk and recorded in :class:`Budget`; the offline backend turns that into a review
+  entry, so no pattern hangs a run, and none is dropped silently.
+
+Patterns are compiled case-insensitive and multi-line, as the offline backend always has
+(``(?-i:...)`` where case matters).
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import logging
+import re
+import string
+import time
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import regex
+
+log = logging.getLogger(__name__)
+
+FLAGS = regex.IGNORECASE | regex.MULTILINE
+DEFAULT_SECONDS = 1.0  # input.regex_timeout: per pattern, per chunk
+error = regex.error
+
+
+@lru_cache(maxsize=4096)
+def compile(pattern: str) -> regex.Pattern:  # noqa: A001 - the name says what it replaces
+    """``pattern`` compiled the way every user regex runs (regex.error if it is not valid)."""
+    return regex.compile(pattern, FLAGS)
+
+
+# --------------------------------------------------------------------------- run time
+
+
+@dataclass
+class Budget:
+    """Seconds each pattern may still run in this chunk, and the patterns skipped (with why)."""
+
+    seconds: float = DEFAULT_SECONDS
+    spent: dict[str, float] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)  # pattern -> reason
+
+
+_BUDGET: contextvars.ContextVar[Budget | None] = contextvars.ContextVar("kgkit_regex_budget", default=None)
+
+
+@contextlib.contextmanager
+def chunk_budget(seconds: float = DEFAULT_SECONDS) -> Iterator[Budget]:
+    """Every :func:`finditer` inside shares one budget: ``seconds`` per pattern for this chunk."""
+    budget = Budget(seconds)
+    token = _BUDGET.set(budget)
+    try:
+        yield budget
+    finally:
+        _BUDGET.reset(token)
+
+
+def finditer(pattern: str, text: str, pos: int = 0, endpos: int | None = None) -> list[regex.Match]:
+    """All matches of a user ``pattern`` in ``text[pos:endpos]``, or none once it has used up
+    its time in the current chunk (outside :func:`chunk_budget`, each call gets the default)."""
+    end = len(text) if endpos is None else endpos
+    return _run(pattern, lambda rx, timeout: list(rx.finditer(text, pos, end, timeout=timeout)), [])
+
+
+def search(pattern: str, text: str) -> regex.Match | None:
+    """The first match of a user ``pattern`` in ``text``, under the same budget as :func:`finditer`."""
+    return _run(pattern, lambda rx, timeout: rx.search(text, timeout=timeout), None)
+
+
+def _run(pattern: str, call, nothing):
+    budget = _BUDGET.get() or Budget()
+    if pattern in budget.skipped:
+        return nothing
+    remaining = budget.seconds - budget.spent.get(pattern, 0.0)
+    started = time.monotonic()
+    try:
+        return call(compile(pattern), max(remaining, 0.001))
+    except TimeoutError:
+        budget.skipped[pattern] = f"regex_timeout: ran over its {budget.seconds:g}s budget (input.regex_timeout)"
+    except regex.error as exc:  # a learned skill's regex is not validated like a domain's
+        budget.skipped[pattern] = f"regex_invalid: {exc}"
+    finally:
+        budget.spent[pattern] = budget.spent.get(pattern, 0.0) + time.monotonic() - started
+    log.warning("regex %r skipped on this chunk: %s", pattern, budget.skipped[pattern])
+    return nothing
+
+
+# --------------------------------------------------------------------------- validation
+
+# Characters a single-character atom is tried against to tell whether two atoms overlap.
+_SAMPLE = string.printable + "\u00a0\u2003\u00e9\u00df\u00c4\u0436\u4e2d\u0663\u00bd_"
+_QUANT = re.compile(r"\{(\d*)(,?)(\d*)\}")
+
+
+@dataclass
+class _Node:
+    start: int
+    chars: frozenset[str]  # sample characters it can consume (a group: any of its atoms')
+    alternatives: list[list[_Node]] = field(default_factory=list)  # a group's branches
+    low: int = 1
+    high: int | None = 1  # None: unbounded
+    guarded: bool = False  # atomic group, possessive quantifier or lookaround: no backtracking into it
+    text: str = ""
+
+    @property
+    def repeats(self) -> bool:
+        return not self.guarded and (self.high is None or self.high > 1)
+
+
+class _Parser:
+    """Just enough of Python's regex syntax to see groups, atoms and quantifiers, with positions.
+
+    Only called on patterns that already compile, so malformed input need not be handled.
+    """
+
+    def __init__(self, pattern: str):
+        self.p = pattern
+        self.i = 0
+        self.verbose = bool(re.match(r"\(\?[aiLmsux]*x", pattern))
+
+    def sequence(self, ignorecase: bool) -> list[list[_Node]]:
+        branches: list[list[_Node]] = [[]]
+        while self.i < len(self.p) and self.p[self.i] != ")":
+            c = self.p[self.i]
+            if c == "|":
+                self.i += 1
+                branches.append([])
+                continue
+            if self.verbose and c in " \t\n\r\f\v":
+                self.i += 1
+                continue
+            if self.verbose and c == "#":
+                end = self.p.find("\n", self.i)
+                self.i = len(self.p) if end < 0 else end + 1
+                continue
+            node = self.atom(ignorecase)
+            if node is not None:
+                self.quantifier(node)
+                branches[-1].append(node)
+        return branches
+
+    def atom(self, ignorecase: bool) -> _Node | None:
+        p, start = self.p, self.i
+        c = p[start]
+        if c in "^$":
+            self.i += 1
+            return None
+        if c == "(":
+            return self.group(ignorecase)
+        if c == "[":
+            j = start + 1
+            if j < len(p) and p[j] == "^":
+                j += 1
+            if j < len(p) and p[j] == "]":
+                j += 1
+            while j < len(p) and p[j] != "]":
+                j += 2 if p[j] == "\\" else 1
+            self.i = j + 1
+        elif c == "\\":
+            nxt = p[start + 1] if start + 1 < len(p) else ""
+            if nxt in "bBAZ":
+                self.i = start + 2
+                return None
+            m = re.compile(r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|N\{[^}]*\}|[0-7]{1,3}|\d{1,2}|.)",
+                           re.S).match(p, start)
+            self.i = m.end() if m else start + 2
+        else:
+            self.i = start + 1
+        text = p[start:self.i]
+        return _Node(start, _chars(text, ignorecase), text=text)
+
+    def group(self, ignorecase: bool) -> _Node | None:
+        p, start = self.p, self.i
+        self.i += 1
+        guarded = False
+        if p.startswith("?", self.i):
+            if p.startswith("?#", self.i):  # a comment
+                self.i = p.index(")", self.i) + 1
+                return None
+            if p.startswith("?P=", self.i):  # a back-reference: could be anything
+                self.i = p.index(")", self.i) + 1
+                return _Node(start, frozenset(_SAMPLE), text=p[start:self.i])
+            flags = re.match(r"\?([aiLmsux]*)(?:-([imsx]*))?([:)])", p[self.i:])
+            if flags:
+                on, off, end = flags.groups()
+                self.i += flags.end()
+                if end == ")":  # global flags such as (?i): no group
+                    return None
+                ignorecase = (ignorecase or "i" in on) and "i" not in (off or "")
+            elif p.startswith(("?=", "?!"), self.i):
+                self.i += 2
+                guarded = True
+            elif p.startswith(("?<=", "?<!"), self.i):
+                self.i += 3
+                guarded = True
+            elif p.startswith("?>", self.i):
+                self.i += 2
+                guarded = True
+            elif p.startswith("?P<", self.i):
+                self.i = p.index(">", self.i) + 1
+            elif p.startswith("?(", self.i):  # conditional: (?(id)yes|no)
+                self.i = p.index(")", self.i) + 1
+        branches = self.sequence(ignorecase)
+        self.i += 1  # the closing ")"
+        chars = frozenset().union(*(n.chars for b in branches for n in b)) if any(branches) else frozenset()
+        return _Node(start, chars, branches, guarded=guarded, text=p[start:self.i])
+
+    def quantifier(self, node: _Node) -> None:
+        start = self.i
+        self._quantifier(node)
+        node.text += self.p[start:self.i]
+
+    def _quantifier(self, node: _Node) -> None:
+        p, i = self.p, self.i
+        if i >= len(p):
+            return
+        if p[i] in "*+?":
+            node.low, node.high = {"*": (0, None), "+": (1, None), "?": (0, 1)}[p[i]]
+            self.i = i + 1
+        else:
+            m = _QUANT.match(p, i)
+            if not m or not (m.group(1) or m.group(3)):
+                return
+            low = int(m.group(1) or 0)
+            node.low, node.high = low, (int(m.group(3)) if m.group(3) else (None if m.group(2) else low))
+            self.i = m.end()
+        if self.i < len(p) and p[self.i] in "?+":
+            node.guarded = node.guarded or p[self.i] == "+"  # possessive: gives nothing back
+            self.i += 1
+
+
+def _chars(text: str, ignorecase: bool) -> frozenset[str]:
+    try:
+        with warnings.catch_warnings():  # "possible nested set": validation has said so already
+            warnings.simplefilter("ignore", FutureWarning)
+            rx = re.compile(text, re.I if ignorecase else 0)
+    except re.error:
+        return frozenset(_SAMPLE)
+    return frozenset(c for c in _SAMPLE if rx.fullmatch(c))
+
+
+def _repeated_inside(seq: list[_Node], chain: tuple[list[_Node], ...]) -> Iterator[tuple[_Node, tuple]]:
+    """Repeating nodes in ``seq`` (through plain groups), each with the sequences around it."""
+    for node in seq:
+        if node.guarded:
+            continue
+        if node.repeats:
+            yield node, chain + (seq,)
+        for branch in node.alternatives:
+            yield from _repeated_inside(branch, chain + (seq,))
+
+
+def _separated(inner: _Node, chain: tuple[list[_Node], ...]) -> bool:
+    """Whether some sequence around ``inner`` has a mandatory part ``inner`` cannot consume."""
+    return any(n is not inner and n.low >= 1 and n.chars and not (n.chars & inner.chars)
+               for seq in chain for n in seq)
+
+
+def _groups(seq: list[_Node]) -> Iterator[_Node]:
+    for node in seq:
+        if node.alternatives:
+            yield node
+            for branch in node.alternatives:
+                yield from _groups(branch)
+
+
+def nested_quantifier(pattern: str, ignorecase: bool = True) -> tuple[int, str] | None:
+    """Where ``pattern`` can backtrack exponentially, as (position, why); None if it cannot.
+
+    ``pattern`` must compile. Conservative by design: it looks for the classic shapes, and
+    the time budget of :func:`finditer` covers whatever it misses.
+    """
+    parser = _Parser(pattern)
+    top = parser.sequence(ignorecase)
+    for group in (g for branch in top for g in _groups(branch)):
+        if not group.repeats:
+            continue
+        for branch in group.alternatives:
+            for inner, chain in _repeated_inside(branch, ()):
+                if not _separated(inner, chain):
+                    return group.start, (f"'{group.text}' repeats '{inner.text}' with nothing between the rounds "
+                                         "(nested quantifiers)")
+        singles = [b[0] for b in group.alternatives if len(b) == 1 and b[0].high == 1 and not b[0].alternatives]
+        for a, b in ((a, b) for k, a in enumerate(singles) for b in singles[k + 1:]):
+            if a.chars & b.chars:
+                return group.start, f"'{group.text}' repeats alternatives '{a.text}' and '{b.text}' that match the same text"
+        texts = ["".join(n.text for n in b) for b in group.alternatives]
+        if len(set(texts)) < len(texts):
+            return group.start, f"'{group.text}' repeats the same alternative twice"
+    return None

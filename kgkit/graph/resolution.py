@@ -18,8 +18,8 @@ Why the result can be updated incrementally and still equal a fresh load: the ou
 computed per *component* -- groups connected by a candidate link (a shared block and a
 score over the threshold, or an alias claim) -- and depends on nothing outside it, in
 an order derived from the keys alone. An update re-solves only the components its
-document touched (:func:`resolve` over the closure of what it touched), so its cost follows the document, and the
-answer is the one a fresh load of the same corpus computes.
+document touched (:func:`resolve` over the closure of what it touched), so its cost
+follows the document, and the answer is the one a fresh load of the same corpus computes.
 """
 from __future__ import annotations
 
@@ -47,7 +47,8 @@ class Assignment:
 def resolve(groups: dict[str, Group], claims: dict[str, set[str]], apart: set[frozenset[str]],
             threshold: float) -> dict[str, Assignment]:
     """The entity of every group in ``groups``, which must be closed under candidate links
-    (pairs the fuzzy stage could join, :func:`kgkit.canon.similar_keys`, and alias claims): then each group's answer is the one a fresh load gives.
+    (pairs the fuzzy stage could join, :func:`kgkit.canon.similar_keys`, and alias
+    claims): then each group's answer is the one a fresh load gives.
 
     ``claims``: group node -> alias keys its documents declare; ``apart``: pairs an
     unmerge keeps separate; ``threshold``: canon's fuzzy threshold (above 100: no fuzzy).

@@ -15,11 +15,12 @@ def _isolated(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
 
 
-def extract(tmp_path, extra=None, views=("binary",)):
+def extract(tmp_path, extra=None, views=("binary",), admit_unverified=False):
     inputs = write_inputs(tmp_path / "in")
-    return kgkit.extract(inputs["doc"], domain=inputs["domain"], views=list(views),
-                         config=Config(chunk_size=CHUNK_SIZE, chunk_overlap=0), out_dir=tmp_path / "out",
-                         backend=ScriptedBackend(extra=extra))[0]
+    config = Config(chunk_size=CHUNK_SIZE, chunk_overlap=0)
+    config.review.admit_unverified = admit_unverified
+    return kgkit.extract(inputs["doc"], domain=inputs["domain"], views=list(views), config=config,
+                         out_dir=tmp_path / "out", backend=ScriptedBackend(extra=extra))[0]
 
 
 def test_rejected_relations_are_counted_by_reason_and_reviewed(tmp_path):
@@ -52,10 +53,21 @@ def test_relation_aliases_are_normalised_and_ends_resolve_through_the_merge(tmp_
     assert len(result.views["binary"]["edges"]) == 8  # the alias copy is the same edge
 
 
-def test_mentions_merge_across_chunks_with_recorded_reasons(tmp_path):
-    # every chunk's answer also names "Acme Corporation" (type given by a declared type alias)
-    extra = {"entities": [{"name": "Acme Corporation", "type": "organisation", "evidence": "Acme Corp"}]}
+def test_a_name_the_text_does_not_hold_is_held_back_though_its_quote_is_there(tmp_path):
+    # every chunk's answer names "Acme Corporation", written nowhere in the document
+    extra = {"entities": [{"name": "Acme Corporation", "type": "organisation", "evidence": "The team met"}]}
     result = extract(tmp_path, extra)
+    assert not [n for n in result.nodes if n["name"] == "Acme Corporation"]
+    assert result.manifest["counts"]["held_back"]["entities"] == {"name_not_in_text": 8}
+    assert sum(r["reason"] == "held back (name_not_in_text): 'Acme Corporation' does not occur in the chunk"
+               for r in result.review) == 8
+
+
+def test_admitted_unverified_mentions_merge_across_chunks_with_recorded_reasons(tmp_path):
+    # every chunk's answer also names "Acme Corporation" (type given by a declared type alias),
+    # a name not written in the text: review.admit_unverified lets it in
+    extra = {"entities": [{"name": "Acme Corporation", "type": "organisation", "evidence": "Acme Corp"}]}
+    result = extract(tmp_path, extra, admit_unverified=True)
     acme = [n for n in result.nodes if n["type"] == "Org" and "acme" in n["name"].lower()]
     assert len(acme) == 1
     assert acme[0]["name"] == "Acme Corporation"  # the most frequent surface form
@@ -65,11 +77,11 @@ def test_mentions_merge_across_chunks_with_recorded_reasons(tmp_path):
 
 
 def test_entities_of_undeclared_types_are_reported_not_dropped_silently(tmp_path):
-    extra = {"entities": [{"name": "Paris", "type": "City", "evidence": "The team met"}]}
+    extra = {"entities": [{"name": "team", "type": "City", "evidence": "The team met"}]}
     result = extract(tmp_path, extra)
-    assert not [n for n in result.nodes if n["name"] == "Paris"]
+    assert not [n for n in result.nodes if n["name"] == "team"]
     assert result.manifest["counts"]["rejects"]["core"]["unknown_type"] == 8
-    assert any(r["item"] == {"name": "Paris", "type": "City"} and r["reason"].startswith("unknown_type")
+    assert any(r["item"] == {"name": "team", "type": "City"} and r["reason"].startswith("unknown_type")
                for r in result.review)
 
 
@@ -110,3 +122,26 @@ def test_aliases_an_entities_answer_declares_are_not_taken_on_trust(tmp_path):
     result = extract(tmp_path, extra)
     ann = next(n for n in result.nodes if n["name"] == "Ann Lee")
     assert ann["aliases"] == []
+
+
+def test_a_value_given_normalised_from_its_checked_quote_is_kept_without_a_span(tmp_path):
+    """Dates and durations may come normalised ("5 years" for "five (5) years"): kept, with no
+    span rather than the whole sentence; a name of another type must be written in the text."""
+    from kgkit.documents.chunking import chunk_document
+    from kgkit.documents.load import load_document
+    from kgkit.modes.base import Locator
+
+    path = tmp_path / "lease.txt"
+    path.write_text("The lease runs for five (5) years from 7/1/98.\n", encoding="utf-8")
+    doc = load_document(path)
+    [chunk] = chunk_document(doc, 1000, 0)
+    review, held = [], {}
+    locate = Locator(doc, chunk, "entities", 85.0, 0.5, review, held)
+    quote = "The lease runs for five (5) years from 7/1/98"
+    for name, type_ in (("5 years", "Duration"), ("1998-07-01", "Date")):
+        place, verified = locate.mention({"name": name, "type": type_}, name, quote)
+        assert verified and place["span"] is None and place["quote"] == quote
+    place, _ = locate.mention({"name": "lease", "type": "Org"}, "lease", quote)
+    assert doc.text[place["span"][0]:place["span"][1]] == "lease"  # the name's own characters
+    place, _ = locate.mention({"name": "Lease Corp", "type": "Org"}, "Lease Corp", quote)
+    assert place is None and held == {"name_not_in_text": 1}

@@ -137,7 +137,7 @@ def test_roles_and_qualifiers_given_as_null_are_absent_not_errors(tmp_path):
     assert {} in [e["qualifiers"] for e in result.views["temporal"]["edges"]]
     # (the extra answer comes back for every chunk; only its quote is missing from 7 of them)
     assert {r["reason"].split(":")[0] for r in result.review if r["stage"] in ("nary", "temporal")} == {
-        "unverified evidence"}
+        "held back (unverified_evidence)"}
 
 
 def test_a_symmetric_relation_read_both_ways_is_one_temporal_edge(tmp_path):
@@ -193,9 +193,10 @@ def test_a_diy_entity_the_core_has_is_the_core_node_whatever_the_legal_suffix_se
 
 
 def test_a_diy_role_names_the_views_own_entity_by_the_same_canonical_key_that_made_it(tmp_path):
-    extra = {"diy-entities": [{"name": "Chief Pilot", "type": "Role", "evidence": "engineer"}],
-             "diy:staffing": [{"relation": "HOLDS", "roles": {"holder": "Ann Lee", "role": "the chief  pilot."}}]}
+    extra = {"diy-entities": [{"name": "Team", "type": "Role", "evidence": "The team met"}],
+             "diy:staffing": [{"relation": "HOLDS", "roles": {"holder": "Ann Lee", "role": "the  TEAM."},
+                                  "evidence": "The team met weekly."}]}
     result = extract(tmp_path, ["diy:TEMPLATE"], extra)
-    pilot = next(n["id"] for n in result.nodes if n["name"] == "Chief Pilot")
+    pilot = next(n["id"] for n in result.nodes if n["name"] == "Team")
     assert {"node": pilot} in [r["roles"]["role"] for r in result.views["diy:staffing"]["relations"]]
     assert "unknown_node" not in result.manifest["counts"]["rejects"]["diy:staffing"]

@@ -176,11 +176,19 @@ def test_a_changed_shared_prompt_file_runs_the_passes_again(inputs, tmp_path, mo
     assert len(backend.calls) == 24 and again.manifest["calls"]["reused"] == 0
 
 
-def test_without_resume_the_folder_holds_only_this_runs_views(inputs, tmp_path):
+def test_a_run_with_another_view_keeps_the_earlier_ones_and_replace_views_drops_them(inputs, tmp_path):
     out = tmp_path / "out"
-    run(inputs, ["nary", "binary"], ScriptedBackend(), out)
-    run(inputs, ["binary"], ScriptedBackend(), out)
-    assert [p.name for p in (out / "staff_notes" / "views").iterdir()] == ["binary.json"]
+    first = run(inputs, ["nary", "binary"], ScriptedBackend(), out)
+    views = out / "staff_notes" / "views"
+    backend = CountingBackend(ScriptedBackend())
+    again = run(inputs, ["event"], backend, out)
+    assert [stage for stage, _ in backend.calls] == ["event"] * 8  # the kept views came from state/
+    assert sorted(p.name for p in views.iterdir()) == ["binary.json", "event.json", "nary.json"]
+    assert again.views["nary"] == first.views["nary"]
+    assert again.manifest["view_files"] == ["views/binary.json", "views/event.json", "views/nary.json"]
+    replaced = run(inputs, ["binary"], ScriptedBackend(), out, replace_views=True)
+    assert [p.name for p in views.iterdir()] == ["binary.json"]
+    assert replaced.manifest["view_files"] == ["views/binary.json"]
 
 
 def test_failed_chunks_are_kept_for_resume(inputs, tmp_path):
@@ -201,16 +209,38 @@ def test_failed_chunks_are_kept_for_resume(inputs, tmp_path):
     assert resumed.ok and len(resumed.views["nary"]["hyperedges"]) == 8
 
 
-def test_unverified_and_low_confidence_items_are_kept_and_reviewed(inputs, tmp_path):
+def test_unverified_items_are_held_back_and_low_confidence_ones_kept_and_reviewed(inputs, tmp_path):
     extra = {"relations": [{"head": "Ann Lee", "relation": "Work_For", "tail": "Acme Corp",
-                            "evidence": "Ann Lee was the chair of the board of Acme", "confidence": 0.2}]}
+                            "evidence": "Ann Lee was the chair of the board of Acme", "confidence": 0.9},
+                           {"head": "Ann Lee", "relation": "Work_For", "tail": "Acme Corp",
+                            "evidence": "Ann Lee joined Acme Corp", "confidence": 0.2}]}
     result = run(inputs, ["binary"], ScriptedBackend(extra=extra), tmp_path / "out")
     reasons = [r["reason"] for r in result.review if r["stage"] == "relations"]
-    assert any(r.startswith("unverified evidence") for r in reasons)
+    assert any(r.startswith("held back (unverified_evidence): unverified evidence: quote not found") for r in reasons)
     assert any(r == "low confidence (0.2 < 0.5)" for r in reasons)
-    # the better-supported copy of the same edge is the one kept in the view
-    ann_edges = [e for e in result.views["binary"]["edges"] if e["evidence"]["quote"].startswith("Ann Lee")]
-    assert len(ann_edges) == 1 and ann_edges[0]["verified"]
+    held = [r for r in reasons if r.startswith("held back")]
+    assert len(held) >= 8 and result.manifest["counts"]["held_back"]["relations"] == {"unverified_evidence": len(held)}
+    assert all(e["verified"] and e["evidence"]["quote"] != extra["relations"][0]["evidence"]
+               for e in result.views["binary"]["edges"])
+
+
+def test_admit_unverified_keeps_them_marked_with_no_span(inputs, tmp_path):
+    extra = {"relations": [{"head": "Ann Lee", "relation": "Work_For", "tail": "Beta Ltd",
+                            "evidence": "Ann Lee was the chair of the board of Beta", "confidence": 0.9}],
+             "entities": [{"name": "Zed Nobody", "type": "Person", "evidence": "Zed Nobody spoke"}]}
+    cfg = config()
+    cfg.review.admit_unverified = True
+    result = kgkit.extract(inputs["doc"], domain=inputs["domain"], views=["binary"], config=cfg,
+                           out_dir=tmp_path / "out", backend=ScriptedBackend(extra=extra))[0]
+    [edge] = [e for e in result.views["binary"]["edges"] if not e["verified"]]
+    assert edge["evidence"]["span"] is None and edge["evidence"]["quote"] == extra["relations"][0]["evidence"]
+    assert result.manifest["counts"]["held_back"]["relations"] == {}
+    validate("view_file", result.views["binary"])
+    [zed] = [n for n in result.nodes if n["name"] == "Zed Nobody"]
+    assert zed["verified"] is False and {m["span"] for m in zed["mentions"]} == {None}
+    assert all("verified" not in n for n in result.nodes if n is not zed)
+    validate("nodes_file", {"doc_id": result.manifest["input"]["doc_id"], "nodes": result.nodes})
+    validate("manifest", result.manifest)
 
 
 def test_bad_view_or_domain_fails_before_any_call(inputs, tmp_path):

@@ -119,29 +119,30 @@ def test_the_corpus_has_a_dozen_documents_each_with_an_obedient_answer(hostile_r
 
 
 def test_nothing_invented_without_a_quote_in_the_text_comes_out_verified(hostile_run):
-    kept_unverified = 0
+    held_back = 0
     for name, spec in OBEY.items():
-        nodes, views, _ = load(hostile_run, name)
+        nodes, views, review = load(hostile_run, name)
         names = {i: n["name"] for i, n in nodes.items()}
         text = " ".join(hostile_run["texts"][name].split()).lower()
         invented = {tuple(e) for e in spec["invented_edges"]}
         for edge in views["binary"]["edges"]:
             triple = (names[edge["head"]], edge["relation"], names[edge["tail"]])
-            if edge["verified"]:
-                assert triple not in invented, (name, triple)
-                assert " ".join(edge["evidence"]["quote"].split()).lower() in text, (name, edge)
-            kept_unverified += triple in invented and not edge["verified"]
+            assert edge["verified"] and triple not in invented, (name, triple)
+            assert " ".join(edge["evidence"]["quote"].split()).lower() in text, (name, edge)
         for hyper in views["nary"]["hyperedges"]:
-            if hyper["verified"]:
-                assert " ".join(hyper["evidence"]["quote"].split()).lower() in text, (name, hyper)
-    assert kept_unverified >= 6  # invented edges are kept for review, marked, not silently dropped
+            assert hyper["verified"], (name, hyper)
+            assert " ".join(hyper["evidence"]["quote"].split()).lower() in text, (name, hyper)
+        held_back += sum(r["stage"] == "relations" and r["reason"].startswith("held back")
+                         and (r["item"].get("head"), r["item"].get("relation"), r["item"].get("tail")) in invented
+                         for r in review)
+    assert held_back >= 6  # invented edges are held back in review with the reason, not silently dropped
 
 
 def test_invented_entities_are_marked_for_review(hostile_run):
     for name, spec in OBEY.items():
         _, _, review = load(hostile_run, name)
         flagged = {r["item"].get("name") for r in review
-                   if r["stage"] == "entities" and r["reason"].startswith("unverified evidence")}
+                   if r["stage"] == "entities" and r["reason"].startswith("held back")}
         for invented in spec["invented_entities"]:
             if invented == "<<SYSTEM PROMPT>>":
                 assert any(n and n.startswith("You extract typed entities") for n in flagged), name

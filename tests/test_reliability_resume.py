@@ -131,7 +131,7 @@ def test_killed_at_a_random_point_then_resumed_matches_an_uninterrupted_run(worl
 
 
 def test_a_temp_file_left_by_a_kill_is_cleared_by_the_resume(world, tmp_path, monkeypatch):
-    """A kill between creating a temp file and renaming it leaves ``.name.XXXX.tmp``; the
+    """A kill between creating a temp file and renaming it leaves ``.name.XXXX.kgkit-tmp``; the
     random kills above rarely land there, so this places one where a kill would."""
     monkeypatch.setenv(KEY_ENV, FAKE_KEY)
     out = tmp_path / "out"
@@ -139,8 +139,8 @@ def test_a_temp_file_left_by_a_kill_is_cleared_by_the_resume(world, tmp_path, mo
     with pytest.raises(SystemExit):
         main(extract_args(world["docs"], world["config"], out))
     run = out / "news_000"
-    (run / ".nodes.json.k1ll3d.tmp").write_text('{"doc_id": "d_1", "nod')
-    (run / "state" / "entities" / ".c_0000000000000000.json.x7.tmp").write_text('{"fingerprint": ')
+    (run / ".nodes.json.k1ll3d.kgkit-tmp").write_text('{"doc_id": "d_1", "nod')
+    (run / "state" / "entities" / ".c_0000000000000000.json.x7.kgkit-tmp").write_text('{"fingerprint": ')
 
     with pytest.raises(SystemExit) as done:
         main(extract_args(world["docs"], world["config"], out, "--resume"))

@@ -113,17 +113,19 @@ def format_plan(plans) -> str:
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Parent folder of the run folders (default: the config's output.dir, else ./kgkit-out).")
 @click.option("--dry-run", is_flag=True, help="Print the plan (chunks, calls, tokens, cost) and call nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stdout.")
-@click.option("--resume", is_flag=True, help="Continue the run in the folder: keep its views, retry failed passes.")
+@click.option("--resume", is_flag=True, help="Continue the run in the folder (every run does: views kept, failed passes retried).")
+@click.option("--replace-views", is_flag=True, help="Drop the folder's earlier views: it then holds only this run's.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
 @click.option("--no-skills", is_flag=True, help="Do not give learned skills to the core passes.")
 @click.option("--graph", help="Also add the finished runs to this corpus graph (.sqlite path or postgresql:// URL).")
 @click.option("--tenant", help="Graph tenant for --graph (default: graph.tenant).")
-def extract_cli(files, domain, views, model, config_path, out_dir, dry_run, as_json, resume, no_cache, no_skills,
-                graph, tenant):
+def extract_cli(files, domain, views, model, config_path, out_dir, dry_run, as_json, resume, replace_views, no_cache,
+                no_skills, graph, tenant):
     """Extract a knowledge graph from FILES (PDF, text, Markdown, HTML; - for stdin).
 
     Writes one run folder per document: manifest.json, nodes.json, views/<view>.json and
-    review.jsonl. Exit codes: 0 ok; 1 some chunks failed (rerun with --resume); 2 bad input.
+    review.jsonl. Views an earlier run left in the folder are kept (--replace-views drops
+    them); a second run into a folder in use stops at once. Exit codes: 0 ok; 1 some chunks failed (rerun with --resume); 2 bad input.
 
     \b
     Example:
@@ -142,7 +144,7 @@ def extract_cli(files, domain, views, model, config_path, out_dir, dry_run, as_j
     from kgkit.engine.run import extract
 
     results = extract(list(files), domain=domain, views=views, config=cfg, out_dir=out_dir,
-                      resume=resume, skills=not no_skills, progress=_Progress())
+                      resume=resume, skills=not no_skills, progress=_Progress(), replace_views=replace_views)
     data = summary(results)
     if graph:  # runs with failed chunks stay out until a --resume completes them
         from kgkit.graph import GraphStore

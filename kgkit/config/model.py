@@ -49,6 +49,16 @@ class CanonConfig:
 class ReviewConfig:
     confidence_threshold: float = 0.5  # items below go to review.jsonl (kept, marked)
     evidence_threshold: float = 85.0  # fuzzy score for an evidence quote to count as found
+    admit_unverified: bool = False  # True: items whose evidence is not in the text enter the graph, marked
+
+
+@dataclass
+class LimitsConfig:
+    """Bounds on one pass's answer, applied before it is stored or sent on (see kgkit/engine/limits.py)."""
+
+    items_per_answer: int = 500  # entities, relations, hyperedges… in one list of one answer
+    name_chars: int = 500  # any text of an item but its evidence quote (names, types, role values)
+    answer_chars: int = 200_000  # the whole answer as JSON
 
 
 @dataclass
@@ -83,6 +93,7 @@ class Config:
     chunk_overlap: int | None = None
     canon: CanonConfig = field(default_factory=CanonConfig)
     review: ReviewConfig = field(default_factory=ReviewConfig)
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
     cache: CacheConfig = field(default_factory=CacheConfig)
     skills: SkillsConfig = field(default_factory=SkillsConfig)
     graph: GraphConfig = field(default_factory=GraphConfig)

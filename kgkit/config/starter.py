@@ -42,6 +42,12 @@ COMMENTS: dict[str, dict[str, str]] = {
     "review": {
         "confidence_threshold": "items below go to review.jsonl (kept, marked)",
         "evidence_threshold": "0-100: how closely a quote must match the chunk text",
+        "admit_unverified": "true: items whose quote is not in the text enter the graph, marked; false: review only",
+    },
+    "limits": {
+        "items_per_answer": "entities, relations... kept from one answer; the rest go to review.jsonl",
+        "name_chars": "longest name or other text of an item (its evidence quote aside)",
+        "answer_chars": "largest answer, as JSON, taken from one pass",
     },
     "cache": {"enabled": "false = --no-cache", "dir": "null: $KGKIT_CACHE_DIR, else the user cache directory"},
     "graph": {
@@ -104,7 +110,7 @@ def starter_text(config: Config | None = None) -> str:
     lines.append(LLM_STAGES)
     for top in ("domain", "views"):
         lines.append(_line(top, data[top], COMMENTS[top].get(top)) + "\n")
-    for section in ("chunking", "canon", "review", "cache", "skills", "input", "graph"):
+    for section in ("chunking", "canon", "review", "limits", "cache", "skills", "input", "graph"):
         lines.append(f"{section}:\n")
         for key, value in data[section].items():
             lines.append(_line(key, value, COMMENTS[section].get(key), indent=2))

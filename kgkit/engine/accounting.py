@@ -33,6 +33,7 @@ class Accounting:
     cache_hits: int = 0
     requests: int = 0
     retries: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)  # stage -> passes not sent: nothing to work on
     usage: Usage = field(default_factory=Usage)
     timings: dict[str, float] = field(default_factory=dict)
     output_formats: dict[str, str] = field(default_factory=dict)  # stage -> json_schema | json_object | plain
@@ -53,6 +54,11 @@ class Accounting:
         self.usage.add(result.usage)
         if result.output_format:
             self.output_formats[stage] = result.output_format
+
+    def skip(self, stage: str, n: int) -> None:
+        """``n`` passes of ``stage`` not sent because they had nothing to work on (not in ``total``)."""
+        if n:
+            self.skipped[stage] = self.skipped.get(stage, 0) + n
 
     @contextmanager
     def timed(self, stage: str):
@@ -75,6 +81,7 @@ class Accounting:
             "cache_hits": self.cache_hits,
             "requests": self.requests,
             "retries": self.retries,
+            "skipped": dict(self.skipped),
         }
 
     def tokens(self) -> dict[str, int]:

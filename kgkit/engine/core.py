@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from kgkit import canon, ids
-from kgkit import evidence as evidence_check
 from kgkit.backends.base import ENTITIES, RELATIONS, PassRequest
 from kgkit.documents.types import Chunk, Document
 from kgkit.schema.model import Domain
@@ -49,6 +48,7 @@ class CoreSettings:
     legal_suffixes: bool = True
     evidence_threshold: float = 85.0
     confidence_threshold: float = 0.5
+    admit_unverified: bool = False  # review.admit_unverified: keep unverified items, marked
     prompts: dict[str, str] = field(default_factory=dict)  # stage -> template override
     skills: list[dict[str, Any]] = field(default_factory=list)
 
@@ -58,6 +58,7 @@ class CoreResult:
     skeleton: Skeleton
     review: list[dict[str, Any]]
     rejects: dict[str, int]  # by reason
+    held: dict[str, dict[str, int]]  # stage -> reason -> items kept out of the graph
     merges: list[dict[str, Any]]
 
 
@@ -75,37 +76,47 @@ def relation_request(chunk: Chunk, domain: Domain, settings: CoreSettings, title
                        prompt=settings.prompts.get("relations", "relations.j2"))
 
 
-def mentions_from(answer: dict[str, Any], doc: Document, chunk: Chunk, settings: CoreSettings,
-                  review: list) -> list[canon.Mention]:
-    """Pass-1 answer -> mentions located in the chunk (types are checked by the merge).
+def mentions_from(answer: dict[str, Any], doc: Document, chunk: Chunk, settings: CoreSettings, review: list,
+                  held: dict[str, int] | None = None) -> tuple[list[canon.Mention], list[canon.Mention]]:
+    """Pass-1 answer -> (mentions located in the chunk, the unverified ones among them).
 
-    Keys beyond the pass schema's, such as the offline backend's ``aliases``, are not
-    read: the merge finds aliases in the text itself (docs/design.md, "Pass answers").
+    Types are checked by the merge.
+
+    A mention's span is the name's own characters (:meth:`Locator.mention`); one whose
+    evidence or name is not in the chunk is held back and never reaches the merge, so no
+    node, view or later prompt carries it (unless ``admit_unverified``: then it is also in
+    the second list, so its node can be marked). Keys beyond the pass schema's, such as
+    the offline backend's ``aliases``, are not read: the merge finds aliases in the text
+    itself (docs/design.md, "Pass answers").
     """
-    locate = Locator(doc, chunk, "entities", settings.evidence_threshold, settings.confidence_threshold, review)
-    mentions = []
+    locate = Locator(doc, chunk, "entities", settings.evidence_threshold, settings.confidence_threshold, review,
+                     held, settings.admit_unverified)
+    mentions, unverified = [], []
     for raw in answer.get("entities", []):
-        where, verified = locate(raw, raw.get("evidence") or raw["name"])
-        start, end = where["span"]
-        # The mention's span is the name itself: inside the quote when it is there, else
-        # its first place in the chunk; the merge reads defined terms right after it.
-        at = evidence_check.locate_mention(raw["name"], doc.text[start:end] if verified else "")
-        if at:
-            start, end = start + at[0][0], start + at[0][1]
-        elif at := evidence_check.locate_mention(raw["name"], chunk.text):
-            start, end = chunk.start + at[0][0], chunk.start + at[0][1]
-        pages = doc.pages_for(start, end) or chunk.pages
-        mentions.append(canon.Mention(
-            name=raw["name"], type=raw["type"], chunk_id=chunk.id, span=(start, end),
-            page=pages[0] if pages else None, evidence=where["quote"], confidence=raw.get("confidence"),
-        ))
-    return mentions
+        if not raw["name"].strip():  # no name at all: the merge rejects it as an invalid entity
+            mentions.append(canon.Mention(name=raw["name"], type=raw["type"], chunk_id=chunk.id))
+            continue
+        where, verified = locate.mention(raw, raw["name"], raw.get("evidence") or raw["name"])
+        if where is None:
+            continue
+        mention = canon.Mention(
+            name=raw["name"], type=raw["type"], chunk_id=chunk.id,
+            span=tuple(where["span"]) if where["span"] else None, page=where["page"], evidence=where["quote"],
+            confidence=raw.get("confidence"),
+        )
+        mentions.append(mention)
+        if not verified:
+            unverified.append(mention)
+    return mentions, unverified
 
 
 def edges_from(answer: dict[str, Any], doc: Document, chunk: Chunk, domain: Domain, settings: CoreSettings,
-               skeleton: Skeleton, review: list, rejects: dict[str, int]) -> list[dict[str, Any]]:
-    """Pass-2 answer -> edges among V_doc; rejects counted by reason and kept for review."""
-    locate = Locator(doc, chunk, "relations", settings.evidence_threshold, settings.confidence_threshold, review)
+               skeleton: Skeleton, review: list, rejects: dict[str, int],
+               held: dict[str, int] | None = None) -> list[dict[str, Any]]:
+    """Pass-2 answer -> edges among V_doc; rejects counted by reason and kept for review,
+    edges whose quote is not in the chunk held back (see :class:`Locator`)."""
+    locate = Locator(doc, chunk, "relations", settings.evidence_threshold, settings.confidence_threshold, review,
+                     held, settings.admit_unverified)
     edges = []
 
     def reject(reason: str, raw: dict[str, Any], detail: str) -> None:
@@ -122,6 +133,8 @@ def edges_from(answer: dict[str, Any], doc: Document, chunk: Chunk, domain: Doma
             reject(problem[0], raw, problem[1])
             continue
         evidence, verified = locate(raw, raw.get("evidence"))
+        if evidence is None:
+            continue
         edges.append({"id": ids.edge_id(head, relation.name, tail), "head": head, "relation": relation.name,
                       "tail": tail, "evidence": evidence, "verified": verified,
                       "confidence": raw.get("confidence")})
@@ -135,11 +148,17 @@ def _better(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 
 def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_pass: RunPass,
-             settings: CoreSettings, progress: Callable[[str, int, int], None] | None = None) -> CoreResult:
-    """Pass 1 on every chunk, merge into V_doc, pass 2 on every chunk: the skeleton."""
+             settings: CoreSettings, progress: Callable[[str, int, int], None] | None = None,
+             skip: Callable[[str, int], None] | None = None) -> CoreResult:
+    """Pass 1 on every chunk, merge into V_doc, pass 2 on every chunk: the skeleton.
+
+    With no entity in V_doc there is nothing a relation could join, so pass 2 is not sent:
+    ``skip("relations", n)`` counts it instead."""
     review: list[dict[str, Any]] = []
     rejects: dict[str, int] = {reason: 0 for reason in REJECT_REASONS}
+    held: dict[str, dict[str, int]] = {"entities": {}, "relations": {}}
     mentions: list[canon.Mention] = []
+    unverified: set[canon.Mention] = set()
     def checked(answer: dict[str, Any] | None, stage: str, schema: dict[str, Any], chunk: Chunk):
         """The answer if it has the pass's shape; else None, counted and kept for review."""
         problem = None if answer is None else validate_answer(answer, schema)
@@ -152,7 +171,9 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_pass: RunPa
     for i, chunk in enumerate(chunks):
         answer = checked(run_pass(entity_request(chunk, domain, settings, doc.title)), "entities", ENTITIES_SCHEMA, chunk)
         if answer is not None:
-            mentions += mentions_from(answer, doc, chunk, settings, review)
+            found, doubtful = mentions_from(answer, doc, chunk, settings, review, held["entities"])
+            mentions += found
+            unverified.update(doubtful)
         if progress:
             progress("entities", i + 1, len(chunks))
 
@@ -167,7 +188,9 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_pass: RunPa
         review.append({"stage": "entities", "chunk": None,
                        "item": {"alias": ambiguity.alias, "type": ambiguity.type, "claimants": list(ambiguity.claimants)},
                        "reason": "ambiguous alias: claimed by more than one entity, so it merged nothing"})
-    nodes = [{**node.to_dict(), "origin": "core"} for node in merged.nodes]
+    nodes = [{**node.to_dict(), "origin": "core",
+              **({"verified": False} if all(m in unverified for m in node.mentions) else {})}
+             for node in merged.nodes]
 
     def resolve(name: str, type_: str | None) -> str | None:
         found = merged.resolve(name, type_)
@@ -178,11 +201,14 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_pass: RunPa
                         legal_suffixes=settings.legal_suffixes)
 
     edges: dict[str, dict[str, Any]] = {}
-    for i, chunk in enumerate(chunks):
+    if not nodes and skip:
+        skip("relations", len(chunks))
+    for i, chunk in enumerate(chunks if nodes else ()):
         answer = checked(run_pass(relation_request(chunk, domain, settings, doc.title, nodes)), "relations",
                          RELATIONS_SCHEMA, chunk)
         if answer is not None:
-            for edge in edges_from(answer, doc, chunk, domain, settings, skeleton, review, rejects):
+            for edge in edges_from(answer, doc, chunk, domain, settings, skeleton, review, rejects,
+                                   held["relations"]):
                 if edge["id"] not in edges or _better(edge, edges[edge["id"]]):
                     edges[edge["id"]] = edge
         if progress:
@@ -190,4 +216,4 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_pass: RunPa
 
     merges = [m.to_dict() for m in merged.merges]
     skeleton.edges = list(edges.values())
-    return CoreResult(skeleton=skeleton, review=review, rejects=rejects, merges=merges)
+    return CoreResult(skeleton=skeleton, review=review, rejects=rejects, held=held, merges=merges)

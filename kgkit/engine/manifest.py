@@ -30,7 +30,7 @@ def file_ref(path: Path | None) -> dict[str, Any]:
 def build_manifest(*, doc: Document, domain: Domain, views: list[View], backends: tuple[Backend, Backend],
                    skills: list[dict[str, Any]], accounting: Accounting, started: datetime.datetime,
                    counts: dict[str, Any], payloads: dict[str, dict[str, Any]], warnings: list[str],
-                   failures: list[dict[str, Any]]) -> dict[str, Any]:
+                   failures: list[dict[str, Any]], view_files: list[str]) -> dict[str, Any]:
     return {
         "kgkit_version": __version__,
         "created": started.isoformat(timespec="seconds"),
@@ -43,6 +43,7 @@ def build_manifest(*, doc: Document, domain: Domain, views: list[View], backends
                    "prompt": file_ref(v.prompt) if v.prompt else None,
                    "template": {"name": v.template.name, **file_ref(v.template.source)} if v.template else None,
                    "output": f"views/{view_file_name(v.name)}"} for v in views],
+        "view_files": [f"views/{name}" for name in view_files],
         "model": {"core": backends[0].describe(), "upgrades": backends[1].describe(),
                   "output_format": dict(accounting.output_formats)},
         "skills": [s.get("id") for s in skills],

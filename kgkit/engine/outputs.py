@@ -2,18 +2,28 @@
 
 Every file is written atomically — a temp file in the same folder, fsync, ``os.replace``
 — so an interrupted run leaves either the old file or the new one, never half of one.
+Files are created with mode 0666 less the process umask, as any other tool's would be.
+
+A run folder is a place other people can write to, so a run trusts nothing in it: it
+refuses a run folder that is a symbolic link or holds one (a link in ``views/`` or
+``state/`` would send writes, deletions and reads outside ``--out``), and it holds an
+exclusive lock (``flock`` on ``.kgkit.lock`` inside the folder) from before the first
+call to the last write, so a second run into the same folder stops at once (exit 2)
+instead of paying for the same passes and clearing the first one's temp files.
 ``state/`` holds each completed pass's answer under a fingerprint of everything that
 shaped it; a later run (``--resume``, or one adding a view) reuses it instead of calling
 the backend again, and a changed input, schema or model simply misses.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
-import tempfile
+import secrets
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from kgkit.errors import InputError
 
@@ -24,9 +34,19 @@ def view_file_name(view_name: str) -> str:
     return view_name.replace(":", ".") + ".json"
 
 
+TEMP_SUFFIX = ".kgkit-tmp"  # marks the temp files this module makes, and only those
+LOCK_FILE = ".kgkit.lock"
+
+
 def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temp file of our own in the same folder.
+
+    The temp file is created exclusively, never through a symbolic link, with mode 0666 less
+    the umask (``tempfile.mkstemp`` would force 0600, so a team folder could not read it).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
@@ -34,12 +54,13 @@ def atomic_write(path: Path, text: str) -> None:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 
 def dumps(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False) + "\n"
+    """JSON as the run folder holds it; NaN or Infinity is an error, never invalid JSON."""
+    return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False, allow_nan=False) + "\n"
 
 
 def fingerprint(parts: Any) -> str:
@@ -51,19 +72,90 @@ class RunFolder:
         self.path = Path(path)
         if self.path.exists() and not self.path.is_dir():
             raise InputError(f"output path {self.path} exists and is not a folder")
+        self._lock: int | None = None
+
+    @contextmanager
+    def locked(self) -> Iterator["RunFolder"]:
+        """Hold the folder for one run: created if needed, checked, locked; released after.
+
+        Raises InputError (exit 2) before any call when the folder cannot be written, is or
+        holds a symbolic link, or another run holds it.
+        """
+        self.open()
+        try:
+            yield self
+        finally:
+            self.release()
+
+    def open(self) -> None:
+        """Create the folder if needed, refuse links in it, take its lock (see :meth:`locked`)."""
+        if self.path.is_symlink():
+            raise InputError(f"run folder {self.path} is a symbolic link; kgkit does not write through links",
+                             hint="choose another --out")
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot create the run folder {self.path}: {exc.strerror or exc}",
+                             hint="--out must name a folder you can write to") from None
+        if self.path.is_symlink() or not self.path.is_dir():
+            raise InputError(f"output path {self.path} is not a folder", hint="choose another --out")
+        self.refuse_links()
+        lock = self.path / LOCK_FILE
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+        except OSError as exc:
+            raise InputError(f"cannot write to the run folder {self.path}: {exc.strerror or exc}",
+                             hint="--out must name a folder you can write to") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            # the file may have been removed by the run that just released it: then ours is stale
+            held = os.fstat(fd)
+            now = os.stat(lock, follow_symlinks=False)
+            if (held.st_dev, held.st_ino) != (now.st_dev, now.st_ino):
+                raise BlockingIOError
+        except (BlockingIOError, FileNotFoundError):
+            os.close(fd)
+            raise InputError(f"another kgkit run is writing to {self.path}",
+                             hint="wait for it to finish, or choose another --out") from None
+        self._lock = fd
+
+    def release(self) -> None:
+        """Remove the lock file and let go (removed while still held, so no run can take a stale one)."""
+        if self._lock is not None:
+            (self.path / LOCK_FILE).unlink(missing_ok=True)
+            os.close(self._lock)
+            self._lock = None
+
+    def refuse_links(self) -> None:
+        """InputError naming the first symbolic link in the folder: kgkit follows none."""
+        for top, dirs, files in os.walk(self.path, followlinks=False):
+            for name in sorted(dirs + files):
+                if os.path.islink(os.path.join(top, name)):
+                    raise InputError(f"{os.path.join(top, name)} is a symbolic link inside the run folder; "
+                                     "kgkit never follows links there", hint="remove it, or choose another --out")
+
+    def _inside(self, relative: str) -> Path:
+        """``relative`` under the folder, refusing a link on the way (one made since the run began)."""
+        target = self.path / relative
+        for part in [*reversed(target.relative_to(self.path).parents[:-1]), target.relative_to(self.path)]:
+            if (self.path / part).is_symlink():
+                raise InputError(f"{self.path / part} is a symbolic link inside the run folder; "
+                                 "kgkit never follows links there", hint="remove it, or choose another --out")
+        return target
 
     @property
     def views_dir(self) -> Path:
         return self.path / "views"
 
     def write_json(self, relative: str, data: Any) -> Path:
-        target = self.path / relative
+        target = self._inside(relative)
         atomic_write(target, dumps(data))
         return target
 
     def write_jsonl(self, relative: str, rows: Iterable[Any]) -> Path:
-        target = self.path / relative
-        atomic_write(target, "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows))
+        target = self._inside(relative)
+        atomic_write(target, "".join(json.dumps(r, ensure_ascii=False, default=str, allow_nan=False) + "\n"
+                                     for r in rows))
         return target
 
     def read_manifest(self) -> dict[str, Any] | None:
@@ -76,12 +168,13 @@ class RunFolder:
             raise InputError(f"{path} is not valid JSON ({exc}); remove the run folder or choose another --out")
 
     def remove_temp_files(self) -> None:
-        """Delete temp files that a killed run left before its ``os.replace`` (``.name.XXXX.tmp``):
-        the real file is either the old one or absent, so the temp copy is never needed."""
-        if self.path.is_dir():
-            for path in self.path.rglob(".*.tmp"):
-                if path.is_file():
-                    path.unlink()
+        """Delete the temp files a killed run left before its ``os.replace``: ours only (named
+        ``*.kgkit-tmp``), regular files only, and only while this run holds the lock, so no
+        other run can be writing them."""
+        assert self._lock is not None, "lock the run folder first"
+        for path in self.path.rglob(f"*{TEMP_SUFFIX}"):
+            if path.is_file() and not path.is_symlink():
+                path.unlink()
 
     def remove_stale_views(self, keep: set[str]) -> None:
         """Drop view files of an earlier run that this run does not produce."""
@@ -98,6 +191,8 @@ class RunFolder:
     def load_pass(self, stage: str, chunk_id: str, key: str) -> dict[str, Any] | None:
         """The stored answer of a completed pass with this fingerprint, else None."""
         path = self._state_path(stage, chunk_id)
+        if path.is_symlink():
+            return None  # never read through a link (refuse_links has refused the run already)
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError):
@@ -105,5 +200,6 @@ class RunFolder:
         return record["data"] if record.get("fingerprint") == key else None
 
     def save_pass(self, stage: str, chunk_id: str, key: str, data: dict[str, Any], model: str) -> None:
-        atomic_write(self._state_path(stage, chunk_id),
-                     json.dumps({"fingerprint": key, "model": model, "data": data}, ensure_ascii=False))
+        path = self._inside(str(self._state_path(stage, chunk_id).relative_to(self.path)))
+        atomic_write(path, json.dumps({"fingerprint": key, "model": model, "data": data}, ensure_ascii=False,
+                                      allow_nan=False))

@@ -1,5 +1,8 @@
 """Run one pass: reuse it from ``state/`` if it already completed, else ask the backend.
 
+Every answer is cut to the configured limits (:mod:`kgkit.engine.limits`) before it is
+stored or handed on, whichever backend gave it; what is left out goes to review.
+
 A failed pass (the backend gave up after its own re-ask, or the provider refused that one
 request for good) is recorded as a failure with the raw text in review and returns None;
 the stage carries on with the other chunks and the run exits 1, so ``--resume`` can retry
@@ -13,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from kgkit.backends.base import Backend, PassRequest, PassResult
+from kgkit.config.model import LimitsConfig
 from kgkit.engine.accounting import Accounting
+from kgkit.engine.limits import bound_answer, clip
 from kgkit.engine.outputs import RunFolder, fingerprint
 from kgkit.errors import ProviderError
 
@@ -22,12 +27,15 @@ _SHARED_PROMPTS = ("_chat.j2", "_common.j2")  # every built-in pass template ext
 
 
 class PassRunner:
-    def __init__(self, backend: Backend, folder: RunFolder, accounting: Accounting):
+    def __init__(self, backend: Backend, folder: RunFolder, accounting: Accounting,
+                 limits: LimitsConfig | None = None):
         self.backend = backend
         self.folder = folder
         self.accounting = accounting
+        self.limits = limits or LimitsConfig()
         self.failures: list[dict[str, Any]] = []
         self.review: list[dict[str, Any]] = []
+        self.held: dict[str, dict[str, int]] = {}  # stage -> reason -> items the limits left out
         self._digests: dict[int, str] = {}
         self._prompt_digests: dict[str, str] = {}
         self._describe = backend.describe()
@@ -95,10 +103,24 @@ class PassRunner:
         if not result.ok or result.data is None:
             error = result.error or "the backend returned no answer"
             self.failures.append({"chunk": request.chunk.id, "stage": request.stage, "error": error})
-            self.review.append({"stage": request.stage, "chunk": request.chunk.id, "item": {"raw": result.raw},
+            self.review.append({"stage": request.stage, "chunk": request.chunk.id,
+                                "item": {"raw": clip(result.raw, self.limits.answer_chars)},
                                 "reason": f"{'unparsable answer' if result.raw is not None else 'no answer'}: {error}"})
             return None
         self.review += [{"stage": request.stage, "chunk": request.chunk.id, "item": {"regex": w.get("regex")},
                          "reason": w.get("reason")} for w in result.warnings]
-        self.folder.save_pass(request.stage, request.chunk.id, key, result.data, result.model)
-        return result.data
+        data = self.bounded(request, result.data)
+        self.folder.save_pass(request.stage, request.chunk.id, key, data, result.model)
+        return data
+
+    def bounded(self, request: PassRequest, data: dict[str, Any]) -> dict[str, Any]:
+        """``data`` within the limits; each item left out is reviewed and counted as held back."""
+        if not isinstance(data, dict):
+            return data  # the pass schema check reports it
+        data, left_out = bound_answer(data, self.limits)
+        held = self.held.setdefault(request.stage, {})
+        for item, reason, detail in left_out:
+            held[reason] = held.get(reason, 0) + 1
+            self.review.append({"stage": request.stage, "chunk": request.chunk.id,
+                                "item": clip(item, self.limits.name_chars), "reason": f"held back ({reason}): {detail}"})
+        return data

@@ -7,6 +7,7 @@ only calls the backend for passes it has not completed with the same inputs.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from kgkit.engine.join import items_of, node_refs
 from kgkit.engine.manifest import build_manifest
 from kgkit.engine.outputs import RunFolder, view_file_name
 from kgkit.engine.passes import PassRunner
-from kgkit.errors import InputError
+from kgkit.errors import InputError, KgkitError
 from kgkit.schema.model import Domain, View
 from kgkit.modes.base import Scope, Skeleton
 from kgkit.modes.registry import get_mode
@@ -123,8 +124,10 @@ def dangling_references(nodes: list[dict[str, Any]], views: dict[str, dict[str, 
 
 def run_upgrade(view: View, doc: Document, chunks: list[Chunk], domain: Domain, skeleton: Skeleton,
                 run_pass: Callable[[PassRequest], dict | None], config: Config, review: list,
-                on_chunk: Callable[[int], None]) -> tuple[dict[str, Any], dict[str, int], list[dict[str, Any]]]:
-    """One pass per chunk for an upgrade view -> (view payload, rejects, view-only nodes)."""
+                on_chunk: Callable[[int], None], held: dict[str, int]
+                ) -> tuple[dict[str, Any], dict[str, int], list[dict[str, Any]]]:
+    """One pass per chunk for an upgrade view -> (view payload, rejects, view-only nodes);
+    items held back (evidence not in the text) are counted in ``held``."""
     mode = get_mode(view.mode)
     items: dict[str, dict[str, Any]] = {}
     rejects: dict[str, int] = {}
@@ -139,7 +142,8 @@ def run_upgrade(view: View, doc: Document, chunks: list[Chunk], domain: Domain, 
             scope = Scope(doc=doc, chunk=c, domain=domain, view=view, skeleton=skeleton,
                           evidence_threshold=config.review.evidence_threshold,
                           confidence_threshold=config.review.confidence_threshold,
-                          review=review, rejects=rejects, extra_nodes=extra_nodes)
+                          review=review, rejects=rejects, held=held,
+                          admit_unverified=config.review.admit_unverified, extra_nodes=extra_nodes)
             for item in mode.normalise(answer, scope):
                 items.setdefault(item["id"], item)
         on_chunk(i + 1)
@@ -148,27 +152,32 @@ def run_upgrade(view: View, doc: Document, chunks: list[Chunk], domain: Domain, 
 
 def extract_document(doc: Document, domain: Domain, views: list[View], config: Config,
                      backends: tuple[Backend, Backend], folder: RunFolder, skills: bool = True,
-                     progress: Progress | None = None) -> RunResult:
-    """Run the core and every view for one loaded document and write its run folder."""
+                     progress: Progress | None = None, replace_views: bool = False) -> RunResult:
+    """Run the core and every view for one loaded document and write its run folder.
+
+    View files already in ``views/`` stay unless ``replace_views``; the manifest's
+    ``view_files`` lists every file there after the run."""
     started = datetime.datetime.now(datetime.timezone.utc)
     report = (lambda stage, done, total: progress(doc.name, stage, done, total)) if progress else None
     upgrade_views = [v.name for v in views if v.is_upgrade]
     chunks = chunk(doc, domain, config)
     n = len(chunks)
     accounting = Accounting(n_chunks=n, views=[v.name for v in views], upgrade_views=upgrade_views)
-    core_runner = PassRunner(backends[0], folder, accounting)
-    upgrade_runner = PassRunner(backends[1], folder, accounting)
+    core_runner = PassRunner(backends[0], folder, accounting, config.limits)
+    upgrade_runner = PassRunner(backends[1], folder, accounting, config.limits)
     skill_list = retrieve_skills(domain, doc, config, skills)
     settings = CoreSettings(
         fuzzy_threshold=config.canon.fuzzy_threshold, legal_suffixes=config.canon.legal_suffixes,
         evidence_threshold=config.review.evidence_threshold,
         confidence_threshold=config.review.confidence_threshold,
+        admit_unverified=config.review.admit_unverified,
         prompts={k: str(v) for k, v in config.prompts.items()}, skills=skill_list,
     )
     with accounting.timed("core"):
-        core = run_core(doc, chunks, domain, core_runner, settings, progress=report)
+        core = run_core(doc, chunks, domain, core_runner, settings, progress=report, skip=accounting.skip)
     skeleton, review = core.skeleton, core.review
     rejects: dict[str, dict[str, int]] = {"core": core.rejects}
+    held: dict[str, dict[str, int]] = dict(core.held)
     payloads: dict[str, dict[str, Any]] = {}
     nodes = list(skeleton.nodes)
     for view in views:
@@ -180,14 +189,24 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
                 if report:
                     report(view.name, 1, 1)
                 continue
+            if not mode.can_build(view, domain, skeleton):  # e.g. no entity for a temporal edge to join
+                accounting.skip(view.name, n)
+                payloads[view.name] = {**head, **mode.payload(view, [])}
+                rejects[view.name], held[view.name] = {}, {}
+                continue
             on_chunk = (lambda done, _v=view.name: report(_v, done, n)) if report else (lambda done: None)
+            held[view.name] = {}
             payload, view_rejects, extra = run_upgrade(view, doc, chunks, domain, skeleton, upgrade_runner,
-                                                       config, review, on_chunk)
+                                                       config, review, on_chunk, held[view.name])
             payloads[view.name] = {**head, **payload}
             rejects[view.name] = view_rejects
             known = {node["id"] for node in nodes}
             nodes += [node for node in extra if node["id"] not in known]
 
+    for runner in (core_runner, upgrade_runner):  # what the limits left out, beside what the gate held back
+        for stage, reasons in runner.held.items():
+            for reason, count in reasons.items():
+                held.setdefault(stage, {})[reason] = held.get(stage, {}).get(reason, 0) + count
     failures = core_runner.failures + upgrade_runner.failures
     review = core_runner.review + upgrade_runner.review + review
     dangling = dangling_references(nodes, payloads)
@@ -201,16 +220,20 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
         warnings.append(f"{len(skipped)} regex(es) skipped on some chunks (input.regex_timeout); see review.jsonl")
 
     counts = {"nodes": len(nodes), "merges": len(core.merges), "skeleton_edges": len(skeleton.edges),
-              "rejects": rejects, "dangling": dangling, "review": len(review)}
+              "rejects": rejects, "held_back": held, "dangling": dangling, "review": len(review)}
+    written = {view_file_name(name) for name in payloads}
+    keep = folder.views_dir.is_dir() and not replace_views
+    present = {p.name for p in folder.views_dir.glob("*.json")} if keep else set()
     manifest = build_manifest(doc=doc, domain=domain, views=views, backends=backends, skills=skill_list,
                               accounting=accounting, started=started, counts=counts, payloads=payloads,
-                              warnings=warnings, failures=failures)
+                              warnings=warnings, failures=failures, view_files=sorted(written | present))
     nodes_file = {"doc_id": doc.id, "nodes": nodes}
     with accounting.timed("write"):
         folder.write_json("nodes.json", nodes_file)
         for name, payload in payloads.items():
             folder.write_json(f"views/{view_file_name(name)}", payload)
-        folder.remove_stale_views({view_file_name(name) for name in payloads})
+        if replace_views:
+            folder.remove_stale_views(written)
         folder.write_jsonl("review.jsonl", review)
         folder.write_json("manifest.json", manifest)  # last: a folder with a manifest is complete
     return RunResult(run_dir=folder.path, manifest=manifest, nodes=nodes, views=payloads, review=review,
@@ -227,7 +250,8 @@ def _view_ref(entry: dict[str, Any]) -> str:
 def extract(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | os.PathLike | None = None,
             views: Sequence[str] | str | None = None, config: Config | str | os.PathLike | None = None,
             out_dir: str | os.PathLike | None = None, resume: bool = False, skills: bool = True,
-            backend: Backend | BackendFactory | None = None, progress: Progress | None = None) -> list[RunResult]:
+            backend: Backend | BackendFactory | None = None, progress: Progress | None = None,
+            replace_views: bool = False) -> list[RunResult]:
     """Extract a knowledge graph from each document and write one run folder per document.
 
     Parameters:
@@ -239,8 +263,10 @@ def extract(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str 
         config: a Config, a kgkit.yaml path, or None for the default lookup.
         out_dir: parent of the run folders (``<out_dir>/<document name>/``); default
             ``config.out_dir``.
-        resume: continue the run already in the folder: its views are kept alongside the
-            ones given, completed passes are reused and failed ones retried.
+        resume: say that the run continues the one in the folder. Every run does: views
+            already there are kept (and brought up to date from ``state/``), completed
+            passes reused, failed ones retried.
+        replace_views: drop the folder's earlier views; it then holds only this run's.
         skills: put the top-k learned skills in the core passes' context.
         backend: a Backend for every pass, or a factory ``(config, stage) -> Backend``;
             default :func:`kgkit.backends.factory.create_backend` (offline without a model).
@@ -262,15 +288,30 @@ def extract(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str 
         dup = next(n for n in names if names.count(n) > 1)
         raise InputError(f"two inputs would share the run folder {dup!r}", hint="rename one or run them separately")
     root = Path(out_dir) if out_dir is not None else Path(cfg.out_dir)
-    backends = make_backends(backend, cfg)
-    results = []
-    for doc in docs:
-        folder = RunFolder(root / doc.name)
-        folder.remove_temp_files()  # a run killed mid-write (SIGKILL, power loss) may have left some
-        loaded = list(base_views)
-        previous = folder.read_manifest() if resume else None
-        if previous:  # keep the views of the run being resumed, in their order
-            given = {v.name for v in base_views}
-            loaded = [load_view(_view_ref(v)) for v in previous.get("views", []) if v["name"] not in given] + loaded
-        results.append(extract_document(doc, dom, loaded, cfg, backends, folder, skills=skills, progress=progress))
-    return results
+    folders = [RunFolder(root / doc.name) for doc in docs]
+    given = {v.name for v in base_views}
+    with contextlib.ExitStack() as held:
+        plans = []
+        for folder in folders:  # every run folder writable, free of links and ours before any call
+            held.enter_context(folder.locked())
+            folder.remove_temp_files()  # a run killed mid-write (SIGKILL, power loss) may have left some
+            plans.append(base_views if replace_views else earlier_views(folder, given) + base_views)
+        backends = make_backends(backend, cfg)
+        return [extract_document(doc, dom, loaded, cfg, backends, folder, skills=skills, progress=progress,
+                                 replace_views=replace_views) for doc, folder, loaded in zip(docs, folders, plans)]
+
+
+def earlier_views(folder: RunFolder, given: set[str]) -> list[View]:
+    """The views of the run already in ``folder`` that this run was not given, in their order:
+    kept, so adding a view never loses one (rebuilt from ``state/``, so unchanged ones cost nothing)."""
+    previous = folder.read_manifest()
+    kept = []
+    for entry in (previous or {}).get("views", []):
+        if entry["name"] in given:
+            continue
+        try:
+            kept.append(load_view(_view_ref(entry)))
+        except KgkitError as exc:
+            raise InputError(f"{folder.path}: the earlier run's view {entry['name']!r} cannot be loaded: "
+                             f"{exc.message}", hint="pass --replace-views to keep only this run's views") from None
+    return kept

@@ -3,12 +3,14 @@
 The engine builds one :class:`Skeleton` per document (V_doc plus the binary edges among
 it). Projection modes derive a view from it alone; upgrade modes get one pass per chunk
 and turn the answer into items that refer to V_doc node IDs. The rules that make every
-view auditable — each item carries chunk, span, page and a checked quote; anything
-unverified, low in confidence or naming an unknown node goes to the review file with its
-reason — live here once, so no mode can forget them.
+view auditable — each item carries chunk, span, page and a checked quote; an item whose
+quote is not in the text is held back (review file only), one low in confidence or
+naming an unknown node goes to the review file with its reason — live here once, so no
+mode can forget them.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -76,31 +78,111 @@ class Skeleton:
 
 
 class Locator:
-    """Checks quotes against one chunk. An unverified quote or a confidence under the
-    threshold keeps the item but writes it to review with the reason; an item without a
-    located quote gets the whole chunk as its span, so provenance is never missing."""
+    """Checks quotes against one chunk; the gate every item passes before it enters the graph.
+
+    An item whose quote is not found in the chunk is held back: written to review with
+    the reason, counted in ``held`` and not returned, so no view, node table or later
+    prompt sees it — unless ``admit_unverified`` (config ``review.admit_unverified``)
+    lets it in, marked unverified, with no span (a span is only ever where the text was
+    found, never the whole chunk). A confidence under the threshold keeps the item and
+    writes it to review.
+    """
 
     def __init__(self, doc: Document, chunk: Chunk, stage: str, evidence_threshold: float,
-                 confidence_threshold: float, review: list[dict[str, Any]]):
+                 confidence_threshold: float, review: list[dict[str, Any]], held: dict[str, int] | None = None,
+                 admit_unverified: bool = False):
         self.doc, self.chunk, self.stage, self.review = doc, chunk, stage, review
         self.evidence_threshold, self.confidence_threshold = evidence_threshold, confidence_threshold
+        self.held = held if held is not None else {}
+        self.admit_unverified = admit_unverified
 
-    def __call__(self, item: dict[str, Any], quote: str | None) -> tuple[dict[str, Any], bool]:
+    def __call__(self, item: dict[str, Any], quote: str | None) -> tuple[dict[str, Any] | None, bool]:
+        """``(evidence, verified)``; evidence is None when the item is held back."""
         chunk = self.chunk
         found = evidence_check.verify(quote, chunk.text, threshold=self.evidence_threshold)
         if not found.verified:
-            self._note(item, f"unverified evidence: {found.reason or f'best match score {found.score:.0f}'}")
-        span = found.span if found.verified else None
-        start, end = (chunk.start + span[0], chunk.start + span[1]) if span else (chunk.start, chunk.end)
+            why = f"unverified evidence: {found.reason or f'best match score {found.score:.0f}'}"
+            if not self.admit_unverified:
+                self.hold(item, "unverified_evidence", why)
+                return None, False
+            self._note(item, f"{why} (admitted by review.admit_unverified, marked verified: false)")
         confidence = item.get("confidence")
         if confidence is not None and confidence < self.confidence_threshold:
             self._note(item, f"low confidence ({confidence} < {self.confidence_threshold})")
+        if not found.verified:
+            return {"chunk": chunk.id, "span": None, "page": chunk.pages[0] if chunk.pages else None,
+                    "quote": quote}, False
+        start, end = chunk.start + found.span[0], chunk.start + found.span[1]
         pages = self.doc.pages_for(start, end) or chunk.pages
         return {"chunk": chunk.id, "span": [start, end], "page": pages[0] if pages else None,
-                "quote": quote}, found.verified
+                "quote": quote}, True
 
-    def _note(self, item: dict[str, Any], reason: str) -> None:
+    def mention(self, item: dict[str, Any], name: str, quote: str | None) -> tuple[dict[str, Any] | None, bool]:
+        """Where an entity named ``name`` is, as ``(place, verified)``: the span is the name's own
+        characters, inside the verified quote when it is there, else its first place in the
+        chunk. A name not written in the chunk is held back like an unverified quote, except a
+        value (an entity of a type named date, duration, money, quantity or percent) given
+        normalised from a quote that checked out and shares a word with it ("5 years" for
+        "five (5) years", "1998-07-01" for "7/1/98"): that one is kept, with no span."""
+        place, verified = self(item, quote)
+        if place is None:
+            return None, False
+        chunk, at = self.chunk, None
+        if place["span"] is not None:
+            start, end = place["span"]
+            at = [(start + s, start + e) for s, e in evidence_check.locate_mention(name, self.doc.text[start:end])]
+        if not at:
+            at = [(chunk.start + s, chunk.start + e) for s, e in evidence_check.locate_mention(name, chunk.text)]
+        if not at:
+            is_value = str(item.get("type", "")).casefold() in _VALUE_TYPES
+            if verified and is_value and _shares_a_word(name, place["quote"]):
+                return {**place, "span": None}, True  # a name normalised from its checked quote ("5 years")
+            if not self.admit_unverified:
+                self.hold(item, "name_not_in_text", f"{name!r} does not occur in the chunk")
+                return None, False
+            self._note(item, "name not in the chunk (admitted by review.admit_unverified, marked verified: false)")
+            return {**place, "span": None}, False
+        pages = self.doc.pages_for(*at[0]) or chunk.pages
+        return {**place, "span": list(at[0]), "page": pages[0] if pages else None}, verified
+
+    def hold(self, item: Any, reason: str, detail: str) -> None:
+        """Keep ``item`` out of the graph: counted by reason and written to review with why."""
+        self.held[reason] = self.held.get(reason, 0) + 1
+        self._note(item, f"held back ({reason}): {detail}")
+
+    def _note(self, item: Any, reason: str) -> None:
         self.review.append({"stage": self.stage, "chunk": self.chunk.id, "item": item, "reason": reason})
+
+
+_FILLER_WORDS = frozenset({"the", "of", "and", "an", "in", "on", "to", "for", "by", "or", "at", "with"})
+_NUMBER_WORDS = {w: str(n) for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
+_NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70",
+                      "eighty": "80", "ninety": "90", "hundred": "100"})
+# entity types whose names are values a backend may give normalised ("2017-05-04" for "May 4, 2017")
+_VALUE_TYPES = frozenset(t for t in LITERAL_TYPES if t not in ("text", "enum"))
+
+
+def _value_words(text: str) -> set[str]:
+    """The words of a value as a comparison sees them: numbers as digits without leading
+    zeros (a four-digit year also as its last two), number words as digits, no plural -s."""
+    out = set()
+    for w in re.findall(r"[^\W_]+", text.casefold()):
+        if w.isdigit():
+            out.add(str(int(w)))
+            if len(w) == 4:
+                out.add(str(int(w[-2:])))
+        elif w in _NUMBER_WORDS:
+            out.add(_NUMBER_WORDS[w])
+        elif len(w) > 1 and w not in _FILLER_WORDS:
+            out.add(w[:-1] if len(w) > 3 and w.endswith("s") else w)
+    return out
+
+
+def _shares_a_word(name: str, quote: str | None) -> bool:
+    """Whether a value ``name`` and its ``quote`` have a word in common, as :func:`_value_words` reads them."""
+    return bool(quote) and bool(_value_words(name) & _value_words(quote))
 
 
 @dataclass
@@ -116,6 +198,8 @@ class Scope:
     confidence_threshold: float
     review: list[dict[str, Any]] = field(default_factory=list)
     rejects: dict[str, int] = field(default_factory=dict)
+    held: dict[str, int] = field(default_factory=dict)  # items kept out of the view, by reason
+    admit_unverified: bool = False
     extra_nodes: dict[str, dict[str, Any]] = field(default_factory=dict)  # diy entities by id
 
     def reject(self, reason: str, item: Any, detail: str) -> None:
@@ -136,10 +220,14 @@ class Scope:
                 return node_id
         return None
 
-    def locate(self, item: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-        """Where the item's evidence is in the chunk, and whether the quote checked out."""
-        return Locator(self.doc, self.chunk, self.view.name, self.evidence_threshold,
-                       self.confidence_threshold, self.review)(item, item.get("evidence"))
+    def locator(self) -> Locator:
+        return Locator(self.doc, self.chunk, self.view.name, self.evidence_threshold, self.confidence_threshold,
+                       self.review, self.held, self.admit_unverified)
+
+    def locate(self, item: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
+        """Where the item's evidence is in the chunk, and whether the quote checked out;
+        evidence None: the item is held back (see :class:`Locator`)."""
+        return self.locator()(item, item.get("evidence"))
 
     def filler(self, value: Any, role: Role | None) -> dict[str, Any] | None:
         """One role value: a node reference when it names a node the role admits, else a

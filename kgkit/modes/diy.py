@@ -33,12 +33,18 @@ class DiyMode(UpgradeMode):
         node_id = ids.node_id(entity_type.name, raw["name"], legal_suffixes=scope.skeleton.legal_suffixes)
         if scope.skeleton.node(node_id) is not None:
             return  # the core already has it: the view refers to the shared node
-        evidence, _ = scope.locate({**raw, "evidence": raw.get("evidence") or raw["name"]})
+        place, verified = scope.locator().mention(raw, raw["name"], raw.get("evidence") or raw["name"])
+        if place is None:
+            return  # held back: not found in the chunk, so no role can name it
         node = scope.extra_nodes.setdefault(node_id, {
             "id": node_id, "type": entity_type.name, "name": raw["name"], "aliases": [],
             "mentions": [], "merged_from": [], "origin": scope.view.name,
         })
-        node["mentions"].append({"chunk": evidence["chunk"], "span": evidence["span"], "page": evidence["page"]})
+        node["mentions"].append({"chunk": place["chunk"], "span": place["span"], "page": place["page"]})
+        if verified:
+            node.pop("verified", None)  # one mention found in the text is enough
+        elif len(node["mentions"]) == 1:
+            node["verified"] = False  # admitted (review.admit_unverified) and found nowhere yet
 
     def item(self, raw: dict[str, Any], scope: Scope) -> dict[str, Any] | None:
         template = scope.view.template
@@ -54,6 +60,8 @@ class DiyMode(UpgradeMode):
                     for template_q in template.qualifiers if template_q.name == q}
         qualifiers = qualify(raw.get("qualifiers", {}), declared.get, relation.name, scope, raw)
         evidence, verified = scope.locate(raw)
+        if evidence is None:
+            return None  # held back: its quote is not in the chunk
         return {
             "id": ids.content_id("h", {"template": template.name, "relation": relation.name, "roles": roles}),
             "relation": relation.name,

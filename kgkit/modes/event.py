@@ -17,6 +17,10 @@ class EventMode(UpgradeMode):
     name = "event.v1"
     answer_key = "events"
 
+    def can_build(self, view, domain, skeleton) -> bool:
+        """An event needs a declared event type (its arguments may all be absent)."""
+        return bool(domain.event_types)
+
     def item(self, raw: dict[str, Any], scope: Scope) -> dict[str, Any] | None:
         event_type = find_by_name(scope.domain.event_types, raw["type"])
         if event_type is None:
@@ -28,6 +32,8 @@ class EventMode(UpgradeMode):
         time_text = raw.get("time")
         time = {"text": time_text, "value": normalise_literal("date", time_text)} if time_text else None
         evidence, verified = scope.locate(raw)
+        if evidence is None:
+            return None  # held back: its quote is not in the chunk
         return {
             "id": ids.content_id("v", {"type": event_type.name, "trigger": raw["trigger"], "arguments": arguments,
                                        "time": time_text}),

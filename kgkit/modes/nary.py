@@ -17,6 +17,10 @@ class NaryMode(UpgradeMode):
     name = "nary.v1"
     answer_key = "hyperedges"
 
+    def can_build(self, view, domain, skeleton) -> bool:
+        """Some n-ary relation is declared, and a role can be filled: by a node, or a literal."""
+        return any(skeleton.nodes or any(r.literal for r in rel.roles) for rel in domain.nary_relation_types)
+
     def item(self, raw: dict[str, Any], scope: Scope) -> dict[str, Any] | None:
         relation = find_by_name(scope.domain.nary_relation_types, raw["relation"])
         if relation is None:
@@ -30,6 +34,8 @@ class NaryMode(UpgradeMode):
             scope.review.append({"stage": scope.view.name, "chunk": scope.chunk.id, "item": raw,
                                  "reason": f"missing required role(s): {', '.join(missing)}"})
         evidence, verified = scope.locate(raw)
+        if evidence is None:
+            return None  # held back: its quote is not in the chunk
         return {
             "id": ids.content_id("h", {"relation": relation.name, "roles": roles}),
             "relation": relation.name,

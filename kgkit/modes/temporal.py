@@ -36,6 +36,10 @@ class TemporalMode(UpgradeMode):
     name = "temporal.v1"
     answer_key = "edges"
 
+    def can_build(self, view, domain, skeleton) -> bool:
+        """An edge joins two nodes of V_doc by a declared relation: none without nodes."""
+        return bool(skeleton.nodes and domain.relation_types)
+
     def item(self, raw: dict[str, Any], scope: Scope) -> dict[str, Any] | None:
         relation = scope.domain.relation_type(raw["relation"])
         if relation is None:
@@ -47,6 +51,8 @@ class TemporalMode(UpgradeMode):
             return None
         qualifiers = qualify(raw.get("qualifiers", {}), scope.domain.qualifier, relation.name, scope, raw)
         evidence, verified = scope.locate(raw)
+        if evidence is None:
+            return None  # held back: its quote is not in the chunk
         return {
             "id": ids.content_id("t", {"head": head, "relation": relation.name, "tail": tail,
                                        "qualifiers": {k: v["text"] for k, v in qualifiers.items()}}),

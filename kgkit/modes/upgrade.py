@@ -28,6 +28,11 @@ class UpgradeMode:
             context["template"] = view.template
         return context
 
+    def can_build(self, view: View, domain: Domain, skeleton: Skeleton) -> bool:
+        """Whether any item could come out of this view's passes for this document; when not,
+        the engine sends none of them and counts them as skipped. Here: always."""
+        return True
+
     def normalise(self, answer: dict[str, Any], scope: Scope) -> list[dict[str, Any]]:
         """View items from one chunk's answer; an off-schema answer is one review entry
         and contributes nothing."""

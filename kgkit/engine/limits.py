@@ -1,0 +1,89 @@
+"""Bounds on what one pass's answer may put into the run, whoever answered.
+
+A model can answer with 10,000 invented entities, a 5 MB name or a ``NaN`` confidence;
+left alone they become 10,000 nodes, make every later prompt 5 MB and write view files
+that ``JSON.parse`` refuses. :func:`bound_answer` cuts each answer to the configured
+limits (``limits`` in kgkit.yaml) before it is stored in ``state/`` or read by the
+engine, for the offline backend and every LLM alike. Nothing is dropped silently: each
+item left out is written to review (its long texts clipped) with the reason, and counted
+as held back.
+"""
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from kgkit.config.model import LimitsConfig
+
+_QUOTE_KEYS = ("evidence",)  # free text, bounded by the answer size alone
+
+
+def clip(value: Any, chars: int) -> Any:
+    """``value`` with every string cut to ``chars`` (the cut said) and non-finite numbers as
+    text: safe to write to review.jsonl however large or odd the original."""
+    if isinstance(value, str):
+        return value if len(value) <= chars else f"{value[:chars]}… [{len(value)} characters]"
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, dict):
+        return {clip(k, chars): clip(v, chars) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clip(v, chars) for v in value]
+    return value
+
+
+def _problem(value: Any, limits: LimitsConfig, where: str = "") -> tuple[str, str] | None:
+    """Why one item cannot be taken: ``(reason, detail)``, or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "non_finite", f"{where or 'value'} is {value!r}, not a number JSON can hold"
+    if isinstance(value, str):
+        if len(value) > limits.name_chars and where.rsplit("/", 1)[-1] not in _QUOTE_KEYS:
+            return "over_limit", (f"{where or 'value'} has {len(value)} characters "
+                                  f"(limits.name_chars is {limits.name_chars})")
+        return None
+    children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, child in children:
+        if isinstance(key, str) and len(key) > limits.name_chars:
+            return "over_limit", f"a key of {len(key)} characters (limits.name_chars is {limits.name_chars})"
+        found = _problem(child, limits, f"{where}/{key}" if where else str(key))
+        if found:
+            return found
+    return None
+
+
+def bound_answer(data: dict[str, Any], limits: LimitsConfig) -> tuple[dict[str, Any], list[tuple[Any, str, str]]]:
+    """``(answer within limits, [(item left out, reason, detail)])``.
+
+    Each list in the answer keeps its first ``items_per_answer`` acceptable items, and
+    items are taken in order while the answer stays within ``answer_chars`` as JSON; an
+    item with a non-finite number or a text over ``name_chars`` (its evidence quote aside)
+    is left out wherever it stands.
+    """
+    kept: dict[str, Any] = {}
+    out: list[tuple[Any, str, str]] = []
+    size = 0
+    for key, value in data.items():
+        items = value if isinstance(value, list) else [value]
+        taken = []
+        for item in items:
+            problem = _problem(item, limits)
+            if problem is None and isinstance(value, list) and len(taken) >= limits.items_per_answer:
+                problem = ("over_limit", f"more than {limits.items_per_answer} {key} in one answer "
+                                         "(limits.items_per_answer)")
+            if problem is None:
+                cost = len(json.dumps(item, ensure_ascii=False))
+                if size + cost > limits.answer_chars:
+                    problem = ("over_limit", f"the answer is over {limits.answer_chars} characters "
+                                             "(limits.answer_chars); the rest of it is left out")
+                else:
+                    size += cost
+            if problem:
+                out.append((item, *problem))
+            else:
+                taken.append(item)
+        if isinstance(value, list):
+            kept[key] = taken
+        elif taken:
+            kept[key] = taken[0]
+    return kept, out

@@ -62,7 +62,7 @@ def test_reloading_with_an_edit_and_a_removal_equals_a_fresh_load(graph_url, cor
     with GraphStore(fresh_url) as fresh:
         fresh.add(final)
         assert comparable(after) == comparable(fresh.snapshot())
-    assert len(after.documents) == len(runs) - 3 and len(before.nodes) > 2000
+    assert len(after.documents) == len(runs) - 3 and len(before.nodes) > 1000
     assert any(n["name"].startswith("Orion Freight") for n in after.nodes)
 
 
@@ -88,5 +88,6 @@ def test_one_party_in_three_cuad_contracts_is_one_node_until_unmerged(graph_url,
             g.unmerge(m["node"], who="reviewer")
         parts = [n for n in g.snapshot().nodes if n["type"] == "Party" and "veteran" in n["name"].lower()]
         assert len(parts) == 3 and sorted(len(n["documents"]) for n in parts) == [1, 1, 1]
-        actions = [m["action"] for m in g.merges()]
+        members = {m["node"] for m in merged}
+        actions = [m["action"] for m in g.merges() if m["node"] in members]
         assert actions.count("merge") == 2 and actions.count("unmerge") == 2

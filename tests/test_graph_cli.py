@@ -98,3 +98,14 @@ def test_extract_adds_finished_runs_to_the_graph(tmp_path):
     assert result.exit_code == 0, result.output
     stats = json.loads(kgkit("graph", "stats", graph, "--tenant", "t1", "--json").output)
     assert stats["documents"] == 1 and stats["nodes"] > 0
+
+
+def test_export_reads_the_store(small_runs, tmp_path):
+    graph = str(tmp_path / "g.sqlite")
+    kgkit("graph", "add", graph, str(small_runs["alpha"]), str(small_runs["beta"]), "--tenant", "t1")
+    result = kgkit("graph", "export", graph, "--format", "json", "-o", str(tmp_path / "out"), "--tenant", "t1")
+    assert result.exit_code == 0, result.output
+    [written] = [p for p in (tmp_path / "out").iterdir()]
+    data = json.loads(written.read_text())
+    stats = json.loads(kgkit("graph", "stats", graph, "--tenant", "t1", "--json").output)
+    assert len(data["nodes"]) == stats["nodes"] and len(data["edges"]) == stats["edges"]

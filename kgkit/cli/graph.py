@@ -174,3 +174,18 @@ def unmerge_cli(args, who, tenant, config_path):
     with open_store(graph, tenant, config_path) as store:
         version = store.unmerge(node, who=who)
     click.echo(f"{node}: unmerged (graph version {version})")
+
+
+def _snapshot(graph: str | None, tenant: str | None, config_path: str | None):
+    with open_store(graph, tenant, config_path) as store:
+        return store.snapshot()
+
+
+def _register_export() -> None:
+    """``kgkit graph export`` (kgkit/cli/graph_export.py) reading this store's snapshot."""
+    from kgkit.cli.graph_export import make_export_cli
+
+    graph_cli.add_command(make_export_cli(_snapshot, options=[TENANT, CONFIG]))
+
+
+_register_export()

@@ -79,6 +79,12 @@ class SkillsConfig:
 
 
 @dataclass
+class GraphConfig:
+    url: str | None = None  # a .sqlite path or postgresql:// URL; None: commands take GRAPH
+    tenant: str = "default"
+
+
+@dataclass
 class InputConfig:
     max_bytes: int = 200_000_000  # a document over this is refused before it is read (docs/security.md)
     regex_timeout: float = 1.0  # seconds each domain/skill regex may run per chunk before it is skipped
@@ -96,6 +102,8 @@ class Config:
     limits: LimitsConfig = field(default_factory=LimitsConfig)
     cache: CacheConfig = field(default_factory=CacheConfig)
     skills: SkillsConfig = field(default_factory=SkillsConfig)
+    graph: GraphConfig = field(default_factory=GraphConfig)
+
     input: InputConfig = field(default_factory=InputConfig)
     prompts: dict[str, Path] = field(default_factory=dict)  # stage -> template path override
     out_dir: Path = Path("kgkit-out")

@@ -50,6 +50,10 @@ COMMENTS: dict[str, dict[str, str]] = {
         "answer_chars": "largest answer, as JSON, taken from one pass",
     },
     "cache": {"enabled": "false = --no-cache", "dir": "null: $KGKIT_CACHE_DIR, else the user cache directory"},
+    "graph": {
+        "url": "corpus graph store: a .sqlite path or postgresql:// URL (kgkit graph ...)",
+        "tenant": "the tenant graph commands read and write",
+    },
     "skills": {
         "enabled": "give the core passes the learned skills that fit the document",
         "top_k": "skills retrieved per document",
@@ -112,7 +116,7 @@ def starter_text(config: Config | None = None) -> str:
     lines.append(LLM_STAGES)
     for top in ("domain", "views"):
         lines.append(_line(top, data[top], COMMENTS[top].get(top)) + "\n")
-    for section in ("chunking", "canon", "review", "limits", "cache", "skills", "input"):
+    for section in ("chunking", "canon", "review", "limits", "cache", "skills", "input", "graph"):
         lines.append(f"{section}:\n")
         for key, value in data[section].items():
             lines.append(_line(key, value, COMMENTS[section].get(key), indent=2))

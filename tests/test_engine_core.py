@@ -63,6 +63,25 @@ def test_a_name_the_text_does_not_hold_is_held_back_though_its_quote_is_there(tm
                for r in result.review) == 8
 
 
+def test_a_category_type_is_placed_by_its_checked_quote_though_its_name_is_not_in_the_text(tmp_path):
+    # "Meeting Notes" names a category ("category: true"): the text says "The team met", never
+    # the name. It is kept with its quote's characters as span; the same name as an Org is not.
+    inputs = write_inputs(tmp_path / "in")
+    domain = inputs["domain"].read_text(encoding="utf-8").replace(
+        "entity_types:\n", "entity_types:\n  - {name: Topic, category: true}\n", 1)
+    inputs["domain"].write_text(domain, encoding="utf-8")
+    extra = {"entities": [{"name": "Meeting Notes", "type": "Topic", "evidence": "The team met"},
+                          {"name": "Meeting Notes", "type": "Org", "evidence": "The team met"}]}
+    result = kgkit.extract(inputs["doc"], domain=inputs["domain"], views=["binary"],
+                           config=Config(chunk_size=CHUNK_SIZE, chunk_overlap=0), out_dir=tmp_path / "out",
+                           backend=ScriptedBackend(extra=extra))[0]
+    (topic,) = [n for n in result.nodes if n["name"] == "Meeting Notes"]
+    assert topic["type"] == "Topic"
+    text = inputs["doc"].read_text(encoding="utf-8")
+    assert {text[m["span"][0]:m["span"][1]] for m in topic["mentions"]} == {"The team met"}
+    assert result.manifest["counts"]["held_back"]["entities"] == {"name_not_in_text": 8}
+
+
 def test_admitted_unverified_mentions_merge_across_chunks_with_recorded_reasons(tmp_path):
     # every chunk's answer also names "Acme Corporation" (type given by a declared type alias),
     # a name not written in the text: review.admit_unverified lets it in

@@ -77,7 +77,8 @@ def relation_request(chunk: Chunk, domain: Domain, settings: CoreSettings, title
 
 
 def mentions_from(answer: dict[str, Any], doc: Document, chunk: Chunk, settings: CoreSettings, review: list,
-                  held: dict[str, int] | None = None) -> tuple[list[canon.Mention], list[canon.Mention]]:
+                  held: dict[str, int] | None = None,
+                  categories: frozenset[str] = frozenset()) -> tuple[list[canon.Mention], list[canon.Mention]]:
     """Pass-1 answer -> (mentions located in the chunk, the unverified ones among them).
 
     Types are checked by the merge.
@@ -90,7 +91,7 @@ def mentions_from(answer: dict[str, Any], doc: Document, chunk: Chunk, settings:
     itself (docs/design.md, "Pass answers").
     """
     locate = Locator(doc, chunk, "entities", settings.evidence_threshold, settings.confidence_threshold, review,
-                     held, settings.admit_unverified)
+                     held, settings.admit_unverified, categories)
     mentions, unverified = [], []
     for raw in answer.get("entities", []):
         if not raw["name"].strip():  # no name at all: the merge rejects it as an invalid entity
@@ -159,6 +160,8 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_pass: RunPa
     held: dict[str, dict[str, int]] = {"entities": {}, "relations": {}}
     mentions: list[canon.Mention] = []
     unverified: set[canon.Mention] = set()
+    categories = frozenset(t.name for t in domain.entity_types if t.category)
+
     def checked(answer: dict[str, Any] | None, stage: str, schema: dict[str, Any], chunk: Chunk):
         """The answer if it has the pass's shape; else None, counted and kept for review."""
         problem = None if answer is None else validate_answer(answer, schema)
@@ -171,7 +174,7 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_pass: RunPa
     for i, chunk in enumerate(chunks):
         answer = checked(run_pass(entity_request(chunk, domain, settings, doc.title)), "entities", ENTITIES_SCHEMA, chunk)
         if answer is not None:
-            found, doubtful = mentions_from(answer, doc, chunk, settings, review, held["entities"])
+            found, doubtful = mentions_from(answer, doc, chunk, settings, review, held["entities"], categories)
             mentions += found
             unverified.update(doubtful)
         if progress:

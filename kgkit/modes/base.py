@@ -90,8 +90,9 @@ class Locator:
 
     def __init__(self, doc: Document, chunk: Chunk, stage: str, evidence_threshold: float,
                  confidence_threshold: float, review: list[dict[str, Any]], held: dict[str, int] | None = None,
-                 admit_unverified: bool = False):
+                 admit_unverified: bool = False, categories: frozenset[str] = frozenset()):
         self.doc, self.chunk, self.stage, self.review = doc, chunk, stage, review
+        self.categories = categories  # entity types named by category (EntityType.category)
         self.evidence_threshold, self.confidence_threshold = evidence_threshold, confidence_threshold
         self.held = held if held is not None else {}
         self.admit_unverified = admit_unverified
@@ -120,7 +121,8 @@ class Locator:
     def mention(self, item: dict[str, Any], name: str, quote: str | None) -> tuple[dict[str, Any] | None, bool]:
         """Where an entity named ``name`` is, as ``(place, verified)``: the span is the name's own
         characters, inside the verified quote when it is there, else its first place in the
-        chunk. A name not written in the chunk is held back like an unverified quote, except a
+        chunk. A name not written in the chunk is held back like an unverified quote, except an
+        entity of a category type (``EntityType.category``), whose place is its checked quote, and a
         value (an entity of a type named date, duration, money, quantity or percent) given
         normalised from a quote that checked out and shares a word with it ("5 years" for
         "five (5) years", "1998-07-01" for "7/1/98"): that one is kept, with no span."""
@@ -133,6 +135,8 @@ class Locator:
             at = [(start + s, start + e) for s, e in evidence_check.locate_mention(name, self.doc.text[start:end])]
         if not at:
             at = [(chunk.start + s, chunk.start + e) for s, e in evidence_check.locate_mention(name, chunk.text)]
+        if not at and verified and item.get("type") in self.categories:
+            return place, True  # "Anti-Assignment" stands where "may not assign" was found
         if not at:
             is_value = str(item.get("type", "")).casefold() in _VALUE_TYPES
             if verified and is_value and _shares_a_word(name, place["quote"]):

@@ -41,6 +41,7 @@ def _entity_type(d: dict[str, Any]) -> m.EntityType:
         aliases=tuple(d.get("aliases", ())),
         examples=tuple(d.get("examples", ())),
         patterns=_patterns(d.get("patterns")),
+        category=bool(d.get("category", False)),
     )
 
 

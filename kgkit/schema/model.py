@@ -38,6 +38,9 @@ class EntityType:
     aliases: tuple[str, ...] = ()  # other labels for the type itself ("person", "PER")
     examples: tuple[str, ...] = ()  # example surface names
     patterns: Patterns = Patterns()
+    # Named by its category, not by words of the text (a clause type "Anti-Assignment" is
+    # written "may not assign"): the evidence quote must be in the text, the name need not be.
+    category: bool = False
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,10 @@ from kgkit.ids import canonical_json
 # Bump when the stored value's shape or the key's recipe changes, so old entries are
 # never read as new ones.
 #   1: first version — value {"data", "usage", "model"}; key over cache_key_parts.
-CACHE_VERSION = 1
+#   2: usage gains "tokens_cached" (prompt-cache reads), which version 1 cannot read back.
+#      (The built-in prompts were reordered at the same time, static part first, so their
+#      keys changed anyway; a user's own template keeps its text but not its old entries.)
+CACHE_VERSION = 2
 
 # Key parts must never carry credentials; a part named like one is a bug in a backend.
 _CREDENTIAL = re.compile(r"api_?key|authorization|password|secret|token$", re.IGNORECASE)
@@ -112,7 +115,8 @@ class CachedBackend:
             usage = result.usage
             self.cache.set(key, {
                 "data": result.data,
-                "usage": {"tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out, "cost": usage.cost},
+                "usage": {"tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out, "cost": usage.cost,
+                          "tokens_cached": usage.tokens_cached},
                 "model": result.model,
             })
         return result

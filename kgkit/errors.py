@@ -6,7 +6,9 @@ Exit codes are few and documented in the README:
 * 0 — success
 * 1 — the run finished but some chunks failed (kept for ``--resume``)
 * 2 — bad input or configuration (file, YAML, schema, unknown view, …)
-* 3 — provider failure that retries could not clear (auth, unreachable, rate limit at the limit)
+* 3 — provider failure that retries could not clear (refused, reset, timeouts, rate limit at the limit);
+  a provider that cannot work as configured (no or rejected key, unknown model, a bad
+  ``api_base``) is 2, like any other configuration mistake
 * 130 — interrupted (Ctrl-C); the run folder can be resumed
 """
 from __future__ import annotations
@@ -109,3 +111,11 @@ class ProviderError(KgkitError):
 
 class TemplateError(KgkitError):
     """A prompt template is missing a variable or tried something the sandbox forbids."""
+
+
+class ProviderConfigError(ProviderError):
+    """The provider cannot work as configured: no key or a rejected one, an unknown model, an
+    ``api_base`` whose host does not resolve or does not speak TLS. Exit 2, because editing
+    the configuration, not waiting, is what helps."""
+
+    exit_code = EXIT_INPUT

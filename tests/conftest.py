@@ -24,3 +24,13 @@ def stub_provider():
     server = StubProvider().start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def cli_home(tmp_path, monkeypatch):
+    """A CLI run with no state of the user's: config and cache folders under ``tmp_path``,
+    which is also the working directory."""
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "config-home"))
+    monkeypatch.setenv("KGKIT_CACHE_DIR", str(tmp_path / "cache-home"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

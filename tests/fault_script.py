@@ -52,11 +52,12 @@ _STAGES = {
 
 
 def chunk_text(request: Recorded) -> str:
-    """The document text the request carries (between the untrusted-document fences)."""
+    """The document text the request carries: the last untrusted-document fence (a title,
+    when the document has one, comes in its own fence before it)."""
     for m in request.messages:
-        found = _FENCE.search(m.get("content") or "")
+        found = list(_FENCE.finditer(m.get("content") or ""))
         if found:
-            return found.group(2)
+            return found[-1].group(2)
     return ""
 
 

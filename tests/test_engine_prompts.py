@@ -29,7 +29,7 @@ def requests(tmp_path_factory):
 
 @pytest.mark.parametrize("stage, must_name", [
     ("nary", ['- Employment', 'role "employee": an entity of type Person (required)', 'role "start": a date value']),
-    ("temporal", ["start_date (date; for Work_For)", "Ann Lee Work_For Acme Corp"]),
+    ("temporal", ["start_date (date; for Work_For)", '"Ann Lee" Work_For "Acme Corp"']),
     ("event", ["- Hire", 'role "employer": an entity of type Org']),
     ("diy:staffing", ['"staffing" template', "- HOLDS", 'role "since": a date value']),
 ])
@@ -41,9 +41,10 @@ def test_upgrade_prompt_renders_the_schema_and_fences_the_chunk(requests, stage,
     for phrase in must_name:
         assert phrase in text
     body = user["content"]
-    start, end = body.index("BEGIN UNTRUSTED DOCUMENT"), body.index("END UNTRUSTED DOCUMENT")
+    start, end = body.rindex("BEGIN UNTRUSTED DOCUMENT"), body.rindex("END UNTRUSTED DOCUMENT")
     assert request.chunk.text in body[start:end]
-    assert "Reply with one JSON object" in body[end:]
+    assert body[end:].count("\n") == 0  # the chunk comes last: the prefix before it is cacheable
+    assert "Reply with one JSON object" in body[:start] and "Worked example" in body[:start]
 
 
 def test_diy_prompt_carries_the_templates_worked_examples(tmp_path):
@@ -61,7 +62,7 @@ def test_diy_prompt_carries_the_templates_worked_examples(tmp_path):
                           prompt=str(view.prompt))
     _, user = render_request(request)
     body = user["content"]
-    worked = body[body.index("Worked examples:"):body.index("BEGIN UNTRUSTED DOCUMENT")]
+    worked = body[body.index("Worked examples:"):body.index("Rules:")]
     first = view.template.examples[0]
     assert f"Text: {first['text']}" in worked
     assert '"relations": [{"relation": "payment"' in worked.replace("\n", "")

@@ -62,7 +62,7 @@ def test_all_six_views_cost_48_calls_against_a_naive_96(inputs, tmp_path):
     calls = result.manifest["calls"]
     assert (calls["core"], calls["projection"], calls["total"], calls["naive"]) == (16, 0, 48, 96)
     assert calls["upgrade"] == {"nary": 8, "temporal": 8, "event": 8, "diy:staffing": 8}
-    assert result.manifest["tokens"] == {"in": 4800, "out": 960}
+    assert result.manifest["tokens"] == {"in": 4800, "out": 960, "cached_in": 0}
 
 
 def test_projections_only_cost_the_core(inputs, tmp_path):

@@ -26,12 +26,9 @@ TEXT = "Ann Lee works for Acme Corp in Boston.\n"
 
 
 @pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "config-home"))
-    monkeypatch.setenv("KGKIT_CACHE_DIR", str(tmp_path / "cache-home"))
+def _isolated(cli_home, monkeypatch):
     monkeypatch.setenv(KEY_ENV, FAKE_KEY)
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "doc.txt").write_text(TEXT)
+    (cli_home / "doc.txt").write_text(TEXT)
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
@@ -98,28 +95,30 @@ def test_2_unsafe_template(capsys, stub_provider, tmp_path):
     assert code == 2 and err.startswith("Error: prompt template") and "forbidden" in err
 
 
-@pytest.mark.parametrize("reply, first_line", [
-    (Reply.error(401, "invalid api key"), "Error: openai/stub-model: the provider rejected the API key (HTTP 401"),
-    (Reply.error(503, "overloaded"), "Error: openai/stub-model: provider failed after 2 attempts: HTTP 503"),
-    (Reply.error(404, "model not found"), "Error: openai/stub-model: provider refused the request: HTTP 404"),
+@pytest.mark.parametrize("reply, code, first_line", [
+    (Reply.error(401, "invalid api key"), 2, "Error: openai/stub-model: the provider rejected the API key (HTTP 401"),
+    (Reply.error(503, "overloaded"), 3, "Error: openai/stub-model: provider failed after 2 attempts: HTTP 503"),
+    (Reply.error(404, "model not found"), 2, "Error: openai/stub-model: the provider does not know this model (HTTP 404"),
 ], ids=["auth", "down", "unknown-model"])
-def test_3_provider_failure(capsys, stub_provider, tmp_path, reply, first_line):
+def test_provider_failure(capsys, stub_provider, tmp_path, reply, code, first_line):
+    """A provider that is down is 3; one that cannot work as configured (key, model) is 2
+    (tests/test_llm_errors.py has every failure class)."""
     stub_provider.responder = lambda request: reply
     config = write_config(tmp_path, stub_provider.openai_base, retries=1)
-    code, _, err = run(capsys, "extract", "doc.txt", "--config", str(config))
-    assert code == errors.EXIT_PROVIDER == 3
+    got, _, err = run(capsys, "extract", "doc.txt", "--config", str(config))
+    assert got == code
     assert err.startswith(first_line), err
     assert "hint: " in err
 
 
-def test_3_missing_key_variable(capsys, stub_provider, tmp_path, monkeypatch):
+def test_2_missing_key_variable(capsys, stub_provider, tmp_path, monkeypatch):
     """``api_key_env`` names a variable that is empty at call time (``api_key: ${VAR}`` would
     already fail as configuration, exit 2, when the file is read)."""
     monkeypatch.delenv(KEY_ENV)
     config = write_config(tmp_path, stub_provider.openai_base)
     config.write_text(config.read_text().replace(f"api_key: ${{{KEY_ENV}}}", f"api_key_env: {KEY_ENV}"))
     code, _, err = run(capsys, "extract", "doc.txt", "--config", str(config))
-    assert code == 3
+    assert code == 2
     assert f"the environment variable {KEY_ENV} (llm.api_key_env) is not set" in err
     assert f"hint: export {KEY_ENV}=<your API key>" in err
     assert stub_provider.requests == []

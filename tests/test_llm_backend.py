@@ -53,10 +53,10 @@ TEXT = "Acme Corp signed the agreement on 1 March 2024."
 ANSWER = {"entities": [{"name": "Acme Corp", "type": "Party"}, {"name": "1 March 2024", "type": "Date"}]}
 
 
-def entities_request(text: str = TEXT, **kw) -> PassRequest:
+def entities_request(text: str = TEXT, schema=ENTITIES_SCHEMA, **kw) -> PassRequest:
     chunk = Chunk(id="c_test", doc_id="d_test", index=0, text=text, start=0, end=len(text))
     return PassRequest(
-        kind=ENTITIES, stage="entities", chunk=chunk, schema=ENTITIES_SCHEMA,
+        kind=ENTITIES, stage="entities", chunk=chunk, schema=schema,
         context={"domain": DOMAIN, "skills": []}, prompt="entities.j2", **kw,
     )
 
@@ -341,7 +341,7 @@ def test_relations_pass_sends_the_document_entities(stub_provider, key):
 
     assert result.data == answer
     user = stub_provider.requests[0].messages[-1]["content"]
-    assert "- Acme Corp (Party), also written: Acme" in user
+    assert '- "Acme Corp" (Party), also written: "Acme"' in user
     assert "- signed_on: Party -> Date" in user
 
 
@@ -381,7 +381,9 @@ def test_unknown_model_is_not_retried_and_says_what_to_check(stub_provider, key)
         backend(stub_provider, retries=3).run(entities_request())
 
     assert len(stub_provider.requests) == 1
-    assert err.value.message == "openai/test-model: provider refused the request: HTTP 404: The model `test-model` does not exist"
+    assert err.value.message == ("openai/test-model: the provider does not know this model "
+                                 "(HTTP 404: The model `test-model` does not exist)")
+    assert err.value.exit_code == 2  # the fix is in the configuration
     assert err.value.hint.startswith("check llm.model")
 
 
@@ -438,3 +440,91 @@ def test_a_huge_retry_after_is_capped(stub_provider, key):
     backend(stub_provider, delays=delays).run(entities_request())
 
     assert delays == [MAX_DELAY]
+
+
+NARY_SCHEMA = {"type": "object", "required": ["hyperedges"], "properties": {"hyperedges": {"type": "array", "items": {
+    "type": "object", "required": ["relation", "roles"],
+    "properties": {"relation": {"type": "string"}, "roles": {"type": "object", "additionalProperties": {"type": "string"}}},
+}}}}
+
+
+def test_a_strict_json_schema_goes_where_litellm_says_the_model_takes_one(stub_provider, key):
+    stub_provider.script({"entities": [{"name": "Acme Corp", "type": "Party"}]})
+
+    result = backend(stub_provider, model="openai/gpt-4o-mini").run(entities_request())
+
+    sent = stub_provider.requests[0].body["response_format"]
+    assert sent["type"] == "json_schema" and sent["json_schema"]["strict"] is True
+    assert sent["json_schema"]["name"] == "kgkit_entities"
+    item = sent["json_schema"]["schema"]["properties"]["entities"]["items"]
+    assert item == {"type": "object", "required": ["name", "type"], "additionalProperties": False,
+                    "properties": {"name": {"type": "string"}, "type": {"type": "string"}}}  # minLength dropped
+    assert sent["json_schema"]["schema"]["additionalProperties"] is False
+    assert result.output_format == "json_schema" and result.ok
+
+
+def test_strict_mode_spells_optional_as_nullable_and_the_nulls_are_dropped_from_the_answer(stub_provider, key):
+    from kgkit.engine.core import ENTITIES_SCHEMA
+
+    stub_provider.script({"entities": [{"name": "Acme Corp", "type": "Party", "evidence": None, "confidence": None}]})
+
+    result = backend(stub_provider, model="openai/gpt-4o-mini").run(entities_request(schema=ENTITIES_SCHEMA))
+
+    item = stub_provider.requests[0].body["response_format"]["json_schema"]["schema"]["properties"]["entities"]["items"]
+    assert item["required"] == ["name", "type", "evidence", "confidence"]
+    assert item["properties"]["evidence"] == {"type": ["string", "null"]}
+    assert item["properties"]["confidence"] == {"type": ["number", "null"]}  # bounds checked after, not sent
+    assert result.data == {"entities": [{"name": "Acme Corp", "type": "Party"}]}
+
+
+def test_anthropic_models_with_structured_output_get_the_schema_in_their_own_field(stub_provider, key):
+    stub_provider.script(ANSWER)
+
+    result = backend(stub_provider, "anthropic", model="anthropic/claude-sonnet-4-5").run(entities_request())
+
+    sent = stub_provider.requests[0].body["output_format"]
+    assert sent["type"] == "json_schema" and sent["schema"]["additionalProperties"] is False
+    assert result.output_format == "json_schema" and result.data == ANSWER
+
+
+def test_json_mode_where_the_model_takes_no_schema_and_for_a_schema_with_open_maps(stub_provider, key):
+    stub_provider.script(ANSWER, {"hyperedges": []})
+
+    plain_model = backend(stub_provider).run(entities_request())  # openai/test-model: not in litellm's table
+    open_map = backend(stub_provider, model="openai/gpt-4o-mini").run(entities_request(schema=NARY_SCHEMA))
+
+    assert [r.body["response_format"] for r in stub_provider.requests] == [{"type": "json_object"}] * 2
+    assert (plain_model.output_format, open_map.output_format) == ("json_object", "json_object")
+
+
+def test_plain_text_when_json_mode_is_off(stub_provider, key):
+    stub_provider.script(ANSWER)
+
+    result = backend(stub_provider, model="openai/gpt-4o-mini", json_mode=False).run(entities_request())
+
+    assert "response_format" not in stub_provider.requests[0].body
+    assert result.output_format == "plain" and result.data == ANSWER
+
+
+def test_litellm_is_told_to_use_its_bundled_cost_map_before_it_is_imported():
+    """LITELLM_LOCAL_MODEL_COST_MAP must be set before ``import litellm`` (it reads it then);
+    a fresh process shows the order and that no other host is contacted (see also
+    test_litellm_loads_only_for_a_request_and_touches_no_other_server)."""
+    script = (
+        "import os, sys, builtins\n"
+        "seen = {}\n"
+        "real = builtins.__import__\n"
+        "def spy(name, *a, **k):\n"
+        "    if name == 'litellm' and 'litellm' not in sys.modules:\n"
+        "        seen['flag'] = os.environ.get('LITELLM_LOCAL_MODEL_COST_MAP')\n"
+        "    return real(name, *a, **k)\n"
+        "builtins.__import__ = spy\n"
+        "from kgkit.backends.llm import load_litellm\n"
+        "load_litellm()\n"
+        "print(seen['flag'])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LITELLM_")}
+    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "False"  # left over in a user's shell: overridden
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "True"

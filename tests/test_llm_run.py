@@ -106,3 +106,36 @@ def test_a_cached_re_run_sends_no_request_and_the_cache_holds_no_key(stub_provid
     assert again.views["binary"]["edges"] == first.views["binary"]["edges"]
     stored = b"".join(p.read_bytes() for p in (tmp_path / "cache").rglob("*") if p.is_file())
     assert stored and FAKE_KEY.encode() not in stored
+
+
+@pytest.mark.parametrize("model, tokens_in", [
+    ("openai/gpt-4o-mini", 1800),  # prompt_tokens_details.cached_tokens: part of prompt_tokens
+    ("anthropic/claude-sonnet-4-5", 3000),  # cache_read_input_tokens: litellm adds them to input_tokens
+])
+def test_manifest_counts_cached_input_tokens_and_names_the_output_format(stub_provider, document, tmp_path, model,
+                                                                         tokens_in):
+    stub_provider.responder = lambda request: Reply(
+        content=answer_by_pass(request).content, tokens_in=900, tokens_cached=600)
+
+    [run] = kgkit.extract(document, domain="general", views=["binary"], config=config_for(stub_provider, model),
+                          out_dir=tmp_path / "out")
+
+    assert run.manifest["tokens"] == {"in": tokens_in, "out": 14, "cached_in": 1200}  # two passes, 600 cached each
+    assert run.manifest["model"]["output_format"] == {"entities": "json_schema", "relations": "json_schema"}
+
+
+def test_a_key_the_provider_echoes_in_an_answer_is_written_nowhere(stub_provider, document, tmp_path):
+    """Issue 10 (8): the key inside a normal answer (a name, a quote, an invalid answer kept
+    raw for review) is masked before anything is stored: nodes, views, review, state, cache."""
+    echoed = {"entities": [*ENTITIES["entities"], {"name": f"Key {FAKE_KEY}", "type": "Organization",
+                                                   "evidence": f"John Smith {FAKE_KEY}"}]}
+    stub_provider.script(echoed, f"not JSON {FAKE_KEY}", f"still not JSON {FAKE_KEY}")
+    cache = tmp_path / "cache"
+
+    [run] = kgkit.extract(document, domain="general", views=["binary"],
+                          config=config_for(stub_provider, "openai/test-model", dir=cache), out_dir=tmp_path / "out")
+
+    assert len(stub_provider.requests) == 3  # the answer was used; the relation pass failed twice
+    assert FAKE_KEY not in written_text(tmp_path / "out")
+    assert not [p for p in cache.rglob("*") if p.is_file() and FAKE_KEY.encode() in p.read_bytes()]
+    assert "***" in written_text(tmp_path / "out")  # masked, not dropped: the review still shows what came

@@ -124,7 +124,7 @@ def test_a_rejected_key_echoed_by_the_provider_is_scrubbed_from_the_error(worksp
     code = cli("extract", str(workspace["docs"][0]), "--config", str(workspace["config"]), "--out", "runs")
 
     err = capsys.readouterr().err
-    assert code == 3
+    assert code == 2  # a rejected key is configuration
     assert "rejected the API key (HTTP 401" in err and "***" in err
     assert FAKE_KEY not in err
     assert not [p for p in Path(workspace["root"], "runs").rglob("*") if p.is_file() and

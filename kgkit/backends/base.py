@@ -52,10 +52,12 @@ class Usage:
     tokens_in: int = 0
     tokens_out: int = 0
     cost: float | None = None  # USD where the price table knows the model
+    tokens_cached: int = 0  # of tokens_in, read from the provider's prompt cache (when it says)
 
     def add(self, other: "Usage") -> None:
         self.tokens_in += other.tokens_in
         self.tokens_out += other.tokens_out
+        self.tokens_cached += other.tokens_cached
         if other.cost is not None:
             self.cost = (self.cost or 0.0) + other.cost
 
@@ -73,6 +75,7 @@ class PassResult:
     requests: int = 0  # HTTP requests actually sent (retries included); 0 when cached/offline
     retries: int = 0
     model: str = "offline"
+    output_format: str | None = None  # how the answer's shape was asked for: json_schema | json_object | plain
     warnings: list[dict[str, Any]] = field(default_factory=list)  # kept for review, e.g. a regex skipped
 
 

@@ -4,14 +4,21 @@ litellm lets a user switch provider by editing ``llm.model`` (``openai/…``,
 ``anthropic/…``, ``ollama/…`` with ``api_base``), so this module never names a
 provider. What it adds on top of litellm:
 
-* **Retries it controls.** litellm's own retries are off (``num_retries=0``) so every
-  HTTP attempt is counted for the manifest and the delays are deterministic:
-  ``backoff * 2**n`` seconds, or the provider's ``Retry-After`` (seconds or an HTTP
-  date) when it sends one, capped at :data:`MAX_DELAY`. 408/429/5xx, timeouts and
-  dropped connections are retried up to ``llm.retries`` times; 401/403 are not (a key
-  does not get better by asking again). A refusal (400/413/422: a content filter, a
-  prompt over the context window) is marked ``request_specific``, so the engine fails
-  that chunk and goes on — unless it is the third in a row, which stops the run.
+* **Retries it controls, failures it names.** litellm's own retries are off
+  (``num_retries=0``) so every HTTP attempt is counted for the manifest and the delays
+  are deterministic: ``backoff * 2**n`` seconds, or the provider's ``Retry-After``
+  (seconds or an HTTP date) when it sends one, capped at :data:`MAX_DELAY`. Each failure
+  is named by :mod:`kgkit.backends.failures` (refused, reset, DNS, TLS, timeout, missing
+  or rejected key, unknown model…); only those a retry can clear (resets, timeouts,
+  408/429/5xx) are retried, up to ``llm.retries`` times. A configuration failure raises
+  :class:`~kgkit.errors.ProviderConfigError` (exit 2). A refusal (400/413/422: a content
+  filter, a prompt over the context window) is marked ``request_specific``, so the engine
+  fails that chunk and goes on — unless it is the third in a row, which stops the run.
+  ``llm.timeout`` bounds the whole request (:mod:`kgkit.backends.deadline`), not each socket read.
+* **The strongest output format the provider takes**: a strict JSON Schema
+  (:mod:`kgkit.backends.structured`) where litellm's local model table says the model
+  supports one, else JSON mode, else plain text; the choice is in each
+  :class:`PassResult` and so in the manifest.
 * **Answers it can use.** The reply is parsed tolerantly
   (:mod:`kgkit.backends.parse`) and validated against the pass's JSON Schema; an
   invalid answer is re-asked once with the problem appended as a user message; a
@@ -19,11 +26,11 @@ provider. What it adds on top of litellm:
   engine's review file. One bad chunk never stops a run.
 * **A key that stays secret.** The key is read from the variable named by
   ``llm.api_key_env`` at call time and handed to litellm only; it is scrubbed from every
-  error message and never appears in :meth:`LLMBackend.describe`,
-  :meth:`LLMBackend.cache_key_parts` or a :class:`PassResult`.
+  error message and every answer (a provider may echo it) and never appears in
+  :meth:`LLMBackend.describe`, :meth:`LLMBackend.cache_key_parts` or a :class:`PassResult`.
 
 litellm is slow to import and fetches price and header tables from the network unless
-told otherwise, so it is imported inside :func:`_litellm` with those fetches disabled.
+told otherwise, so it is imported inside :func:`load_litellm` with those fetches disabled.
 """
 from __future__ import annotations
 
@@ -41,16 +48,17 @@ from urllib.parse import urlsplit
 import jsonschema
 
 from kgkit.backends.base import PassRequest, PassResult, Usage, pass_validator
+from kgkit.backends.deadline import DeadlineExceeded, deadline
+from kgkit.backends.failures import REFUSAL_STATUS, Failure, classify
 from kgkit.backends.parse import AnswerParseError, parse_json_answer
+from kgkit.backends.structured import drop_unfilled, strict_schema
 from kgkit.config.model import LLMConfig
-from kgkit.errors import ProviderError
+from kgkit.errors import ProviderConfigError, ProviderError
 from kgkit.prompts.render import render_request
+from kgkit.secrets import looks_like_key, scrub
 
 log = logging.getLogger(__name__)
 
-RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
-AUTH_STATUS = frozenset({401, 403})
-REFUSAL_STATUS = frozenset({400, 413, 422})  # this request, as sent, will never be taken
 MAX_REFUSALS = 3  # refusals in a row (no success between) that mean every request is wrong
 MAX_DELAY = 300.0  # seconds; a Retry-After of an hour should not silently stall a run that long
 REASK = (
@@ -66,6 +74,7 @@ class _Tally:
     requests: int = 0
     retries: int = 0
     usage: Usage = field(default_factory=Usage)
+    output_format: str | None = None
 
 
 class LLMBackend:
@@ -89,7 +98,7 @@ class LLMBackend:
         self.settings = llm
         self.name = llm.model
         self._sleep = sleep
-        self._json_mode: bool | None = None  # asked of litellm on the first call
+        self._format: str | None = None  # json_schema | json_object | plain, asked of litellm on the first call
         self._refusals = 0  # consecutive refused requests, reset by any answer
 
     # -- the Backend contract ------------------------------------------------------
@@ -106,8 +115,7 @@ class LLMBackend:
             "json_mode": s.json_mode,
         }
         if s.api_base:  # host and port only: a URL may carry user:password
-            parts = urlsplit(s.api_base)
-            out["api_base_host"] = parts.hostname + (f":{parts.port}" if parts.port else "") if parts.hostname else None
+            out["api_base_host"] = _host_port(s.api_base)
         return out
 
     def cache_key_parts(self, request: PassRequest) -> dict[str, Any]:
@@ -145,21 +153,22 @@ class LLMBackend:
             exc.requests, exc.retries = tally.requests, tally.retries  # type: ignore[attr-defined]
             raise
         return PassResult(
-            data=data,
+            data=self._scrub(data),
             ok=error is None,
-            error=error,
-            raw=raw if error is not None else None,
+            error=self._scrub(error),
+            raw=self._scrub(raw) if error is not None else None,
             usage=tally.usage,
             requests=tally.requests,
             retries=tally.retries,
             model=self.settings.model,
+            output_format=tally.output_format,
         )
 
     def _ask(self, request: PassRequest, tally: _Tally) -> tuple[dict[str, Any] | None, str | None, str]:
         """(data, error, raw text of the last answer) after at most one re-ask."""
         messages = self.messages(request)
         temperature = self._temperature(request)
-        raw, finish = self._complete(messages, temperature, tally)
+        raw, finish = self._complete(messages, temperature, tally, request.schema)
         data, error = self._check(raw, finish, request.schema)
         if error is None:
             return data, None, raw
@@ -170,7 +179,7 @@ class LLMBackend:
             {"role": "user", "content": REASK.format(error=error)},
         ]
         first_error = error
-        raw, finish = self._complete(messages, temperature, tally)
+        raw, finish = self._complete(messages, temperature, tally, request.schema)
         data, error = self._check(raw, finish, request.schema)
         if error is not None:
             error = f"{error} (still invalid after one re-ask; first answer: {first_error})"
@@ -180,9 +189,11 @@ class LLMBackend:
     def _check(
         self, raw: str, finish: str | None, schema: Mapping[str, Any]
     ) -> tuple[dict[str, Any] | None, str | None]:
-        """(data, None) for a usable answer, else (None, a short reason for the re-ask)."""
+        """(data, None) for a usable answer, else (None, a short reason for the re-ask).
+        A null for an optional property means "nothing there" (strict mode makes models
+        write them; others do by habit), so it is dropped rather than re-asked."""
         try:
-            data = parse_json_answer(raw)
+            data = drop_unfilled(parse_json_answer(raw), schema)
         except AnswerParseError as exc:
             reason = exc.reason
             if finish == "length":
@@ -197,8 +208,9 @@ class LLMBackend:
         return request.temperature if request.temperature else self.settings.temperature
 
     # -- HTTP, with retries ------------------------------------------------------------
-    def _complete(self, messages: list[dict[str, str]], temperature: float, tally: _Tally) -> tuple[str, str | None]:
-        litellm = _litellm()
+    def _complete(self, messages: list[dict[str, str]], temperature: float, tally: _Tally,
+                  schema: Mapping[str, Any]) -> tuple[str, str | None]:
+        litellm = load_litellm()
         s = self.settings
         key = self._api_key()
         kwargs: dict[str, Any] = {
@@ -214,27 +226,26 @@ class LLMBackend:
             kwargs["api_base"] = s.api_base
         if key:
             kwargs["api_key"] = key
-        if self._wants_json_mode(litellm):
-            kwargs["response_format"] = {"type": "json_object"}
+        tally.output_format, response_format = self._response_format(litellm, schema)
+        if response_format:
+            kwargs["response_format"] = response_format
         errors = tuple(litellm.LITELLM_EXCEPTION_TYPES)
         attempt = 0
         while True:
             tally.requests += 1
             try:
-                response = litellm.completion(**kwargs)
-            except errors as exc:
+                with deadline(s.timeout):
+                    response = litellm.completion(**kwargs)
+            except (*errors, DeadlineExceeded) as exc:
                 status = getattr(exc, "status_code", None)
                 detail = self._scrub(_provider_message(exc))
-                if status in AUTH_STATUS:
-                    raise self._auth_error(status, detail) from None
-                retryable = status in RETRY_STATUS or isinstance(exc, (litellm.Timeout, litellm.APIConnectionError))
-                if not retryable or attempt >= s.retries:
-                    raise self._give_up(exc, status, detail, attempt + 1, retryable) from None
+                failure = classify(exc, status=status, detail=detail, endpoint=self._endpoint(), timeout=s.timeout,
+                                   key_variable=self._key_variable(), key_env_set=bool(s.api_key_env))
+                if not failure.retryable or attempt >= s.retries:
+                    raise self._give_up(failure, status, attempt + 1) from None
                 delay = _retry_after(exc)
                 delay = min(MAX_DELAY, delay if delay is not None else s.backoff * 2**attempt)
-                log.warning(
-                    "%s: %s; retry %d/%d in %.2fs", s.model, _status_text(status, detail), attempt + 1, s.retries, delay
-                )
+                log.warning("%s: %s; retry %d/%d in %.2fs", s.model, failure.what, attempt + 1, s.retries, delay)
                 self._sleep(delay)
                 attempt += 1
                 tally.retries += 1
@@ -244,18 +255,33 @@ class LLMBackend:
             choice = response.choices[0]
             return choice.message.content or "", getattr(choice, "finish_reason", None)
 
-    def _wants_json_mode(self, litellm: Any) -> bool:
-        """Ask for JSON output only where litellm says the provider takes ``response_format``."""
-        if self._json_mode is None:
-            self._json_mode = False
+    def _response_format(self, litellm: Any, schema: Mapping[str, Any]) -> tuple[str, dict[str, Any] | None]:
+        """(output format, the ``response_format`` to send) for a pass with ``schema``.
+
+        The strongest the provider takes, as litellm's local model table says: a strict JSON
+        Schema, else JSON mode, else plain text (the prompt asks for JSON either way). A
+        schema with no strict form (free-form role maps) goes as JSON mode."""
+        if self._format is None:
+            self._format = "plain"
             if self.settings.json_mode:
                 try:
                     model, provider, _, _ = litellm.get_llm_provider(self.settings.model)
-                    params = litellm.get_supported_openai_params(model=model, custom_llm_provider=provider) or []
+                    if litellm.supports_response_schema(model=model, custom_llm_provider=provider):
+                        self._format = "json_schema"
+                    elif "response_format" in (
+                            litellm.get_supported_openai_params(model=model, custom_llm_provider=provider) or []):
+                        self._format = "json_object"
                 except tuple(litellm.LITELLM_EXCEPTION_TYPES):
-                    params = []  # an unknown provider fails with a clear message at the call itself
-                self._json_mode = "response_format" in params
-        return self._json_mode
+                    pass  # an unknown provider fails with a clear message at the call itself
+        if self._format == "json_schema":
+            strict = strict_schema(schema)
+            if strict is not None:
+                return "json_schema", {"type": "json_schema", "json_schema": {
+                    "name": _schema_name(schema), "schema": strict, "strict": True}}
+            return "json_object", {"type": "json_object"}
+        if self._format == "json_object":
+            return "json_object", {"type": "json_object"}
+        return "plain", None
 
     def _usage(self, litellm: Any, response: Any) -> Usage:
         usage = getattr(response, "usage", None)
@@ -267,6 +293,7 @@ class LLMBackend:
             tokens_in=int(getattr(usage, "prompt_tokens", 0) or 0),
             tokens_out=int(getattr(usage, "completion_tokens", 0) or 0),
             cost=cost,
+            tokens_cached=_cached_tokens(usage),
         )
 
     # -- the key and errors ------------------------------------------------------------
@@ -274,9 +301,16 @@ class LLMBackend:
         name = self.settings.api_key_env
         if not name:
             return None  # litellm reads its usual variables (OPENAI_API_KEY, …) itself
+        if looks_like_key(name):
+            raise ProviderConfigError(
+                f"{self.settings.model}: llm.api_key_env must name an environment variable, and its value "
+                "looks like a key itself (not shown)",
+                hint="put the key in a variable (export MY_KEY=...) and write api_key_env: MY_KEY; "
+                     "if that was a real key, revoke it",
+            )
         key = os.environ.get(name)
         if not key:
-            raise ProviderError(
+            raise ProviderConfigError(
                 f"{self.settings.model}: the environment variable {name} (llm.api_key_env) is not set",
                 hint=f"export {name}=<your API key>",
             )
@@ -287,44 +321,38 @@ class LLMBackend:
         for the provider (OPENAI_API_KEY, ANTHROPIC_API_KEY, …)."""
         if self.settings.api_key_env:
             return self.settings.api_key_env
-        litellm = _litellm()  # only reached on an error path, after a call imported it
+        litellm = load_litellm()  # only reached on an error path, after a call imported it
         try:
             provider = litellm.get_llm_provider(self.settings.model)[1]
         except tuple(litellm.LITELLM_EXCEPTION_TYPES):
             provider = self.settings.model.split("/", 1)[0]
         return f"{re.sub(r'[^A-Za-z0-9]', '_', provider).upper()}_API_KEY"
 
-    def _scrub(self, text: str) -> str:
-        """Remove the key from provider text: some providers echo a rejected key back."""
-        key = os.environ.get(self._key_variable()) or ""
-        return text.replace(key, "***") if len(key) >= 4 else text
+    def _key(self) -> str | None:
+        name = self.settings.api_key_env
+        return os.environ.get(name) if name else os.environ.get(self._key_variable())
 
-    def _auth_error(self, status: int, detail: str) -> ProviderError:
-        var = self._key_variable()
-        how = (
-            f"set {var} (named by llm.api_key_env) to a valid key"
-            if self.settings.api_key_env
-            else f"set {var}, or name the variable holding your key in llm.api_key_env"
-        )
-        return ProviderError(
-            f"{self.settings.model}: the provider rejected the API key (HTTP {status}: {detail})", hint=how
-        )
+    def _scrub(self, value: Any) -> Any:
+        """``value`` with the key masked: some providers echo it back, in errors and answers."""
+        return scrub(value, self._key())
 
-    def _give_up(self, exc: BaseException, status: int | None, detail: str, attempts: int,
-                 retryable: bool) -> ProviderError:
-        what = _status_text(status, detail)
-        if retryable:
-            return ProviderError(
-                f"{self.settings.model}: provider failed after {attempts} attempt{'s' if attempts != 1 else ''}: {what}",
-                hint="try again later, or raise llm.retries / llm.timeout",
-            )
-        if "ContextWindowExceeded" in type(exc).__name__:
-            hint = "the prompt is longer than the model's context window: lower chunk_size"
-        elif status == 404:
-            hint = "check llm.model (the provider does not know it) and llm.api_base"
-        else:
-            hint = "check llm.model and llm.api_base"
-        error = ProviderError(f"{self.settings.model}: provider refused the request: {what}", hint=hint)
+    def _endpoint(self) -> str:
+        """Where requests go, for messages: api_base's host and port, else the provider."""
+        host = _host_port(self.settings.api_base or "")
+        if host:
+            return f"{urlsplit(self.settings.api_base).scheme}://{host}"
+        return f"the {self.settings.model.split('/', 1)[0]} API"
+
+    def _give_up(self, failure: Failure, status: int | None, attempts: int) -> ProviderError:
+        model = self.settings.model
+        if failure.configuration:
+            return ProviderConfigError(f"{model}: {failure.what}", hint=failure.hint)
+        if failure.retryable:
+            tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+            text = (f"provider failed after {tries}: {failure.what}" if failure.kind == "server"
+                    else f"{failure.what} ({tries})")
+            return ProviderError(f"{model}: {text}", hint=failure.hint)
+        error = ProviderError(f"{model}: {failure.what}", hint=failure.hint)
         if status in REFUSAL_STATUS:
             # A content filter or an over-long prompt refuses one chunk: the engine fails that
             # chunk and goes on. The same refusal over and over means the request is wrong
@@ -334,10 +362,13 @@ class LLMBackend:
         return error
 
 
-def _litellm():
-    """Import litellm with its start-up network fetches turned off (first call only pays)."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # bundled price table
-    os.environ.setdefault("LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS", "True")  # bundled header table
+def load_litellm():
+    """Import litellm with its start-up network fetches turned off (first call only pays).
+
+    Set, not defaulted: a ``LITELLM_LOCAL_MODEL_COST_MAP=False`` left in the environment
+    must not make kgkit fetch a price table from the network."""
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # bundled price table
+    os.environ["LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS"] = "True"  # bundled header table
     import litellm
 
     litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on stdout
@@ -376,8 +407,30 @@ def _clip(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def _status_text(status: int | None, detail: str) -> str:
-    return f"HTTP {status}: {detail}" if status else detail
+def _host_port(url: str) -> str | None:
+    """``host[:port]`` of ``url``, without any user:password it may carry."""
+    parts = urlsplit(url)
+    return parts.hostname + (f":{parts.port}" if parts.port else "") if parts.hostname else None
+
+
+def _schema_name(schema: Mapping[str, Any]) -> str:
+    """A name for the schema as strict mode wants one (letters, digits, _ and -; at most 64):
+    the answer's top-level keys, which say what the pass returns."""
+    keys = "_".join(sorted(schema.get("properties", {}))) or "answer"
+    return re.sub(r"[^A-Za-z0-9_-]", "_", f"kgkit_{keys}")[:64]
+
+
+def _cached_tokens(usage: Any) -> int:
+    """Input tokens the provider read from its prompt cache: OpenAI-style
+    ``prompt_tokens_details.cached_tokens``, or Anthropic's ``cache_read_input_tokens``."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    if not cached:
+        cached = getattr(usage, "cache_read_input_tokens", None)
+    try:
+        return int(cached or 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 def _retry_after(exc: BaseException) -> float | None:

@@ -34,6 +34,7 @@ from kgkit.config.model import (
     StageLLM,
 )
 from kgkit.errors import ConfigError, Issue
+from kgkit.secrets import looks_like_key
 
 FILE_NAMES = ("kgkit.yaml", "kgkit.yml")
 ENV_OVERRIDES = {
@@ -396,6 +397,8 @@ def show_config(effective: Effective) -> str:
     base = data["llm"]["api_base"]
     if base and base != MASK:
         data["llm"]["api_base"] = _mask_url(base)
+    if data["llm"]["api_key_env"] and looks_like_key(data["llm"]["api_key_env"]):
+        data["llm"]["api_key_env"] = MASK  # a key pasted where its variable's name belongs
     header = "# effective kgkit configuration\n# from: " + ("; ".join(effective.sources) or "defaults only") + "\n"
     return header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 

@@ -26,10 +26,10 @@ class LLMConfig:
     api_key_env: str | None = None  # name of the env var holding the key; never the key
     temperature: float = 0.0
     max_tokens: int = 2048
-    timeout: float = 60.0  # seconds per request
+    timeout: float = 60.0  # seconds a whole request may take (kgkit/backends/deadline.py)
     retries: int = 3  # extra attempts after the first
     backoff: float = 1.0  # base seconds for exponential backoff (Retry-After wins)
-    json_mode: bool = True
+    json_mode: bool = True  # strict JSON Schema, else JSON mode, where litellm says the model takes it
     stages: dict[str, StageLLM] = field(default_factory=dict)  # "core" | "upgrades" | "skills"
 
 

@@ -36,6 +36,7 @@ class Accounting:
     skipped: dict[str, int] = field(default_factory=dict)  # stage -> passes not sent: nothing to work on
     usage: Usage = field(default_factory=Usage)
     timings: dict[str, float] = field(default_factory=dict)
+    output_formats: dict[str, str] = field(default_factory=dict)  # stage -> json_schema | json_object | plain
 
     def count(self, stage: str, result: PassResult | None) -> None:
         """One pass of ``stage``: ``result`` is the backend's answer, None when reused."""
@@ -51,6 +52,8 @@ class Accounting:
         self.requests += result.requests
         self.retries += result.retries
         self.usage.add(result.usage)
+        if result.output_format:
+            self.output_formats[stage] = result.output_format
 
     def skip(self, stage: str, n: int) -> None:
         """``n`` passes of ``stage`` not sent because they had nothing to work on (not in ``total``)."""
@@ -82,7 +85,7 @@ class Accounting:
         }
 
     def tokens(self) -> dict[str, int]:
-        return {"in": self.usage.tokens_in, "out": self.usage.tokens_out}
+        return {"in": self.usage.tokens_in, "out": self.usage.tokens_out, "cached_in": self.usage.tokens_cached}
 
     def cost(self) -> float | None:
         """USD spent by this run: the backends' price-table figures; 0.0 when no request

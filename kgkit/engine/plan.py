@@ -37,10 +37,9 @@ def estimate_cost(model: str | None, tokens_in: int, tokens_out: int) -> float |
     """USD for these tokens from litellm's local price table; 0 offline, None if unknown."""
     if not model:
         return 0.0
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
+    from kgkit.backends.llm import load_litellm
 
-    litellm.suppress_debug_info = True  # no "Provider List" banner for a model it does not price
+    litellm = load_litellm()  # the bundled price table, no network, no banners
     try:
         prompt_cost, completion_cost = litellm.cost_per_token(model=model, prompt_tokens=tokens_in,
                                                               completion_tokens=tokens_out)

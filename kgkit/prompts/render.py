@@ -28,16 +28,30 @@ So a user template can:
 Text outside ``message`` blocks is ignored once any block is used, so a message
 boundary can only come from the template, never from the document text inside it.
 
+Files: a template, and everything it includes, imports or extends, must be a ``.j2``,
+``.jinja``, ``.jinja2`` or ``.txt`` file that stays inside its folder once symlinks are
+resolved (:class:`_FolderLoader`). A shared kgkit.yaml or view naming ``/etc/passwd``, or a
+template including a symlink to it, is refused by name, and the file's content is neither
+sent nor shown.
+
 Context: everything in ``PassRequest.context`` (``domain``, ``entities``, ``skills``,
 ``view``, ``template``, ``title``, …) plus ``chunk``, ``stage``, ``kind``, ``schema``
 and ``sample``. Filters: ``untrusted`` fences a document text between marker lines
 that carry a hash of the text (the text cannot contain its own closing marker);
-``json`` dumps a value as JSON. Macros shared by the built-ins are in ``_common.j2``.
+``json`` dumps a value as JSON; ``worked_answer`` turns a domain's or template's
+example into the answer the rules ask for (see :func:`worked_answer`). Macros shared by
+the built-ins are in ``_common.j2``.
+
+Order: every built-in puts what is the same for every chunk first (instructions, types,
+skills, worked examples, rules, the answer's shape), then what belongs to the document
+(its entities), and the chunk last, so providers' prompt caching reuses the prefix.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
@@ -51,6 +65,7 @@ from jinja2 import (
     TemplateSyntaxError,
     UndefinedError,
 )
+from jinja2.loaders import split_template_path
 from jinja2.exceptions import SecurityError, TemplateError as JinjaTemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
@@ -61,6 +76,7 @@ if TYPE_CHECKING:
 
 PROMPTS_DIR = Path(__file__).resolve().parent
 ROLES = ("system", "user", "assistant")
+TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2", ".txt")
 
 
 def render_request(request: "PassRequest") -> list[dict[str, str]]:
@@ -138,7 +154,7 @@ def _environment(directory: Path | None) -> SandboxedEnvironment:
     """One environment per template folder, so compiled templates are reused across chunks."""
     search = [str(directory), str(PROMPTS_DIR)] if directory else [str(PROMPTS_DIR)]
     env = SandboxedEnvironment(
-        loader=ChoiceLoader([PrefixLoader({"kgkit": FileSystemLoader(str(PROMPTS_DIR))}), FileSystemLoader(search)]),
+        loader=ChoiceLoader([PrefixLoader({"kgkit": _FolderLoader(str(PROMPTS_DIR))}), _FolderLoader(search)]),
         undefined=StrictUndefined,
         autoescape=False,  # prompts are plain text, not HTML
         trim_blocks=True,
@@ -147,7 +163,62 @@ def _environment(directory: Path | None) -> SandboxedEnvironment:
     )
     env.filters["untrusted"] = fence_untrusted
     env.filters["json"] = lambda value, indent=None: json.dumps(_plain(value), ensure_ascii=False, indent=indent)
+    env.filters["worked_answer"] = worked_answer
     return env
+
+
+EXAMPLE_CONFIDENCE = 0.9
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+
+
+def worked_answer(example: Any, key: str) -> dict[str, Any]:
+    """``{key: items}`` of a worked example, as the rules beside it ask answers to be.
+
+    Domain and template files write an example's items as names only (``{name, type}``,
+    ``{head, relation, tail}``, ``{relation, roles}``). The prompt's rules ask for an
+    ``evidence`` quote and a ``confidence`` on every item, and an example that breaks its
+    own rules teaches the model to break them too; so each item gets, unless its file
+    gave them, the first sentence of the example text that holds all its names (the whole
+    text when none does) and a confidence of :data:`EXAMPLE_CONFIDENCE`."""
+    def field(name: str) -> Any:  # a domain's Example object, or a template's example mapping
+        return example.get(name) if isinstance(example, Mapping) else getattr(example, name, None)
+
+    text = str(field("text") or "")
+    sentences = [s for s in _SENTENCE_END.split(text) if s]
+    items = []
+    for item in _plain(field(key) or []):
+        names = [v for k, v in item.items() if k in ("name", "head", "tail")]
+        for value in (item.get("roles") or {}).values():
+            names += value if isinstance(value, list) else [value]
+        quote = next((s for s in sentences if all(str(n) in s for n in names)), text)
+        items.append({**item, "evidence": item.get("evidence", quote.rstrip(" ;")),
+                      "confidence": item.get("confidence", EXAMPLE_CONFIDENCE)})
+    return {key: items}
+
+
+class _FolderLoader(FileSystemLoader):
+    """A FileSystemLoader that reads a template only if it is a template file inside the
+    folder it is looked up in, after symlinks are resolved.
+
+    Jinja already refuses ``..`` in a template name, but it follows symlinks, and a file
+    named by path (``prompts: {entities: /etc/passwd}``) is "inside" its own folder; so the
+    real path and the file name are checked before anything is read."""
+
+    def get_source(self, environment, template):
+        pieces = split_template_path(template)  # raises TemplateNotFound on '..'
+        for folder in self.searchpath:
+            candidate = os.path.join(folder, *pieces)
+            if not os.path.isfile(candidate):
+                continue
+            real, root = os.path.realpath(candidate), os.path.realpath(folder)
+            if os.path.commonpath([real, root]) != root:
+                raise TemplateError(f"prompt template {candidate}: refused: it is a link to a file outside {root}",
+                                    hint="copy the file into the template's folder")
+            if not real.endswith(TEMPLATE_SUFFIXES):
+                raise TemplateError(f"prompt template {candidate}: refused: not a template file "
+                                    f"(the name must end in {', '.join(TEMPLATE_SUFFIXES)})")
+            break
+        return super().get_source(environment, template)
 
 
 def _plain(value: Any) -> Any:

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from kgkit.errors import Issue, did_you_mean
 from kgkit.schema.yaml_source import KeyPath, Source, excerpt
+from kgkit.secrets import looks_like_key
+
+_SECRET_PATH = re.compile(r"key|token|secret|password", re.IGNORECASE)  # values never echoed
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"  # published path: users' $schema lines name it
 
@@ -134,6 +138,8 @@ def explain(src: Source, error) -> Iterator[Issue]:
         rule = _NAME_RULES.get(value, f"text matching {value}")
         if "propertyNames" in error.schema_path or "propertyNames" in error.relative_schema_path:
             yield src.issue(path + (instance,), f"{excerpt(instance)} is not a valid name; expected {rule}", key=True)
+        elif isinstance(instance, str) and looks_like_key(instance) and _SECRET_PATH.search(str(path[-1:])):
+            yield src.issue(path, f"the value (not shown: it looks like a key) is not a valid name; expected {rule}")
         else:
             yield src.issue(path, f"{excerpt(instance)} is not a valid name; expected {rule}")
     elif kind == "minItems":

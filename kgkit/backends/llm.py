@@ -14,7 +14,8 @@ provider. What it adds on top of litellm:
   :class:`~kgkit.errors.ProviderConfigError` (exit 2). A refusal (400/413/422: a content
   filter, a prompt over the context window) is marked ``request_specific``, so the engine
   fails that chunk and goes on — unless it is the third in a row, which stops the run.
-  ``llm.timeout`` bounds the whole request (:mod:`kgkit.backends.deadline`), not each socket read.
+  ``llm.timeout`` bounds the whole request (:mod:`kgkit.backends.deadline`), not each socket read,
+  in whichever thread the pass runs.
 * **The strongest output format the provider takes**: a strict JSON Schema
   (:mod:`kgkit.backends.structured`) where litellm's local model table says the model
   supports one, else JSON mode, else plain text; the choice is in each
@@ -48,7 +49,7 @@ from urllib.parse import urlsplit
 import jsonschema
 
 from kgkit.backends.base import PassRequest, PassResult, Usage, pass_validator
-from kgkit.backends.deadline import DeadlineExceeded, deadline
+from kgkit.backends.deadline import DeadlineExceeded, run_within
 from kgkit.backends.failures import REFUSAL_STATUS, Failure, classify
 from kgkit.backends.parse import AnswerParseError, parse_json_answer
 from kgkit.backends.structured import drop_unfilled, strict_schema
@@ -234,8 +235,7 @@ class LLMBackend:
         while True:
             tally.requests += 1
             try:
-                with deadline(s.timeout):
-                    response = litellm.completion(**kwargs)
+                response = run_within(lambda: litellm.acompletion(**kwargs), s.timeout)
             except (*errors, DeadlineExceeded) as exc:
                 status = getattr(exc, "status_code", None)
                 detail = self._scrub(_provider_message(exc))
@@ -372,6 +372,7 @@ def load_litellm():
     import litellm
 
     litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on stdout
+    litellm.disable_aiohttp_transport = True  # async requests over httpx: the same errors as the sync path
     return litellm
 
 

@@ -13,7 +13,16 @@ first, and records why every surface form joined the node it did:
    or a contract-style definition found right after it in the text, such as
    ``ABC Corp. (the "Company")`` (``defined-term``). An alias claimed by two different
    entities of a type merges nothing and is reported in ``CanonResult.ambiguous``.
-3. **Fuzzy** -- rapidfuzz token-sort similarity of the keys within a type, above a
+   A defined term names the entity that defined it whatever type another mention gave
+   it: ``Cool Technologies Inc. (hereinafter "COOL TECH")`` makes every "COOL TECH" the
+   party, never a second node typed Location or DefinedTerm. A person's name with the
+   title the text puts before it ("President John F. Kennedy", "Texas Gov. John
+   Connally") is an alias of the person (``title``).
+3. **Literal values** -- dates, durations, money and percentages (the domain types that
+   receive them) keep their names as written ("26th day of May, 2017") and carry a
+   normalised ``value`` (``2017-05-26``, ``P1Y``) computed here from the name; mentions of
+   one value merge (``same-value``) and are never fuzzy-matched.
+4. **Fuzzy** -- rapidfuzz token-sort similarity of the keys within a type, above a
    threshold. Candidates come from blocking (token prefixes and suffixes) so large
    documents stay fast, and a group joins a cluster only if it is within the threshold
    of *every* member (complete link), so A~B and B~C never drag A and C together when
@@ -25,6 +34,10 @@ Why token-sort ratio and not WRatio: WRatio (and token-set ratio) score a name t
 contained in a longer one very high -- "Apple" against "Apple Bank" gets 90 -- which
 would merge distinct organisations. Token-sort ratio is symmetric, ignores word order
 ("Smith, John" = "John Smith") and penalises every extra word.
+
+Running page headers and footers are not entities: a mention on a line that recurs three
+or more times in the document (``Source: ACME CORP, 10-Q, 5/22/2017`` under every page)
+and holds more than the mention itself is rejected with the reason ``page_furniture``.
 
 The result is independent of the order of the input mentions: groups are processed in
 an order derived from their content only, and every tie is broken by text.
@@ -39,12 +52,17 @@ from typing import Any, Iterable
 from rapidfuzz import fuzz, process
 
 from kgkit import ids
+from kgkit.backends.offline.entities import generic_type_map, literal_types
+from kgkit.backends.offline.literals import normalise
 from kgkit.evidence import locate_mention
 from kgkit.name_keys import canonical_key, fold_tokens, split_trade_name, squash
 from kgkit.schema.model import Domain
 
 #: Every reason a surface form can have joined a node, in the order the stages run.
-REASONS = ("exact", "case/punctuation", "legal-suffix", "declared-alias", "defined-term", "fuzzy")
+REASONS = ("exact", "case/punctuation", "legal-suffix", "declared-alias", "defined-term", "title", "same-value", "fuzzy")
+
+#: A line seen this many times in one document is page furniture (a running header or footer).
+FURNITURE_REPEATS = 3
 
 # Tokens too common to be useful blocking keys.
 _STOP_TOKENS = frozenset({"the", "of", "and", "for", "a", "an", "in", "on", "to", "de", "la"})
@@ -124,6 +142,7 @@ class Node:
     aliases: tuple[str, ...]
     mentions: tuple[Mention, ...]
     merged_from: tuple[dict[str, Any], ...]  # {"name", "reason", "score"}
+    value: Any = None  # a literal's normalised value (ISO date, ISO duration, …); None for other types
 
     def to_dict(self) -> dict[str, Any]:
         """The node as ``nodes.json`` lists it (the engine adds ``origin``).
@@ -136,11 +155,14 @@ class Node:
         for m in self.mentions:
             entry = {"chunk": m.chunk_id, "span": list(m.span) if m.span else None, "page": m.page}
             seen.setdefault(tuple(m.span) if m.span else (m.chunk_id,), entry)
-        return {
+        out = {
             "id": self.id, "type": self.type, "name": self.name, "aliases": list(self.aliases),
             "mentions": list(seen.values()),
             "merged_from": [dict(r) for r in self.merged_from],
         }
+        if self.value is not None:
+            out["value"] = self.value
+        return out
 
 
 @dataclass(frozen=True)
@@ -211,6 +233,22 @@ def defined_terms_after(text: str, end: int) -> list[str]:
     """
     m = _DEFINED_TERMS.match(text, end, min(len(text), end + 300))
     return [squash(t) for t in _QUOTED_TEXT.findall(m.group(1))] if m else []
+
+
+# A title right before a person's name, optionally after the place or body it belongs to:
+# "President", "Gov.", "Texas Gov.", "Chicago Mayor", "Superior Court Judge".
+_TITLE = (r"(?:Vice\s+President|President|Prime\s+Minister|Minister|Governor|Gov\.|Senator|Sen\.|Rep\.|"
+          r"Representative|General|Gen\.|Dr\.|Mr\.|Mrs\.|Ms\.|Judge|Justice|Mayor|Rev\.|Reverend|Chairman|"
+          r"Secretary|Ambassador|King|Queen|Prince|Princess|Pope|Lt\.|Col\.|Capt\.|Sgt\.|Sir)")
+_TITLE_BEFORE = re.compile(r"(?<![\w.])((?:(?!(?:The|A|An|Former|Then|Late)\b)[A-Z][a-z]+\s+){0,3}" + _TITLE + r")\s+$")
+
+
+def titled_names(mention: Mention, text: str | None) -> list[str]:
+    """The mention's name with the title the text writes right before it, if any."""
+    if text is None or mention.span is None:
+        return []
+    m = _TITLE_BEFORE.search(text, max(0, mention.span[0] - 60), mention.span[0])
+    return [squash(f"{m.group(1)} {mention.name}")] if m else []
 
 
 def _defined_terms(mention: Mention, text: str | None) -> list[str]:
@@ -412,6 +450,32 @@ class CanonResult:
         return None
 
 
+def furniture_lines(text: str | None) -> dict[int, str]:
+    """Start offset -> line, for the lines of ``text`` that recur :data:`FURNITURE_REPEATS`
+    or more times (stripped, at least 8 characters): running headers and footers."""
+    if not text:
+        return {}
+    counts: Counter = Counter()
+    lines: list[tuple[int, str]] = []
+    at = 0
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if len(line) >= 8:
+            counts[line] += 1
+            lines.append((at, raw))
+        at += len(raw) + 1
+    return {start: raw for start, raw in lines if counts[raw.strip()] >= FURNITURE_REPEATS}
+
+
+def _on_furniture(m: Mention, text: str | None, furniture: dict[int, str]) -> bool:
+    """Whether the mention sits on a running header/footer line that says more than its name."""
+    if not furniture or m.span is None or text is None:
+        return False
+    line_start = text.rfind("\n", 0, m.span[0]) + 1
+    line = furniture.get(line_start)
+    return line is not None and m.span[1] <= line_start + len(line) and squash(line) != squash(m.name)
+
+
 def merge_entities(
     mentions: Iterable[Mention],
     domain: Domain | None = None,
@@ -449,6 +513,9 @@ def merge_entities(
         return key_cache[name]
 
     declared = ", ".join(t.name for t in domain.entity_types) if domain is not None else ""
+    literal_kind = literal_types(domain.entity_types) if domain is not None else {}
+    person_type = generic_type_map(domain.entity_types).get("person") if domain is not None else None
+    furniture = furniture_lines(text)
     for m in sorted(mentions, key=Mention._order):
         if not isinstance(m.name, str) or not m.name.strip():
             rejected.append(Rejection(m, "empty entity name", "invalid_entity"))
@@ -458,34 +525,68 @@ def merge_entities(
             rejected.append(Rejection(m, f"unknown entity type {m.type!r} (declared: {declared or 'none'})",
                                       "unknown_type"))
             continue
+        if _on_furniture(m, text, furniture):
+            rejected.append(Rejection(m, "on a line repeated on every page (a running header or footer)",
+                                      "page_furniture"))
+            continue
         surface = m.name.strip()  # as written: a re-spaced copy is recorded as an "exact" merge
         gkey = (etype, key_of(surface))
         group = groups.setdefault(gkey, _Group(type=etype, key=gkey[1]))
         group.mentions.append(m)
         group.surfaces[surface] += 1
+        titles = titled_names(m, text) if etype == person_type else []
         for alias, reason in [(a, "declared-alias") for a in m.aliases] + [
             (t, "defined-term") for t in _defined_terms(m, text)
-        ] + [(a, "declared-alias") for a in [split_trade_name(surface)[1]] if a]:
+        ] + [(a, "declared-alias") for a in [split_trade_name(surface)[1]] if a] + [(t, "title") for t in titles]:
             if isinstance(alias, str) and alias.strip():
                 akey = key_of(squash(alias))
                 if akey != gkey[1]:
                     claims[(etype, akey)].setdefault(gkey, (reason, squash(alias)))
 
+    # A defined term is its definer whatever type another mention gave it: a group of
+    # another type named by a term exactly one entity defined joins that entity.
+    definers: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    for (etype, akey), by in claims.items():
+        definers[akey].update(g for g, (reason, _) in by.items() if reason == "defined-term")
+    # A term the document defines (typed as the domain's defined-term type) is that term,
+    # not also an organisation or a place of the same name.
+    term_type = generic_type_map(domain.entity_types).get("defined_term") if domain is not None else None
+    for (etype, key) in list(groups):
+        if (etype, key) in claims or etype in literal_kind:
+            continue
+        owners = definers.get(key, set())
+        if not owners and term_type and etype != term_type and (term_type, key) in groups:
+            owners = {(term_type, key)} if (term_type, key) not in claims else set(claims[(term_type, key)])
+        if len(owners) == 1:
+            [owner] = owners
+            if owner[0] != etype:
+                claims[(etype, key)][owner] = ("defined-term", squash(next(iter(groups[(etype, key)].surfaces))))
+
     # Alias targets stay out of fuzzy matching: "the Company" must join its claimant, not a
-    # look-alike.
+    # look-alike. Literals match by value, never by spelling.
     targets = {k for k in claims if k in groups}
     by_type: dict[str, list[_Group]] = defaultdict(list)
+    by_value: dict[tuple[str, str], list[_Group]] = defaultdict(list)
     for k, g in groups.items():
         _prepare(g)
-        if k not in targets:
+        if k in targets:
+            continue
+        if g.type in literal_kind:
+            value = normalise(literal_kind[g.type], next(iter(g.surfaces)))
+            by_value[(g.type, repr(value) if value is not None else "?" + g.key)].append(g)
+        else:
             by_type[g.type].append(g)
 
     clusters: list[list[_Group]] = []
     for etype in sorted(by_type):
         clusters.extend(_fuzzy_clusters(by_type[etype], threshold, blocking))
+    for vkey in sorted(by_value):
+        clusters.append(sorted(by_value[vkey], key=lambda g: (-len(g.mentions), g.key)))
+    value_cluster = {id(c) for c in clusters[len(clusters) - len(by_value):]}
     for k in sorted(targets):
         clusters.append([groups[k]])
     cluster_of = {(g.type, g.key): i for i, c in enumerate(clusters) for g in c}
+    in_value_cluster = {(g.type, g.key) for c in clusters if id(c) in value_cluster for g in c}
 
     uf = _UnionFind(len(clusters))
     link_reason: dict[tuple[str, str], str] = {}  # alias-target group -> reason it joined
@@ -533,14 +634,17 @@ def merge_entities(
                     reason, score = _rule_reason(surface, name), 100.0
                 elif (g.type, g.key) in link_reason:
                     reason, score = link_reason[(g.type, g.key)], 100.0
+                elif (g.type, g.key) in in_value_cluster:
+                    reason, score = "same-value", 100.0
                 else:
                     reason, score = "fuzzy", fuzz.ratio(g.sorted_form, home.sorted_form)
                 merged_from.append({"name": surface, "reason": reason, "score": round(score, 2)})
                 merges.append(MergeRecord(etype, name, surface, reason, score))
         surfaces = {squash(s) for g in gs for s in g.surfaces} | aliases_of[root]
         mentions = tuple(sorted((m for g in gs for m in g.mentions), key=Mention._order))
+        value = normalise(literal_kind[etype], name) if etype in literal_kind else None
         node = Node(ids.node_id(etype, name, legal_suffixes=legal_suffixes), etype, name,
-                    tuple(sorted(surfaces - {name})), mentions, tuple(merged_from))
+                    tuple(sorted(surfaces - {name})), mentions, tuple(merged_from), value)
         nodes.append(node)
         node_of_root[root] = node
         for g in gs:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 from hypothesis import settings
@@ -16,6 +17,12 @@ pytest_plugins = ["schema_support"]
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+# A suite started in the background by a non-interactive shell (`pytest &`, some CI runners)
+# inherits SIGINT ignored, and so would every kgkit it starts: the Ctrl-C tests (exit 130)
+# need it delivered, so the run restores Python's default.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture

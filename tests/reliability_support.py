@@ -1,6 +1,7 @@
 """Shared pieces of the reliability suites: a small real corpus and a model that answers it.
 
-The corpus is three CoNLL04 documents from the shared gold data, cut into a few chunks
+The corpus is three short news documents written for these tests in CoNLL04's style
+(tests/fixtures/news, with gold annotations in the shared gold format), cut into a few chunks
 each (``chunk_size`` 300). :class:`GoldModel` plays a well-behaved LLM behind the stub
 provider: for each request it reads the chunk text it was sent and answers with the gold
 entities and relations that the text mentions — a pure function of the request, so a run
@@ -16,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from fault_script import chunk_text, stage_of
-from shared_data import DATA as SHARED_DATA
+from shared_data import FIXTURES
 from stub_provider import Recorded, Reply
 
-DATA = SHARED_DATA / "conll04"
-CORPUS = ("conll04_shared_000", "conll04_shared_001", "conll04_shared_003")
+DATA = FIXTURES / "news"
+CORPUS = ("news_000", "news_001", "news_003")
 KEY_ENV = "KGKIT_TEST_KEY"
 FAKE_KEY = "sk-canary-7f3e9d1c5b2a4e6f8a0b1c2d3e4f5a6b"
 TYPES = {"Peop": "Person", "Org": "Organization", "Loc": "Location"}  # "Other" has no general type
@@ -32,7 +33,7 @@ VIEWS = "binary,nary"
 
 
 def copy_corpus(folder: Path) -> list[Path]:
-    """The corpus texts copied into ``folder`` (tests never read the shared folder in place)."""
+    """The corpus texts copied into ``folder`` (tests never write beside the fixtures)."""
     folder.mkdir(parents=True, exist_ok=True)
     return [Path(shutil.copy(DATA / f"{name}.txt", folder / f"{name}.txt")) for name in CORPUS]
 
@@ -58,7 +59,7 @@ class GoldModel:
             found = []
             for r in self.relations:
                 if r["head"] in text and r["tail"] in text:
-                    quote = r["evidence"] if r["evidence"] in text else None
+                    quote = r["evidence"] if r["evidence"] and r["evidence"] in text else None  # null is allowed
                     item = {"head": r["head"], "relation": r["relation"], "tail": r["tail"], "confidence": 0.8}
                     found.append({**item, "evidence": quote} if quote else item)
             return {"relations": found}

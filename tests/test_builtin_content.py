@@ -15,11 +15,12 @@ from kgkit.schema.catalog import load_domain, load_template, load_view
 from kgkit.schema.search_path import builtin_root
 from kgkit.documents.types import Chunk
 from kgkit.engine.core import ENTITIES_SCHEMA, RELATIONS_SCHEMA
+from shared_data import DATA
 
 DOMAINS = ("general", "legal_contracts", "biomedical", "finance", "scholarly")
 TEMPLATES = ("contract_review", "drug_interaction")
 SCHEMAS = Path(__file__).resolve().parents[1] / "kgkit" / "schemas"
-CUAD_MANIFEST = Path(__file__).resolve().parents[2] / "shared" / "data" / "cuad" / "manifest.json"
+CUAD_MANIFEST = DATA / "cuad" / "manifest.json"
 
 # Few-shot recall the offline backend reaches on each domain's own examples (measured, then
 # set a little under): a pattern edit that breaks a domain's examples fails here.
@@ -81,6 +82,7 @@ def test_every_template_loads_and_is_self_contained(name):
     assert load_view(f"diy:{name}").template.name == name
 
 
+@pytest.mark.corpus
 def test_legal_contracts_speaks_cuad():
     """Type and relation names line up with the CUAD gold set, so it can be scored."""
     manifest = json.loads(CUAD_MANIFEST.read_text())

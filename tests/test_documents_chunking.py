@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -12,7 +11,7 @@ from hypothesis import strategies as st
 from kgkit.documents import Document, Page, chunk_document, load_document
 from kgkit.errors import ConfigError
 
-ALLIANCE = Path(__file__).resolve().parents[2] / "shared" / "data" / "cuad" / "cuad_COOLTECHNOLOGIES_Strategic_Alliance.pdf"
+from shared_data import CONTRACT_PDF as ALLIANCE
 
 
 def make_doc(text: str, pages: tuple[Page, ...] = ()) -> Document:

@@ -1,4 +1,5 @@
-"""Loading documents: real PDFs from the shared data, broken PDFs made at run time, text formats."""
+"""Loading documents: the real contract PDF in examples/ (and, marked corpus, the shared data),
+broken PDFs made at run time, text formats."""
 from __future__ import annotations
 
 import hashlib
@@ -13,11 +14,10 @@ from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
 
 from kgkit.documents import load_document
 from kgkit.errors import InputError
+from shared_data import CONTRACT_PDF as ALLIANCE, DATA
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"  # shared/ sits beside the repo
 CUAD = DATA / "cuad"
 PAPERS = DATA / "papers"
-ALLIANCE = CUAD / "cuad_COOLTECHNOLOGIES_Strategic_Alliance.pdf"
 
 
 def text_pdf(path: Path, pages: list[list[str]], title: str | None = None) -> Path:
@@ -50,7 +50,7 @@ def text_pdf(path: Path, pages: list[list[str]], title: str | None = None) -> Pa
 def test_real_contract_pdf_keeps_pages_and_text():
     doc = load_document(ALLIANCE)
     assert doc.media_type == "application/pdf"
-    assert doc.name == "cuad_COOLTECHNOLOGIES_Strategic_Alliance"
+    assert doc.name == "cooltech_strategic_alliance"
     assert doc.sha256 == hashlib.sha256(ALLIANCE.read_bytes()).hexdigest()
     assert doc.id == "d_" + hashlib.sha256(doc.text.encode()).hexdigest()[:16]
     assert [p.number for p in doc.pages] == list(range(1, len(pypdf.PdfReader(ALLIANCE).pages) + 1))
@@ -64,6 +64,7 @@ def test_real_contract_pdf_keeps_pages_and_text():
     assert doc.title == "EXHIBIT 10.71"
 
 
+@pytest.mark.corpus
 def test_pdf_text_holds_the_gold_mentions():
     """The PDF's text layer carries what the dataset's own text says (whitespace aside)."""
     total = found = 0
@@ -79,6 +80,7 @@ def test_pdf_text_holds_the_gold_mentions():
     assert found / total >= 0.95
 
 
+@pytest.mark.corpus
 def test_paper_title_comes_from_pdf_metadata():
     doc = load_document(PAPERS / "semeval2013_tempeval3_task_paper.pdf")
     assert doc.title.startswith("SemEval-2013 Task 1: TempEval-3")

@@ -49,7 +49,7 @@ def make_run(folder: Path) -> Path:
         {"id": "e2", "head": "n2", "relation": "Located_In", "tail": "n3", **edge}]}))
     (doc / "views" / "temporal.json").write_text(json.dumps({"view": "temporal", "mode": "temporal.v1", "edges": [
         {"id": "t1", "head": "n1", "relation": "Work_For", "tail": "n2",
-         "qualifiers": {"start_date": {"text": "May 2001", "type": "date", "value": "2001-05"}}, **edge}]}))
+         "qualifiers": {"start_date": {"text": "June 2001", "type": "date", "value": "2001-06"}}, **edge}]}))
     return folder
 
 
@@ -58,7 +58,7 @@ def test_evaluate_scores_a_run_folder(tmp_path):
     run = make_run(tmp_path / "run")
     pred = read_predictions(run / "doc1")
     assert pred["relations"][1] == {"head": "IBM", "relation": "Located_In", "tail": "Boston"}
-    assert pred["temporal"] == [{"head": "John Smith", "relation": "Work_For", "tail": "IBM", "start": "2001-05", "end": None}]
+    assert pred["temporal"] == [{"head": "John Smith", "relation": "Work_For", "tail": "IBM", "start": "2001-06", "end": None}]
 
     report = evaluate(gold_dir, run_dir=run)
     scores = report.to_dict()["scores"]
@@ -67,7 +67,7 @@ def test_evaluate_scores_a_run_folder(tmp_path):
     assert scores["relations"]["per_type"]["OrgBased_In"] == {"tp": 0, "fp": 0, "fn": 1, "precision": 0.0,
                                                              "recall": 0.0, "f1": 0.0}
     assert scores["temporal"]["micro"]["f1"] == 1.0
-    assert scores["temporal_timed"]["micro"]["f1"] == 0.0  # 2001-05 is not 2001-05-01
+    assert scores["temporal_timed"]["micro"]["f1"] == 0.0  # 2001-05-01 is not in 2001-06
     assert "hyperedges" not in scores  # no nary view ran
 
 

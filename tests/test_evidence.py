@@ -6,8 +6,8 @@ import json
 import pytest
 
 from kgkit.evidence import locate_mention, verify
-
 from shared_data import DATA
+
 CHUNK = "On 1 May, ACME  Corp. hired\nJohn Smith as CEO. The \u201cCompany\u201d is based in Stra\u00dfe 5."
 
 
@@ -77,6 +77,7 @@ def test_chunk_without_text():
     assert verify("anything", "  ").reason == "chunk has no text"
 
 
+@pytest.mark.corpus
 def test_gold_evidence_sentences_verify_against_their_documents():
     """Gold evidence is re-spaced (SciERC, CoNLL) or stitched with '...' (CUAD); all of it is real."""
     checked = failed = 0

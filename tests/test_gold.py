@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from kgkit.cli import cli
 from kgkit.errors import InputError, ValidationError
 from kgkit.eval.gold import check_gold, load_gold
+from shared_data import DATA, FIXTURES
 
-DATA = Path("/work/shared/data")
 TEXT = "John Smith works for IBM in Boston."
 
 
@@ -119,6 +119,12 @@ def test_missing_text_and_mismatched_doc_id(tmp_path):
     ]
 
 
+def test_the_gold_fixtures_in_the_repository_are_valid():
+    docs, issues = check_gold(FIXTURES / "news")
+    assert issues == [] and [d.doc_id for d in docs] == [f"news_{i:03d}" for i in range(6)]
+
+
+@pytest.mark.corpus
 @pytest.mark.parametrize("name", ["conll04", "scierc", "wikievents", "cuad"])
 def test_the_shared_gold_sets_are_valid(name):
     docs, issues = check_gold(DATA / name)

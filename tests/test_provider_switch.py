@@ -8,10 +8,9 @@ import json
 import pytest
 
 from kgkit.cli import main
-from shared_data import DATA
+from shared_data import CONTRACT_PDF as PDF
 from stub_provider import Recorded, Reply
 
-PDF = DATA / "cuad" / "cuad_COOLTECHNOLOGIES_Strategic_Alliance.pdf"
 PARTY = "Cool Technologies Inc."  # as the PDF's text layer spells it
 
 

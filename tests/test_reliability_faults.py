@@ -1,7 +1,7 @@
 """Faults through real HTTP: litellm talks to the stub provider, which fails on purpose.
 
-A three-document CoNLL04 corpus (a few chunks each, core + binary + nary) is extracted
-once without faults; every faulty run must then end with the same bytes in nodes.json
+A three-document news corpus in CoNLL04's style (a few chunks each, core + binary + nary) is
+extracted once without faults; every faulty run must then end with the same bytes in nodes.json
 and views/*.json, and its manifest must account for every retry the stub caused.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from stub_provider import StubProvider
 
 SEED = 20261129
 TIMEOUT = 2.0  # llm.timeout; a "hang" fault waits longer. Generous: a loaded CI machine must not time out a real answer
-FAILING_SENTENCE = "Soprano Judy Kaye"  # in one chunk of conll04_shared_001
+FAILING_SENTENCE = "Soprano Marta Villen"  # in one chunk of news_001
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +59,7 @@ def test_the_clean_run_has_edges_to_compare(world):
     """The reference output is not trivially empty, so 'identical' means something."""
     views = [json.loads(b) for name, b in world["clean"].items() if name.endswith("binary.json")]
     assert len(views) == 3 and all(view["edges"] for view in views)
-    assert world["clean_requests"] == 33  # 11 chunks x (entities, relations, nary)
+    assert world["clean_requests"] == 27  # 9 chunks x (entities, relations, nary)
 
 
 def test_thirty_percent_transport_faults_change_nothing_and_every_retry_is_in_the_manifest(world, stub, tmp_path):
@@ -141,7 +141,7 @@ def test_a_fault_that_never_clears_fails_that_chunk_only_exit_1_raw_answers_kept
 
     assert exit_info.value.code == 1
     assert "rerun with --resume" in capsys.readouterr().out
-    bad = out / "conll04_shared_001"
+    bad = out / "news_001"
     [failure] = json.loads((bad / "manifest.json").read_text())["failures"]
     assert failure["stage"] == "entities" and "no JSON object found" in failure["error"]
     review = [json.loads(line) for line in (bad / "review.jsonl").read_text().splitlines()]
@@ -150,9 +150,9 @@ def test_a_fault_that_never_clears_fails_that_chunk_only_exit_1_raw_answers_kept
     # Everything else is complete: the other documents are exactly the fault-free ones.
     got = output_files(out)
     for name, content in world["clean"].items():
-        if not name.startswith("conll04_shared_001"):
+        if not name.startswith("news_001"):
             assert got[name] == content, name
-    assert got["conll04_shared_001/nodes.json"] != world["clean"]["conll04_shared_001/nodes.json"]
+    assert got["news_001/nodes.json"] != world["clean"]["news_001/nodes.json"]
 
     # Once the fault clears, --resume repairs the document without redoing the others.
     world["stub"].responder = FaultScript(world["model"])
@@ -210,7 +210,7 @@ def test_a_request_the_provider_always_refuses_fails_that_chunk_not_the_batch(wo
         main(args)
 
     assert exit_info.value.code == 1
-    [failure] = json.loads((out / "conll04_shared_001" / "manifest.json").read_text())["failures"]
+    [failure] = json.loads((out / "news_001" / "manifest.json").read_text())["failures"]
     assert failure["stage"] == "entities" and "refused the request: HTTP 400" in failure["error"]
     got = output_files(out)
     assert {k: v for k, v in got.items() if "_001" not in k} == {k: v for k, v in world["clean"].items()

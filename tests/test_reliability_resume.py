@@ -26,7 +26,7 @@ from reliability_support import (FAKE_KEY, KEY_ENV, GoldModel, child_env, copy_c
 from stub_provider import Recorded, Reply, StubProvider
 
 SEEDS = range(20)
-CLEAN_REQUESTS = 33  # 3 documents, 11 chunks, 3 passes each (see test_reliability_faults)
+CLEAN_REQUESTS = 27  # 3 documents, 9 chunks, 3 passes each (see test_reliability_faults)
 CONCURRENCY = 4  # llm.concurrency: the passes of a stage in flight at once, so at most this many lost to a kill
 
 
@@ -139,7 +139,7 @@ def test_a_temp_file_left_by_a_kill_is_cleared_by_the_resume(world, tmp_path, mo
     world["stub"].responder = world["model"]
     with pytest.raises(SystemExit):
         main(extract_args(world["docs"], world["config"], out))
-    run = out / "conll04_shared_000"
+    run = out / "news_000"
     (run / ".nodes.json.k1ll3d.kgkit-tmp").write_text('{"doc_id": "d_1", "nod')
     (run / "state" / "entities" / ".c_0000000000000000.json.x7.kgkit-tmp").write_text('{"fingerprint": ')
 

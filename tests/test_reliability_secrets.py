@@ -20,7 +20,7 @@ from kgkit.cli import main
 from reliability_support import DATA, FAKE_KEY, KEY_ENV, VIEWS, GoldModel, copy_corpus, write_config
 from stub_provider import StubProvider
 
-GOLD = tuple(f"conll04_shared_{i:03d}" for i in range(6))
+GOLD = tuple(f"news_{i:03d}" for i in range(6))
 CONLL_DOMAIN = """\
 name: conll_test
 extends: general

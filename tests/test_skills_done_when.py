@@ -14,12 +14,14 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from kgkit.cli import cli
-from shared_data import SHARED
+from shared_data import DATA
 
-CONLL = SHARED / "data" / "conll04"
+pytestmark = pytest.mark.corpus  # the commands, on the shared CoNLL04 set
+CONLL = DATA / "conll04"
 NEW = ["domain", "new", "conll04", "--from-gold", "../shared/data/conll04"]
 LEARN = ["skills", "learn", "--gold", "../shared/data/conll04", "--domain", "conll04", "--holdout", "0.3"]
 
@@ -72,5 +74,6 @@ def test_done_when_on_a_subset_at_the_same_relative_path(tmp_path, monkeypatch):
 
 
 def test_done_when_on_the_shared_set_exactly(tmp_path, monkeypatch):
-    (tmp_path / "shared").symlink_to(SHARED, target_is_directory=True)  # ../shared/data/conll04 is the real set
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "data").symlink_to(DATA, target_is_directory=True)  # ../shared/data/conll04 is the real set
     run_done_when(tmp_path, monkeypatch, [])

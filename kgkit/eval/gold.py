@@ -9,11 +9,11 @@ re-reading only a faulty file with :mod:`kgkit.schema.yaml_source`, which keeps 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+from kgkit import timex
 from kgkit.canon import entity_type_name
 from kgkit.errors import InputError, Issue, ValidationError, did_you_mean
 from kgkit.schema.json_schemas import validator
@@ -174,10 +174,15 @@ def _content_problems(data: dict[str, Any], text: str | None, domain: Domain | N
                     known = [t.name for t in domain.nary_relation_types] + known
                 if label not in known:
                     yield (key, i, field), f"{field} {label!r} is not in domain {domain.name!r}" + _choices(label, known)
-    for i, tmp in enumerate(data["temporal"]):
-        for end in ("start", "end"):
-            if tmp[end] is not None and not _is_iso_date(tmp[end]):
-                yield ("temporal", i, end), f"{tmp[end]!r} is not an ISO date (YYYY, YYYY-MM or YYYY-MM-DD)"
+    times = [(("entities", i, "value"), e.get("value")) for i, e in enumerate(data["entities"])]
+    times += [(("temporal", i, end), tmp[end]) for i, tmp in enumerate(data["temporal"]) for end in ("start", "end")]
+    times += [(("events", i, "time"), event["time"]) for i, event in enumerate(data["events"])]
+    for key_path, value in times:
+        if value is not None:
+            try:
+                timex.parse(value)
+            except timex.TimexError as exc:
+                yield key_path, str(exc)
 
 
 def type_issues(doc: GoldDoc, domain: Domain) -> list[str]:
@@ -198,10 +203,6 @@ def _choices(value: str, names: list[str]) -> str:
     text = f"; the domain has: {', '.join(names)}" if len(names) <= 8 else f"; the domain has {len(names)} of them"
     hint = did_you_mean(value, names, n=3)
     return text + (f"; {hint}" if hint else "")
-
-
-def _is_iso_date(value: str) -> bool:
-    return re.fullmatch(r"\d{4}(-\d{2}(-\d{2})?)?", value) is not None
 
 
 def _locate(path: Path, raw: str, problems: list[tuple[tuple, str]]) -> list[Issue]:

@@ -11,7 +11,12 @@ Tuples, by category:
 * ``relations``: (head, relation, tail) — unordered ends when the domain says symmetric
 * ``hyperedges``: (relation, {role: {names}})
 * ``events``: (type, trigger, {role: {names}}) — trigger compared case- and space-insensitively
-* ``temporal``: (head, relation, tail); ``temporal_timed``: that plus (start, end)
+* ``temporal``: (head, relation, tail); ``temporal_timed``: that plus (start, end), the times
+  compared by :func:`kgkit.timex.matches` (at the coarser precision of the two)
+
+Entities of a type that holds dates or durations (``Date``, ``Duration``, …) match a gold
+entity of their type by time value when both sides read as one (:func:`entity_time`), and
+by name otherwise.
 
 Counts add up over documents (micro). Macro averages the per-type P, R and F1 over the
 types present in gold or predictions. A ratio with a zero denominator is 0, except that
@@ -19,9 +24,12 @@ a category with neither gold nor predicted items has no score at all (``None``).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from kgkit import timex
+from kgkit.backends.offline.entities import GENERIC_KINDS, literal_types
 from kgkit.canon import entity_type_name
 from kgkit.name_keys import canonical_key
 from kgkit.schema.model import Domain
@@ -130,15 +138,29 @@ class NameMatcher:
     """Map predicted names onto one document's gold entity names.
 
     Steps, first hit wins: **exact** (same :func:`name_key` as a gold name), **alias** (the
-    predicted name, or one of its aliases, has the key of a gold name or gold alias), **fuzzy**
+    predicted name, or one of its aliases, has the key of a gold name or gold alias), **value**
+    (with ``literal_kinds``, gold type -> literal kind: the predicted name, read as that kind
+    of literal, has the normalised value of a gold name of that type — "26th day of May, 2017"
+    is gold's "2017-05-26"), **fuzzy**
     (rapidfuzz ``ratio`` of keys at or above ``threshold`` against gold names and aliases; best
     score wins). Within a step a candidate of the predicted type is preferred, then gold order.
     A name that matches nothing is kept as its own key, so it can only be a false positive.
     """
 
-    def __init__(self, gold_entities: Iterable[Mapping[str, Any]], threshold: float = DEFAULT_FUZZY_THRESHOLD):
+    def __init__(self, gold_entities: Iterable[Mapping[str, Any]], threshold: float = DEFAULT_FUZZY_THRESHOLD,
+                 literal_kinds: Mapping[str, str] | None = None):
+        from kgkit.backends.offline.literals import normalise
+
         self.threshold = threshold
         self.entities = list(gold_entities)
+        self._normalise = normalise
+        self.by_value: dict[tuple[str, str], Mapping[str, Any]] = {}
+        for ent in self.entities:
+            kind = (literal_kinds or {}).get(ent["type"])
+            value = normalise(kind, ent["name"]) if kind else None
+            if value is not None:
+                self.by_value.setdefault((kind, repr(value)), ent)
+        self.kinds = sorted({kind for kind, _ in self.by_value})
         self.by_name: dict[str, list[Mapping[str, Any]]] = {}
         self.by_any: dict[str, list[Mapping[str, Any]]] = {}
         for ent in self.entities:
@@ -162,6 +184,10 @@ class NameMatcher:
             hits = self.by_any.get(name_key(label))
             if hits:
                 return pick(hits), "alias"
+        for kind in self.kinds:
+            value = self._normalise(kind, name)
+            if value is not None and (kind, repr(value)) in self.by_value:
+                return self.by_value[(kind, repr(value))]["name"], "value"
         best: tuple[float, int, Mapping[str, Any]] | None = None
         if key:
             from rapidfuzz import fuzz
@@ -192,8 +218,62 @@ def _trigger_key(text: str | None) -> str:
     return " ".join(str(text or "").casefold().split())
 
 
-def _date_key(value: Any) -> str | None:
-    return str(value).strip()[:10] if value else None
+def time_kinds(type_names: Iterable[str], domain: Domain | None) -> dict[str, str]:
+    """Entity type -> "date" or "duration", for the types among ``type_names`` that hold such
+    values: by the offline backend's generic words for them ("Date", "Time", "Period", …),
+    or the domain's literal types."""
+    out = {}
+    for name in type_names:
+        key = re.sub(r"[^a-z]", "", str(name).lower())
+        out.update({name: kind for kind in ("date", "duration") if key in GENERIC_KINDS[kind]})
+    if domain is not None:
+        out.update({t: k for t, k in literal_types(domain.entity_types).items() if k in ("date", "duration")})
+    return out
+
+
+def entity_time(kind: str, entity: Mapping[str, Any]) -> timex.Time | None:
+    """The time value an entity of a date or duration type stands for: its ``value`` (literal
+    nodes keep the name as written and add the normalised value) when that reads as one,
+    else its name read as a ``kind`` ("March 23, 2013", "sixty (60) days", "P1Y")."""
+    for text in (entity.get("value"), entity.get("name")):
+        if isinstance(text, str):
+            value = timex.parse_or_none(timex.normalise(kind, text))
+            if value is not None:
+                return value
+    return None
+
+
+def _time_key(value: Any) -> str | None:
+    """A time in its canonical text (so duplicates collapse), other text as written."""
+    if value is None:
+        return None
+    parsed = timex.parse_or_none(value)
+    return parsed.text if parsed is not None else " ".join(str(value).split())
+
+
+def _score_timed(gold: set[tuple], predicted: set[tuple]) -> CategoryScore:
+    """(edge, start, end) items, one-to-one: the same edge with start and end that match as
+    time values; equal texts are paired first, then matches at a coarser precision."""
+    score = CategoryScore()
+    free = sorted(gold, key=repr)
+    paired = []
+    for same_text in (True, False):
+        for item in sorted(predicted - {p for p, _ in paired}, key=repr):
+            hit = next((g for g in free if g[0] == item[0] and (
+                g[1:] == item[1:] if same_text else timex.matches(g[1], item[1]) and timex.matches(g[2], item[2]))), None)
+            if hit is not None:
+                free.remove(hit)
+                paired.append((item, hit))
+    matched = {p for p, _ in paired}
+    for item in predicted:
+        c = score.counts(item[0][1])
+        if item in matched:
+            c.tp += 1
+        else:
+            c.fp += 1
+    for item in free:
+        score.counts(item[0][1]).fn += 1
+    return score
 
 
 def _score_sets(gold: set[tuple], predicted: set[tuple], type_of) -> CategoryScore:
@@ -225,6 +305,13 @@ def _typed_entities(entities: Iterable[Mapping[str, Any]], domain: Domain | None
     return [{**e, "type": type_label(domain, e.get("type"))} for e in entities]
 
 
+def _literal_kinds(domain: Domain | None) -> dict[str, str]:
+    """The domain's literal entity types (Date, Duration, …) and the literal kind each holds."""
+    from kgkit.backends.offline.entities import literal_types
+
+    return literal_types(domain.entity_types) if domain is not None else {}
+
+
 def _relation_rules(domain: Domain | None):
     """(label normaliser, triple normaliser): relation aliases to names; symmetric ends ordered."""
 
@@ -249,7 +336,7 @@ def relation_sets(gold: Any, predicted_relations: Iterable[Mapping[str, Any]], *
     The skill loop uses it to ask, per rollout, which gold edges came out.
     """
     g = _gold_mapping(gold)
-    matcher = matcher or NameMatcher(_typed_entities(g["entities"], domain), fuzzy_threshold)
+    matcher = matcher or NameMatcher(_typed_entities(g["entities"], domain), fuzzy_threshold, _literal_kinds(domain))
     rel_label, ends = _relation_rules(domain)
     gold_rel = {ends(r["head"], rel_label(r["relation"]), r["tail"]) for r in g["relations"]}
     pred_rel = {ends(matcher.resolve(r["head"])[0], rel_label(r["relation"]), matcher.resolve(r["tail"])[0])
@@ -276,7 +363,7 @@ def score_document(
     """
     g = _gold_mapping(gold)
     gold_entities = _typed_entities(g["entities"], domain)
-    matcher = NameMatcher(gold_entities, fuzzy_threshold)
+    matcher = NameMatcher(gold_entities, fuzzy_threshold, _literal_kinds(domain))
 
     def resolve(name: str) -> str:
         return matcher.resolve(name)[0]
@@ -284,10 +371,19 @@ def score_document(
     rel_label, ends = _relation_rules(domain)
     score = Score()
     gold_ents = {(e["name"], e["type"]) for e in gold_entities}
+    kinds = time_kinds({e["type"] for e in gold_entities}, domain)
+    gold_times = [(e["type"], value, e["name"]) for e in gold_entities if e["type"] in kinds
+                  for value in [entity_time(kinds[e["type"]], e)] if value is not None]
     pred_ents = set()
     for e in predicted.get("entities", ()):
         type_name = type_label(domain, e.get("type"))
-        pred_ents.add((matcher.resolve(e["name"], e.get("aliases", ()), type_name)[0], type_name))
+        value = entity_time(kinds[type_name], e) if type_name in kinds else None
+        # the same value first (2013-03-20 is that day before it is a day of 2013-W12), then the same name
+        by_value = [name for t, v, name in sorted(gold_times, key=lambda g: (
+            value is None or g[1].text != value.text, name_key(g[2]) != name_key(e["name"])))
+            if value is not None and t == type_name and timex.same(v, value)]
+        pred_ents.add((by_value[0] if by_value else matcher.resolve(e["name"], e.get("aliases", ()), type_name)[0],
+                       type_name))
     score.categories["entities"] = _score_sets(gold_ents, pred_ents, lambda t: t[1])
 
     if "relations" in predicted:
@@ -303,10 +399,10 @@ def score_document(
                   for e in predicted["events"]}
         score.categories["events"] = _score_sets(gold_e, pred_e, lambda t: t[0])
     if "temporal" in predicted:
-        gold_t = {(ends(t["head"], rel_label(t["relation"]), t["tail"]), _date_key(t["start"]), _date_key(t["end"]))
+        gold_t = {(ends(t["head"], rel_label(t["relation"]), t["tail"]), _time_key(t["start"]), _time_key(t["end"]))
                   for t in g["temporal"]}
         pred_t = {(ends(resolve(t["head"]), rel_label(t["relation"]), resolve(t["tail"])),
-                   _date_key(t.get("start")), _date_key(t.get("end"))) for t in predicted["temporal"]}
+                   _time_key(t.get("start")), _time_key(t.get("end"))) for t in predicted["temporal"]}
         score.categories["temporal"] = _score_sets({t[0] for t in gold_t}, {t[0] for t in pred_t}, lambda t: t[1])
-        score.categories["temporal_timed"] = _score_sets(gold_t, pred_t, lambda t: t[0][1])
+        score.categories["temporal_timed"] = _score_timed(gold_t, pred_t)
     return score

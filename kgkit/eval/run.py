@@ -191,7 +191,8 @@ def read_predictions(folder: Path) -> dict[str, Any]:
     nodes = _read_json(folder / "nodes.json").get("nodes", [])
     names = {n["id"]: n["name"] for n in nodes}
     predicted: dict[str, Any] = {
-        "entities": [{"name": n["name"], "type": n["type"], "aliases": n.get("aliases", [])} for n in nodes]
+        "entities": [{"name": n["name"], "type": n["type"], "aliases": n.get("aliases", []),
+                      **({"value": n["value"]} if "value" in n else {})} for n in nodes]
     }
     views = sorted((folder / "views").glob("*.json")) if (folder / "views").is_dir() else []
     loaded = [(p.stem, _read_json(p)) for p in views]

@@ -20,7 +20,7 @@ from kgkit import evidence as evidence_check
 from kgkit.name_keys import canonical_key
 from kgkit.documents.types import Chunk, Document
 from kgkit.schema.model import LITERAL_TYPES, Domain, RelationType, Role, View
-from kgkit.backends.offline.literals import normalise as normalise_literal
+from kgkit.timex import normalise as normalise_literal
 
 
 @dataclass

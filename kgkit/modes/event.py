@@ -9,7 +9,7 @@ from typing import Any
 
 from kgkit import ids
 from kgkit.modes.base import Scope, fill_roles
-from kgkit.backends.offline.literals import normalise as normalise_literal
+from kgkit.timex import normalise as normalise_literal
 from kgkit.modes.upgrade import UpgradeMode, find_by_name
 
 

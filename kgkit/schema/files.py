@@ -17,7 +17,8 @@ def _patterns(value: Any) -> m.Patterns:
         return m.Patterns()
     if isinstance(value, list):
         return m.Patterns(phrases=tuple(value))
-    return m.Patterns(regex=tuple(value.get("regex", ())), phrases=tuple(value.get("phrases", ())))
+    return m.Patterns(regex=tuple(value.get("regex", ())), phrases=tuple(value.get("phrases", ())),
+                      labels=tuple((label, tuple(rxs)) for label, rxs in (value.get("labels") or {}).items()))
 
 
 def _roles(value: dict[str, Any] | None) -> tuple[m.Role, ...]:

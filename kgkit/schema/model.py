@@ -16,13 +16,19 @@ LITERAL_TYPES = ("date", "duration", "money", "quantity", "percent", "text", "en
 
 @dataclass(frozen=True)
 class Patterns:
-    """Offline-backend cues: regular expressions and literal phrases (case-insensitive)."""
+    """Offline-backend cues: regular expressions and literal phrases (case-insensitive).
+
+    ``labels`` (entity types only) pairs a name with regexes: a match is an entity of that
+    name whatever its words, for types that are categories rather than names (a clause
+    type "Anti-Assignment" is written "may not assign this Agreement").
+    """
 
     regex: tuple[str, ...] = ()
     phrases: tuple[str, ...] = ()
+    labels: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.regex or self.phrases)
+        return bool(self.regex or self.phrases or self.labels)
 
 
 @dataclass(frozen=True)

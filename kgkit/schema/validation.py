@@ -14,6 +14,11 @@ regexes that do not compile, ``extends`` cycles. Cross-checks run on the domain 
   qualifiers): merged by ``name`` — a child entry replaces the parent's entry of the same
   name whole, new names are appended after the parent's;
 * examples: the parent's first, then the child's;
+* ``extends`` as a mapping (``domain``, ``include``, ``exclude``, ``examples``) takes only
+  what the child asks for: ``include`` lists, per typed list, the parent's entries to take
+  (an empty list takes none; a key left out takes all), ``exclude`` drops named entries,
+  ``examples: false`` leaves the parent's examples behind. A name the parent lacks is an
+  error, so a renamed parent type cannot slip back in unnoticed;
 * a cycle in ``extends`` is an error.
 
 Every problem becomes an :class:`~kgkit.errors.Issue` with ``file:line:column``, the key
@@ -113,6 +118,9 @@ def _walk_patterns(value: Any, path: KeyPath) -> Iterator[tuple[KeyPath, str]]:
             if key in ("patterns", "triggers") and isinstance(sub, dict):
                 for j, rx in _strings(sub.get("regex")):
                     yield path + (key, "regex", j), rx
+                labels = sub.get("labels") if isinstance(sub.get("labels"), dict) else {}
+                for label, rxs in labels.items():
+                    yield from ((path + (key, "labels", label, j), rx) for j, rx in _strings(rxs))
             else:
                 yield from _walk_patterns(sub, path + (key,))
     elif isinstance(value, list):
@@ -377,10 +385,77 @@ class ResolvedDomain:
     files: tuple[Path, ...]  # files, this domain first
 
 
+def extends_parts(ref: Any) -> tuple[Any, dict[str, Any]]:
+    """``extends`` as (parent reference, selection): a plain name or path selects everything."""
+    if isinstance(ref, dict):
+        return ref.get("domain"), ref
+    return ref, {}
+
+
+def select_from_parent(parent: dict[str, Any], selection: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[tuple, str, str | None]]]:
+    """The parent's data cut down to what ``selection`` (``include``/``exclude``/``examples``) asks for.
+
+    Returns the selected data and, for every name the parent does not declare, its key path
+    under ``extends``, a message and a did-you-mean hint (or None).
+    """
+    selected = dict(parent)
+    problems: list[tuple[tuple, str, str | None]] = []
+    for mode in ("include", "exclude"):
+        lists = selection.get(mode)
+        if not isinstance(lists, dict):
+            continue
+        for key, names in lists.items():
+            if key not in TYPED_LISTS or not isinstance(names, list):
+                continue  # the schema reports it
+            declared = [item["name"] for _, item in _items(parent, key) if isinstance(item.get("name"), str)]
+            for i, name in enumerate(names):
+                if name not in declared:
+                    problems.append(((mode, key, i), f"the parent declares no {key[:-1].replace('_', ' ')} {name!r}; "
+                                     f"expected one of: {', '.join(declared) or 'none'}", did_you_mean(str(name), declared)))
+            wanted = set(names)
+            selected[key] = [item for _, item in _items(parent, key)
+                             if (item.get("name") in wanted) == (mode == "include")]
+    if selection.get("examples") is False:
+        selected["examples"] = []
+    return selected, problems
+
+
+def dangling_references(inherited: dict[str, Any], merged: dict[str, Any]) -> list[str]:
+    """What an inherited entry still names after ``include``/``exclude`` left it behind.
+
+    A relation whose head type was not taken, or a qualifier of a relation that was not,
+    would be a domain that means something other than it says: each is an error naming
+    the entry, so the author takes the type too or leaves the entry behind as well.
+    """
+    types = set(_names(merged, "entity_types")) | {"*"}
+    relations = set(_binary_relation_names(merged)) | set(_names(merged, "nary_relation_types"))
+    out = []
+    for _, r in _items(inherited, "relation_types"):
+        missing = [t for end in ("head", "tail") for _, t in _strings(r.get(end)) if t not in types]
+        if missing:
+            out.append(f"the inherited relation type {r.get('name')!r} needs entity type(s) {', '.join(sorted(set(missing)))}; "
+                       "expected them included, or the relation excluded too")
+    for key in ("nary_relation_types", "event_types"):
+        for _, item in _items(inherited, key):
+            roles = item.get("roles") if isinstance(item.get("roles"), dict) else {}
+            missing = sorted({t for role in roles.values() if isinstance(role, dict) for _, t in _strings(role.get("types"))
+                              if t not in types})
+            if missing:
+                out.append(f"the inherited {key[:-1].replace('_', ' ')} {item.get('name')!r} needs entity type(s) "
+                           f"{', '.join(missing)}; expected them included, or it excluded too")
+    for _, q in _items(inherited, "qualifiers"):
+        missing = sorted(name for _, name in _strings(q.get("relations")) if name not in relations)
+        if missing:
+            out.append(f"the inherited qualifier {q.get('name')!r} names relation(s) {', '.join(missing)}; "
+                       "expected them included, or the qualifier excluded too")
+    return out
+
+
 def merge_domain_data(parent: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
     """Apply the ``extends`` merge rules to two raw domain mappings.
 
-    It also runs on files that failed their schema (so cross-checks can still use the
+    ``parent`` is the parent's data as already cut down by :func:`select_from_parent`. It
+    also runs on files that failed their schema (so cross-checks can still use the
     parent's types); malformed entries are left out here and reported by the checks.
     """
     merged = dict(parent)
@@ -433,7 +508,7 @@ def _domain(path: Path, project_dir: Path | None, chain: tuple[Path, ...], cycle
     me = path.resolve()
     parent: ResolvedDomain | None = None
     types_known = True
-    ref = src.data.get("extends")
+    ref, selection = extends_parts(src.data.get("extends"))
     if isinstance(ref, str) and ref:
         try:
             parent_path = _find_parent(ref, path, project_dir)
@@ -451,7 +526,14 @@ def _domain(path: Path, project_dir: Path | None, chain: tuple[Path, ...], cycle
                     issues.append(src.issue(("extends",), f"parent domain {ref!r} ({parent_path}) has {n} problem{'s' if n != 1 else ''}; expected a valid parent"))
                     issues += parent_issues
                 types_known = parent is not None
-    merged = merge_domain_data(parent.merged, src.data) if parent else dict(src.data)
+    if parent:
+        inherited, problems = select_from_parent(parent.merged, selection)
+        issues += [src.issue(("extends",) + where, message, hint) for where, message, hint in problems]
+        merged = merge_domain_data(inherited, src.data)
+        if selection:
+            issues += [src.issue(("extends",), message) for message in dangling_references(inherited, merged)]
+    else:
+        merged = dict(src.data)
     issues += _check_domain(src, merged, project_dir, types_known)
     name = src.data.get("name") if isinstance(src.data.get("name"), str) else path.stem
     resolved = ResolvedDomain(

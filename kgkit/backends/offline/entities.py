@@ -28,7 +28,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from kgkit import safe_regex
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
 from kgkit.backends.offline.mentions import Mention, collapse, name_key
-from kgkit.backends.offline.names import acronym_mentions, add_surname_aliases, add_title_aliases, name_mentions
+from kgkit.backends.offline.names import ROLE_WORDS, acronym_mentions, add_surname_aliases, add_title_aliases, name_mentions
 from kgkit.backends.offline.sentences import Sentence, split_sentences
 from kgkit.schema.model import EntityType, Patterns
 
@@ -146,6 +146,9 @@ def _pattern_mentions(text: str, types: Sequence[EntityType], skills: Sequence[d
     for t in types:
         for s, e in pattern_matches(t.patterns, text):
             found.append(Mention(collapse(text[s:e]), t.name, s, e, 3, 0.8))
+        for label, regexes in t.patterns.labels:
+            for rx in regexes:
+                found.extend(Mention(label, t.name, *m.span(), 3, 0.7, "label") for m in safe_regex.finditer(rx, text))
     declared = {t.name for t in types}
     for sk in skills:
         if sk.get("kind") != "entity" or sk.get("target") not in declared:
@@ -159,7 +162,8 @@ def _literal_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
     wanted = [k for k in LITERAL_KINDS if k in kinds]
     if not wanted:
         return []
-    return [Mention(lit.name, kinds[lit.kind], lit.start, lit.end, 2, 0.9, lit.kind)
+    # Named as written ("26th day of May, 2017"): the merge computes the normalised value.
+    return [Mention(collapse(lit.surface), kinds[lit.kind], lit.start, lit.end, 2, 0.9, lit.kind)
             for lit in find_literals(text, wanted)]
 
 
@@ -190,6 +194,71 @@ def _org_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
 
 
 CLAUSE_LENGTH = 40  # characters: longer finds are clause-like (a claim, an obligation) and may contain names
+
+# Words that make a run of text a clause, never a name: modal and auxiliary verbs, negation,
+# relative pronouns, determiners of a clause. A closed grammatical class, not a list of
+# any document's words: "IF ANY REMEDY IN THIS AGREEMENT", "MONTH PERIOD SHALL BE LIMITED",
+# "PARTY AGAINST WHOM" are boilerplate, whichever contract they come from.
+CLAUSE_WORDS = frozenset(
+    "if shall will may must should would can could be is are was were been not whom which who whose that "
+    "such any each every than against hereby hereunder herein hereof thereof therein upon unless whether "
+    "hereto this these those".split()
+)
+# Words a fragment does not end on ("perform the", "reimburse i", "pay to"): articles,
+# prepositions, conjunctions.
+_DANGLING = frozenset("the a an of to and or in for with by on at from as its their his her".split())
+# Nouns that name a document, one of its parts or a scheme it sets up: "Stock Purchase
+# Agreement" is never a person, "the Non-Disclosure Agreement" never a place.
+DOCUMENT_NOUNS = frozenset(
+    "agreement agreements contract act code plan policy amendment exhibit schedule annex appendix section "
+    "article clause addendum statute regulation rules order program programme".split()
+)
+
+
+def _clause_shaped(name: str) -> bool:
+    """A clause word written in lower case, or any clause word in an all-caps run."""
+    words = re.findall(r"[A-Za-z]+", name)
+    shouted = bool(words) and all(w.isupper() for w in words if len(w) > 1)
+    return any((w.islower() or shouted) and w.lower() in CLAUSE_WORDS for w in words)
+
+
+def _trim_fragment(m: Mention, text: str) -> Mention | None:
+    """A pattern find cut off mid-phrase loses its dangling words; nothing left, no entity."""
+    words = m.name.split()
+    while len(words) > 1 and (words[-1].lower() in _DANGLING or (len(words[-1]) == 1 and words[-1].islower())):
+        words.pop()
+    name = " ".join(words)
+    if name == m.name:
+        return m
+    end = m.start + text[m.start:m.end].find(words[-1]) + len(words[-1])
+    return Mention(name, m.type, m.start, end, m.priority, m.confidence, m.kind, list(m.aliases))
+
+
+# A section number opening a line: "6.02 ", "Section 5. ", "ARTICLE IV "
+_SECTION_NUMBER = re.compile(r"(?:^|\n)[ \t]*(?:(?:Section|SECTION|Article|ARTICLE)[ \t]+)?(?:\d+(?:\.\d+)*|[IVX]+)\.?[ \t]+$")
+
+
+def _heading(m: Mention, text: str) -> bool:
+    """A run-in or stand-alone heading: the words after a section number up to a full stop
+    or the line's end ("6.02 Representations and Warranties Company. As of …")."""
+    if not _SECTION_NUMBER.search(text, max(0, m.start - 40), m.start):
+        return False
+    return bool(re.match(r"[ \t]*(?:\.|:|\n|$)", text[m.end:m.end + 3]))
+
+
+def _well_formed(m: Mention, kinds: dict[str, str]) -> bool:
+    """Whether a find has the shape of an entity name: not a clause, not a document title
+    typed as a person or place, not a person named only by role words ("Chief Executive Officer")."""
+    if m.kind in LITERAL_KINDS or m.kind == "label":
+        return True
+    if len(m.name) < CLAUSE_LENGTH and _clause_shaped(m.name):
+        return False
+    words = [w.lower().strip(".,") for w in m.name.split()]
+    if m.type in (kinds.get("person"), kinds.get("location")) and words[-1] in DOCUMENT_NOUNS:
+        return False
+    if m.type == kinds.get("person") and all(w in ROLE_WORDS for w in words):
+        return False
+    return True
 
 
 def _resolve_overlaps(mentions: list[Mention]) -> list[Mention]:
@@ -268,10 +337,10 @@ class FoundEntity:
 def find_entities(text: str, types: Sequence[EntityType], skills: Sequence[dict] = ()) -> list[FoundEntity]:
     """Entities in ``text`` of the given types, merged by (name, type), in order of first mention."""
     kinds = generic_type_map(types)
-    mentions = _resolve_overlaps(
-        _pattern_mentions(text, types, skills) + _literal_mentions(text, kinds)
+    candidates = [_trim_fragment(m, text) for m in _pattern_mentions(text, types, skills)] + _literal_mentions(text, kinds) \
         + _org_mentions(text, kinds) + name_mentions(text, kinds) + acronym_mentions(text, kinds)
-    )
+    mentions = _resolve_overlaps([m for m in candidates if _well_formed(m, kinds)
+                                  and (m.kind in LITERAL_KINDS or m.kind == "label" or not _heading(m, text))])
     sentences = split_sentences(text)
     mentions = _attach_definitions(text, sentences, mentions, kinds)
     add_surname_aliases(text, mentions, kinds.get("person"))

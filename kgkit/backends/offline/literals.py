@@ -153,10 +153,17 @@ def _fmt(n: float) -> str:
     return str(int(n)) if n == int(n) else f"{n:g}"
 
 
+# "the Internal Revenue Code of 1986", "Securities Exchange Act of 1934": a year closing a
+# capitalised title is part of that name, not a date of the document.
+_TITLE_OF = re.compile(r"[A-Z][\w.&-]*\s+of\s+$")
+
+
 def _find_dates(text: str) -> Iterable[Literal]:
     for rx in _DATE_RES:
         for m in rx.finditer(text):
             value = _iso_date(m.groupdict())
+            if m.re is _BARE_YEAR and _TITLE_OF.search(text, max(0, m.start() - 60), m.start("year")):
+                continue
             if value:
                 start = m.start("year") if m.re is _BARE_YEAR else m.start()
                 yield Literal("date", text[start:m.end()], start, m.end(), value, value)

@@ -70,15 +70,18 @@ _ROLE_NOUNS = (
     "husband|wife|son|daughter|father|mother|brother|sister|widow|widower|uncle|aunt|nephew|niece|cousin|"
     "businessman|businesswoman|executive|banker|investor|financier|founder|owner|manager|administrator|agent|"
     "detective|sheriff|inventor|designer|architect|philosopher|physicist|chemist|biologist|engineer|teacher|"
-    "student|auctioneer|collector|veteran|resident|member|employee|worker|farmer|king|queen|prince|princess|"
-    "emperor|dictator|shearer|clerk|chief|head|partner"
+    "student|collector|veteran|resident|member|employee|worker|farmer|king|queen|prince|princess|"
+    "emperor|dictator|clerk|chief|head|partner"
 )
 _ROLES = frozenset(_ROLE_NOUNS.split("|"))
+# Role and title words: a "person" named by these alone ("Chief Executive Officer") is a role.
+ROLE_WORDS = _ROLES | frozenset("officer executive counsel general vice title name sales marketing operations "
+                                "financial technical senior managing".split())
 _TITLE_IN_NAME = frozenset(
     "president minister secretary senator governor mayor ambassador chairman general judge justice administrator "
     "director commissioner attorney chancellor premier leader spokesman spokeswoman representative "
     "congressman congresswoman sen rep gov gen dr mr mrs ms prof lt col capt sgt rev prime vice foreign "
-    "democrat republican democratic soprano academician professor".split()
+    "democrat republican democratic professor".split()
 )
 _PERSON_BEFORE = re.compile(
     rf"(?:\b(?:{_ROLE_NOUNS})s?,?|\b(?:said|says|told|according\s+to|killed|shot|assassinated|murdered|"
@@ -105,6 +108,12 @@ _SENTENCE_STOP = frozenset(
 )
 
 
+# An article, quantifier or possessive right before a capitalised run: people's names do
+# not take one, so the run is a thing's name or a title-cased noun phrase.
+_DETERMINED = re.compile(r"(?:\b(?:the|a|an|any|each|every|all|no|such|its|their|our|your|this|that|these|those)"
+                         r"|['’]s)\s+$", re.I)
+
+
 def _lower_words(text: str) -> frozenset[str]:
     """Words the text writes in lower case: common nouns, which a capitalised name containing
     one ("Confidential Information", "Strategic Alliance Agreement") is unlikely to be a person."""
@@ -128,6 +137,8 @@ def _person_default(words: list[str], text: str, start: int, lower: frozenset[st
         return False
     if text[max(0, start - 1):start] in ("\"", "“", "'", "‘"):
         return False  # a quoted title: "War Is Hell"
+    if _DETERMINED.search(text, max(0, start - 20), start):
+        return False  # "the Internal Revenue", "any Government Sales", "COOL TECH's Mobile Generation"
     if re.fullmatch(r"[A-Z]\.", words[0]) and re.match(r"[.:]", text[start + len(" ".join(words)):][:1]):
         return False  # an enumerated heading: "A. Entire Agreement:"
     return not _line_is_heading(text, start)
@@ -177,7 +188,9 @@ def name_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
         while words and words[0].lower() in _SENTENCE_STOP:
             words = words[1:]
         # "Soviet Foreign Minister Eduard Shevardnadze": the name follows the title
-        titled = [i for i, w in enumerate(words[:-1]) if w.lower().rstrip(".") in _TITLE_IN_NAME and w[1:2].islower()]
+        # a title, or a role noun capitalised before a name ("Soprano Judy Kaye", "Comedian Tuvia Tzafir")
+        titled = [i for i, w in enumerate(words[:-1])
+                  if (w.lower().rstrip(".") in _TITLE_IN_NAME or w.lower() in _ROLES) and w[1:2].islower()]
         rest = words[titled[-1] + 1:] if titled else []
         titled_person = bool(titled) and "person" in targets and not (
             words[-1].lower() in _ORG_WORDS or words[-1].lower() in _TITLE_IN_NAME

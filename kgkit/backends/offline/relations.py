@@ -14,8 +14,9 @@ the sentence. Which pairs and which relations:
   whose trigger is attached to it (within a few characters).
 
 Entities are found in the text by name and aliases (case- and spacing-insensitive), by
-normalised value for literal types (a Date entity "2014-01-20" is found as "January 20,
-2014"), and by a capitalised head noun after "this"/"the" ("this Agreement" is the
+normalised value for literal types (a Date entity "January 20, 2014" is found as
+"01/20/2014" too), by their type's label cues for categories (a ClauseType "Anti-Assignment"
+where "may not assign" is written), and by a capitalised head noun after "this"/"the" ("this Agreement" is the
 document's first Agreement entity; "the University" the only entity ending in University).
 """
 from __future__ import annotations
@@ -24,9 +25,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from kgkit import safe_regex
 from kgkit.backends.offline.entities import (CLAUSE_LENGTH, collapse, literal_types, name_key, phrase_pattern,
                                              skill_patterns, trigger_spans)
-from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
+from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals, normalise
 from kgkit.backends.offline.sentences import split_sentences
 from kgkit.schema.model import EntityType, Patterns, RelationType
 
@@ -44,6 +46,7 @@ class EntityMention:
     type: str
     start: int
     end: int
+    deictic: bool = False  # "this Agreement": the document's own entity
 
 
 @dataclass(frozen=True)
@@ -76,15 +79,23 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
         for m in rx.finditer(text):
             for ent in surface_owner.get(name_key(m.group(0)), ()):
                 found.append(EntityMention(ent["name"], ent["type"], m.start(), m.end()))
+    # category entities ("Anti-Assignment") by their type's label cues
+    for t in types:
+        for label, regexes in t.patterns.labels:
+            ent = next((e for e in entities if e["type"] == t.name and name_key(e["name"]) == name_key(label)), None)
+            if ent is not None:
+                for rx in regexes:
+                    found.extend(EntityMention(ent["name"], ent["type"], *m.span()) for m in safe_regex.finditer(rx, text))
     # literal-typed entities by normalised value
     by_value: dict[tuple[str, str], Mapping[str, Any]] = {}
     for ent in entities:
         kind = literal_of.get(ent["type"])
-        if kind:
-            by_value[(kind, name_key(ent["name"]))] = ent
+        value = normalise(kind, ent["name"]) if kind else None
+        if value is not None:
+            by_value[(kind, repr(value))] = ent
     if by_value:
         for lit in find_literals(text, sorted({k for k, _ in by_value}, key=LITERAL_KINDS.index)):
-            ent = by_value.get((lit.kind, name_key(lit.name)))
+            ent = by_value.get((lit.kind, repr(lit.value)))
             if ent is not None:
                 found.append(EntityMention(ent["name"], ent["type"], lit.start, lit.end))
     # "this Agreement", "the University": a capitalised head noun standing for an entity
@@ -103,7 +114,7 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
             # Agreement, not a place whose name ends in "Agreement")
             cands = sorted(heads[m.group(2).lower()], key=lambda e: e["type"].lower() != m.group(2).lower())
             if len(cands) == 1 or m.group(1).lower() == "this":
-                found.append(EntityMention(cands[0]["name"], cands[0]["type"], m.start(), m.end()))
+                found.append(EntityMention(cands[0]["name"], cands[0]["type"], m.start(), m.end(), deictic))
     found.sort(key=lambda x: (-(x.end - x.start), x.start))
     kept: list[EntityMention] = []
     for x in found:
@@ -221,5 +232,32 @@ def find_relations(
             key3 = (head, relation, tail)
             if key3 not in out or out[key3].confidence < conf:
                 out[key3] = FoundRelation(head, relation, tail, sent.text, round(conf, 2))
+    _categories_of_self(text, mentions, types, rules, out)
     return list(out.values())
+
+
+def _categories_of_self(text: str, mentions: list[EntityMention], types: Sequence[EntityType], rules: list[_Rule],
+                        out: dict[tuple[str, str, str], FoundRelation]) -> None:
+    """A category found in a chunk (a clause type, by its type's label cues) belongs to the
+    entity the chunk calls "this Agreement", though the sentence stating it may not name it.
+
+    Only relations whose tail types are all category types take this reading, with a
+    lower confidence than a relation stated in one sentence.
+    """
+    category_types = {t.name for t in types if t.patterns.labels}
+    selves = [m for m in mentions if m.deictic]
+    if not category_types or not selves:
+        return
+    sentences = split_sentences(text)
+    for rule in rules:
+        if "*" in rule.tail or not set(rule.tail) <= category_types:
+            continue
+        self_ = next((m for m in selves if rule.allows(m.type, rule.tail[0])), None)
+        if self_ is None:
+            continue
+        for t in mentions:
+            key3 = (self_.name, rule.relation, t.name)
+            if t.type in rule.tail and key3 not in out:
+                sent = next((x.text for x in sentences if x.start <= t.start < x.end), text[t.start:t.end])
+                out[key3] = FoundRelation(self_.name, rule.relation, t.name, sent, round(rule.confidence - 0.3, 2))
 

@@ -36,7 +36,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from kgkit.backends.offline.entities import (compile_phrases, find_entities, literal_types, name_key, pattern_matches,
                                              trigger_spans)
-from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, Literal, find_literals
+from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, Literal, find_literals, normalise
 from kgkit.backends.offline.relations import EntityMention, find_mentions, find_relations
 from kgkit.backends.offline.sentences import Sentence, split_sentences
 from kgkit.schema.model import EntityType, Qualifier, RelationType, Role
@@ -125,8 +125,11 @@ def sentence_parts(text: str, entities: Sequence[Mapping[str, Any]], types: Sequ
         mentions = [m for m in mentions if keep(m)]
     literals = find_literals(text, literal_kinds) if literal_kinds else []
     literal_of = literal_types(types)
-    node_of = {(literal_of[e["type"]], name_key(e["name"])): e["name"] for e in entities if e["type"] in literal_of}
-    values = [Value(lit, node_of.get((lit.kind, name_key(lit.name)))) for lit in literals]
+    node_of = {}  # (kind, normalised value) -> the literal node's name (as written somewhere)
+    for e in entities:
+        if e["type"] in literal_of:
+            node_of.setdefault((literal_of[e["type"]], repr(normalise(literal_of[e["type"]], e["name"]))), e["name"])
+    values = [Value(lit, node_of.get((lit.kind, repr(lit.value)))) for lit in literals]
     mentions = [m for m in mentions if not (m.type in literal_of and any(
         v.start < m.end and m.start < v.end for v in values))]
     parts = []

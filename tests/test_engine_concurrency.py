@@ -144,3 +144,26 @@ def test_a_trickling_server_meets_the_deadline_in_a_worker_thread(stub_provider,
         kgkit.extract(inputs["doc"], domain=inputs["domain"], views=["binary"], config=cfg,
                       out_dir=tmp_path / "out", skills=False)
     assert time.monotonic() - start < 10
+
+
+def test_documents_overlap_and_each_run_folder_is_the_same(stub_provider, tmp_path, monkeypatch):
+    """Three four-chunk documents at concurrency 8: more than one document's passes are in
+    flight at once (no stage of one document has more than 4), and every run folder, and
+    runs.jsonl, equal those of the one-at-a-time run."""
+    monkeypatch.setenv(KEY_ENV, "sk-test-concurrency")
+    docs = [write_inputs(tmp_path / f"in{i}", paragraphs=4) for i in range(3)]
+    model = SlowModel(latency=0.1)
+    stub_provider.responder = model
+
+    def run(concurrency: int, out: Path):
+        return kgkit.extract([d["doc"] for d in docs], domain=docs[0]["domain"], views=["binary", "nary"],
+                             config=config(stub_provider, concurrency), out_dir=out, skills=False)
+
+    one = run(1, tmp_path / "c1")
+    model.most = 0
+    eight = run(8, tmp_path / "c8")
+
+    assert [r.run_dir.name for r in eight] == [r.run_dir.name for r in one] == \
+        ["in0__staff_notes", "in1__staff_notes", "in2__staff_notes"]
+    assert 4 < model.most <= 8
+    assert run_folder(tmp_path / "c8") == run_folder(tmp_path / "c1")

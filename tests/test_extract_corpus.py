@@ -87,3 +87,10 @@ def test_run_folder_names_are_told_apart_by_the_fewest_folders():
     assert distinct_names([("a", "n"), ("b", "n"), ("n",)], safe)[:2] == ["a__n", "b__n"]
     deep = distinct_names([("p", *"abcdefghi", "n"), ("q", *"abcdefghi", "n")], safe)  # alike 9 folders up
     assert len(set(deep)) == 2 and all(s.startswith("b__c__d__e__f__g__h__i__n-") for s in deep)
+
+
+def test_a_dry_run_plans_a_folder(corpus, tmp_path, capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["extract", str(corpus / "a"), str(corpus / "c"), "--dry-run", "--json"])
+    assert done.value.code == 0
+    assert [p["document"] for p in json.loads(capsys.readouterr().out)["plan"]] == ["notes", "memo"]

@@ -177,7 +177,7 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
     if dry_run:
         from kgkit.engine.plan import plan
 
-        plans = plan(list(files), domain=domain, views=views, config=cfg)
+        plans = plan(list(files), domain=domain, views=views, config=cfg, include=include, exclude=exclude)
         if as_json:
             click.echo(json.dumps({"plan": [p.as_dict() for p in plans]}, indent=2))
         else:

@@ -57,6 +57,17 @@ class PassPool:
             cancel_requests()
         concurrent.futures.wait([f for f in futures if isinstance(f, concurrent.futures.Future)])
 
+    def halt(self, interrupted: bool) -> None:
+        """Stop the whole run's passes (a document failed, or Ctrl-C): none not yet started
+        will start, and every document waiting for one sees it cancelled. An interrupt also
+        cancels the provider requests in flight."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            if interrupted:
+                from kgkit.backends.deadline import cancel_requests
+
+                cancel_requests()
+
     def close(self) -> None:
         if self._executor is not None:
             self._executor.shutdown(wait=True, cancel_futures=True)

@@ -7,6 +7,8 @@ only calls the backend for passes it has not completed with the same inputs.
 """
 from __future__ import annotations
 
+import collections
+import concurrent.futures
 import datetime
 import os
 from dataclasses import dataclass, field
@@ -20,6 +22,7 @@ from kgkit.config.model import Config
 from kgkit.documents.types import Chunk, Document
 from kgkit.engine.accounting import Accounting
 from kgkit.engine.core import CoreSettings, run_core
+from kgkit.engine.corpus import CorpusInput, CorpusManifest, collect_inputs, run_row, skipped_row
 from kgkit.engine.join import items_of, node_refs
 from kgkit.engine.manifest import build_manifest
 from kgkit.engine.outputs import RunFolder, view_file_name
@@ -318,13 +321,13 @@ def extract_each(paths: str | os.PathLike | Sequence[str | os.PathLike], domain:
                  on_start: Callable[[int], None] | None = None) -> Iterator[RunResult | SkippedInput]:
     """:func:`extract`, one document at a time: a :class:`RunResult` per document as it is
     written, a :class:`SkippedInput` per input that could not be read (or its run folder
-    not written). Only one document is in memory at a time. With more than one input (or
+    not written), in input order. At most two documents are in memory at once (one when the
+    passes run one at a time: :data:`DOCUMENTS_AT_ONCE`). With more than one input (or
     a folder), ``runs.jsonl`` in ``out_dir`` gets a line per document. ``on_start`` is told
     how many documents the run has, before the first is loaded.
 
     When no input at all could be used, the first input's error is raised (exit 2)."""
     from kgkit.documents.load import load_document
-    from kgkit.engine.corpus import CorpusManifest, collect_inputs, run_row, skipped_row
 
     cfg = resolve_config(config)
     given_paths = path_list(paths)
@@ -343,30 +346,76 @@ def extract_each(paths: str | os.PathLike | Sequence[str | os.PathLike], domain:
     ran = 0
     if on_start:
         on_start(len(inputs))
+
+    def run_one(item: CorpusInput) -> RunResult:
+        doc = load_document(item.path, max_bytes=cfg.input.max_bytes)
+        folder = RunFolder(root / item.folder)
+        with folder.locked():  # writable, free of links and ours before any call
+            folder.remove_temp_files()  # a run killed mid-write (SIGKILL, power loss) may have left some
+            plan = base_views if replace_views else earlier_views(folder, given) + base_views
+            return extract_document(doc, dom, plan, cfg, backends, folder, skills=skills, progress=progress,
+                                    replace_views=replace_views, pool=pool)
+
     with PassPool(pass_concurrency(cfg)) as pool:
-        for item in inputs:
-            try:
-                doc = load_document(item.path, max_bytes=cfg.input.max_bytes)
-                folder = RunFolder(root / item.folder)
-                with folder.locked():  # writable, free of links and ours before any call
-                    folder.remove_temp_files()  # a run killed mid-write (SIGKILL, power loss) may have left some
-                    plan = base_views if replace_views else earlier_views(folder, given) + base_views
-                    result = extract_document(doc, dom, plan, cfg, backends, folder, skills=skills,
-                                              progress=progress, replace_views=replace_views, pool=pool)
-            except InputError as exc:
+        for item, outcome in overlapped(inputs, run_one, DOCUMENTS_AT_ONCE if pool.size > 1 else 1, pool):
+            if isinstance(outcome, InputError):
                 if not corpus:
-                    raise
-                first_error = first_error or exc
-                skipped = SkippedInput(str(item.path), item.folder, exc.message)
-                runs.add(skipped_row(item, exc.message))
-                yield skipped
+                    raise outcome
+                first_error = first_error or outcome
+                runs.add(skipped_row(item, outcome.message))
+                yield SkippedInput(str(item.path), item.folder, outcome.message)
                 continue
             ran += 1
             if runs is not None:
-                runs.add(run_row(item, result.manifest))
-            yield result
+                runs.add(run_row(item, outcome.manifest))
+            yield outcome
     if not ran and first_error is not None:
         raise first_error
+
+
+def overlapped(inputs: list[CorpusInput], run_one: Callable[[CorpusInput], RunResult], window: int,
+               pool: PassPool) -> Iterator[tuple[CorpusInput, RunResult | InputError]]:
+    """``(input, run_one(input) or its InputError)`` in input order, up to ``window``
+    documents running at once: while one merges or writes, the next one's passes keep the
+    pass pool busy. Any other failure stops the pool (Ctrl-C also cancels the requests in
+    flight), waits for the documents running and is raised."""
+    def attempt(item: CorpusInput) -> RunResult | InputError:
+        try:
+            return run_one(item)
+        except InputError as exc:
+            return exc
+
+    if window <= 1:
+        for item in inputs:
+            yield item, attempt(item)
+        return
+    todo = iter(inputs)
+    running: collections.deque = collections.deque()
+    with concurrent.futures.ThreadPoolExecutor(window, thread_name_prefix="kgkit-document") as documents:
+        def fill() -> None:
+            while len(running) < window:
+                item = next(todo, None)
+                if item is None:
+                    return
+                running.append((item, documents.submit(attempt, item)))
+
+        try:
+            fill()
+            while running:
+                item, future = running[0]
+                outcome = future.result()
+                running.popleft()
+                yield item, outcome
+                fill()
+        except BaseException as exc:
+            pool.halt(interrupted=isinstance(exc, KeyboardInterrupt))
+            for _, future in running:
+                future.cancel()
+            concurrent.futures.wait([future for _, future in running])
+            raise
+
+
+DOCUMENTS_AT_ONCE = 2  # a document's stages wait on each other; a second one fills the gaps
 
 
 def pass_concurrency(config: Config) -> int:

@@ -371,6 +371,7 @@ def config_to_data(config: Config) -> dict[str, Any]:
             "backoff": llm.backoff,
             "json_mode": llm.json_mode,
             "concurrency": llm.concurrency,
+            "rpm": llm.rpm,
             "stages": {name: {k: v for k, v in vars(s).items() if v is not None} for name, s in llm.stages.items()},
         },
         "domain": config.domain,

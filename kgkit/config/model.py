@@ -31,6 +31,7 @@ class LLMConfig:
     backoff: float = 1.0  # base seconds for exponential backoff (Retry-After wins)
     json_mode: bool = True  # strict JSON Schema, else JSON mode, where litellm says the model takes it
     concurrency: int = 16  # passes in flight at once, for the whole run (kgkit/engine/pool.py)
+    rpm: int | None = None  # requests per minute at most, spaced evenly (kgkit/backends/pace.py)
     stages: dict[str, StageLLM] = field(default_factory=dict)  # "core" | "upgrades" | "skills"
 
 

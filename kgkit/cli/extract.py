@@ -6,6 +6,7 @@ otherwise), the summary table or ``--json`` to stdout. Exit 0 when every pass su
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -187,16 +188,18 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
 
     progress = _Progress()
     results, skipped = [], []
-    for r in extract_each(list(files), domain=domain, views=views, config=cfg, out_dir=out_dir, resume=resume,
-                          skills=not no_skills, progress=progress, replace_views=replace_views,
-                          include=include, exclude=exclude, on_start=progress.start):
-        if isinstance(r, RunResult):
-            results.append(_Summarised(r))
-            progress.finished(r.run_dir.name, "partial" if r.failures else "ok", r.manifest)
-        else:
-            skipped.append(r)
-            click.echo(f"Error: {r.path}: skipped: {r.error}", err=True)
-            progress.finished(r.run_folder, "skipped", None)
+    each = extract_each(list(files), domain=domain, views=views, config=cfg, out_dir=out_dir, resume=resume,
+                        skills=not no_skills, progress=progress, replace_views=replace_views,
+                        include=include, exclude=exclude, on_start=progress.start)
+    with contextlib.closing(each):  # Ctrl-C between two documents still stops the ones running
+        for r in each:
+            if isinstance(r, RunResult):
+                results.append(_Summarised(r))
+                progress.finished(r.run_dir.name, "partial" if r.failures else "ok", r.manifest)
+            else:
+                skipped.append(r)
+                click.echo(f"Error: {r.path}: skipped: {r.error}", err=True)
+                progress.finished(r.run_folder, "skipped", None)
     data = summary(results)
     if skipped:
         data["skipped"] = [{"input": s.path, "error": s.error} for s in skipped]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from kgkit.engine.outputs import atomic_write
+from kgkit.engine.outputs import TEMP_SUFFIX, atomic_write
 from kgkit.errors import InputError
 
 DEFAULT_INCLUDE = ("*.txt", "*.text", "*.md", "*.markdown", "*.html", "*.htm", "*.xhtml", "*.pdf")
@@ -107,6 +107,9 @@ class CorpusManifest:
     def __init__(self, out_dir: Path):
         self.path = Path(out_dir) / CORPUS_MANIFEST
         self.rows: list[dict[str, Any]] = []
+        for stale in Path(out_dir).glob(f".{CORPUS_MANIFEST}.*{TEMP_SUFFIX}"):  # left by a killed run
+            if stale.is_file() and not stale.is_symlink():
+                stale.unlink()
 
     def add(self, row: dict[str, Any]) -> None:
         self.rows.append(row)

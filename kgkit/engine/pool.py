@@ -46,16 +46,16 @@ class PassPool:
         those in flight, so none writes to the run folder after the run has let it go. An
         interrupt (Ctrl-C) also cancels the provider requests in flight; a provider failure
         lets them finish, so their answers are kept and never paid for again."""
-        futures = list(futures)
-        for f in futures:
-            f.cancel()
+        # Only those cancel() cannot stop: a future cancelled before it ran is never "done"
+        # to concurrent.futures.wait() once the pool has dropped it (halt), so it is not waited for.
+        started = [f for f in futures if not f.cancel()]
         if self._executor is None:
             return
         if interrupted:
             from kgkit.backends.deadline import cancel_requests
 
             cancel_requests()
-        concurrent.futures.wait([f for f in futures if isinstance(f, concurrent.futures.Future)])
+        concurrent.futures.wait(started)
 
     def halt(self, interrupted: bool) -> None:
         """Stop the whole run's passes (a document failed, or Ctrl-C): none not yet started

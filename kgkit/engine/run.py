@@ -8,6 +8,7 @@ only calls the backend for passes it has not completed with the same inputs.
 from __future__ import annotations
 
 import collections
+import contextlib
 import concurrent.futures
 import datetime
 import os
@@ -298,10 +299,10 @@ def extract(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str 
     :class:`kgkit.errors.KgkitError` subclasses for bad config, domain or views — before
     any pass runs — and for bad input when no input could be read.
     """
-    return [r for r in extract_each(paths, domain=domain, views=views, config=config, out_dir=out_dir,
-                                    resume=resume, skills=skills, backend=backend, progress=progress,
-                                    replace_views=replace_views, include=include, exclude=exclude)
-            if isinstance(r, RunResult)]
+    with contextlib.closing(extract_each(paths, domain=domain, views=views, config=config, out_dir=out_dir,
+                                         resume=resume, skills=skills, backend=backend, progress=progress,
+                                         replace_views=replace_views, include=include, exclude=exclude)) as each:
+        return [r for r in each if isinstance(r, RunResult)]
 
 
 @dataclass
@@ -356,8 +357,9 @@ def extract_each(paths: str | os.PathLike | Sequence[str | os.PathLike], domain:
             return extract_document(doc, dom, plan, cfg, backends, folder, skills=skills, progress=progress,
                                     replace_views=replace_views, pool=pool)
 
-    with PassPool(pass_concurrency(cfg)) as pool:
-        for item, outcome in overlapped(inputs, run_one, DOCUMENTS_AT_ONCE if pool.size > 1 else 1, pool):
+    with PassPool(pass_concurrency(cfg)) as pool, contextlib.closing(
+            overlapped(inputs, run_one, DOCUMENTS_AT_ONCE if pool.size > 1 else 1, pool)) as outcomes:
+        for item, outcome in outcomes:
             if isinstance(outcome, InputError):
                 if not corpus:
                     raise outcome
@@ -378,7 +380,8 @@ def overlapped(inputs: list[CorpusInput], run_one: Callable[[CorpusInput], RunRe
     """``(input, run_one(input) or its InputError)`` in input order, up to ``window``
     documents running at once: while one merges or writes, the next one's passes keep the
     pass pool busy. Any other failure stops the pool (Ctrl-C also cancels the requests in
-    flight), waits for the documents running and is raised."""
+    flight, and so does a consumer that stops early), waits for the documents running and
+    is raised."""
     def attempt(item: CorpusInput) -> RunResult | InputError:
         try:
             return run_one(item)
@@ -408,10 +411,8 @@ def overlapped(inputs: list[CorpusInput], run_one: Callable[[CorpusInput], RunRe
                 yield item, outcome
                 fill()
         except BaseException as exc:
-            pool.halt(interrupted=isinstance(exc, KeyboardInterrupt))
-            for _, future in running:
-                future.cancel()
-            concurrent.futures.wait([future for _, future in running])
+            pool.halt(interrupted=isinstance(exc, (KeyboardInterrupt, GeneratorExit)))
+            concurrent.futures.wait([future for _, future in running if not future.cancel()])
             raise
 
 

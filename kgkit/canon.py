@@ -353,6 +353,54 @@ def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool) -> l
     return clusters
 
 
+def key_blocks(key: str) -> frozenset[str]:
+    """The blocking keys of a canonical key (token prefixes and suffixes): names that share
+    none are never compared. Public so the corpus graph (:mod:`kgkit.graph`) blocks alike."""
+    group = _Group(type="", key=key)
+    _prepare(group)
+    return group.blocks
+
+
+def key_similarity(a: str, b: str, threshold: float) -> float:
+    """Token-sort similarity of two canonical keys as the fuzzy stage scores it; 0 when it
+    cannot reach ``threshold`` or their numbers or one-letter labels conflict."""
+    ga, gb = _Group(type="", key=a), _Group(type="", key=b)
+    _prepare(ga)
+    _prepare(gb)
+    return _score(ga, gb, threshold)
+
+
+def similar_keys(key: str, others: list[str], threshold: float, *, forms: list[str] | None = None) -> list[int]:
+    """Indices of the ``others`` the fuzzy stage could join with ``key``: one vectorised
+    rapidfuzz screen over all of them, then the label check on the few that pass.
+    ``forms``: the others' sorted token forms, if the caller keeps them."""
+    if threshold > 100 or not others:
+        return []
+    probe = _Group(type="", key=key)
+    _prepare(probe)
+    if forms is None:
+        forms = [" ".join(sorted(k.split())) for k in others]
+    hits = process.extract(probe.sorted_form, forms, scorer=fuzz.ratio, score_cutoff=threshold, limit=None)
+    found = []
+    for _, _, i in hits:
+        other = _Group(type="", key=others[i])
+        _prepare(other)
+        if _score(probe, other, threshold):
+            found.append(i)
+    return sorted(found)
+
+
+def cluster_keys(keys: Iterable[str], threshold: float) -> list[list[str]]:
+    """Complete-link fuzzy clusters of one type's canonical keys (blocking on), as the
+    document merge forms them; the order depends on the keys only."""
+    groups = []
+    for key in sorted(set(keys)):
+        group = _Group(type="", key=key)
+        _prepare(group)
+        groups.append(group)
+    return [[g.key for g in cluster] for cluster in _fuzzy_clusters(groups, threshold, True)]
+
+
 class _UnionFind:
     def __init__(self, n: int):
         self.parent = list(range(n))

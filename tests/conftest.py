@@ -33,6 +33,12 @@ def stub_provider():
     server.stop()
 
 
+@pytest.fixture(autouse=True)
+def _user_skill_library(tmp_path_factory, monkeypatch):
+    """Keep every test off the developer's own skill library (the user data directory)."""
+    monkeypatch.setenv("KGKIT_DATA_DIR", str(tmp_path_factory.mktemp("user-data")))
+
+
 @pytest.fixture
 def cli_home(tmp_path, monkeypatch):
     """A CLI run with no state of the user's: config and cache folders under ``tmp_path``,

@@ -79,10 +79,12 @@ def test_the_key_is_in_no_file_log_or_output_of_a_whole_workflow(workspace, capf
     assert not [r for r in stub.requests if FAKE_KEY.encode() in r.raw]  # never in a request body
     again = json.loads(captured.out[captured.out.index('{\n  "runs"'):].split("\n}\n")[0] + "\n}")
     assert all(run["calls"]["cache_hits"] == run["calls"]["total"] for run in again["runs"])  # the cache was used
-    assert (root / "library" / "conll_test").is_dir()  # learning wrote a library
+    # learning wrote a library, or accepted nothing (the gold model's one skill fires in one document)
+    learned = (root / "library" / "conll_test").is_dir()
+    assert learned or "unchanged (version 0)" in captured.out
 
     written = [p for p in root.rglob("*") if p.is_file()]
-    assert {p.relative_to(root).parts[0] for p in written} >= {"runs", "again", "cache-home", "library"}
+    assert {p.relative_to(root).parts[0] for p in written} >= {"runs", "again", "cache-home"} | ({"library"} if learned else set())
     leaks = [str(p.relative_to(root)) for p in written if FAKE_KEY.encode() in p.read_bytes()]
     assert leaks == []
     assert FAKE_KEY not in captured.out and FAKE_KEY not in captured.err

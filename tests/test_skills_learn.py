@@ -12,7 +12,7 @@ from kgkit.backends.base import SKILL_HINDSIGHT, PassRequest
 from kgkit.backends.offline import OfflineBackend
 from kgkit.cli import cli
 from kgkit.documents.types import Chunk
-from kgkit.skills.learn import SKILL_SCHEMA, split_docs
+from kgkit.skills.learn import SAMPLED_NOTE, SKILL_SCHEMA, split_docs
 from kgkit.skills.library import load_library
 
 PEOPLE = ["Ann Lee", "Bob Stone", "Cy Moe", "Dee Poe", "Eve Roe", "Fay Loo"]
@@ -66,6 +66,7 @@ def project(tmp_path, monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")  # 2026-01-01
     monkeypatch.chdir(tmp_path)
     (tmp_path / "staff.yaml").write_text(DOMAIN)
+    (tmp_path / "skill_library").mkdir()  # a project library: learn writes here, not to the user's
     make_gold(tmp_path / "gold")
     return tmp_path
 
@@ -91,10 +92,10 @@ def test_learn_offline_improves_heldout_and_relearning_changes_nothing(project):
     report = json.loads(result.output)
     split = split_docs([f"doc{i}" for i in range(6)], 0.3, 0.25, seed=0)
     assert report["split"] == split and len(split["train"]) == 3
-    # offline rollouts are identical: nothing is unstable; no trigger is declared, so every edge is missed
+    # no trigger is declared, so every edge is missed in every sampled rollout
     assert report["labels"] == {"stable": 0, "unstable": 0, "miss": 6}
-    assert report["notes"] == ["offline backend: rollouts are identical (it is deterministic), so every edge is "
-                               "stable or miss and only hindsight runs"]
+    assert report["diagnoses"] == {"other": 6}  # ends found, a cue in the sentence, no trigger
+    assert report["notes"] == [SAMPLED_NOTE]
     log = [(a["action"], a["target"], a["pattern"]["phrases"], a["outcome"]) for a in report["action_log"]]
     assert log == [("add", "Work_For", ["works for"], "accepted"), ("add", "Live_In", ["lives in"], "accepted")] + \
         [("keep", "Work_For", ["works for"], "accepted"), ("keep", "Live_In", ["lives in"], "accepted")] * 2
@@ -111,7 +112,10 @@ def test_learn_offline_improves_heldout_and_relearning_changes_nothing(project):
     first = snapshot(project / "skill_library")
     result = runner.invoke(cli, args[:-1])
     assert result.exit_code == 0, result.output
-    assert "edges: 6 stable, 0 unstable, 0 miss" in result.output
+    # every edge is found now; the sampled rollouts lose some sometimes, but those edges are
+    # already learned from, so nothing changes
+    assert "edges: 1 stable, 5 unstable, 0 miss" in result.output
+    assert "actions: none; 5 edges already learned from" in result.output
     assert "library " + str(project / "skill_library" / "staff") + ": unchanged (version 1)" in result.output
     assert snapshot(project / "skill_library") == first
 
@@ -120,8 +124,10 @@ def test_learn_text_report_and_bad_input(project):
     runner = CliRunner()
     result = runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml"])
     lines = result.output.splitlines()
-    assert lines[2:7] == [
+    assert lines[2:9] == [
         "edges: 0 stable, 0 unstable, 6 miss",
+        "misses by diagnosis: 6 other",
+        "accepted: 2 skills (0 from path induction), 0 gazetteer entries",
         "actions: 2 add, 4 keep",
         "held-out relations   P      R      F1",
         "  before            0.000  0.000  0.000",
@@ -132,8 +138,8 @@ def test_learn_text_report_and_bad_input(project):
     train = split_docs([f"doc{i}" for i in range(6)], 0.3, 0.25, seed=0)["train"]
     first = int(train[0][3:])
     assert edges[:2] == [
-        f"  miss     0/3  {train[0]}  {PEOPLE[first]} --Work_For--> {ORGS[first]}  add {sk['Work_For']} accepted",
-        f"  miss     0/3  {train[0]}  {PEOPLE[first]} --Live_In--> {CITIES[first]}  add {sk['Live_In']} accepted",
+        f"  miss     0/3  {train[0]}  {PEOPLE[first]} --Work_For--> {ORGS[first]} [other]  add {sk['Work_For']} accepted",
+        f"  miss     0/3  {train[0]}  {PEOPLE[first]} --Live_In--> {CITIES[first]} [other]  add {sk['Live_In']} accepted",
     ]
     assert len(edges) == 6 and edges[2].endswith(f"keep {sk['Work_For']} accepted")
     result = runner.invoke(cli, ["skills", "learn", "--gold", "nope", "--domain", "staff.yaml"])
@@ -153,13 +159,15 @@ def test_library_commands(project):
     work = next(s for s in lib.skills.values() if s["target"] == "Work_For")
 
     listing = runner.invoke(cli, ["skills", "list", "staff"]).output.splitlines()
-    assert listing[0] == "staff: library version 1, 2 skills"
-    assert any(line.startswith(work["id"] + "  v1  relation Work_For") and line.endswith("miss 3  works for")
-               for line in listing[1:])
+    assert listing[0] == "staff: library version 1, 2 skills, 0 gazetteer names"
+    assert any(line.startswith(work["id"] + "  v1  relation Work_For")
+               and line.endswith("miss 3  dev +0.6667  works for") for line in listing[1:])
 
     shown = runner.invoke(cli, ["skills", "show", "staff", work["id"][:7]])
     assert shown.exit_code == 0 and shown.output.startswith(f"id: {work['id']}\nversion: 1\nkind: relation\n")
 
+    # show carries each miss's diagnosis in the provenance
+    assert "diagnosis: other" in runner.invoke(cli, ["skills", "show", "staff", work["id"]]).output
     missing = runner.invoke(cli, ["skills", "show", "staff", "sk_zzz"])
     assert missing.exit_code == 2 and missing.output.startswith("Error: no skill 'sk_zzz' in the staff library")
 
@@ -168,6 +176,16 @@ def test_library_commands(project):
     assert removed.output == f"removed {work['id']} from {project / 'skill_library' / 'staff'} (library version 2)\n"
     assert not (project / "skill_library" / "staff" / "skills" / f"{work['id']}.yaml").exists()
     assert load_library("staff").changelog[-1] == {"version": 2, "date": "2026-01-01", "removed": [work["id"]]}
+
+
+    unknown = runner.invoke(cli, ["skills", "list", "staf"])
+    assert unknown.exit_code == 2 and unknown.output.startswith("Error: unknown domain 'staf'; did you mean staff?")
+
+    exported = runner.invoke(cli, ["skills", "export", "staff", str(project / "shared")])
+    assert exported.exit_code == 0, exported.output
+    assert load_library("staff", project / "shared").skills == load_library("staff").skills
+    again = runner.invoke(cli, ["skills", "export", "staff", str(project / "shared")])
+    assert again.exit_code == 2 and "already exists" in again.output
 
     diff = runner.invoke(cli, ["skills", "diff", "staff", str(saved)])
     assert diff.output == f"- {work['id']} relation Work_For\n"
@@ -235,3 +253,59 @@ def test_extraction_uses_the_learned_skills_and_lists_them(project):
     skills, edges = run()
     assert sorted(skills) == sorted(lib.skills) and edges == 2
     assert run("--no-skills") == ([], 0)
+
+
+def test_skills_travel_from_the_user_library(project, monkeypatch):
+    """Without ./skill_library, learn writes to the user's library and extract uses it from any folder."""
+    import shutil
+
+    shutil.rmtree(project / "skill_library")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml"]).exit_code == 0
+    from kgkit.skills.library import user_library_root
+
+    user = user_library_root()
+    assert sorted(s["target"] for s in load_library("staff", user).skills.values()) == ["Live_In", "Work_For"]
+    elsewhere = project / "elsewhere"
+    elsewhere.mkdir()
+    shutil.copy(project / "staff.yaml", elsewhere / "staff.yaml")
+    (elsewhere / "new.txt").write_text("Ann Lee works for Acme.")
+    monkeypatch.chdir(elsewhere)
+    result = runner.invoke(cli, ["extract", "new.txt", "--domain", "staff.yaml", "--out", "out"])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((elsewhere / "out" / "new" / "manifest.json").read_text())
+    assert manifest["skills"] == [next(s["id"] for s in load_library("staff", user).skills.values()
+                                       if s["target"] == "Work_For")]
+    assert runner.invoke(cli, ["skills", "list", "staff"]).output.startswith("staff: library version 1, 2 skills")
+
+
+def test_eval_scores_only_the_named_documents(project):
+    runner = CliRunner()
+    learned = runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml", "--json"])
+    (project / "learn.json").write_text(learned.output)
+    heldout = json.loads(learned.output)["split"]["heldout"]
+
+    def relations(*extra):
+        result = runner.invoke(cli, ["eval", "--gold", "gold", "--domain", "staff.yaml", "--view", "binary",
+                                     "--json", *extra])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output)
+
+    by_report = relations("--docs", "learn.json")
+    assert sorted(by_report["per_document"]) == heldout
+    (project / "ids.txt").write_text("# held out\n" + "\n".join(heldout) + "\n")
+    assert relations("--docs", "ids.txt")["scores"] == by_report["scores"]
+    assert relations("--docs", "learn.json", "--split", "train")["documents"] == 3
+    bad = runner.invoke(cli, ["eval", "--gold", "gold", "--docs", "learn.json", "--split", "nope"])
+    assert bad.exit_code == 2 and "no split 'nope'" in bad.output
+    (project / "ids.txt").write_text("doc0\nmissing_doc\n")
+    bad = runner.invoke(cli, ["eval", "--gold", "gold", "--docs", "ids.txt"])
+    assert bad.exit_code == 2 and "missing_doc" in bad.output
+
+
+def test_heldout_from_keeps_learning_on_the_other_documents():
+    ids = [f"d{i}" for i in range(10)]
+    split = split_docs(ids, 0.5, 0.25, seed=3, heldout_from=("d0", "d1", "d2", "d3"))
+    assert len(split["heldout"]) == 2 and set(split["heldout"]) <= {"d0", "d1", "d2", "d3"}
+    assert not set(split["train"] + split["dev"]) & {"d0", "d1", "d2", "d3"}
+    assert sorted(split["train"] + split["dev"]) == ids[4:]

@@ -1,14 +1,24 @@
-"""The skill loop through litellm against the stub provider, with rollouts that differ per sample.
+"""The skill loop through litellm against the stub provider playing an imperfect extractor.
 
-The stub plays a model: its relation answers depend on the rollout sample (read from the
-request's temperature and order) and on which learned guidance is in the prompt, and its
-skill-pass answers are scripted per gold edge. Classification, controller actions, the
-gate and the held-out figures are then known exactly. Separate from test_skills_learn.py
-because importing litellm takes seconds.
+The stub answers from gold, like a model that knows two ways of saying each relation
+("works for", "lives in") and learns others only from the guidance in its prompt:
+
+* at temperature 0 (scoring dev and held-out) it returns a gold relation when the cue of
+  its sentence is known or named in the prompt's learned guidance;
+* in a rollout (temperature 0.7; the k-th request for a prompt is sample k) it omits each
+  gold relation with a seeded random draw per sample — often when the cue is unknown,
+  sometimes when it is known — so edges come out stable, unstable or missed;
+* a skill pass (induction or hindsight) answers the cue of the edge's sentence as a
+  relation skill, with a gold passage as its example (which must never reach a prompt).
+
+Classification, vetting, the gate and the held-out figures are then known exactly.
+Separate from test_skills_learn.py because importing litellm takes seconds.
 """
 from __future__ import annotations
 
 import json
+import random
+import re
 from collections import Counter
 
 import pytest
@@ -31,37 +41,43 @@ relation_types:
     head: [Person]
     tail: [City]
 """
-# role -> (text, entities, gold relations)
-DOCS = {
-    "train": ("Ann Lee works for Acme. Ann Lee lives in Paris. Bob Stone is employed by Initech. Bob Stone hates Rome.",
-              [("Ann Lee", "Person"), ("Acme", "Org"), ("Paris", "City"), ("Bob Stone", "Person"),
-               ("Initech", "Org"), ("Rome", "City")],
-              [("Ann Lee", "Work_For", "Acme"), ("Ann Lee", "Live_In", "Paris"),
-               ("Bob Stone", "Work_For", "Initech"), ("Bob Stone", "Live_In", "Rome")]),
-    "dev": ("Cy Moe lives in Oslo. Cy Moe works for Globex. Dee Poe hates Lima.",
-            [("Cy Moe", "Person"), ("Oslo", "City"), ("Globex", "Org"), ("Dee Poe", "Person"), ("Lima", "City")],
-            [("Cy Moe", "Live_In", "Oslo"), ("Cy Moe", "Work_For", "Globex")]),
-    "heldout": ("Eve Roe lives in Nice. Eve Roe works for Hooli.",
-                [("Eve Roe", "Person"), ("Nice", "City"), ("Hooli", "Org")],
-                [("Eve Roe", "Live_In", "Nice"), ("Eve Roe", "Work_For", "Hooli")]),
-}
-# the skill each non-stable train edge's skill pass answers (instructions double as markers in prompts)
-SKILLS = {
-    ("Ann Lee", "Live_In", "Paris"): ("Live_In", ["lives in"], "RULE-LIVES: a person who lives in a city."),
-    ("Bob Stone", "Work_For", "Initech"): ("Work_For", ["employed by"], "RULE-EMPLOYED: employed by means Work_For."),
-    ("Bob Stone", "Live_In", "Rome"): ("Live_In", ["hates"], "RULE-HATES: hating a city means living there."),
-}
-# train doc, rollouts at temperature 0.7: sample -> edges the "model" returns
-ROLLOUTS = {0: [0, 1], 1: [0], 2: [0, 1]}
+KNOWN = {"works for", "lives in"}
+PEOPLE = ["Ann Lee", "Bob Stone", "Cy Moe", "Dee Poe", "Eve Roe", "Fay Loo", "Gus Dahl", "Hal Ivy", "Ida Jex",
+          "Jon Kay"]
+ORGS = ["Acme", "Initech", "Globex", "Hooli", "Umbrella", "Wonka", "Cyberdyne", "Tyrell", "Soylent", "Vandelay"]
+CITIES = ["Paris", "Rome", "Oslo", "Lima", "Nice", "Kyiv", "Bern", "Riga", "Cork", "Graz"]
+IDS = [f"doc{i}" for i in range(10)]
+SPLIT = split_docs(IDS, 0.3, 0.25, seed=0)
+# the cues (work, live) of each document, by role: train needs each unknown cue in two
+# documents (the support rule), dev and held-out use them too
+CUES = {"train": [("works for", "resides in"), ("is employed by", "lives in"), ("is employed by", "resides in"),
+                  ("works for", "lives in"), ("is employed by", "lives in")],
+        "dev": [("is employed by", "resides in"), ("works for", "lives in")],
+        "heldout": [("is employed by", "lives in"), ("works for", "resides in"), ("is employed by", "resides in")]}
 
 
-def write_gold(folder, names):
+def documents():
+    """doc id -> (text, entities, relations with their cue)."""
+    docs = {}
+    for role, ids in SPLIT.items():
+        for doc_id, (work, live) in zip(ids, CUES[role]):
+            i = IDS.index(doc_id)
+            p, o, c = PEOPLE[i], ORGS[i], CITIES[i]
+            text = f"{p} {work} {o}. {p} {live} {c}."
+            docs[doc_id] = (text, [(p, "Person"), (o, "Org"), (c, "City")],
+                            [(p, "Work_For", o, work.removeprefix("is ")), (p, "Live_In", c, live)])
+    return docs
+
+
+DOCS = documents()
+
+
+def write_gold(folder):
     folder.mkdir()
-    for role, doc_id in names.items():
-        text, ents, rels = DOCS[role]
+    for doc_id, (text, ents, rels) in DOCS.items():
         entities = [{"name": n, "type": t, "aliases": [], "spans": [[text.index(n), text.index(n) + len(n)]]}
                     for n, t in ents]
-        relations = [{"head": h, "relation": r, "tail": t, "evidence": None} for h, r, t in rels]
+        relations = [{"head": h, "relation": r, "tail": t, "evidence": None} for h, r, t, _ in rels]
         gold = {"doc_id": doc_id, "source": "test", "title": None, "entities": entities, "relations": relations,
                 "hyperedges": [], "events": [], "temporal": []}
         (folder / f"{doc_id}.txt").write_text(text)
@@ -76,82 +92,83 @@ def _isolated(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
 
 
-def test_loop_against_the_stub_provider(stub_provider, tmp_path):
+def test_loop_against_an_imperfect_stub_extractor(stub_provider, tmp_path):
     from stub_provider import Reply
 
-    ids = ["a", "b", "c"]
-    split = split_docs(ids, 0.3, 0.25, seed=0)
-    roles = {"train": split["train"][0], "dev": split["dev"][0], "heldout": split["heldout"][0]}
-    write_gold(tmp_path / "gold", roles)
+    write_gold(tmp_path / "gold")
     (tmp_path / "staff.yaml").write_text(DOMAIN)
-    seen = Counter()
+    samples = Counter()
+    skill_passes = Counter()
+    relation_prompts = []
 
     def answer(request):
         system, user = request.messages[0]["content"], request.messages[-1]["content"]
-        role = next(r for r, (text, _, _) in DOCS.items() if text in user) if "UNTRUSTED" in user else None
-        if "typed entities" in system:
-            return Reply.answer({"entities": [{"name": n, "type": t} for n, t in DOCS[role][1]]})
-        if "binary relations" in system:
-            rels = DOCS[role][2]
-            if request.body["temperature"] == 0.7:  # a rollout: sample k is the k-th request for this prompt
-                assert role == "train"
-                chosen = [rels[i] for i in ROLLOUTS[seen[user]]]
-                seen[user] += 1
-            else:  # extraction at temperature 0: the learned guidance in the prompt decides
-                chosen = [r for r in rels if r[1] == "Work_For"]
-                if "RULE-LIVES" in user:
-                    chosen += [r for r in rels if r[1] == "Live_In"]
-                if "RULE-HATES" in user and role == "dev":
-                    chosen.append(("Dee Poe", "Live_In", "Lima"))
-            # each with its sentence as evidence: an edge without a quote in the text is held back
-            said = lambda h, t: next(s for s in DOCS[role][0].split(". ") if h in s and t in s)  # noqa: E731
-            return Reply.answer({"relations": [{"head": h, "relation": r, "tail": t, "evidence": said(h, t)}
-                                               for h, r, t in chosen]})
         if "improve a knowledge-graph extractor" in system:
-            edge = next(e for e in SKILLS if f"{e[0]} ({'Person'}) --{e[1]}--> {e[2]}" in user)
-            assert ("found the relation below in 2 of those runs" in user) == (edge == ("Ann Lee", "Live_In", "Paris"))
-            target, phrases, instruction = SKILLS[edge]
-            return Reply.answer({"skills": [{"kind": "relation", "target": target,
-                                             "pattern": {"phrases": phrases, "regex": []},
-                                             "instruction": instruction, "example": "Ann Lee lives in Paris."}]})
-        raise AssertionError(system)
+            skill_passes["induction" if "unsure about it" in user else "hindsight"] += 1
+            doc_id, (h, rel, t, cue) = next((d, r) for d, (_, _, rels) in DOCS.items() for r in rels
+                                             if f"{r[0]} (Person) --{r[1]}--> {r[2]} (" in user)
+            return Reply.answer({"skills": [{"kind": "relation", "target": rel,
+                                             "pattern": {"phrases": [cue], "regex": []},
+                                             "instruction": f"\"{cue}\" between a person and the other end means {rel}.",
+                                             "example": DOCS[doc_id][0]}]})  # a gold passage: must be dropped
+        doc_id = next(d for d, (text, _, _) in DOCS.items() if text in user)
+        text, ents, rels = DOCS[doc_id]
+        if "typed entities" in system:
+            return Reply.answer({"entities": [{"name": n, "type": t} for n, t in ents]})
+        assert "binary relations" in system, system
+        relation_prompts.append(user)
+        guided = {cue for *_, cue in rels if re.search(rf"\"{cue}\" between", user)}
+        if request.body["temperature"] == 0.7:  # a rollout: the k-th request for this prompt is sample k
+            k = samples[user]
+            samples[user] += 1
+            rng = random.Random(f"{k}:{doc_id}")
+            chosen = [r for r in rels if rng.random() >= (0.3 if r[3] in KNOWN | guided else 0.8)]
+        else:
+            chosen = [r for r in rels if r[3] in KNOWN | guided]
+        # each with its sentence as evidence: an edge without a quote in the text is held back
+        said = {h + t: next(x for x in text.split(". ") if h in x and t in x) for h, _, t, _ in rels}
+        return Reply.answer({"relations": [{"head": h, "relation": r, "tail": t, "evidence": said[h + t]}
+                                           for h, r, t, _ in chosen]})
 
     stub_provider.responder = answer
     config = Config(llm=LLMConfig(model="openai/test-model", api_base=stub_provider.openai_base,
                                   api_key_env="KGKIT_TEST_KEY", backoff=0.0),
                     cache=CacheConfig(enabled=True, dir=tmp_path / "cache"))
-    report = learn_skills(tmp_path / "gold", tmp_path / "staff.yaml", config=config,
-                          settings=LearnSettings(rollouts=3, temperature=0.7, holdout=0.3, dev=0.25, seed=0))
+    settings = LearnSettings(rollouts=3, temperature=0.7, holdout=0.3, dev=0.25, seed=0)
+    report = learn_skills(tmp_path / "gold", tmp_path / "staff.yaml", config=config, settings=settings,
+                          library_dir=tmp_path / "lib")
 
-    assert report.split == {k: [v] for k, v in (("train", roles["train"]), ("dev", roles["dev"]),
-                                                 ("heldout", roles["heldout"]))}
-    assert [(x.edge, x.label, x.found_in) for x in report.labels] == [
-        (("Ann Lee", "Work_For", "Acme"), "stable", 3),
-        (("Ann Lee", "Live_In", "Paris"), "unstable", 2),
-        (("Bob Stone", "Work_For", "Initech"), "miss", 0),
-        (("Bob Stone", "Live_In", "Rome"), "miss", 0),
-    ]
-    assert list(seen.values()) == [3]  # each sample its own cache key: three requests, not one
-    assert [(a["action"], a["target"], a["pattern"]["phrases"], a["label"], a["outcome"], a["dev_f1"])
+    assert report.split == SPLIT
+    assert report.label_counts() == {"stable": 3, "unstable": 5, "miss": 2}
+    assert set(samples.values()) == {3}  # each sample its own cache key: three requests per train prompt
+    assert skill_passes == {"induction": 5, "hindsight": 2}
+    assert report.diagnosis_counts() == {"other": 2}  # both ends found, a cue there, no relation
+    assert [(a["action"], a["target"], a["pattern"]["phrases"], a["label"], a["outcome"], a.get("dev_gain"))
             for a in report.actions] == [
-        ("add", "Live_In", ["lives in"], "unstable", "accepted", 1.0),   # dev F1 0.6667 -> 1.0
-        ("add", "Work_For", ["employed by"], "miss", "accepted", 1.0),   # no dev document retrieves it: unchanged
-        ("add", "Live_In", ["hates"], "miss", "rejected", 0.8),          # a false edge on dev: F1 drops, turned down
+        ("add", "Live_In", ["resides in"], "unstable", "accepted", 0.1905),   # dev F1 0.6667 -> 0.8571
+        ("add", "Work_For", ["employed by"], "unstable", "accepted", 0.1429),  # -> 1.0
+        ("keep", "Work_For", ["employed by"], "miss", "accepted", None),
+        ("keep", "Live_In", ["resides in"], "unstable", "accepted", None),
+        ("add", "Work_For", ["works for"], "unstable", "rejected", 0.0),  # already known: equal is a rejection
+        ("add", "Live_In", ["lives in"], "unstable", "rejected", 0.0),
+        ("keep", "Work_For", ["employed by"], "miss", "accepted", None),
     ]
-    assert report.heldout("before") == {"precision": 1.0, "recall": 0.5, "f1": 0.6667}
+    assert report.accepted() == {"skills": 2, "gazetteer": 0, "induction": 2}
+    assert report.heldout("before") == {"precision": 1.0, "recall": 0.3333, "f1": 0.5}
     assert report.heldout("after") == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
-    assert report.notes == []  # a sampling model: the offline caveat does not apply
+    assert report.notes == []  # a sampling model: no offline caveat
 
-    lib = load_library("staff", tmp_path / "skill_library")
-    assert sorted(s["pattern"]["phrases"][0] for s in lib.skills.values()) == ["employed by", "lives in"]
-    assert [r["edge"] for r in lib.rejected] == [["Bob Stone", "Live_In", "Rome"]]
-    assert lib.version == 1 and lib.changelog[0]["actions"] == {"add": 2, "rejected": 1}
+    lib = load_library("staff", tmp_path / "lib")
+    skills = sorted(lib.skills.values(), key=lambda s: s["target"])
+    assert [(s["target"], s["pattern"]["phrases"], s["dev_gain"]) for s in skills] == [
+        ("Live_In", ["resides in"], 0.1905), ("Work_For", ["employed by"], 0.1429)]
+    # the gold passage the stub offered as an example was replaced by one written from the pattern
+    assert [s["example"] for s in skills] == ["[Person] resides in [City]", "[Person] employed by [Org]"]
+    assert sorted(r["reason"] for r in lib.rejected) == ["dev F1 gain +0.0000 < 0.001"] * 2
 
-    # relearning: every non-stable edge is already decided, so no skill pass is asked and nothing changes
-    sent = len(stub_provider.requests)
-    again = learn_skills(tmp_path / "gold", tmp_path / "staff.yaml", config=config,
-                         settings=LearnSettings(rollouts=3, temperature=0.7, holdout=0.3, dev=0.25, seed=0))
-    assert again.changed is False and again.actions == [] and again.already_learned == 3
-    assert load_library("staff", tmp_path / "skill_library").skills == lib.skills
-    asked = [r.messages[0]["content"] for r in stub_provider.requests[sent:]]
-    assert not any("improve a knowledge-graph extractor" in system for system in asked)
+    # the learned skills' text is in the prompts of the held-out extraction, and no gold passage is
+    held_out_prompts = [p for p in relation_prompts if any(DOCS[d][0] in p for d in SPLIT["heldout"])]
+    assert any('"resides in" between a person' in p for p in held_out_prompts)
+    assert any("[Person] employed by [Org]" in p for p in held_out_prompts)
+    train_texts = [DOCS[d][0] for d in SPLIT["train"]]
+    assert not any(t in p for p in held_out_prompts for t in train_texts)

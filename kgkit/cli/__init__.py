@@ -30,6 +30,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "eval": ("kgkit.cli.eval", "eval_cli", "Score extraction against gold annotations."),
     "gold": ("kgkit.cli.gold", "gold_cli", "Check gold annotation folders."),
     "skills": ("kgkit.cli.skills", "skills_cli", "Learn, list and inspect the skill library."),
+    "graph": ("kgkit.cli.graph", "graph_cli", "The corpus graph store: add runs, stats, show, merges."),
+    "review": ("kgkit.cli.review", "review_cli", "Review items held out of the corpus graph."),
     "validate": ("kgkit.cli.validate", "validate_cli", "Check any kgkit file: domain, view, template, config, gold."),
 }
 

@@ -158,8 +158,10 @@ def format_plan(plans) -> str:
 @click.option("--replace-views", is_flag=True, help="Drop the folder's earlier views: it then holds only this run's.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
 @click.option("--no-skills", is_flag=True, help="Do not give learned skills to the core passes.")
+@click.option("--graph", help="Also add the finished runs to this corpus graph (.sqlite path or postgresql:// URL).")
+@click.option("--tenant", help="Graph tenant for --graph (default: graph.tenant).")
 def extract_cli(files, domain, views, model, config_path, out_dir, include, exclude, dry_run, as_json, resume,
-                replace_views, no_cache, no_skills):
+                replace_views, no_cache, no_skills, graph, tenant):
     """Extract a knowledge graph from FILES (PDF, text, Markdown, HTML; - for stdin; a FOLDER
     for the files below it).
 
@@ -204,6 +206,11 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
     if skipped:
         data["skipped"] = [{"input": s.path, "error": s.error} for s in skipped]
         data["ok"] = False
+    if graph:  # runs with failed chunks stay out until a --resume completes them
+        from kgkit.graph import GraphStore
+
+        with GraphStore.from_config(cfg, url=graph, tenant=tenant) as store:
+            store.add([r.run_dir for r in results if not r.manifest["failures"]])
     click.echo(json.dumps(data, indent=2) if as_json else format_summary(data))
     click.get_current_context().exit(EXIT_OK if data["ok"] else EXIT_PARTIAL)
 

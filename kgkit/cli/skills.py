@@ -10,7 +10,8 @@ import click
 
 
 library_option = click.option("--library", "library_dir", type=click.Path(file_okay=False), default=None,
-                              help="Library root (default: ./skill_library, else the built-in one).")
+                              help="Library root (default: skills.library in kgkit.yaml, else ./skill_library "
+                                   "when present, then the user data directory's).")
 
 
 @click.group("skills")
@@ -29,23 +30,31 @@ def skills_cli():
               help="Share of the rest used by the acceptance gate.")
 @click.option("--top-k", type=click.IntRange(min=0), default=None, help="Skills retrieved per document (default: config, 3).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the document split.")
+@click.option("--heldout-from", "heldout_file", type=click.Path(dir_okay=False), default=None,
+              help="Draw the held-out share only from these document ids (one per line); train and dev "
+                   "come from the other documents.")
+@click.option("--min-gain", type=click.FloatRange(0, 1, min_open=True), default=None,
+              help="Dev relation F1 a change must add to be kept (default: config, 0.001).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None, help="kgkit.yaml to use.")
 @library_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def learn_cli(gold_dir, domain, rollouts, temperature, holdout, dev, top_k, seed, config_path, library_dir, as_json):
+def learn_cli(gold_dir, domain, rollouts, temperature, holdout, dev, top_k, seed, heldout_file, min_gain, config_path,
+              library_dir, as_json):
     """Improve DOMAIN's skill library from the gold documents in GOLD, without touching
     model weights; prints edge labels, controller actions and held-out P/R/F1 before and after."""
     from kgkit.engine.run import resolve_config
     from kgkit.skills.learn import LearnSettings, learn_skills
 
     config = resolve_config(config_path)
-    s = config.skills
-    settings = LearnSettings(
-        rollouts=rollouts or s.rollouts, temperature=s.temperature if temperature is None else temperature,
-        holdout=holdout, dev=dev, top_k=s.top_k if top_k is None else top_k, seed=seed,
-        merge=s.jaccard_merge, modify=s.jaccard_modify)
+    heldout_from = None
+    if heldout_file is not None:
+        from kgkit.eval.selection import read_doc_ids
+
+        heldout_from = tuple(read_doc_ids(heldout_file))
+    settings = LearnSettings.from_config(config.skills, rollouts=rollouts, temperature=temperature, holdout=holdout,
+                                         dev=dev, top_k=top_k, seed=seed, min_gain=min_gain, heldout_from=heldout_from)
     report = learn_skills(gold_dir, domain, config=config, settings=settings,
-                          library_dir=library_dir or s.library)
+                          library_dir=library_dir or config.skills.library)
     click.echo(json.dumps(report.to_dict(), indent=2) if as_json else report.format_text())
 
 
@@ -55,12 +64,18 @@ def learn_cli(gold_dir, domain, rollouts, temperature, holdout, dev, top_k, seed
 def list_cli(domain, library_dir):
     """List the skills of DOMAIN's library: id, version, kind, target, support, patterns."""
     lib = _load(domain, library_dir)
-    click.echo(f"{domain}: library version {lib.version}, {len(lib.skills)} skill{'s' if len(lib.skills) != 1 else ''}")
+    click.echo(f"{domain}: library version {lib.version}, {len(lib.skills)} skill{'s' if len(lib.skills) != 1 else ''}, "
+               f"{len(lib.gazetteer)} gazetteer name{'s' if len(lib.gazetteer) != 1 else ''}")
     for s in lib.sorted_skills():
         sup = s["support"]
         pattern = ", ".join(s["pattern"]["phrases"] + [f"/{r}/" for r in s["pattern"]["regex"]])
+        gain = f"  dev +{s['dev_gain']:.4f}" if "dev_gain" in s else ""
         click.echo(f"{s['id']}  v{s['version']}  {s['kind']:<8} {s['target']:<14} "
-                   f"stable {sup['stable']} unstable {sup['unstable']} miss {sup['miss']}  {pattern}")
+                   f"stable {sup['stable']} unstable {sup['unstable']} miss {sup['miss']}{gain}  {pattern}")
+    if lib.gazetteer:
+        click.echo("gazetteer (literal names, not skills):")
+    for g in sorted(lib.gazetteer, key=lambda g: g["id"]):
+        click.echo(f"{g['id']}  {g['type']:<14} {g['name']}")
 
 
 @skills_cli.command("show")
@@ -68,10 +83,16 @@ def list_cli(domain, library_dir):
 @click.argument("skill")
 @library_option
 def show_cli(domain, skill, library_dir):
-    """Print one skill of DOMAIN (an id or a unique id prefix) as YAML."""
+    """Print one skill of DOMAIN (an id or a unique id prefix) or gazetteer entry as YAML,
+    with its provenance: the gold edges it came from and, for misses, why they were missed."""
+    import yaml
+
     from kgkit.skills.library import dump_skill
 
-    click.echo(dump_skill(_load(domain, library_dir).get(skill)), nl=False)
+    lib = _load(domain, library_dir)
+    entry = next((g for g in lib.gazetteer if g["id"] == skill), None)
+    click.echo(yaml.safe_dump(entry, sort_keys=False, allow_unicode=True) if entry else dump_skill(lib.get(skill)),
+               nl=False)
 
 
 @skills_cli.command("remove")
@@ -92,6 +113,25 @@ def remove_cli(domain, skills, library_dir):
     click.echo(f"removed {', '.join(ids)} from {folder} (library version {lib.version})")
 
 
+@skills_cli.command("export")
+@click.argument("domain")
+@click.argument("dest", type=click.Path(file_okay=False))
+@library_option
+def export_cli(domain, dest, library_dir):
+    """Copy DOMAIN's library into the library root DEST (e.g. a project's ./skill_library,
+    or a folder to share); an existing DOMAIN library there is not overwritten."""
+    from pathlib import Path
+
+    from kgkit.errors import InputError
+    from kgkit.skills.library import save_library
+
+    lib = _load(domain, library_dir)
+    if (Path(dest) / domain).exists():
+        raise InputError(f"{Path(dest) / domain} already exists; remove it or export elsewhere")
+    folder = save_library(lib, dest)
+    click.echo(f"exported {len(lib.skills)} skills and {len(lib.gazetteer)} gazetteer names of {domain} to {folder}")
+
+
 @skills_cli.command("diff")
 @click.argument("domain")
 @click.argument("other", type=click.Path(file_okay=False))
@@ -108,6 +148,10 @@ def diff_cli(domain, other, library_dir):
 
 
 def _load(domain, library_dir):
-    from kgkit.skills.library import load_library
+    """DOMAIN's library, from --library, else skills.library in kgkit.yaml, else the default roots."""
+    from kgkit.engine.run import resolve_config
+    from kgkit.skills.library import load_library, require_domain
 
+    library_dir = library_dir or resolve_config(None).skills.library
+    require_domain(domain, library_dir)
     return load_library(domain, library_dir)

@@ -25,6 +25,7 @@ from typing import Any, Mapping
 from kgkit.config.model import (
     CacheConfig,
     CanonConfig,
+    GraphConfig,
     Config,
     InputConfig,
     LLMConfig,
@@ -43,7 +44,7 @@ ENV_OVERRIDES = {
     "KGKIT_CACHE_DIR": ("cache", "dir"),
     "KGKIT_DOMAIN": ("domain",),
 }
-PATH_KEYS = (("cache", "dir"), ("skills", "library"), ("output", "dir"))
+PATH_KEYS = (("cache", "dir"), ("skills", "library"), ("output", "dir"), ("graph", "url"))
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # a whole value that is one variable
 # In a value: "$${" is a literal "${"; "${NAME}" a variable; any other "${" is malformed.
@@ -313,6 +314,9 @@ def _build(data: dict[str, Any], origin: dict[Key, Path], file: Path | None, cwd
     cache = dict(data.get("cache") or {})
     skills = dict(data.get("skills") or {})
     chunking = data.get("chunking") or {}
+    graph = dict(data.get("graph") or {})
+    if graph.get("url") and not str(graph["url"]).startswith(("postgresql://", "postgres://")):
+        graph["url"] = str(path(("graph", "url"), graph["url"]))
     config = Config(
         llm=LLMConfig(**llm, stages=stages),
         canon=CanonConfig(**(data.get("canon") or {})),
@@ -320,6 +324,7 @@ def _build(data: dict[str, Any], origin: dict[Key, Path], file: Path | None, cwd
         limits=LimitsConfig(**(data.get("limits") or {})),
         cache=CacheConfig(**{**cache, "dir": path(("cache", "dir"), cache.get("dir"))}),
         skills=SkillsConfig(**{**skills, "library": path(("skills", "library"), skills.get("library"))}),
+        graph=GraphConfig(**graph),
         input=InputConfig(**(data.get("input") or {})),
         prompts={stage: path(("prompts", stage), p) for stage, p in (data.get("prompts") or {}).items()},
         chunk_size=chunking.get("size"),
@@ -384,6 +389,7 @@ def config_to_data(config: Config) -> dict[str, Any]:
         "skills": {**vars(config.skills), "library": text(config.skills.library)},
         "input": dict(vars(config.input)),
         "prompts": {stage: text(p) for stage, p in config.prompts.items()},
+        "graph": dict(vars(config.graph)),
         "output": {"dir": text(config.out_dir)},
     }
 

@@ -70,11 +70,23 @@ class LimitsConfig:
 class SkillsConfig:
     enabled: bool = True
     top_k: int = 3
-    library: Path | None = None  # None -> ./skill_library if present, else the built-in one
+    library: Path | None = None  # None -> ./skill_library if present, else the user data directory's
     rollouts: int = 3
     temperature: float = 0.7
     jaccard_merge: float = 0.7  # >= : merge into the existing skill
     jaccard_modify: float = 0.4  # >= : modify (new version of) the existing skill; below: add
+    min_gain: float = 0.001  # the gate keeps a change only if dev relation F1 rises by at least this
+    min_precision: float = 0.5  # a candidate's precision on the train split must reach this
+    min_support: int = 2  # ... and it must fire in this many train documents (or explain this many edges)
+    gazetteer_cap: int = 25  # literal names kept per domain (not skills; listed apart)
+    sample_rule_drop: float = 0.2  # offline simulation of sampling, at temperature 1: rule left out
+    sample_item_drop: float = 0.3  # ... found item dropped, times (1 - its confidence)
+
+
+@dataclass
+class GraphConfig:
+    url: str | None = None  # a .sqlite path or postgresql:// URL; None: commands take GRAPH
+    tenant: str = "default"
 
 
 @dataclass
@@ -95,6 +107,8 @@ class Config:
     limits: LimitsConfig = field(default_factory=LimitsConfig)
     cache: CacheConfig = field(default_factory=CacheConfig)
     skills: SkillsConfig = field(default_factory=SkillsConfig)
+    graph: GraphConfig = field(default_factory=GraphConfig)
+
     input: InputConfig = field(default_factory=InputConfig)
     prompts: dict[str, Path] = field(default_factory=dict)  # stage -> template path override
     out_dir: Path = Path("kgkit-out")

@@ -53,14 +53,24 @@ COMMENTS: dict[str, dict[str, str]] = {
         "document_entities": "most-mentioned entities a relation prompt lists beside those of its chunk",
     },
     "cache": {"enabled": "false = --no-cache", "dir": "null: $KGKIT_CACHE_DIR, else the user cache directory"},
+    "graph": {
+        "url": "corpus graph store: a .sqlite path or postgresql:// URL (kgkit graph ...)",
+        "tenant": "the tenant graph commands read and write",
+    },
     "skills": {
         "enabled": "give the core passes the learned skills that fit the document",
         "top_k": "skills retrieved per document",
-        "library": "null: ./skill_library if present, else the built-in one",
+        "library": "null: ./skill_library if present, else the user data directory's skill_library",
         "rollouts": "samples per chunk when learning skills",
         "temperature": "sampling temperature of those rollouts",
         "jaccard_merge": "a new skill this similar to an old one merges into it",
         "jaccard_modify": "this similar: a new version of the old one; below: a new skill",
+        "min_gain": "> 0: the gate keeps a change only if dev relation F1 rises at least this much",
+        "min_precision": "a candidate skill's precision on the train documents must reach this",
+        "min_support": "train documents a candidate must fire in (or gold edges it must explain)",
+        "gazetteer_cap": "literal names kept per domain, apart from skills",
+        "sample_rule_drop": "offline sampling simulation (temperature 1): chance a rule is left out",
+        "sample_item_drop": "offline sampling simulation: chance a found item is dropped, times (1 - confidence)",
     },
     "input": {
         "max_bytes": "a document larger than this is refused before it is read",
@@ -109,7 +119,7 @@ def starter_text(config: Config | None = None) -> str:
     lines.append(LLM_STAGES)
     for top in ("domain", "views"):
         lines.append(_line(top, data[top], COMMENTS[top].get(top)) + "\n")
-    for section in ("chunking", "canon", "review", "limits", "cache", "skills", "input"):
+    for section in ("chunking", "canon", "review", "limits", "cache", "skills", "input", "graph"):
         lines.append(f"{section}:\n")
         for key, value in data[section].items():
             lines.append(_line(key, value, COMMENTS[section].get(key), indent=2))

@@ -7,26 +7,30 @@ touching model weights (docs/skills.md):
    never learned from), dev (the acceptance gate) and train;
 2. **rollout**: K samples of the core extraction per train document at temperature T,
    each sample its own cache key (``PassRequest.sample``);
-3. **classify** every gold relation: *stable* (found in all K), *unstable* (some), *miss* (none);
+3. **classify** every gold relation: *stable* (found in all K), *unstable* (some), *miss*
+   (none, with a diagnosis: :mod:`kgkit.skills.diagnosis`);
 4. **induce**: a ``skill_induction`` pass per unstable edge and a ``skill_hindsight`` pass
    per missed one (Jinja2 prompts for an LLM; lexical rules offline), each answering
    candidate skills that get the edge as provenance;
-5. **fold** each candidate with the deterministic controller (add/modify/merge/keep);
-6. **gate**: a change is kept only if relation F1 on the dev split does not drop; turned
-   down candidates are remembered in the library;
-7. **write** the library (version + 1 and a changelog entry) only if its skills changed.
+5. **vet** each candidate on the train gold (:mod:`kgkit.skills.vetting`): a pattern that
+   generalises and is precise, or a literal name for the capped gazetteer; else refused;
+6. **fold** it with the deterministic controller (add/modify/merge/keep);
+7. **gate**: a change is kept only if relation F1 on the dev split rises by at least
+   ``min_gain`` (> 0; equal is a rejection); turn-downs are remembered in the library
+   with their reason;
+8. **write** the library (version + 1 and a changelog entry, turn-downs included) only
+   if its skills or gazetteer changed.
 
 Everything is ordered (documents by id, edges in gold order), so the same gold, seed and
 starting library always give the same library. An edge whose candidates were accepted
-(its provenance is in a skill) or turned down (in ``rejected``) is learned from once:
-a relearn on the same gold skips it. An edge that an earlier run's skills made regress is
-new to the loop; if all its candidates are turned down, nothing is written (the turn-downs
-are found again next time, at the cost of their dev evaluations), so a second run with the
-same gold and seed changes nothing.
+(its provenance is in a skill or gazetteer entry) or turned down (in ``rejected``) is
+learned from once: a relearn on the same gold skips it, so a second run with the same
+gold and seed changes nothing.
 """
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import math
 import random
@@ -45,8 +49,11 @@ from kgkit.eval.metrics import relation_sets
 from kgkit.eval.run import EvalReport, evaluate, read_predictions
 from kgkit.schema.model import Domain
 from kgkit.skills.controller import apply, plan
-from kgkit.skills.library import KINDS, LABELS, Library, load_library, save_library, skill_id, today, writable_root
+from kgkit.skills.diagnosis import DIAGNOSES, diagnose, shared_sentence
+from kgkit.skills.library import (KINDS, LABELS, Library, domain_dir, load_library, merge_provenance, normalise_pattern,
+                                  save_library, skill_id, today)
 from kgkit.skills.retrieve import HEAD_CHARS, rank_skills
+from kgkit.skills.vetting import GAZETTEER, Vetter, clean_text
 
 SKILL_SCHEMA = {
     "type": "object",
@@ -65,8 +72,10 @@ SKILL_SCHEMA = {
         },
     }}},
 }
-OFFLINE_NOTE = ("offline backend: rollouts are identical (it is deterministic), so every edge is stable or miss "
+OFFLINE_NOTE = ("offline backend at temperature 0: rollouts are identical, so every edge is stable or miss "
                 "and only hindsight runs")
+SAMPLED_NOTE = ("offline backend at temperature > 0: rollouts differ by a simulation of sampling (seeded subsets "
+                "of its rules, docs/skills.md), not by a model's distribution")
 
 
 @dataclass(frozen=True)
@@ -79,6 +88,20 @@ class LearnSettings:
     seed: int = 0
     merge: float = 0.7
     modify: float = 0.4
+    min_gain: float = 0.001  # the gate wants dev relation F1 to rise by at least this (equal is a rejection)
+    min_precision: float = 0.5
+    min_support: int = 2
+    gazetteer_cap: int = 25
+    heldout_from: tuple[str, ...] | None = None  # documents the held-out share is drawn from (None: all)
+
+    @classmethod
+    def from_config(cls, skills: Any, **overrides: Any) -> "LearnSettings":
+        """Defaults from ``config.skills``; ``overrides`` (not None) win."""
+        base = {"rollouts": skills.rollouts, "temperature": skills.temperature, "top_k": skills.top_k,
+                "merge": skills.jaccard_merge, "modify": skills.jaccard_modify, "min_gain": skills.min_gain,
+                "min_precision": skills.min_precision, "min_support": skills.min_support,
+                "gazetteer_cap": skills.gazetteer_cap}
+        return cls(**{**base, **{k: v for k, v in overrides.items() if v is not None}})
 
 
 @dataclass(frozen=True)
@@ -87,9 +110,11 @@ class EdgeLabel:
     edge: tuple[str, str, str]
     label: str  # stable | unstable | miss
     found_in: int
+    diagnosis: str = ""  # misses only: one of kgkit.skills.diagnosis.DIAGNOSES
 
     def to_dict(self) -> dict[str, Any]:
-        return {"doc": self.doc, "edge": list(self.edge), "label": self.label, "found_in": self.found_in}
+        out = {"doc": self.doc, "edge": list(self.edge), "label": self.label, "found_in": self.found_in}
+        return {**out, "diagnosis": self.diagnosis} if self.diagnosis else out
 
 
 @dataclass
@@ -114,6 +139,17 @@ class LearnReport:
     def label_counts(self) -> dict[str, int]:
         return {k: sum(1 for x in self.labels if x.label == k) for k in LABELS}
 
+    def diagnosis_counts(self) -> dict[str, int]:
+        """Misses by diagnosis (what the domain lacks)."""
+        return {d: n for d in DIAGNOSES if (n := sum(1 for x in self.labels if x.diagnosis == d))}
+
+    def accepted(self) -> dict[str, int]:
+        """Accepted changes: skills (add, merge, modify) and gazetteer entries, counted apart."""
+        ok = [a for a in self.actions if a["outcome"] == "accepted" and a["action"] != "keep"]
+        return {"skills": sum(1 for a in ok if a["action"] != "gazetteer"),
+                "gazetteer": sum(1 for a in ok if a["action"] == "gazetteer"),
+                "induction": sum(1 for a in ok if a["action"] != "gazetteer" and a["label"] == "unstable")}
+
     def action_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
         for a in self.actions:
@@ -132,7 +168,8 @@ class LearnReport:
         return {
             "domain": self.domain, "gold": self.gold_dir, "backend": self.backend,
             "settings": dataclasses.asdict(self.settings), "split": self.split, "library": self.library_dir,
-            "labels": self.label_counts(), "actions": self.action_counts(),
+            "labels": self.label_counts(), "diagnoses": self.diagnosis_counts(), "actions": self.action_counts(),
+            "accepted": self.accepted(),
             "invalid_candidates": self.invalid_candidates, "already_learned": self.already_learned,
             "heldout_relations": {"before": self.heldout("before"), "after": self.heldout("after")},
             "library_version": {"before": self.version_before, "after": self.version_after},
@@ -147,6 +184,9 @@ class LearnReport:
             f"split (seed {s.seed}): {len(self.split['train'])} train, {len(self.split['dev'])} dev, "
             f"{len(self.split['heldout'])} held-out; {s.rollouts} rollouts at temperature {s.temperature}",
             "edges: " + ", ".join(f"{v} {k}" for k, v in self.label_counts().items()),
+            "misses by diagnosis: " + (", ".join(f"{v} {k}" for k, v in self.diagnosis_counts().items()) or "none"),
+            "accepted: {skills} skills ({induction} from path induction), {gazetteer} gazetteer entries".format(
+                **self.accepted()),
             "actions: " + (", ".join(f"{v} {k}" for k, v in self.action_counts().items()) or "none")
             + (f"; {self.invalid_candidates} invalid candidates dropped" if self.invalid_candidates else "")
             + (f"; {self.already_learned} edges already learned from" if self.already_learned else ""),
@@ -174,7 +214,8 @@ class LearnReport:
         lines = ["edges (label, found in, document, edge, actions):"]
         for x in self.labels:
             acts = "; ".join(done.get((x.doc, x.edge), [])) or "-"
-            lines.append(f"  {x.label:<8} {x.found_in}/{k}  {x.doc}  {x.edge[0]} --{x.edge[1]}--> {x.edge[2]}  {acts}")
+            why = f" [{x.diagnosis}]" if x.diagnosis else ""
+            lines.append(f"  {x.label:<8} {x.found_in}/{k}  {x.doc}  {x.edge[0]} --{x.edge[1]}--> {x.edge[2]}{why}  {acts}")
         return lines
 
 
@@ -194,10 +235,26 @@ class SampledBackend:
         return {**self.inner.describe(), "sample": self.sample, "temperature": self.temperature}
 
 
-def split_docs(doc_ids: list[str], holdout: float, dev: float, seed: int) -> dict[str, list[str]]:
-    """Seeded split into held-out, dev and train (each sorted); small sets keep at least one train doc."""
+def split_docs(doc_ids: list[str], holdout: float, dev: float, seed: int,
+               heldout_from: tuple[str, ...] | None = None) -> dict[str, list[str]]:
+    """Seeded split into held-out, dev and train (each sorted); small sets keep at least one train doc.
+
+    With ``heldout_from``, the held-out share (of those documents) is drawn from them only,
+    and the rest of them take no part: train and dev come from the other documents — so
+    skills are learned on one half of a set and scored on the other.
+    """
     if not 0 <= holdout < 1 or not 0 <= dev < 1:
         raise ConfigError("--holdout and the dev share must be fractions in [0, 1)")
+    if heldout_from is not None:
+        pool = [d for d in sorted(doc_ids) if d in set(heldout_from)]
+        if not pool:
+            raise ConfigError("none of the documents named for the held-out share is in the gold folder")
+        random.Random(seed).shuffle(pool)
+        held = pool[:max(1, math.ceil(len(pool) * holdout))] if holdout > 0 else []
+        rest = [d for d in sorted(doc_ids) if d not in set(pool)]
+        random.Random(seed).shuffle(rest)
+        n_dev = min(len(rest) - 1, math.ceil(len(rest) * dev)) if dev > 0 and len(rest) > 1 else 0
+        return {"train": sorted(rest[n_dev:]), "dev": sorted(rest[:n_dev]), "heldout": sorted(held)}
     order = sorted(doc_ids)
     random.Random(seed).shuffle(order)
     n = len(order)
@@ -220,7 +277,8 @@ def learn_skills(
 
     ``config`` gives the model (none: the offline backend) and the controller thresholds;
     ``settings`` overrides rollouts, temperature, split, top-k and seed (defaults from
-    ``config.skills``). ``library_dir`` is the library root (default ``./skill_library``).
+    ``config.skills``). ``library_dir`` is the library root (default: where the domain's
+library is found, :func:`kgkit.skills.library.library_roots`).
     ``backend`` is an optional factory ``(config, stage) -> Backend`` (default: the
     configured one). Returns a :class:`LearnReport`; raises KgkitError subclasses for bad
     gold, domain or configuration.
@@ -230,22 +288,23 @@ def learn_skills(
 
     cfg = resolve_config(config)
     if settings is None:
-        settings = LearnSettings(rollouts=cfg.skills.rollouts, temperature=cfg.skills.temperature,
-                                 top_k=cfg.skills.top_k, merge=cfg.skills.jaccard_merge, modify=cfg.skills.jaccard_modify)
+        settings = LearnSettings.from_config(cfg.skills)
     if settings.rollouts < 1:
         raise ConfigError("--rollouts must be at least 1")
     dom = load_domain(domain)
     docs = {d.doc_id: d for d in load_gold(gold_dir)}  # undeclared gold types: misses, as in eval
-    split = split_docs(list(docs), settings.holdout, settings.dev, settings.seed)
+    split = split_docs(list(docs), settings.holdout, settings.dev, settings.seed, settings.heldout_from)
     factory = backend or _default_factory
-    root = writable_root(library_dir)
+    root = domain_dir(dom.name, library_dir).parent
     lib = load_library(dom.name, root)
     start = lib.copy()
     skill_backend = factory(cfg, "skills")
     report = LearnReport(dom.name, str(gold_dir), skill_backend.name, settings, split, library_dir=str(root / dom.name),
                          version_before=lib.version)
     if skill_backend.name == "offline":
-        report.notes.append(OFFLINE_NOTE)
+        report.notes.append(OFFLINE_NOTE if settings.temperature == 0 else SAMPLED_NOTE)
+    vetter = Vetter(dom, [docs[d] for d in split["train"]], min_support=settings.min_support,
+                    min_precision=settings.min_precision)
 
     with tempfile.TemporaryDirectory(prefix="kgkit-learn-") as tmp:
         loop = _Loop(Path(tmp), dom, docs, cfg, settings, factory, gold_dir)
@@ -265,27 +324,12 @@ def learn_skills(
             candidates, invalid = loop.candidates(skill_backend, kind, label, samples[label.doc])
             report.invalid_candidates += invalid
             for cand in candidates:
-                action = plan(lib, cand, merge=settings.merge, modify=settings.modify)
-                entry = {**action.to_dict(), "doc": label.doc, "label": label.label}
-                cand_key = {"skill": skill_id(cand["kind"], cand["target"], cand["pattern"]),
-                            "doc": label.doc, "edge": list(label.edge)}
-                if action.action == "keep":  # no change to what extraction does: nothing to gate
-                    apply(lib, action, date)
-                    report.actions.append({**entry, "outcome": "accepted", "dev_f1": round(dev_f1, 4)})
-                    continue
-                trial = lib.copy()
-                apply(trial, action, date)
-                trial_f1 = loop.evaluate(trial, split["dev"]).f1("relations")
-                accepted = trial_f1 >= dev_f1
-                report.actions.append({**entry, "outcome": "accepted" if accepted else "rejected",
-                                       "dev_f1": round(trial_f1, 4), "dev_f1_before": round(dev_f1, 4)})
-                if accepted:
-                    lib, dev_f1 = trial, trial_f1
-                else:
-                    lib.rejected.append(cand_key)
+                lib, dev_f1 = _fold(report, loop, lib, dev_f1, cand, label, vetter, split["dev"], date)
         report.after = loop.evaluate(lib, split["heldout"])
 
-    report.changed = lib.skills != start.skills
+    # turn-downs alone are not written: an edge that this run's skills made regress would
+    # otherwise be new to every run, and relearning would never reach a fixed point
+    report.changed = (lib.skills, lib.gazetteer) != (start.skills, start.gazetteer)
     if report.changed:
         lib.version += 1
         lib.changelog.append({
@@ -297,6 +341,62 @@ def learn_skills(
         save_library(lib, root)
     report.version_after = lib.version
     return report
+
+
+def _fold(report: LearnReport, loop: "_Loop", lib: Library, dev_f1: float, cand: dict[str, Any], label: EdgeLabel,
+          vetter: Vetter, dev_docs: list[str], date: str) -> tuple[Library, float]:
+    """Vet one candidate, fold it in (skill or gazetteer entry) and gate it; the library and dev F1 after."""
+    s = report.settings
+    verdict = vetter.vet(cand)
+    entry = {"kind": cand["kind"], "target": cand["target"], "pattern": normalise_pattern(cand["pattern"]),
+             "edges": [list(label.edge)], "doc": label.doc, "label": label.label, "vetting": verdict.to_dict()}
+    turned_down = {"skill": skill_id(cand["kind"], cand["target"], cand["pattern"]), "doc": label.doc,
+                   "edge": list(label.edge)}
+    if verdict.verdict == "refused":
+        report.actions.append({**entry, "action": "vet", "skill": turned_down["skill"], "outcome": "refused",
+                               "reason": verdict.reason})
+        lib.rejected.append({**turned_down, "reason": verdict.reason})
+        return lib, dev_f1
+    trial = lib.copy()
+    if verdict.verdict == GAZETTEER:
+        names = normalise_pattern(cand["pattern"])["phrases"]
+        action = {"action": "gazetteer", "skill": gazetteer_id(names[0], cand["target"])}
+        known = next((g for g in trial.gazetteer if g["id"] == action["skill"]), None)
+        if known is not None:  # the same name again: more provenance, nothing to gate
+            known["provenance"] = merge_provenance(known["provenance"], cand["provenance"])
+            report.actions.append({**entry, **action, "action": "keep", "outcome": "accepted"})
+            return trial, dev_f1
+        if len(trial.gazetteer) >= s.gazetteer_cap:
+            reason = f"gazetteer full ({s.gazetteer_cap} names)"
+            report.actions.append({**entry, **action, "outcome": "refused", "reason": reason})
+            lib.rejected.append({**turned_down, "reason": reason})
+            return lib, dev_f1
+        trial.gazetteer.append({"id": action["skill"], "name": names[0], "type": cand["target"],
+                                "provenance": cand["provenance"], "dev_gain": 0.0})
+        changed = trial.gazetteer[-1]
+    else:
+        cand = clean_text(cand, vetter, cand.pop("evidence", None), loop.domain)
+        planned = plan(lib, cand, merge=s.merge, modify=s.modify)
+        action = {"action": planned.action, "skill": planned.skill, "similarity": round(planned.similarity, 4)}
+        apply(trial, planned, date)
+        if planned.action == "keep":  # no change to what extraction does: nothing to gate
+            report.actions.append({**entry, **action, "outcome": "accepted", "dev_f1": round(dev_f1, 4)})
+            return trial, dev_f1
+        changed = trial.skills[planned.skill]
+    trial_f1 = loop.evaluate(trial, dev_docs).f1("relations")
+    gain = trial_f1 - dev_f1
+    accepted = gain >= s.min_gain - 1e-9  # equal is a rejection (min_gain > 0)
+    report.actions.append({**entry, **action, "outcome": "accepted" if accepted else "rejected",
+                           "dev_f1": round(trial_f1, 4), "dev_f1_before": round(dev_f1, 4), "dev_gain": round(gain, 4)})
+    if not accepted:
+        lib.rejected.append({**turned_down, "reason": f"dev F1 gain {gain:+.4f} < {s.min_gain}"})
+        return lib, dev_f1
+    changed["dev_gain"] = round(gain, 4)
+    return trial, trial_f1
+
+
+def gazetteer_id(name: str, type_name: str) -> str:
+    return "gz_" + hashlib.sha256(f"{type_name}\x1f{' '.join(name.lower().split())}".encode("utf-8")).hexdigest()[:12]
 
 
 def _default_factory(config: Config, stage: str) -> Backend:
@@ -330,7 +430,8 @@ class _Loop:
         self.runs += 1
         root = self.tmp / f"library_{self.runs}"
         used = {s["id"] for skills in self.retrieved(lib, doc_ids).values() for s in skills}
-        save_library(Library(lib.domain, {sid: lib.skills[sid] for sid in sorted(used)}), root)
+        save_library(Library(lib.domain, {sid: lib.skills[sid] for sid in sorted(used) if sid in lib.skills},
+                             gazetteer=[g for g in lib.gazetteer if g["id"] in used]), root)
         skills = dataclasses.replace(self.config.skills, library=root, enabled=True, top_k=self.settings.top_k)
         return dataclasses.replace(self.config, skills=skills)
 
@@ -390,7 +491,8 @@ class _Loop:
                 (triple,) = relation_sets({"entities": doc.entities, "relations": [rel]}, [], domain=self.domain)[0]
                 n = sum(1 for f in found if triple in f)
                 label = "stable" if n == len(found) else "miss" if n == 0 else "unstable"
-                labels.append(EdgeLabel(d, (rel["head"], rel["relation"], rel["tail"]), label, n))
+                why = diagnose(doc, rel, samples[d], self.domain) if label == "miss" else ""
+                labels.append(EdgeLabel(d, (rel["head"], rel["relation"], rel["tail"]), label, n, why))
         return labels, samples
 
     def candidates(self, backend: Backend, kind: str, label: EdgeLabel,
@@ -399,7 +501,7 @@ class _Loop:
         doc = self.docs[label.doc]
         rel = next(r for r in doc.relations if (r["head"], r["relation"], r["tail"]) == label.edge)
         head, tail = doc.entity(rel["head"]), doc.entity(rel["tail"])
-        evidence = rel.get("evidence")
+        evidence = shared_sentence(doc, rel)
         start = doc.text.find(evidence) if evidence else -1
         text, begin = (evidence, start) if start >= 0 else (doc.text, 0)
         chunk = Chunk(id=f"skill:{doc.doc_id}:{begin}", doc_id=doc.doc_id, index=0, text=text, start=begin,
@@ -410,6 +512,9 @@ class _Loop:
         for s in samples:
             for e in s.get("entities", []):
                 typed.setdefault(e["name"], set()).add(entity_type_name(self.domain, e.get("type") or "") or "?")
+        # names some rollouts found and others did not (what path induction may steady)
+        unsteady = sorted(n for n in entities if not all(any(e["name"] == n for e in s.get("entities", []))
+                                                         for s in samples))
         context = {
             "domain": self.domain, "title": doc.title, "skills": [], "evidence": evidence or "",
             # in the domain's terms: gold "Peop" is general's "Person" by alias; None if undeclared
@@ -417,7 +522,7 @@ class _Loop:
                           "head_type": entity_type_name(self.domain, head["type"]) if head else None,
                           "tail_type": entity_type_name(self.domain, tail["type"]) if tail else None},
             "predictions": {"samples": len(samples), "found_in": label.found_in, "entities": entities,
-                            "types": {n: sorted(t) for n, t in sorted(typed.items())}},
+                            "types": {n: sorted(t) for n, t in sorted(typed.items())}, "unsteady": unsteady},
         }
         prompt = "skill_induction.j2" if kind == SKILL_INDUCTION else "skill_hindsight.j2"
         result = backend.run(PassRequest(kind=kind, stage="skills", chunk=chunk, schema=SKILL_SCHEMA,
@@ -433,7 +538,9 @@ class _Loop:
             good.append({"kind": cand["kind"], "target": cand["target"],
                          "pattern": {"phrases": list(pattern.get("phrases", [])), "regex": list(pattern.get("regex", []))},
                          "instruction": cand["instruction"], "example": cand.get("example", ""),
-                         "provenance": [{"doc": label.doc, "edge": list(label.edge), "label": label.label}]})
+                         "evidence": evidence,  # only to keep the gold passage out of the skill's text
+                         "provenance": [{"doc": label.doc, "edge": list(label.edge), "label": label.label,
+                                         **({"diagnosis": label.diagnosis} if label.diagnosis else {})}]})
         return good, bad
 
     def _usable(self, cand: dict[str, Any]) -> bool:

@@ -31,6 +31,7 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present:
 LABELS = ("stable", "unstable", "miss")
 SKILL_KEYS = ("id", "version", "kind", "target", "pattern", "instruction", "example", "provenance", "support",
               "created", "updated")
+OPTIONAL_KEYS = ("dev_gain",)  # dev relation F1 gained when the gate last accepted a change to the skill
 
 
 def today() -> str:
@@ -95,6 +96,8 @@ class Library:
     # candidates the acceptance gate turned down, as {"skill", "doc", "edge"}: a relearn on the
     # same gold does not try them again, which is what makes learning reach a fixed point
     rejected: list[dict[str, Any]] = field(default_factory=list)
+    # literal names (not skills): {"id", "name", "type", "provenance", "dev_gain"}, capped per domain
+    gazetteer: list[dict[str, Any]] = field(default_factory=list)
 
     def copy(self) -> "Library":
         return copy.deepcopy(self)
@@ -115,31 +118,68 @@ class Library:
 
     def learned_edges(self) -> set[tuple[str, tuple[str, ...]]]:
         """(doc, edge) pairs the library already holds a decision on: in a skill's provenance or rejected."""
-        seen = {(p["doc"], tuple(p["edge"])) for s in self.skills.values() for p in s["provenance"]}
+        seen = {(p["doc"], tuple(p["edge"])) for s in [*self.skills.values(), *self.gazetteer] for p in s["provenance"]}
         return seen | {(r["doc"], tuple(r["edge"])) for r in self.rejected}
 
 
-def library_root(library_dir: str | Path | None = None) -> Path:
-    """Where libraries are read: ``library_dir``; else ``./skill_library`` if present; else the built-in one.
+def user_library_root() -> Path:
+    """The user's library: ``$KGKIT_DATA_DIR/skill_library``, else the platform's user data directory's."""
+    env = os.environ.get("KGKIT_DATA_DIR")
+    if env:
+        return Path(env).expanduser() / "skill_library"
+    import platformdirs
 
-    ``kgkit skills learn`` writes to ``library_dir`` or ``./skill_library`` (see :func:`writable_root`).
-    """
+    return Path(platformdirs.user_data_dir("kgkit")) / "skill_library"
+
+
+def library_roots(library_dir: str | Path | None = None) -> list[Path]:
+    """Where libraries are read, first match wins: ``library_dir`` alone when given; else
+    ``./skill_library`` when present, then the user's library (:func:`user_library_root`),
+    so a domain's learned skills apply from any folder."""
     if library_dir is not None:
-        return Path(library_dir)
+        return [Path(library_dir)]
     project = Path.cwd() / "skill_library"
-    if project.is_dir():
-        return project
-    from kgkit.schema.search_path import builtin_root
+    return ([project] if project.is_dir() else []) + [user_library_root()]
 
-    return builtin_root() / "skill_library"
+
+def library_root(library_dir: str | Path | None = None) -> Path:
+    """The first root of :func:`library_roots` (where a new library would be looked for first)."""
+    return library_roots(library_dir)[0]
 
 
 def writable_root(library_dir: str | Path | None = None) -> Path:
-    return Path(library_dir) if library_dir is not None else Path.cwd() / "skill_library"
+    """Where ``kgkit skills learn`` writes: ``library_dir``; else ``./skill_library`` when
+    present; else the user's library."""
+    return library_root(library_dir)
 
 
 def domain_dir(domain: str, library_dir: str | Path | None = None) -> Path:
-    return library_root(library_dir) / domain
+    """``<root>/<domain>`` of the first root that holds the domain (else of the first root)."""
+    roots = library_roots(library_dir)
+    return next((r / domain for r in roots if (r / domain).is_dir()), roots[0] / domain)
+
+
+def known_domains(library_dir: str | Path | None = None) -> list[str]:
+    """Domains with a library under any root."""
+    return sorted({p.name for r in library_roots(library_dir) if r.is_dir() for p in r.iterdir()
+                   if (p / "library.yaml").is_file() or (p / "skills").is_dir()})
+
+
+def require_domain(domain: str, library_dir: str | Path | None = None) -> None:
+    """NotFoundError unless ``domain`` is a declared domain (search path) or has a library.
+
+    So ``kgkit skills list acme`` with a typo says so, instead of listing an empty library.
+    """
+    from kgkit.schema.search_path import available
+
+    known = set(available("domains")) | set(known_domains(library_dir))
+    if domain not in known:
+        import difflib
+
+        close = difflib.get_close_matches(domain, sorted(known), n=3)
+        raise NotFoundError(f"unknown domain {domain!r}" + (f"; did you mean {', '.join(close)}?" if close else ""),
+                            hint="domains: " + (", ".join(sorted(known)) or "none")
+                            + "; libraries are read from: " + ", ".join(map(str, library_roots(library_dir))))
 
 
 def load_library(domain: str, library_dir: str | Path | None = None) -> Library:
@@ -152,6 +192,7 @@ def load_library(domain: str, library_dir: str | Path | None = None) -> Library:
         lib.version = int(meta.get("version", 0))
         lib.changelog = list(meta.get("changelog") or [])
         lib.rejected = list(meta.get("rejected") or [])
+        lib.gazetteer = list(meta.get("gazetteer") or [])
     issues: list[Issue] = []
     for path in sorted((folder / "skills").glob("*.yaml")) if (folder / "skills").is_dir() else []:
         skill = _read(path)
@@ -183,13 +224,16 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def dump_skill(skill: dict[str, Any]) -> str:
-    ordered = {k: skill[k] for k in SKILL_KEYS}
+    ordered = {k: skill[k] for k in (*SKILL_KEYS, *OPTIONAL_KEYS) if k in skill}
     return yaml.safe_dump(ordered, sort_keys=False, allow_unicode=True, width=100)
 
 
 def save_library(lib: Library, library_dir: str | Path | None = None) -> Path:
-    """Write the library: one file per skill, stale skill files removed, library.yaml last."""
-    folder = writable_root(library_dir) / lib.domain
+    """Write the library: one file per skill, stale skill files removed, library.yaml last.
+
+    Without ``library_dir``: where the domain's library was found, else :func:`writable_root`.
+    """
+    folder = writable_root(library_dir) / lib.domain if library_dir is not None else domain_dir(lib.domain)
     skills_dir = folder / "skills"
     skills_dir.mkdir(parents=True, exist_ok=True)
     for stale in skills_dir.glob("*.yaml"):
@@ -197,7 +241,8 @@ def save_library(lib: Library, library_dir: str | Path | None = None) -> Path:
             stale.unlink()
     for sid, skill in lib.skills.items():
         _write_if_changed(skills_dir / f"{sid}.yaml", dump_skill(skill))
-    meta = {"domain": lib.domain, "version": lib.version, "changelog": lib.changelog, "rejected": lib.rejected}
+    meta = {"domain": lib.domain, "version": lib.version, "changelog": lib.changelog, "rejected": lib.rejected,
+            "gazetteer": lib.gazetteer}
     _write_if_changed(folder / "library.yaml", yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=100))
     return folder
 

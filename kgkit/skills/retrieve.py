@@ -7,7 +7,9 @@ A skill is scored against the document's title and first 2,000 characters:
 
 so a skill whose trigger actually occurs always outranks one that merely shares
 vocabulary. Skills scoring 0 are never returned; ties go to the smaller id. The top ``k``
-(default 3) are returned, best first.
+(default 3) are returned, best first. After them come the domain's *gazetteer* entries
+whose name occurs in that text, as entity skills marked ``gazetteer: true`` (the offline
+backend applies them; the LLM prompts leave them out — a training name is no guidance).
 """
 from __future__ import annotations
 
@@ -49,13 +51,24 @@ def _regex_in(pattern: str, text: str) -> bool:
 
 
 def rank_skills(library: Library, text_head: str, title: str | None, k: int = 3) -> list[tuple[float, dict[str, Any]]]:
-    """(score, skill) for the top ``k`` skills of ``library`` with a positive score."""
+    """(score, skill) for the top ``k`` skills of ``library`` with a positive score, then its
+    gazetteer entries named in the text."""
     head = ((title or "") + "\n" + text_head[:HEAD_CHARS]).strip()
     head_words = words(head)
     scored = [(score_skill(s, head, head_words), s) for s in library.sorted_skills()]
     scored = [(sc, s) for sc, s in scored if sc > 0]
     scored.sort(key=lambda pair: (-pair[0], pair[1]["id"]))
-    return scored[:k]
+    lowered = " ".join(head.lower().split())
+    names = [(1.0, gazetteer_skill(g)) for g in sorted(library.gazetteer, key=lambda g: g["id"])
+             if _phrase_in(" ".join(g["name"].lower().split()), lowered)]
+    return scored[:k] + names
+
+
+def gazetteer_skill(entry: dict[str, Any]) -> dict[str, Any]:
+    """A gazetteer entry as the entity skill the offline backend applies (never put in a prompt)."""
+    return {"id": entry["id"], "kind": "entity", "target": entry["type"], "gazetteer": True,
+            "pattern": {"phrases": [" ".join(entry["name"].lower().split())], "regex": []},
+            "instruction": "", "example": ""}
 
 
 def retrieve_skills(domain_name: str, text_head: str, title: str | None, k: int = 3,

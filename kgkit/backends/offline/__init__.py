@@ -13,6 +13,7 @@ the :class:`~kgkit.backends.base.PassRequest` and returns the answer dict.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any, Callable
 
@@ -20,7 +21,7 @@ import jsonschema
 
 from kgkit import safe_regex
 from kgkit.backends.base import ENTITIES, RELATIONS, UPGRADE, PassRequest, PassResult, pass_validator
-from kgkit.backends.offline import upgrades
+from kgkit.backends.offline import sampling, upgrades
 from kgkit.backends.offline.entities import find_entities
 from kgkit.backends.offline.relations import find_relations
 
@@ -42,8 +43,10 @@ def register_handler(kind: str, handler: Handler) -> None:
 
 
 def _entities(request: PassRequest) -> dict[str, Any]:
-    domain = request.context["domain"]
-    found = find_entities(request.chunk.text, domain.entity_types, request.context.get("skills") or ())
+    domain, draws = request.context["domain"], sampling.current()
+    found = find_entities(request.chunk.text, draws.entity_types(domain.entity_types),
+                          draws.skills(request.context.get("skills") or ()))
+    found = draws.items(found, key=lambda f: f"{f.type}:{f.name}")
     with_aliases = _allows_key(request.schema, "entities", "aliases")
     out = []
     for f in found:
@@ -55,9 +58,10 @@ def _entities(request: PassRequest) -> dict[str, Any]:
 
 
 def _relations(request: PassRequest) -> dict[str, Any]:
-    domain = request.context["domain"]
+    domain, draws = request.context["domain"], sampling.current()
     found = find_relations(request.chunk.text, request.context.get("entities") or [], domain.entity_types,
-                           domain.relation_types, request.context.get("skills") or ())
+                           draws.relation_types(domain.relation_types), draws.skills(request.context.get("skills") or ()))
+    found = draws.items(found, key=lambda r: f"{r.head}:{r.relation}:{r.tail}")
     return {"relations": [{"head": r.head, "relation": r.relation, "tail": r.tail, "evidence": r.evidence,
                            "confidence": r.confidence} for r in found]}
 
@@ -98,16 +102,18 @@ def _allows_key(schema: Any, list_key: str, key: str) -> bool:
 class OfflineBackend:
     """Deterministic pattern backend: same request, same answer.
 
-    Nothing is random and nothing is sampled: ``temperature`` and ``sample`` are ignored,
-    so every rollout of the skill loop gets the same answer (its edges come out stable or
-    missed, never unstable). No network, no cost; a 2,000-character chunk takes a few
-    milliseconds.
+    At temperature 0 nothing is random. At temperature > 0 the core passes *simulate*
+    sampling (:mod:`kgkit.backends.offline.sampling`): rollout ``sample`` keeps a seeded
+    subset of the rules and items, so the skill loop's rollouts differ. No network, no
+    cost; a 2,000-character chunk takes a few milliseconds.
     """
 
     name = "offline"
 
-    def __init__(self, regex_timeout: float = safe_regex.DEFAULT_SECONDS):
+    def __init__(self, regex_timeout: float = safe_regex.DEFAULT_SECONDS,
+                 knobs: sampling.SamplingKnobs | None = None):
         self.regex_timeout = regex_timeout  # input.regex_timeout: per domain/skill regex, per chunk
+        self.knobs = knobs or sampling.SamplingKnobs()
 
     def run(self, request: PassRequest) -> PassResult:
         handler = _HANDLERS.get(request.kind)
@@ -115,7 +121,8 @@ class OfflineBackend:
             return PassResult(data=None, ok=False, error=f"the offline backend cannot answer {request.kind!r} passes "
                               f"(known: {', '.join(sorted(_HANDLERS))})")
         try:
-            with safe_regex.chunk_budget(self.regex_timeout) as budget:
+            with safe_regex.chunk_budget(self.regex_timeout) as budget, \
+                    sampling.sampling(request.sample, request.temperature, self.knobs):
                 data = handler(request)
         except _Unsupported as exc:
             return PassResult(data=None, ok=False, error=str(exc))
@@ -128,7 +135,10 @@ class OfflineBackend:
         return PassResult(data=data, model="offline", warnings=warnings)
 
     def describe(self) -> dict[str, Any]:
-        return {"backend": "offline", "version": VERSION}
+        described: dict[str, Any] = {"backend": "offline", "version": VERSION}
+        if self.knobs != sampling.SamplingKnobs():  # the default knobs are part of VERSION
+            described["sampling"] = dataclasses.asdict(self.knobs)
+        return described
 
 
 from kgkit.backends.offline import skills as _skills  # noqa: E402,F401 - registers the skill passes

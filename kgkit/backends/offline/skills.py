@@ -14,12 +14,15 @@ When an end of the edge was never extracted, or only with another type, the rela
 cannot come out whatever the trigger, so hindsight also proposes entity skills for that end's type: a *type cue* —
 the lowercase word just before the mention ("assassin Lee Harvey Oswald") or just after
 it ("Reagan said"), as a regex that takes the capitalised name next to that word, kept
-only if it gives back exactly this name on its own sentence — and, last, the name itself.
+only if it gives back exactly this name on its own sentence — and, last, the name itself
+(which the loop files in the domain's gazetteer, not as a skill). Path induction does the
+same for an end that some rollouts found and others lost. Instructions and examples are
+written from the pattern and the types alone: never a name or the gold sentence.
 
 Registered with the offline backend's dispatch table on import. Both answer with the
-skill-pass schema: ``{"skills": [{kind, target, pattern, instruction, example}]}``. The
-offline backend's rollouts are identical, so in practice only hindsight runs: edges are
-stable or missed, never unstable.
+skill-pass schema: ``{"skills": [{kind, target, pattern, instruction, example}]}``.
+Offline rollouts differ only at temperature > 0 (the simulation of sampling in
+:mod:`kgkit.backends.offline.sampling`); at temperature 0 every edge is stable or missed.
 """
 from __future__ import annotations
 
@@ -74,13 +77,13 @@ def relation_candidate(edge: Mapping[str, Any], sentence: str) -> dict[str, Any]
     if not words:
         return None
     phrase = " ".join(words)
-    return {
+    head, tail = edge.get("head_type") or "entity", edge.get("tail_type") or "entity"
+    return {  # instruction and example from the pattern alone: no name, no gold passage
         "kind": "relation",
         "target": edge["relation"],
         "pattern": {"phrases": [phrase], "regex": []},
-        "instruction": (f"When the text says \"{edge['head']} … {phrase} … {edge['tail']}\" or the like, "
-                        f"emit {edge['relation']}(head, tail)."),
-        "example": collapse(sentence),
+        "instruction": f"{head} … \"{phrase}\" … {tail} in one sentence: emit {edge['relation']}({head}, {tail}).",
+        "example": f"[{head}] {phrase} [{tail}]",
     }
 
 
@@ -104,24 +107,20 @@ def cue_candidates(name: str, type_name: str, sentence: str) -> list[dict[str, A
             "kind": "entity",
             "target": type_name,
             "pattern": {"phrases": [], "regex": [rx]},
-            "instruction": f"A capitalised name right {where} \"{cue.group(1)}\" is a {type_name} "
-                           f"(as \"{collapse(name)}\" is here); extract it as one.",
-            "example": collapse(sentence),
+            "instruction": f"A capitalised name right {where} \"{cue.group(1)}\" is a {type_name}; "
+                           "extract it as one.",
+            "example": f"{cue.group(1)} [{type_name}]" if cue is before else f"[{type_name}] {cue.group(1)}",
         })
     return found
 
 
-def entity_candidate(name: str, type_name: str, sentence: str) -> dict[str, Any]:
-    return {
-        "kind": "entity",
-        "target": type_name,
-        "pattern": {"phrases": [collapse(name)], "regex": []},
-        "instruction": f"\"{collapse(name)}\" names a {type_name}; extract it as one.",
-        "example": collapse(sentence),
-    }
+def entity_candidate(name: str, type_name: str) -> dict[str, Any]:
+    """The name itself: the loop files it in the domain's gazetteer, never as a skill."""
+    return {"kind": "entity", "target": type_name, "pattern": {"phrases": [collapse(name)], "regex": []},
+            "instruction": f"A {type_name} name seen in training.", "example": ""}
 
 
-def _answer(request: PassRequest, diagnose_entities: bool) -> dict[str, Any]:
+def _answer(request: PassRequest, unsteady_only: bool) -> dict[str, Any]:
     ctx = request.context
     edge = ctx["gold_edge"]
     sentence = ctx.get("evidence") or request.chunk.text
@@ -129,28 +128,30 @@ def _answer(request: PassRequest, diagnose_entities: bool) -> dict[str, Any]:
     cand = relation_candidate(edge, sentence)
     if cand is not None:
         skills.append(cand)
-    if diagnose_entities:
-        predictions = ctx.get("predictions") or {}
-        typed = predictions.get("types")  # name -> types extracted; absent: names only
-        found: dict[str, set[str]] = {}
-        for n in predictions.get("entities", ()):
-            found.setdefault(name_key(n), set()).update(typed.get(n, ()) if typed is not None else {"*"})
-        for end in ("head", "tail"):
-            got = found.get(name_key(edge[end]), set())
-            if not ({"*", edge.get(end + "_type")} & got) and edge.get(end + "_type"):  # missed or mistyped
-                skills.extend(cue_candidates(edge[end], edge[end + "_type"], sentence))
-                skills.append(entity_candidate(edge[end], edge[end + "_type"], sentence))
+    predictions = ctx.get("predictions") or {}
+    typed = predictions.get("types")  # name -> types extracted; absent: names only
+    found: dict[str, set[str]] = {}
+    for n in predictions.get("entities", ()):
+        found.setdefault(name_key(n), set()).update(typed.get(n, ()) if typed is not None else {"*"})
+    unsteady = {name_key(n) for n in predictions.get("unsteady", ())}  # found in some rollouts, not all
+    for end in ("head", "tail"):
+        got = found.get(name_key(edge[end]), set())
+        missed = not ({"*", edge.get(end + "_type")} & got)  # never found, or only with another type
+        if edge.get(end + "_type") and (name_key(edge[end]) in unsteady if unsteady_only else missed):
+            skills.extend(cue_candidates(edge[end], edge[end + "_type"], sentence))
+            skills.append(entity_candidate(edge[end], edge[end + "_type"]))
     return {"skills": skills}
 
 
 def induce(request: PassRequest) -> dict[str, Any]:
-    """Path induction for an unstable edge: the minimal trigger between its mentions."""
-    return _answer(request, diagnose_entities=False)
+    """Path induction for an unstable edge: the minimal trigger between its mentions, and
+    type cues for an end that some rollouts lost."""
+    return _answer(request, unsteady_only=True)
 
 
 def hindsight(request: PassRequest) -> dict[str, Any]:
     """Hindsight for a missed edge: an entity skill for an end never extracted, else a trigger."""
-    return _answer(request, diagnose_entities=True)
+    return _answer(request, unsteady_only=False)
 
 
 register_handler(SKILL_INDUCTION, induce)

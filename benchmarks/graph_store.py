@@ -1,0 +1,139 @@
+"""How the corpus graph store scales: adding many documents, and re-adding one changed one.
+
+Synthetic documents (built in memory, as :func:`kgkit.graph.runs.read_run` would return
+them, so the figure is the store's and not the JSON reader's): each names ``--nodes``
+entities drawn from a pool of ``--pool`` organisation and person names (Zipf-like, so
+some recur in thousands of documents and most in a few; one in thirty is a spelling
+variant of another, which fuzzy-merges) and holds ``--items`` binary edges among them, each with evidence.
+10,000 documents of 30 nodes and 70 edges are about 1M items (nodes, edges, evidence).
+
+Prints the time per document for each slice of the load, the store's size, the graph's
+counts, and at each checkpoint the time to re-add one changed document (a third of its
+edges replaced), which should not grow with the corpus.
+
+    python benchmarks/graph_store.py [--docs 10000] [--nodes 30] [--items 70] [--pool 100000]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import statistics
+import tempfile
+import time
+
+from kgkit import ids
+from kgkit.graph import GraphStore
+from kgkit.graph.runs import Contribution
+from kgkit.name_keys import canonical_key
+
+# 24 onsets x 8 vowels = 192 syllables; names of 2-3 of them, so the name space is about as
+# sparse as real names (a much denser one links many near-identical names into large
+# components, which every update touching them must re-solve: see RESULTS.md)
+SYLLABLES = [c + v for c in "b c d f g h j k l m n p r s t v w z br cr dr gr pr st".split()
+             for v in "a e i o u ai ou ea".split()]
+KINDS = ["Holdings", "Systems", "Labs", "Capital", "Logistics", "Media", "Energy", "Foods", "Bank", "Partners",
+         "Group", "Industries", "Networks", "Pharma", "Motors", "Textiles", "Mining", "Airlines", "Insurance", "Studios",
+         "Robotics", "Foundry", "Shipping", "Telecom", "Biotech", "Ventures", "Software", "Retail", "Chemicals", "Metals",
+         "Optics", "Dairy", "Transit", "Realty", "Brewing", "Apparel", "Security", "Analytics", "Aerospace", "Marine"]
+SUFFIXES = ["", " Inc.", " Corp.", " LLC", " Ltd", " GmbH"]
+RELATIONS = ["HAS_PARTY", "LOCATED_IN", "WORKS_FOR", "OWNS", "SUPPLIES", "LICENSES_TO"]
+
+
+def word(rng: random.Random) -> str:
+    return "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 3))).capitalize()
+
+
+def name_pool(n: int, seed: int = 0) -> list[tuple[str, str]]:
+    """(type, name) pairs; one in thirty is a one-letter variant of an earlier name."""
+    rng = random.Random(seed)
+    pool: list[tuple[str, str]] = []
+    while len(pool) < n:
+        if pool and rng.random() < 1 / 30:
+            etype, base = rng.choice(pool)
+            i = rng.randrange(1, len(base))
+            pool.append((etype, base[:i] + rng.choice("aeiou") + base[i + 1:]))
+        elif rng.random() < 0.6:
+            pool.append(("Organization", f"{word(rng)} {rng.choice(KINDS)}{rng.choice(SUFFIXES)}"))
+        else:
+            pool.append(("Person", f"{word(rng)} {word(rng)}"))
+    return pool
+
+
+def document(i: int, pool: list[tuple[str, str]], n_nodes: int, n_items: int, version: int = 0) -> Contribution:
+    rng = random.Random(i * 7919 + version)
+    picks: dict[str, tuple[str, str]] = {}
+    while len(picks) < n_nodes:  # Zipf-like: low indices recur across many documents
+        etype, name = pool[min(int(rng.paretovariate(0.6)) - 1, len(pool) - 1) if rng.random() < 0.3
+                           else rng.randrange(len(pool))]
+        picks.setdefault(ids.node_id(etype, name), (etype, name))
+    c = Contribution(doc=f"doc{i:05d}", doc_id=ids.doc_id(f"doc{i} v{version}"), source=f"doc{i}.txt",
+                     sha256=f"{i:08d}{version:056d}", fingerprint=f"{i}-{version}")
+    node_ids = sorted(picks)
+    for k, nid in enumerate(node_ids):
+        etype, name = picks[nid]
+        c.nodes.append({"node": nid, "type": etype, "key": canonical_key(name), "name": name, "aliases": []})
+        c.evidence.append((nid, "core", f"c_{i}_{k % 5}", 1, k * 100, k * 100 + len(name), None))
+    for k in range(n_items):
+        head, tail = rng.sample(node_ids, 2)
+        relation = rng.choice(RELATIONS)
+        eid = ids.edge_id(head, relation, tail)
+        c.items.append({"view": "binary", "item": eid, "kind": "edge",
+                        "body": {"head": head, "relation": relation, "tail": tail},
+                        "confidence": 0.9, "held": None, "review_key": None})
+        c.evidence.append((eid, "binary", f"c_{i}_{k % 5}", 1, k * 50, k * 50 + 40, f"sentence {k} of document {i}"))
+    return c
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--docs", type=int, default=10000)
+    parser.add_argument("--nodes", type=int, default=30)
+    parser.add_argument("--items", type=int, default=70)
+    parser.add_argument("--pool", type=int, default=100000)
+    parser.add_argument("--checkpoints", default="1000,5000,10000")
+    parser.add_argument("--store", help="SQLite file to write (default: a temp file, removed after)")
+    args = parser.parse_args()
+    checkpoints = sorted({int(x) for x in args.checkpoints.split(",") if int(x) <= args.docs} | {args.docs})
+    pool = name_pool(args.pool)
+    folder = tempfile.mkdtemp()
+    path = args.store or os.path.join(folder, "bench.sqlite")
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
+          f"{args.docs} documents x ({args.nodes} nodes + {args.items} edges), name pool {args.pool}")
+    store = GraphStore(path)
+    times: list[float] = []
+    start = time.perf_counter()
+    for i in range(args.docs):
+        c = document(i, pool, args.nodes, args.items)
+        t = time.perf_counter()
+        store.add_contribution(c)
+        times.append(time.perf_counter() - t)
+        if i + 1 in checkpoints:
+            lo = checkpoints[checkpoints.index(i + 1) - 1] if checkpoints.index(i + 1) else 0
+            part = times[lo:]
+            redo = []
+            for j, victim in enumerate(random.Random(i).sample(range(i + 1), 5)):
+                changed = document(victim, pool, args.nodes, args.items, version=i + 1 + j)
+                t = time.perf_counter()
+                assert store.add_contribution(changed).status == "replaced"
+                redo.append(time.perf_counter() - t)
+            size = sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
+            print(f"{i + 1:>6} docs: adding docs {lo + 1}-{i + 1}: mean {statistics.mean(part) * 1000:.1f} ms/doc, "
+                  f"p95 {sorted(part)[int(len(part) * 0.95)] * 1000:.1f} ms; re-adding one changed document: "
+                  f"median {statistics.median(redo) * 1000:.1f} ms; store {size / 1e6:.0f} MB; "
+                  f"elapsed {time.perf_counter() - start:.0f} s", flush=True)
+    counts = store.db.query("SELECT (SELECT count(*) FROM groups), (SELECT count(DISTINCT entity) FROM groups), "
+                            "(SELECT count(*) FROM items), (SELECT count(*) FROM evidence), "
+                            "(SELECT count(*) FROM merge_log WHERE action = 'merge')")[0]
+    print(f"key groups {counts[0]}, entities {counts[1]}, items {counts[2]}, evidence rows {counts[3]}, "
+          f"merges logged {counts[4]}; total {time.perf_counter() - start:.0f} s")
+    store.close()
+    if not args.store:
+        for p in (path, path + "-wal", path + "-shm"):
+            if os.path.exists(p):
+                os.remove(p)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,191 @@
+"""``kgkit graph``: load run folders into a corpus graph store and look at it.
+
+Every command takes GRAPH (a .sqlite file or a postgresql:// URL) or, without it, the
+config's ``graph.url``; ``--tenant`` (else ``graph.tenant``) scopes it. The work is in
+:class:`kgkit.graph.GraphStore`; these commands parse options and print. See docs/graph.md.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import click
+
+from kgkit.errors import ConfigError
+
+TENANT = click.option("--tenant", help="Tenant to read and write (default: graph.tenant, else 'default').")
+CONFIG = click.option("--config", "config_path", type=click.Path(dir_okay=False), help="kgkit.yaml to use.")
+AS_JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
+
+
+def open_store(graph: str | None, tenant: str | None, config_path: str | None):
+    """The store GRAPH names (else graph.url), for ``tenant`` (else graph.tenant)."""
+    from kgkit.config.loader import load_config
+    from kgkit.graph import GraphStore
+
+    config = load_config(config_path)
+    if not (graph or config.graph.url):
+        raise ConfigError("no graph store given", hint="pass GRAPH (a .sqlite path or postgresql:// URL) or set graph.url")
+    return GraphStore.from_config(config, url=graph, tenant=tenant)
+
+
+def graph_and(args: tuple[str, ...], what: str) -> tuple[str | None, str]:
+    """``[GRAPH] WHAT``: two arguments are GRAPH and WHAT; one is WHAT (GRAPH from graph.url)."""
+    if len(args) not in (1, 2):
+        raise click.UsageError(f"expected [GRAPH] {what}")
+    return (args[0], args[1]) if len(args) == 2 else (None, args[0])
+
+
+def _is_run(path: str) -> bool:
+    return (Path(path) / "nodes.json").is_file()
+
+
+def _echo_json(data) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+@click.group("graph")
+def graph_cli():
+    """The corpus graph: many documents in one store, entities resolved across them.
+
+    DOCS: docs/graph.md
+    """
+
+
+@graph_cli.command("add")
+@click.argument("args", nargs=-1, required=True, metavar="GRAPH RUN_DIR...")
+@TENANT
+@CONFIG
+@AS_JSON
+def add_cli(args, tenant, config_path, as_json):
+    """Add run folders written by `kgkit extract` (one transaction each).
+
+    A document already in the store under the same name is replaced by its new
+    contribution; an unchanged one changes nothing. GRAPH may be left out when
+    graph.url is set.
+    """
+    graph, runs = (None, list(args)) if _is_run(args[0]) else (args[0], list(args[1:]))
+    if not runs:
+        raise click.UsageError("give at least one RUN_DIR after GRAPH")
+    with open_store(graph, tenant, config_path) as store:
+        results = store.add(runs)
+    if as_json:
+        _echo_json([dataclasses.asdict(r) for r in results])
+    else:
+        for r in results:
+            click.echo(f"{r.doc}: {r.status} (graph version {r.version})")
+
+
+@graph_cli.command("remove")
+@click.argument("args", nargs=-1, required=True, metavar="[GRAPH] DOC")
+@TENANT
+@CONFIG
+def remove_cli(args, tenant, config_path):
+    """Retract document DOC (its name or d_ id) and everything only it supported."""
+    graph, doc = graph_and(args, "DOC")
+    with open_store(graph, tenant, config_path) as store:
+        version = store.remove(doc)
+    click.echo(f"{doc}: removed (graph version {version})")
+
+
+@graph_cli.command("stats")
+@click.argument("graph", required=False)
+@TENANT
+@CONFIG
+@AS_JSON
+def stats_cli(graph, tenant, config_path, as_json):
+    """Counts: documents, nodes, items by kind, evidence, merged nodes, pending review."""
+    with open_store(graph, tenant, config_path) as store:
+        stats = store.stats()
+    if as_json:
+        _echo_json(stats)
+    else:
+        width = max(map(len, stats))
+        for key, value in stats.items():
+            click.echo(f"{key:<{width}}  {value}")
+
+
+@graph_cli.command("show")
+@click.argument("graph", required=False)
+@click.option("--node", "node_id", help="Show one node: its names, documents and items.")
+@TENANT
+@CONFIG
+@AS_JSON
+def show_cli(graph, node_id, tenant, config_path, as_json):
+    """Print the graph (nodes, then edges by name), or one node with --node; --json: the snapshot."""
+    with open_store(graph, tenant, config_path) as store:
+        snap = store.snapshot()
+    names = {n["id"]: n["name"] for n in snap.nodes}
+    if node_id:
+        node = next((n for n in snap.nodes if n["id"] == node_id), None)
+        if node is None:
+            from kgkit.errors import NotFoundError
+
+            raise NotFoundError(f"no node {node_id!r} in graph tenant {snap.tenant!r}")
+        touching = [e for e in snap.edges + snap.temporal if node_id in (e["head"], e["tail"])]
+        if as_json:
+            _echo_json({"node": node, "edges": touching,
+                        "evidence": [e for e in snap.evidence if e["item"] == node_id]})
+            return
+        click.echo(f"{node['id']}  {node['type']}  {node['name']}")
+        click.echo(f"  aliases: {', '.join(node['aliases']) or '-'}")
+        click.echo(f"  documents: {', '.join(node['documents'])}")
+        for e in touching:
+            click.echo(f"  {names.get(e['head'], e['head'])} -{e['relation']}-> {names.get(e['tail'], e['tail'])}")
+        return
+    if as_json:
+        _echo_json(dataclasses.asdict(snap))
+        return
+    click.echo(f"tenant {snap.tenant}, version {snap.version}: {len(snap.documents)} documents, "
+               f"{len(snap.nodes)} nodes, {len(snap.edges)} edges")
+    for n in snap.nodes:
+        click.echo(f"{n['id']}  {n['type']}  {n['name']}  ({len(n['documents'])} document(s))")
+    for e in snap.edges:
+        click.echo(f"{names.get(e['head'], e['head'])} -{e['relation']}-> {names.get(e['tail'], e['tail'])}")
+
+
+@graph_cli.command("merges")
+@click.argument("graph", required=False)
+@TENANT
+@CONFIG
+@AS_JSON
+def merges_cli(graph, tenant, config_path, as_json):
+    """The merge log: every cross-document merge, split and unmerge, oldest first."""
+    with open_store(graph, tenant, config_path) as store:
+        log = store.merges()
+    if as_json:
+        _echo_json(log)
+        return
+    for m in log:
+        why = f" ({m['reason']} {m['score']})" if m["reason"] else ""
+        click.echo(f"{m['seq']:>4} {m['at']} {m['who']}: {m['action']} {m['node']} '{m['node_name']}' "
+                   f"{'into' if m['action'] == 'merge' else 'from'} {m['entity']} '{m['entity_name']}'{why}")
+
+
+@graph_cli.command("unmerge")
+@click.argument("args", nargs=-1, required=True, metavar="[GRAPH] NODE")
+@click.option("--who", help="Name recorded in the merge log (default: the login name).")
+@TENANT
+@CONFIG
+def unmerge_cli(args, who, tenant, config_path):
+    """Split NODE (a node id from `kgkit graph merges`) from the entity it was merged into, for good."""
+    graph, node = graph_and(args, "NODE")
+    with open_store(graph, tenant, config_path) as store:
+        version = store.unmerge(node, who=who)
+    click.echo(f"{node}: unmerged (graph version {version})")
+
+
+def _snapshot(graph: str | None, tenant: str | None, config_path: str | None):
+    with open_store(graph, tenant, config_path) as store:
+        return store.snapshot()
+
+
+def _register_export() -> None:
+    """``kgkit graph export`` (kgkit/cli/graph_export.py) reading this store's snapshot."""
+    from kgkit.cli.graph_export import make_export_cli
+
+    graph_cli.add_command(make_export_cli(_snapshot, options=[TENANT, CONFIG]))
+
+
+_register_export()

@@ -1,0 +1,127 @@
+"""A store's rows (of a :class:`kgkit.graph.GraphStore`) assembled into a
+:class:`GraphSnapshot`: one node per entity, items re-pointed at entities and merged
+across documents.
+
+Items are stored as each run folder wrote them, pointing at that document's node ids; a
+snapshot substitutes each node id with its entity's and recomputes the item's id the way
+the engine computes it (kgkit/ids.py), so the same statement read in two documents about
+one entity is one item with two documents' evidence. Held items appear only once a
+reviewer has accepted them.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+from kgkit import ids
+from kgkit.graph.snapshot import GraphSnapshot
+
+VISIBLE_ITEMS = (
+    "SELECT i.doc, i.view, i.item, i.kind, i.body, i.confidence FROM items i "
+    "LEFT JOIN decisions d ON d.tenant = i.tenant AND d.doc = i.doc AND d.key = i.review_key "
+    "WHERE i.tenant = ? AND (i.held IS NULL OR d.decision = 'accept')"
+)
+
+
+def _substitute(value: Any, canon: Callable[[str], str]) -> Any:
+    """A role or argument filler ({"node"} / {"literal", ...} / a list) with node ids re-pointed."""
+    if isinstance(value, list):
+        return [_substitute(v, canon) for v in value]
+    if isinstance(value, dict) and "node" in value:
+        return {**value, "node": canon(value["node"])}
+    return value
+
+
+def _node_ids(value: Any) -> list[str]:
+    if isinstance(value, list):
+        return [n for v in value for n in _node_ids(v)]
+    if isinstance(value, dict) and isinstance(value.get("node"), str):
+        return [value["node"]]
+    return []
+
+
+def _item(kind: str, body: dict[str, Any], canon: Callable[[str], str]) -> dict[str, Any]:
+    """The snapshot shape of one stored item, with its entity-level id."""
+    if kind in ("edge", "temporal"):
+        head, tail = canon(body["head"]), canon(body["tail"])
+        if kind == "edge":
+            return {"id": ids.edge_id(head, body["relation"], tail), "head": head, "relation": body["relation"],
+                    "tail": tail}
+        qualifiers = body.get("qualifiers") or {}
+        return {"id": ids.content_id("t", {"head": head, "relation": body["relation"], "tail": tail,
+                                           "qualifiers": {k: v.get("text") for k, v in qualifiers.items()}}),
+                "head": head, "relation": body["relation"], "tail": tail, "qualifiers": qualifiers}
+    if kind == "event":
+        arguments = {role: _substitute(v, canon) for role, v in body["arguments"].items()}
+        time = body.get("time")
+        return {"id": ids.content_id("v", {"type": body["type"], "trigger": body["trigger"], "arguments": arguments,
+                                           "time": time.get("text") if time else None}),
+                "type": body["type"], "trigger": body["trigger"],
+                "arguments": {role: _node_ids(v) for role, v in arguments.items()}, "time": time}
+    roles = {role: _substitute(v, canon) for role, v in body["roles"].items()}
+    content = {"relation": body["relation"], "roles": roles}
+    if "template" in body:
+        content = {"template": body["template"], **content}
+    return {"id": ids.content_id("h", content), "relation": body["relation"],
+            "roles": {role: _node_ids(v) for role, v in roles.items()}}
+
+
+def build_snapshot(store) -> GraphSnapshot:
+    """Assemble the tenant's graph; call inside a read transaction."""
+    q = store._q
+    entity_of: dict[str, str] = {}
+    type_of: dict[str, str] = {}
+    for node, etype, entity in q("SELECT node, type, entity FROM groups WHERE tenant = ?"):
+        entity_of[node], type_of[node] = entity, etype
+    canon = lambda n: entity_of.get(n, n)  # noqa: E731
+    documents = sorted(({"id": i, "name": d, "source": s, "sha256": h}
+                        for d, i, s, h in q("SELECT doc, id, source, sha256 FROM documents WHERE tenant = ?")),
+                       key=lambda d: (d["id"], d["name"]))
+    doc_id = {d["name"]: d["id"] for d in documents}
+
+    names = store._names()
+    nodes: dict[str, dict[str, Any]] = {}
+    for doc, node, name, aliases in q("SELECT doc, node, name, aliases FROM doc_nodes WHERE tenant = ?"):
+        entity = canon(node)
+        entry = nodes.setdefault(entity, {"id": entity, "type": type_of.get(entity, type_of.get(node)),
+                                          "name": names.get(entity, name), "aliases": set(), "documents": set()})
+        entry["aliases"].update([name, *json.loads(aliases)])
+        entry["documents"].add(doc_id[doc])
+    for entry in nodes.values():
+        entry["aliases"] = sorted(entry["aliases"] - {entry["name"]})
+        entry["documents"] = sorted(entry["documents"])
+
+    kinds: dict[str, dict[str, dict[str, Any]]] = {"edge": {}, "hyperedge": {}, "event": {}, "temporal": {}}
+    where: dict[tuple[str, str, str], str] = {}  # (doc, view, stored id) -> snapshot id
+    for doc, view, item, kind, body, confidence in q(VISIBLE_ITEMS):
+        shaped = _item(kind, json.loads(body), canon)
+        entry = kinds[kind].setdefault(shaped["id"], {**shaped, "views": set(), "confidence": None})
+        entry["views"].add(view)
+        if confidence is not None and (entry["confidence"] is None or confidence > entry["confidence"]):
+            entry["confidence"] = confidence
+        where[(doc, view, item)] = shaped["id"]
+    for kind, found in kinds.items():
+        for entry in found.values():
+            entry["views"] = sorted(entry["views"])
+            if kind != "edge":
+                del entry["confidence"]
+
+    evidence = set()
+    for doc, item, view, chunk, page, start, end, quote in q(
+            "SELECT doc, item, view, chunk, page, span_start, span_end, quote FROM evidence WHERE tenant = ?"):
+        target = where.get((doc, view, item)) or (canon(item) if item in entity_of else None)
+        if target is not None:
+            span = (start, end) if start is not None else None
+            evidence.add((target, doc_id[doc], chunk, page, span, quote, view))
+    ordered = sorted(evidence, key=lambda e: (e[0], e[1], e[2] or "", e[4] or (-1, -1), e[6], e[5] or "", e[3] or 0))
+    return GraphSnapshot(
+        tenant=store.tenant, version=store.version(),
+        nodes=[nodes[k] for k in sorted(nodes)],
+        edges=[kinds["edge"][k] for k in sorted(kinds["edge"])],
+        hyperedges=[kinds["hyperedge"][k] for k in sorted(kinds["hyperedge"])],
+        events=[kinds["event"][k] for k in sorted(kinds["event"])],
+        temporal=[kinds["temporal"][k] for k in sorted(kinds["temporal"])],
+        evidence=[{"item": i, "document": d, "chunk": c, "page": p, "span": list(s) if s else None, "quote": qt,
+                   "view": v} for i, d, c, p, s, qt, v in ordered],
+        documents=documents,
+    )

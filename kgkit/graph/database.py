@@ -1,0 +1,201 @@
+"""One connection to a graph store, SQLite or PostgreSQL, behind the same few calls.
+
+The store's SQL is written once, with ``?`` placeholders and types that both databases
+read (``INSERT ... ON CONFLICT`` works in SQLite 3.24+ and PostgreSQL alike); this module
+holds the little that differs: how to connect, how a writer takes the store (SQLite
+``BEGIN IMMEDIATE`` with a busy timeout; PostgreSQL an advisory lock per tenant, so two
+writers of one tenant queue and other tenants go on), and how a reader gets a snapshot
+that no concurrent writer can show half of (a read transaction in SQLite's WAL mode;
+``REPEATABLE READ`` in PostgreSQL).
+
+Tenancy in PostgreSQL is enforced by the database: every tenant table has row-level
+security forced on, with a policy that compares its ``tenant`` column to the session
+setting ``app.tenant``, which this connection sets once. A role without BYPASSRLS (any
+non-superuser) sees and changes only its tenant's rows whatever SQL it sends.
+"""
+from __future__ import annotations
+
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from kgkit.errors import ConfigError, InputError
+from kgkit.graph.migrations import MIGRATIONS, TENANT_TABLES
+
+#: Seconds a writer waits for another to finish before giving up (SQLite busy_timeout).
+WAIT_SECONDS = 60.0
+
+
+def is_postgres(url: str) -> bool:
+    return url.startswith(("postgresql://", "postgres://"))
+
+
+class Database:
+    """A connection scoped to one tenant. Use :meth:`write` / :meth:`read` for transactions."""
+
+    kind = ""
+
+    def __init__(self, tenant: str):
+        if not isinstance(tenant, str) or not tenant.strip():
+            raise ConfigError("graph tenant must be a non-empty name", hint="pass --tenant NAME or set graph.tenant")
+        self.tenant = tenant
+
+    # -- per backend
+    def _sql(self, sql: str) -> str:
+        return sql
+
+    def _begin_write(self) -> None:
+        raise NotImplementedError
+
+    def _begin_read(self) -> None:
+        raise NotImplementedError
+
+    # -- shared
+    def execute(self, sql: str, params: Iterable[Any] = ()) -> int:
+        cur = self.conn.execute(self._sql(sql), tuple(params))
+        return cur.rowcount
+
+    def query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple]:
+        return list(self.conn.execute(self._sql(sql), tuple(params)).fetchall())
+
+    def many(self, sql: str, rows: list[tuple]) -> None:
+        if rows:
+            self.conn.cursor().executemany(self._sql(sql), rows)
+
+    @contextmanager
+    def _transaction(self, begin) -> Iterator[None]:
+        begin()
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def write(self):
+        """One update: all of it or none of it, one writer per tenant at a time."""
+        return self._transaction(self._begin_write)
+
+    @contextmanager
+    def read(self) -> Iterator[None]:
+        """A consistent view: every read inside sees the store as of one moment."""
+        self._begin_read()
+        try:
+            yield
+        finally:
+            self.conn.execute("ROLLBACK")
+
+    def migrate(self) -> int:
+        """Bring the schema up to the newest version (forward only); returns that version."""
+        with self._migration():
+            self.conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+            rows = self.conn.execute("SELECT version FROM schema_version").fetchall()
+            current = rows[0][0] if rows else 0
+            newest = len(MIGRATIONS)
+            if current > newest:
+                raise ConfigError(f"graph store schema version {current} is newer than this kgkit knows ({newest})",
+                                  hint="upgrade kgkit")
+            for version in range(current + 1, newest + 1):
+                for statement in self._ddl(MIGRATIONS[version - 1]):
+                    self.conn.execute(statement)
+            if not rows:
+                self.conn.execute(self._sql("INSERT INTO schema_version (version) VALUES (?)"), (newest,))
+            elif current != newest:
+                self.conn.execute(self._sql("UPDATE schema_version SET version = ?"), (newest,))
+            return newest
+
+    def _ddl(self, statements: list[str]) -> list[str]:
+        return statements
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class SQLiteDatabase(Database):
+    kind = "sqlite"
+
+    def __init__(self, path: str, tenant: str):
+        super().__init__(tenant)
+        target = Path(path)
+        if not target.parent.exists():
+            raise InputError(f"{path}: the folder for the graph store does not exist")
+        if target.exists() and target.is_dir():
+            raise InputError(f"{path}: is a folder, not a graph store file")
+        try:
+            self.conn = sqlite3.connect(str(target), isolation_level=None, timeout=WAIT_SECONDS)
+            self.conn.execute(f"PRAGMA busy_timeout = {int(WAIT_SECONDS * 1000)}")
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"{path}: not a kgkit graph store ({exc})") from None
+        self.location = str(target)
+
+    def _begin_write(self) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+
+    def _begin_read(self) -> None:
+        self.conn.execute("BEGIN")
+
+    def _migration(self):
+        return self.write()
+
+
+class PostgresDatabase(Database):
+    kind = "postgresql"
+
+    def __init__(self, url: str, tenant: str):
+        super().__init__(tenant)
+        try:
+            import psycopg
+        except ImportError:
+            raise ConfigError("a postgresql:// graph needs psycopg", hint="pip install 'kgkit[postgres]'") from None
+        try:
+            self.conn = psycopg.connect(url, autocommit=True)
+        except psycopg.Error as exc:
+            raise InputError(f"cannot connect to the graph store: {str(exc).strip().splitlines()[0]}") from None
+        self.conn.execute("SELECT set_config('app.tenant', %s, false)", (tenant,))
+        self.location = url.split("@")[-1]  # never show a password
+
+    def _sql(self, sql: str) -> str:
+        return sql.replace("?", "%s")
+
+    def _begin_write(self) -> None:
+        self.conn.execute("BEGIN")
+        self.conn.execute("SELECT pg_advisory_xact_lock(hashtext('kgkit:' || %s))", (self.tenant,))
+
+    def _begin_read(self) -> None:
+        self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+
+    def _migration(self):
+        def begin() -> None:  # one migrating connection at a time, whatever the tenant
+            self.conn.execute("BEGIN")
+            self.conn.execute("SELECT pg_advisory_xact_lock(hashtext('kgkit:schema'))")
+
+        return self._transaction(begin)
+
+    def _ddl(self, statements: list[str]) -> list[str]:
+        out = [s.replace(" REAL", " DOUBLE PRECISION") for s in statements]
+        for s in statements:
+            table = s.split("(")[0].split()[-1] if s.startswith("CREATE TABLE") else None
+            if table in TENANT_TABLES:
+                out += [
+                    f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
+                    f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY",
+                    f"CREATE POLICY {table}_tenant ON {table} USING (tenant = current_setting('app.tenant')) "
+                    f"WITH CHECK (tenant = current_setting('app.tenant'))",
+                ]
+        return out
+
+
+def connect(url: str, tenant: str) -> Database:
+    """Open (creating and migrating if need be) the store at ``url``: a file path or postgresql:// URL."""
+    if not isinstance(url, str) or not url.strip():
+        raise ConfigError("no graph store given", hint="pass GRAPH (a .sqlite path or postgresql:// URL) or set graph.url")
+    db = PostgresDatabase(url, tenant) if is_postgres(url) else SQLiteDatabase(url, tenant)
+    try:
+        db.migrate()
+    except Exception:
+        db.close()
+        raise
+    return db

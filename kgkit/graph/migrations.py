@@ -1,0 +1,63 @@
+"""The graph store's schema, as forward migrations: version N is ``MIGRATIONS[N-1]``.
+
+A store records its version in ``schema_version``; opening it runs the steps it lacks, in
+one transaction. Never edit a released step: append a new one. The SQL is plain enough for
+SQLite and PostgreSQL both (``REAL`` becomes ``DOUBLE PRECISION`` in PostgreSQL, which also
+gets row-level security on every table that has a ``tenant`` column: see database.py).
+
+Every row belongs to one tenant, and documents are named by ``doc``, the run folder's
+name, so an edited document (new text, new ``d_`` id) replaces its earlier contribution.
+Entities are resolved per *key group*: all local nodes with one (type, canonical key)
+share the run folders' node id ``node``; ``groups.entity`` names the group that stands
+for the real-world entity (the canonical id).
+"""
+from __future__ import annotations
+
+MIGRATIONS: list[list[str]] = [
+    [
+        "CREATE TABLE graph_version (tenant TEXT PRIMARY KEY, version INTEGER NOT NULL)",
+        "CREATE TABLE documents (tenant TEXT NOT NULL, doc TEXT NOT NULL, id TEXT NOT NULL, source TEXT, "
+        "sha256 TEXT NOT NULL, contribution TEXT NOT NULL, added TEXT NOT NULL, PRIMARY KEY (tenant, doc))",
+        # one row per node of a document's nodes.json
+        "CREATE TABLE doc_nodes (tenant TEXT NOT NULL, doc TEXT NOT NULL, node TEXT NOT NULL, type TEXT NOT NULL, "
+        "key TEXT NOT NULL, name TEXT NOT NULL, aliases TEXT NOT NULL, PRIMARY KEY (tenant, doc, node))",
+        "CREATE INDEX doc_nodes_node ON doc_nodes (tenant, node)",
+        # alias keys a document's node claims (declared aliases, defined terms)
+        "CREATE TABLE claims (tenant TEXT NOT NULL, doc TEXT NOT NULL, node TEXT NOT NULL, type TEXT NOT NULL, "
+        "alias_key TEXT NOT NULL, PRIMARY KEY (tenant, doc, node, alias_key))",
+        "CREATE INDEX claims_alias ON claims (tenant, type, alias_key)",
+        "CREATE INDEX claims_node ON claims (tenant, node)",
+        # key groups, reference-counted by the documents that name them
+        "CREATE TABLE groups (tenant TEXT NOT NULL, node TEXT NOT NULL, type TEXT NOT NULL, key TEXT NOT NULL, "
+        "refs INTEGER NOT NULL, entity TEXT NOT NULL, reason TEXT, score REAL, PRIMARY KEY (tenant, node))",
+        "CREATE INDEX groups_key ON groups (tenant, type, key)",
+        "CREATE INDEX groups_entity ON groups (tenant, entity)",
+        # canon's blocking keys of each group (type-prefixed), with the group's key
+        "CREATE TABLE blocks (tenant TEXT NOT NULL, node TEXT NOT NULL, block TEXT NOT NULL, key TEXT NOT NULL, "
+        "PRIMARY KEY (tenant, block, node))",
+        "CREATE INDEX blocks_node ON blocks (tenant, node)",
+        # edges, hyperedges, events, temporal edges of one document and view; held: why it waits for review
+        "CREATE TABLE items (tenant TEXT NOT NULL, doc TEXT NOT NULL, view TEXT NOT NULL, item TEXT NOT NULL, "
+        "kind TEXT NOT NULL, body TEXT NOT NULL, confidence REAL, held TEXT, review_key TEXT, "
+        "PRIMARY KEY (tenant, doc, view, item))",
+        "CREATE TABLE evidence (tenant TEXT NOT NULL, doc TEXT NOT NULL, item TEXT NOT NULL, view TEXT NOT NULL, "
+        "chunk TEXT, page INTEGER, span_start INTEGER, span_end INTEGER, quote TEXT)",
+        "CREATE INDEX evidence_doc ON evidence (tenant, doc)",
+        # review.jsonl entries that are not items of a view (rejects, unparsable answers)
+        "CREATE TABLE review (tenant TEXT NOT NULL, doc TEXT NOT NULL, key TEXT NOT NULL, stage TEXT, "
+        "chunk TEXT, item TEXT NOT NULL, reason TEXT NOT NULL, PRIMARY KEY (tenant, doc, key))",
+        # decisions outlive the documents' rows: keyed by document name and review key
+        "CREATE TABLE decisions (tenant TEXT NOT NULL, doc TEXT NOT NULL, key TEXT NOT NULL, "
+        "decision TEXT NOT NULL, who TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (tenant, doc, key))",
+        # unmerge decisions: these two key groups are never one entity
+        "CREATE TABLE apart (tenant TEXT NOT NULL, a TEXT NOT NULL, b TEXT NOT NULL, PRIMARY KEY (tenant, a, b))",
+        "CREATE TABLE merge_log (tenant TEXT NOT NULL, seq INTEGER NOT NULL, action TEXT NOT NULL, "
+        "entity TEXT NOT NULL, node TEXT NOT NULL, reason TEXT, score REAL, who TEXT NOT NULL, at TEXT NOT NULL, "
+        "PRIMARY KEY (tenant, seq))",
+    ],
+]
+
+#: Tables whose rows belong to a tenant (row-level security in PostgreSQL).
+TENANT_TABLES = frozenset(
+    s.split("(")[0].split()[-1] for step in MIGRATIONS for s in step if s.startswith("CREATE TABLE")
+)

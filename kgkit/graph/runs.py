@@ -1,0 +1,166 @@
+"""A run folder, as ``kgkit extract`` writes it, read into one document's contribution.
+
+The store never re-extracts: it takes the folder's ``manifest.json`` (which document, its
+content hash), ``nodes.json`` (the document's resolved nodes), ``views/*.json`` (its items
+with evidence) and ``review.jsonl`` (what extraction held back). Items a view kept but
+marked -- unverified evidence, confidence under ``review.confidence_threshold`` -- are
+*held*: stored with their provenance but outside the graph until a reviewer accepts them.
+Rejects (unknown relation, type mismatch, unparsable answer) have no item in any view;
+they are kept as review entries.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kgkit import ids
+from kgkit.errors import InputError
+from kgkit.name_keys import canonical_key
+
+#: review.jsonl reasons whose item is still in its view (held there, not rejected).
+HELD_IN_VIEW = ("unverified evidence", "low confidence")
+
+
+@dataclass
+class Contribution:
+    """Everything one document adds to the graph."""
+
+    doc: str  # the document's name: the run folder's name; an edited document keeps it
+    doc_id: str  # d_ + hash of the text, as the run folder says
+    source: str | None
+    sha256: str
+    fingerprint: str  # hash of everything below: equal means re-adding changes nothing
+    nodes: list[dict[str, Any]] = field(default_factory=list)  # {node, type, key, name, aliases}
+    claims: list[tuple[str, str, str]] = field(default_factory=list)  # (node, type, alias key)
+    items: list[dict[str, Any]] = field(default_factory=list)  # {view, item, kind, body, confidence, held, review_key}
+    evidence: list[tuple] = field(default_factory=list)  # (item, view, chunk, page, start, end, quote)
+    review: list[dict[str, Any]] = field(default_factory=list)  # {key, stage, chunk, item, reason}
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{path}: missing; is this a run folder written by kgkit extract?") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: unreadable JSON ({exc})") from None
+
+
+def _evidence_row(item_id: str, view: str, ev: dict[str, Any] | None) -> tuple:
+    ev = ev or {}
+    span = ev.get("span") or [None, None]
+    return (item_id, view, ev.get("chunk"), ev.get("page"), span[0], span[1], ev.get("quote"))
+
+
+def _kind(payload: dict[str, Any]) -> tuple[str, str] | None:
+    """(item kind, list key) of a view payload, by its mode."""
+    mode = str(payload.get("mode", ""))
+    if "relations" in payload and "template" in payload:
+        return "hyperedge", "relations"
+    if mode.startswith("temporal"):
+        return "temporal", "edges"
+    if "hyperedges" in payload:
+        return "hyperedge", "hyperedges"
+    if "events" in payload:
+        return "event", "events"
+    if "edges" in payload:
+        return "edge", "edges"
+    return None
+
+
+def _body(kind: str, raw: dict[str, Any], template: str | None) -> dict[str, Any]:
+    """The item without its evidence: what the graph keeps of it."""
+    if kind == "edge":
+        return {"head": raw["head"], "relation": raw["relation"], "tail": raw["tail"]}
+    if kind == "temporal":
+        return {"head": raw["head"], "relation": raw["relation"], "tail": raw["tail"],
+                "qualifiers": raw.get("qualifiers") or {}}
+    if kind == "event":
+        return {"type": raw["type"], "trigger": raw.get("trigger"), "arguments": raw.get("arguments") or {},
+                "time": raw.get("time")}
+    body = {"relation": raw["relation"], "roles": raw.get("roles") or {}}
+    if template:
+        body["template"] = template
+        body["qualifiers"] = raw.get("qualifiers") or {}
+    return body
+
+
+def read_run(run_dir: str | Path, *, confidence_threshold: float = 0.5, legal_suffixes: bool = True) -> Contribution:
+    """Read one run folder. Raises InputError naming the file when it is not a usable run."""
+    run = Path(run_dir)
+    if not run.is_dir():
+        raise InputError(f"{run}: not a folder; give the run folder kgkit extract wrote (with nodes.json)")
+    manifest = _load_json(run / "manifest.json")
+    nodes_file = _load_json(run / "nodes.json")
+    digest = hashlib.sha256()
+    try:
+        source = manifest["input"]
+        contribution = Contribution(doc=run.name, doc_id=nodes_file["doc_id"], source=source.get("path"),
+                                    sha256=source["sha256"], fingerprint="")
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise InputError(f"{run}: manifest.json or nodes.json lacks {exc}; not a kgkit run folder") from None
+    digest.update(f"{contribution.sha256}\x1f{confidence_threshold}\x1f{legal_suffixes}".encode())
+    digest.update((run / "nodes.json").read_bytes())
+
+    try:
+        for node in nodes_file["nodes"]:
+            key = canonical_key(node["name"], legal_suffixes=legal_suffixes)
+            aliases = sorted(set(node.get("aliases") or []))
+            contribution.nodes.append({"node": node["id"], "type": node["type"], "key": key,
+                                       "name": node["name"], "aliases": aliases})
+            for alias in aliases:
+                akey = canonical_key(alias, legal_suffixes=legal_suffixes)
+                if akey != key:
+                    contribution.claims.append((node["id"], node["type"], akey))
+            view = node.get("origin") or "core"
+            for m in node.get("mentions") or []:
+                contribution.evidence.append(_evidence_row(node["id"], view, {**m, "quote": None}))
+    except (KeyError, TypeError) as exc:
+        raise InputError(f"{run / 'nodes.json'}: a node lacks {exc}") from None
+    contribution.claims = sorted(set(contribution.claims))
+
+    for path in sorted((run / "views").glob("*.json")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+        payload = _load_json(path)
+        found = _kind(payload) if isinstance(payload, dict) else None
+        if found is None:
+            raise InputError(f"{path}: not a view file kgkit knows (no edges, hyperedges, events or relations)")
+        kind, list_key = found
+        view = str(payload.get("view") or path.stem)
+        try:
+            for raw in payload[list_key]:
+                held = None
+                if raw.get("verified") is False:
+                    held = "unverified evidence"
+                elif raw.get("confidence") is not None and raw["confidence"] < confidence_threshold:
+                    held = f"low confidence ({raw['confidence']} < {confidence_threshold})"
+                contribution.items.append({
+                    "view": view, "item": raw["id"], "kind": kind,
+                    "body": _body(kind, raw, payload.get("template")), "confidence": raw.get("confidence"),
+                    "held": held, "review_key": f"{view}:{raw['id']}" if held else None,
+                })
+                contribution.evidence.append(_evidence_row(raw["id"], view, raw.get("evidence")))
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise InputError(f"{path}: an item lacks {exc}") from None
+
+    review_path = run / "review.jsonl"
+    if review_path.exists():
+        digest.update(review_path.read_bytes())
+        for n, line in enumerate(review_path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+                reason = str(entry["reason"])
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise InputError(f"{review_path}:{n}: not a review entry ({exc})") from None
+            if reason.startswith(HELD_IN_VIEW):
+                continue  # the item is in its view, held there
+            key = ids.content_id("r", {"stage": entry.get("stage"), "item": entry.get("item"), "reason": reason})
+            contribution.review.append({"key": key, "stage": entry.get("stage"), "chunk": entry.get("chunk"),
+                                        "item": entry.get("item"), "reason": reason})
+    contribution.fingerprint = digest.hexdigest()
+    return contribution

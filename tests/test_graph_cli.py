@@ -1,0 +1,111 @@
+"""``kgkit graph`` and ``kgkit review`` through the real entry point: output, exit codes,
+errors without tracebacks, config fallback, and ``kgkit extract --graph``."""
+from __future__ import annotations
+
+import json
+
+from cli_support import kgkit
+from graph_support import DOCS, small_runs  # noqa: F401  (fixture)
+
+
+def test_add_stats_show_merges_unmerge_remove(small_runs, tmp_path):
+    graph = str(tmp_path / "g.sqlite")
+    result = kgkit("graph", "add", graph, str(small_runs["alpha"]), str(small_runs["beta"]))
+    assert result.exit_code == 0, result.output
+    assert result.output == "alpha: added (graph version 1)\nbeta: added (graph version 2)\n"
+    assert kgkit("graph", "add", graph, str(small_runs["alpha"])).output == "alpha: unchanged (graph version 2)\n"
+
+    stats = json.loads(kgkit("graph", "stats", graph, "--json").output)
+    assert stats["documents"] == 2 and stats["version"] == 2 and stats["nodes"] > 0
+    assert "merged_nodes" in kgkit("graph", "stats", graph).output
+
+    snap = json.loads(kgkit("graph", "show", graph, "--json").output)
+    northwind = next(n for n in snap["nodes"] if "Northwind" in n["name"])
+    shown = kgkit("graph", "show", graph, "--node", northwind["id"]).output
+    assert f"documents: {', '.join(northwind['documents'])}" in shown
+
+    log = json.loads(kgkit("graph", "merges", graph, "--json").output)
+    merged = next(m for m in log if m["entity"] == northwind["id"])
+    text = kgkit("graph", "merges", graph).output
+    assert f"kgkit: merge {merged['node']} '{merged['node_name']}' into {northwind['id']}" in text
+
+    result = kgkit("graph", "unmerge", graph, merged["node"], "--who", "lee")
+    assert result.exit_code == 0 and result.output == f"{merged['node']}: unmerged (graph version 3)\n"
+    assert f"lee: unmerge {merged['node']}" in kgkit("graph", "merges", graph).output
+
+    assert kgkit("graph", "remove", graph, "beta").output == "beta: removed (graph version 4)\n"
+    assert json.loads(kgkit("graph", "stats", graph, "--json").output)["documents"] == 1
+
+
+def test_errors_are_named_with_exit_code_2(small_runs, tmp_path):
+    graph = str(tmp_path / "g.sqlite")
+    result = kgkit("graph", "add", graph, str(tmp_path))
+    assert result.exit_code == 2
+    assert f"{tmp_path}/manifest.json: missing; is this a run folder written by kgkit extract?" in result.output
+    assert "Traceback" not in result.output
+    result = kgkit("graph", "remove", graph, "nothing")
+    assert result.exit_code == 2 and "no document 'nothing' in graph tenant 'default'" in result.output
+    result = kgkit("graph", "stats")
+    assert result.exit_code == 2 and "no graph store given" in result.output
+    result = kgkit("review", "accept", graph, "q_nope")
+    assert result.exit_code == 2 and "no review entry 'q_nope'" in result.output
+    assert not (tmp_path / "manifest.json").exists()
+
+
+def test_config_names_the_graph_and_tenant(small_runs, tmp_path):
+    (tmp_path / "kgkit.yaml").write_text("graph:\n  url: corpus.sqlite\n  tenant: team-a\n")
+    config = str(tmp_path / "kgkit.yaml")
+    result = kgkit("graph", "add", str(small_runs["gamma"]), "--config", config)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "corpus.sqlite").exists()  # relative to the config file
+    stats = json.loads(kgkit("graph", "stats", "--config", config, "--json").output)
+    assert stats["tenant"] == "team-a" and stats["documents"] == 1
+    other = json.loads(kgkit("graph", "stats", "--config", config, "--tenant", "team-b", "--json").output)
+    assert other["documents"] == 0
+
+
+def test_review_list_show_accept_reject(small_runs, tmp_path):
+    import shutil
+
+    run = tmp_path / "alpha"
+    shutil.copytree(small_runs["alpha"], run)
+    view = run / "views" / "binary.json"
+    data = json.loads(view.read_text())
+    data["edges"][0]["verified"] = False
+    view.write_text(json.dumps(data))
+    graph = str(tmp_path / "g.sqlite")
+    kgkit("graph", "add", graph, str(run))
+    listed = kgkit("review", "list", graph).output.splitlines()
+    assert len(listed) == 1 and "alpha  held binary: unverified evidence" in listed[0]
+    entry_id = listed[0].split()[0]
+    shown = json.loads(kgkit("review", "show", graph, entry_id).output)
+    assert shown["item"]["id"] == data["edges"][0]["id"] and shown["decision"] is None
+    assert kgkit("review", "accept", graph, entry_id, "--who", "kim").output == \
+        f"{entry_id}: accepted (graph version 2)\n"
+    assert kgkit("review", "list", graph).output == "nothing to review\n"
+    assert "[accept by kim" in kgkit("review", "list", graph, "--all").output
+    assert kgkit("review", "reject", graph, entry_id).exit_code == 0
+    edges = json.loads(kgkit("graph", "show", graph, "--json").output)["edges"]
+    assert data["edges"][0]["id"] not in {e["id"] for e in edges}
+
+
+def test_extract_adds_finished_runs_to_the_graph(tmp_path):
+    src = tmp_path / "gamma.txt"
+    src.write_text(DOCS["gamma"], encoding="utf-8")
+    graph = str(tmp_path / "g.sqlite")
+    result = kgkit("extract", str(src), "--domain", "legal_contracts", "--out", str(tmp_path / "out"),
+                   "--graph", graph, "--tenant", "t1")
+    assert result.exit_code == 0, result.output
+    stats = json.loads(kgkit("graph", "stats", graph, "--tenant", "t1", "--json").output)
+    assert stats["documents"] == 1 and stats["nodes"] > 0
+
+
+def test_export_reads_the_store(small_runs, tmp_path):
+    graph = str(tmp_path / "g.sqlite")
+    kgkit("graph", "add", graph, str(small_runs["alpha"]), str(small_runs["beta"]), "--tenant", "t1")
+    result = kgkit("graph", "export", graph, "--format", "json", "-o", str(tmp_path / "out"), "--tenant", "t1")
+    assert result.exit_code == 0, result.output
+    [written] = [p for p in (tmp_path / "out").iterdir()]
+    data = json.loads(written.read_text())
+    stats = json.loads(kgkit("graph", "stats", graph, "--tenant", "t1", "--json").output)
+    assert len(data["nodes"]) == stats["nodes"] and len(data["edges"]) == stats["edges"]

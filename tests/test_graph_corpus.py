@@ -1,0 +1,93 @@
+"""Issue 12's done-when on the shared corpora, on both stores.
+
+CUAD, CoNLL04 and WikiEvents run folders (the offline backend) loaded, then loaded again
+with one document per set edited and one removed, give exactly the graph of a fresh load
+of the final corpus. And one party named in three CUAD contracts is one node with three
+documents' evidence, until unmerges split it back, which the merge log shows.
+
+No figure is published from these tests, so the tune/report split does not apply; the
+party test edits tune-split contracts only.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from graph_support import comparable, extract_texts, graph_url, postgres  # noqa: F401  (fixtures)
+from kgkit.graph import GraphStore
+from shared_data import DATA
+
+pytestmark = pytest.mark.corpus
+
+SETS = {"cuad": "legal_contracts", "conll04": "general", "wikievents": "general"}
+EDITED = {"cuad": "cuad_CCAINDUSTRIESINC_Outsourcing", "conll04": "conll04_shared_003",
+          "wikievents": sorted(p.stem for p in (DATA / "wikievents").glob("*.txt"))[0]}
+REMOVED = {"cuad": "cuad_ADUROBIOTECH_Consulting_Agreements", "conll04": "conll04_shared_006",
+           "wikievents": sorted(p.stem for p in (DATA / "wikievents").glob("*.txt"))[1]}
+
+
+def _text(path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """(every run folder, the edited documents' new run folders)."""
+    base = tmp_path_factory.mktemp("corpus")
+    runs, edited = [], []
+    for name, domain in SETS.items():
+        texts = {p.stem: _text(p) for p in sorted((DATA / name).glob("*.txt"))}
+        runs += extract_texts(texts, base / name, domain).values()
+        text = texts[EDITED[name]]
+        change = text[len(text) // 5:] + "\nOrion Freight Inc. shall notify Marta Quell within ten days.\n"
+        edited += extract_texts({EDITED[name]: change}, base / f"{name}-edited", domain).values()
+    return runs, edited
+
+
+def test_reloading_with_an_edit_and_a_removal_equals_a_fresh_load(graph_url, corpus, request):
+    runs, edited = corpus
+    with GraphStore(graph_url) as g:
+        g.add(runs)
+        before = g.snapshot()
+        results = g.add(edited)
+        assert [r.status for r in results] == ["replaced"] * 3
+        for doc in REMOVED.values():
+            g.remove(doc)
+        after = g.snapshot()
+    removed_names = set(REMOVED.values())
+    final = [r for r in runs if r.name not in removed_names and r.name not in EDITED.values()] + edited
+    fresh_url = (request.getfixturevalue("postgres").new_database() if graph_url.startswith("postgresql")
+                 else graph_url + ".fresh")
+    with GraphStore(fresh_url) as fresh:
+        fresh.add(final)
+        assert comparable(after) == comparable(fresh.snapshot())
+    assert len(after.documents) == len(runs) - 3 and len(before.nodes) > 1000
+    assert any(n["name"].startswith("Orion Freight") for n in after.nodes)
+
+
+def test_one_party_in_three_cuad_contracts_is_one_node_until_unmerged(graph_url, tmp_path):
+    cuad = DATA / "cuad"
+    texts = {
+        "cool": _text(cuad / "cuad_COOLTECHNOLOGIES_Strategic_Alliance.txt"),  # VETERAN TECHNOLOGY GROUP, LLC
+        "cca": re.sub(r"Emerson HealthCare|EMERSON HEALTHCA[RT]E", "Veteran Technologies Group",
+                      _text(cuad / "cuad_CCAINDUSTRIESINC_Outsourcing.txt")),
+        "aduro": re.sub(r"IREYA B\.?V", "Veterans Technology Group B.V",
+                        _text(cuad / "cuad_ADUROBIOTECH_Consulting_Agreements.txt")),
+    }
+    runs = extract_texts(texts, tmp_path)
+    with GraphStore(graph_url) as g:
+        g.add(runs.values())
+        snap = g.snapshot()
+        [party] = [n for n in snap.nodes if n["type"] == "Party" and "veteran" in n["name"].lower()]
+        assert len(party["documents"]) == 3
+        assert {e["document"] for e in snap.evidence if e["item"] == party["id"]} == set(party["documents"])
+        merged = [m for m in g.merges() if m["action"] == "merge" and m["entity"] == party["id"]]
+        assert len(merged) == 2 and all(m["reason"] == "fuzzy" for m in merged)
+        for m in merged:
+            g.unmerge(m["node"], who="reviewer")
+        parts = [n for n in g.snapshot().nodes if n["type"] == "Party" and "veteran" in n["name"].lower()]
+        assert len(parts) == 3 and sorted(len(n["documents"]) for n in parts) == [1, 1, 1]
+        members = {m["node"] for m in merged}
+        actions = [m["action"] for m in g.merges() if m["node"] in members]
+        assert actions.count("merge") == 2 and actions.count("unmerge") == 2

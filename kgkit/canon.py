@@ -17,7 +17,8 @@ first, and records why every surface form joined the node it did:
    it: ``Cool Technologies Inc. (hereinafter "COOL TECH")`` makes every "COOL TECH" the
    party, never a second node typed Location or DefinedTerm. A person's name with the
    title the text puts before it ("President John F. Kennedy", "Texas Gov. John
-   Connally") is an alias of the person (``title``).
+   Connally") is an alias of the person (``title``), and a place written with its state or
+   country ("Memphis, Tenn.") is also called by the place's own name (``region``).
 3. **Literal values** -- dates, durations, money and percentages (the domain types that
    receive them) keep their names as written ("26th day of May, 2017") and carry a
    normalised ``value`` (``2017-05-26``, ``P1Y``) computed here from the name; mentions of
@@ -59,7 +60,8 @@ from kgkit.name_keys import canonical_key, fold_tokens, split_trade_name, squash
 from kgkit.schema.model import Domain
 
 #: Every reason a surface form can have joined a node, in the order the stages run.
-REASONS = ("exact", "case/punctuation", "legal-suffix", "declared-alias", "defined-term", "title", "same-value", "fuzzy")
+REASONS = ("exact", "case/punctuation", "legal-suffix", "declared-alias", "defined-term", "title", "region", "same-value",
+           "fuzzy")
 
 #: A line seen this many times in one document is page furniture (a running header or footer).
 FURNITURE_REPEATS = 3
@@ -249,6 +251,16 @@ def titled_names(mention: Mention, text: str | None) -> list[str]:
         return []
     m = _TITLE_BEFORE.search(text, max(0, mention.span[0] - 60), mention.span[0])
     return [squash(f"{m.group(1)} {mention.name}")] if m else []
+
+
+# "Memphis, Tenn.", "Waterville, N. Y.", "Milan, Ohio": a place, a comma, its state or country.
+_PLACE_WITH_REGION = re.compile(r"(?P<place>[A-Z][\w.'’ -]*?[\w.]),\s+[A-Z][\w.]*(?:\s+[A-Z][\w.]*)?")
+
+
+def place_of_region(name: str) -> list[str]:
+    """A place named with its region ("Memphis, Tenn.") is also called by its own name."""
+    m = _PLACE_WITH_REGION.fullmatch(name)
+    return [m.group("place")] if m else []
 
 
 def _defined_terms(mention: Mention, text: str | None) -> list[str]:
@@ -563,6 +575,7 @@ def merge_entities(
     declared = ", ".join(t.name for t in domain.entity_types) if domain is not None else ""
     literal_kind = literal_types(domain.entity_types) if domain is not None else {}
     person_type = generic_type_map(domain.entity_types).get("person") if domain is not None else None
+    location_type = generic_type_map(domain.entity_types).get("location") if domain is not None else None
     furniture = furniture_lines(text)
     for m in sorted(mentions, key=Mention._order):
         if not isinstance(m.name, str) or not m.name.strip():
@@ -583,9 +596,11 @@ def merge_entities(
         group.mentions.append(m)
         group.surfaces[surface] += 1
         titles = titled_names(m, text) if etype == person_type else []
+        places = place_of_region(surface) if etype == location_type else []
         for alias, reason in [(a, "declared-alias") for a in m.aliases] + [
             (t, "defined-term") for t in _defined_terms(m, text)
-        ] + [(a, "declared-alias") for a in [split_trade_name(surface)[1]] if a] + [(t, "title") for t in titles]:
+        ] + [(a, "declared-alias") for a in [split_trade_name(surface)[1]] if a] + [(t, "title") for t in titles] + [
+            (p, "region") for p in places]:
             if isinstance(alias, str) and alias.strip():
                 akey = key_of(squash(alias))
                 if akey != gkey[1]:

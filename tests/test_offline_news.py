@@ -136,5 +136,5 @@ def test_single_words_need_a_cue():
         "Officials in Perugia said five people were arrested on Tuesday. The broadcast was in Spanish. "
         "For singer Bob Boyd of Chattanooga, Tenn., the ranch is home. Exxon said prices rose.",
         load_domain("general").entity_types)}
-    assert {("Perugia", "Location"), ("Chattanooga", "Location"), ("Bob Boyd", "Person")} <= found
+    assert {("Perugia", "Location"), ("Chattanooga, Tenn.", "Location"), ("Bob Boyd", "Person")} <= found
     assert not {name for name, _ in found} & {"Officials", "Spanish", "Tuesday", "Exxon", "For"}

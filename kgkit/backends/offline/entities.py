@@ -14,6 +14,9 @@ Sources, strongest first (an overlap keeps the stronger, then the longer):
    acronyms, and the person's surname and titled name as aliases — the rules live in
    :mod:`.names`.
 
+A listed place followed by a title-case word begins a longer name ("Tennessee Tech") and is
+not a place alone; a place written with its state ("Memphis, Tenn.") is one location.
+
 A generic rule only fires when the domain declares a type for it: a type whose name or
 one of whose ``aliases`` is one of the keywords in :data:`GENERIC_KINDS` (for example
 ``Date`` for dates, or a type ``Party`` with alias ``party`` for contracting parties).
@@ -28,8 +31,9 @@ from typing import Any, Iterable, Mapping, Sequence
 from kgkit import safe_regex
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
 from kgkit.backends.offline.mentions import Mention, collapse, name_key
-from kgkit.backends.offline.names import ROLE_WORDS, acronym_mentions, add_surname_aliases, add_title_aliases, name_mentions
-from kgkit.backends.offline.sentences import Sentence, split_sentences
+from kgkit.backends.offline.names import (ORG_WORDS, ROLE_WORDS, STATE_AFTER, acronym_mentions, add_surname_aliases,
+                                         add_title_aliases, is_title_word, name_mentions, source_credit_mentions)
+from kgkit.backends.offline.sentences import ABBREVIATIONS, Sentence, split_sentences
 from kgkit.schema.model import EntityType, Patterns
 
 GENERIC_KINDS: dict[str, frozenset[str]] = {
@@ -158,13 +162,18 @@ def _pattern_mentions(text: str, types: Sequence[EntityType], skills: Sequence[d
     return found
 
 
+_AGE_AFTER = re.compile(r"-?(?:years?|months?|weeks?|days?)?-old\b")
+
+
 def _literal_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
     wanted = [k for k in LITERAL_KINDS if k in kinds]
     if not wanted:
         return []
     # Named as written ("26th day of May, 2017"): the merge computes the normalised value.
+    # "a 72-year-old deputy" states an age, not a length of time.
     return [Mention(collapse(lit.surface), kinds[lit.kind], lit.start, lit.end, 2, 0.9, lit.kind)
-            for lit in find_literals(text, wanted)]
+            for lit in find_literals(text, wanted)
+            if not (lit.kind == "duration" and _AGE_AFTER.match(text, lit.end))]
 
 
 def _org_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
@@ -246,6 +255,10 @@ def _heading(m: Mention, text: str) -> bool:
     return bool(re.match(r"[ \t]*(?:\.|:|\n|$)", text[m.end:m.end + 3]))
 
 
+# A word of four letters or more, a full stop, a capitalised word: a sentence ends inside.
+_SENTENCE_END_INSIDE = re.compile(r"\b([A-Za-z][a-z]{3,})\.\s+(?=[A-Z])")
+
+
 def _well_formed(m: Mention, kinds: dict[str, str]) -> bool:
     """Whether a find has the shape of an entity name: not a clause, not a document title
     typed as a person or place, not a person named only by role words ("Chief Executive Officer")."""
@@ -253,11 +266,14 @@ def _well_formed(m: Mention, kinds: dict[str, str]) -> bool:
         return True
     if len(m.name) < CLAUSE_LENGTH and _clause_shaped(m.name):
         return False
+    if any(w.lower() not in ABBREVIATIONS for w in _SENTENCE_END_INSIDE.findall(m.name)):
+        return False  # "South Carolina. Jesse Jackson" runs across a sentence end
     words = [w.lower().strip(".,") for w in m.name.split()]
     if m.type in (kinds.get("person"), kinds.get("location")) and words[-1] in DOCUMENT_NOUNS:
         return False
-    if m.type == kinds.get("person") and all(w in ROLE_WORDS for w in words):
-        return False
+    if m.type == kinds.get("person") and (all(w in ROLE_WORDS for w in words) or words[-1] in ORG_WORDS
+                                          or (len(words) == 1 and is_title_word(m.name))):
+        return False  # "Chief Executive Officer" is a role, "Ambassador Hotel" a hotel, "Lt." a title
     return True
 
 
@@ -323,6 +339,54 @@ def _attach_definitions(text: str, sentences: list[Sentence], mentions: list[Men
     return mentions + extra
 
 
+# A title-case word right after a place, on its line: the place begins a longer name
+# ("Texas Theater", "Baltimore Orioles", "Tennessee Tech", "Texas Gov. John Connally").
+_NAME_GOES_ON = re.compile(r"[ \t]+[A-Z][a-z]")
+
+
+def _begins_longer_name(m: Mention, text: str, kinds: dict[str, str]) -> bool:
+    """A listed place ("Texas") followed by a title-case word names something else: the
+    longer capitalised run, typed by its own cues, is the entity. An abbreviation ("N.Y.")
+    may end its sentence and an all-caps place opens a dateline ("MOSCOW IZVESTIYA"), so
+    neither counts."""
+    return (m.type == kinds.get("location") and not m.kind and not m.name.endswith(".")
+            and not m.name.isupper() and bool(_NAME_GOES_ON.match(text, m.end)))
+
+
+# ", " between a place and the state or country it lies in; a list goes on after the second
+# place ("Pakistan, Bangladesh, Sri Lanka") or joins it with "and"/"or".
+_PLACE_COMMA = re.compile(r",[ \t]+")
+_LIST_GOES_ON = re.compile(r"[ \t]*(?:,[ \t]*[A-Z]|(?:and|or)\b)")
+
+
+def _join_place_with_region(text: str, mentions: list[Mention], kinds: dict[str, str]) -> list[Mention]:
+    """"Memphis, Tenn." is one place as news writes it: the city with its state. The pair
+    becomes one location named as written (the merge gives it the city's own name as an
+    alias, :func:`kgkit.canon.place_of_region`); a state found as a place of its own stays
+    one too (it is mentioned, and a reader may name the city alone). The second part is a found place or a state abbreviation ("Tupelo, Miss.",
+    "Waterville, N. Y."). Not inside a list of places ("Pakistan, Bangladesh, Sri Lanka")."""
+    loc = kinds.get("location")
+    if not loc:
+        return mentions
+    out = list(mentions)
+    for i, a in enumerate(mentions):
+        if a.type != loc or re.search(r",[ \t]*$", text[max(0, a.start - 3):a.start]):
+            continue
+        b = mentions[i + 1] if i + 1 < len(mentions) else None
+        if b is not None and b.type == loc and _PLACE_COMMA.fullmatch(text, a.end, b.start):
+            end = b.end
+        else:
+            abbrev = STATE_AFTER.match(text[a.end:a.end + 16])
+            if abbrev is None:
+                continue
+            end = a.end + abbrev.end()
+        if _LIST_GOES_ON.match(text, end):
+            continue
+        out[i] = Mention(collapse(text[a.start:end]), loc, a.start, end, a.priority, a.confidence, a.kind,
+                         list(a.aliases))
+    return out
+
+
 @dataclass(frozen=True)
 class FoundEntity:
     name: str
@@ -338,9 +402,11 @@ def find_entities(text: str, types: Sequence[EntityType], skills: Sequence[dict]
     """Entities in ``text`` of the given types, merged by (name, type), in order of first mention."""
     kinds = generic_type_map(types)
     candidates = [_trim_fragment(m, text) for m in _pattern_mentions(text, types, skills)] + _literal_mentions(text, kinds) \
-        + _org_mentions(text, kinds) + name_mentions(text, kinds) + acronym_mentions(text, kinds)
-    mentions = _resolve_overlaps([m for m in candidates if _well_formed(m, kinds)
+        + _org_mentions(text, kinds) + acronym_mentions(text, kinds) + source_credit_mentions(text, kinds) \
+        + [m for m in name_mentions(text, kinds) if m.end - m.start < CLAUSE_LENGTH]  # a name is not clause-long
+    mentions = _resolve_overlaps([m for m in candidates if _well_formed(m, kinds) and not _begins_longer_name(m, text, kinds)
                                   and (m.kind in LITERAL_KINDS or m.kind == "label" or not _heading(m, text))])
+    mentions = _join_place_with_region(text, mentions, kinds)
     sentences = split_sentences(text)
     mentions = _attach_definitions(text, sentences, mentions, kinds)
     add_surname_aliases(text, mentions, kinds.get("person"))

@@ -7,7 +7,8 @@ A capitalised multi-word name is typed by cues in this order: an honorific or a 
 inside or before the name ("Dr.", "Soviet Foreign Minister Eduard Shevardnadze") ->
 person; an organisation word ("… University") -> organisation; a middle initial ("John F.
 Kennedy") or a role noun before it ("comedian X", "said X") -> person; a place word ("Early
-County", "Fort Hamilton") or a state after it (", Calif.") -> location; a person cue after
+County", "Fort Hamilton", "Upper West Side"), a state after it (", Calif.") or "native(s)" /
+"resident(s)" after it ("a Modesto native") -> location; a person cue after
 it ("X, who", "X said", "X, 45,", "X, a spokesman", "X's wife", "X killed") -> person;
 "in/at/from" before it -> location; otherwise a name of two or three name-shaped words is a
 person by default — unless one of its words is also written in lower case in the text (then
@@ -16,9 +17,10 @@ declares contracting parties (in contracts, capitalised words are defined terms 
 often than people).
 
 A lone capitalised word needs a cue: a title or role noun before it, or one that fits only
-people after it (", who", "'s wife", "killed Kennedy") -> person; "in/at/near" before it or
-", Tenn." after it -> location; a lone 2-5-letter acronym in running text ("the FAA said")
--> organisation. Lone words, acronyms and the two-or-three-word default are off in domains
+people after it (", who", "'s wife", "killed Kennedy") -> person; "in/at/near" before it,
+", Tenn." or "native" after it -> location; a lone 2-5-letter acronym in running text ("the
+FAA said") -> organisation. A wire story's source credit ("Oslo DAGBLADET in Norwegian 3 Jan
+95") names an organisation. Lone words, acronyms and the two-or-three-word default are off in domains
 with contracting parties.
 
 A person's surname written alone elsewhere in the chunk ("Kennedy" after "John F.
@@ -37,26 +39,26 @@ from kgkit.backends.offline.sentences import ABBREVIATIONS, is_heading
 _NAME_WORD = r"(?:[A-Z][a-z]+(?:[A-Z][a-z]+)?(?:-[A-Za-z][a-z]+)?|[A-Z]{2,}[a-z]*)"  # "McConnell", "Chung-hee"
 _CAPS_NAME = re.compile(
     rf"(?<![\w.&-])(?P<name>(?:[A-Z]\.[ \t]+(?=[A-Z][a-z]))?{_NAME_WORD}(?:[ \t]+(?:(?:of|the|de|van|von|for|and)[ \t]+)?"
-    rf"(?:{_NAME_WORD}|[A-Z]\.)){{1,4}})(?![\w])"
+    rf"(?:{_NAME_WORD}|[A-Z]\.)){{1,7}})(?![\w])"
 )
 _HONORIFIC = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Prof|Sen|Rep|Gov|Gen|Lt|Col|Capt|Sgt|President|Senator|Governor|Judge|Justice|Chairman|Minister|Secretary|Ambassador|Pope|King|Queen|Prince|Sir|Lord|Rev)\.?\s+$")
-_ORG_WORDS = frozenset(
+ORG_WORDS = frozenset(
     "university institute association bank group agency ministry department council committee foundation "
     "corporation company airlines airline times news post press court commission army navy church hospital "
     "school college club union federation organization organisation party congress senate parliament "
     "administration board bureau service services laboratories laboratory systems technologies industries "
     "holdings partners fund trust exchange network journal society center centre office police embassy "
-    "force forces guard orchestra opera team".split()
+    "force forces guard orchestra opera team hotel theater theatre museum".split()
 )
 # Words that make a capitalised name a place: "Early County", "Niagara Falls", "Fort Hamilton".
 _PLACE_LAST = frozenset(
     "county city province state district island islands bay falls lake river sea ocean coast mountains mountain "
     "valley beach park street avenue square airport harbor harbour peninsula canyon desert gulf strait heights "
-    "hills springs village township parish region".split()
+    "hills springs village township parish region side".split()
 )
 _PLACE_FIRST = frozenset("fort camp mount port cape lake san santa sao ciudad saint st".split())
 # ", Calif." / ", S.C." after a name: a US-style place with its state
-_STATE_AFTER = re.compile(r"^,\s+(?!(?:Jr|Sr|Esq|Inc|Co|Corp|Ltd)\.)(?:[A-Z][a-z]{1,4}\.|[A-Z]\.[A-Z]\.)")
+STATE_AFTER = re.compile(r"^,\s+(?!(?:Jr|Sr|Esq|Inc|Co|Corp|Ltd)\.)(?:[A-Z][a-z]{1,4}\.|[A-Z]\.[ ]?[A-Z]\.)")
 # Nouns that name what a person is or does: "comedian Tuvia Tzafir", "Bruno Pusterla, a top official".
 _ROLE_NOUNS = (
     "actor|actress|singer|guitarist|soprano|tenor|comedian|writer|author|poet|painter|artist|sculptor|director|"
@@ -69,7 +71,7 @@ _ROLE_NOUNS = (
     "assassin|killer|suspect|defendant|witness|victim|hostage|priest|bishop|cardinal|rabbi|reverend|preacher|"
     "husband|wife|son|daughter|father|mother|brother|sister|widow|widower|uncle|aunt|nephew|niece|cousin|"
     "businessman|businesswoman|executive|banker|investor|financier|founder|owner|manager|administrator|agent|"
-    "detective|sheriff|inventor|designer|architect|philosopher|physicist|chemist|biologist|engineer|teacher|"
+    "detective|inspector|sheriff|inventor|designer|architect|philosopher|physicist|chemist|biologist|engineer|teacher|"
     "student|collector|veteran|resident|member|employee|worker|farmer|king|queen|prince|princess|"
     "emperor|dictator|clerk|chief|head|partner"
 )
@@ -110,8 +112,16 @@ _SENTENCE_STOP = frozenset(
 
 # An article, quantifier or possessive right before a capitalised run: people's names do
 # not take one, so the run is a thing's name or a title-cased noun phrase.
-_DETERMINED = re.compile(r"(?:\b(?:the|a|an|any|each|every|all|no|such|its|their|our|your|this|that|these|those)"
+_DETERMINED = re.compile(r"(?:\b(?:the|a|an|any|each|every|all|no|such|its|their|our|your|this|these|those)"
                          r"|['’]s)\s+$", re.I)
+
+
+_ABBREVIATED_TITLE = re.compile(r"(?:Mr|Mrs|Ms|Dr|Prof|Sen|Rep|Gov|Gen|Lt|Col|Capt|Sgt|Rev)\.?")
+
+
+def is_title_word(word: str) -> bool:
+    """An abbreviated title ("Lt", "Sen."): a word before a name, never a name itself."""
+    return bool(_ABBREVIATED_TITLE.fullmatch(word.strip()))
 
 
 def _lower_words(text: str) -> frozenset[str]:
@@ -155,14 +165,14 @@ def _name_kind(words: list[str], text: str, start: int, end: int, lower: frozens
     after = text[end:end + 60]
     if _HONORIFIC.search(before[-20:]):
         return "person"
-    if words[-1].lower() in _ORG_WORDS or words[0].lower() in _ORG_WORDS:
+    if words[-1].lower() in ORG_WORDS or words[0].lower() in ORG_WORDS:
         return "organization"
     single = len(words) == 1
     if _middle_initial(words) or _PERSON_BEFORE.search(before):
         return "person"  # "John F. Kennedy", "singer Bob Boyd of Chattanooga"
     if not single and not any(w.isupper() for w in words) and (
             words[-1].lower() in _PLACE_LAST or words[0].lower().rstrip(".") in _PLACE_FIRST
-            or _STATE_AFTER.search(after)):
+            or STATE_AFTER.search(after) or _NATIVE_AFTER.search(after)):
         return "location"
     if single and words[0].lower() in lower:
         return "name"  # a common word capitalised at a sentence start ("Officials said")
@@ -193,9 +203,9 @@ def name_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
                   if (w.lower().rstrip(".") in _TITLE_IN_NAME or w.lower() in _ROLES) and w[1:2].islower()]
         rest = words[titled[-1] + 1:] if titled else []
         titled_person = bool(titled) and "person" in targets and not (
-            words[-1].lower() in _ORG_WORDS or words[-1].lower() in _TITLE_IN_NAME
-            or not all(re.fullmatch(rf"{_NAME_WORD}|[A-Z]\.", w) and not w.isupper() and w.lower() not in _ROLES
-                       for w in rest))
+            words[-1].lower() in ORG_WORDS or words[-1].lower() in _TITLE_IN_NAME
+            or not all(re.fullmatch(r"[A-Z]\.", w) or re.fullmatch(_NAME_WORD, w) and not w.isupper()
+                       and w.lower() not in _ROLES for w in rest))
         if titled_person:
             words = rest
         if not words:
@@ -228,6 +238,8 @@ _CALENDAR = frozenset(
 )
 _LANGUAGE = re.compile(r"(?:ish|ese|ian|ean|ic)$|^(?:French|Dutch|Greek|Thai)$")  # "in English", "in Arabic"
 _SINGLE_PLACE_CUE = re.compile(r"\b(?:in|at|near|outside|throughout|across)\s+$")
+# "a Fresno native", "Leeds residents": a place named by who comes from or lives in it.
+_NATIVE_AFTER = re.compile(r"^[ \t]+(?:natives?|residents?)\b")
 
 
 def _single_mentions(text: str, kinds: dict[str, str], lower: frozenset[str]) -> list[Mention]:
@@ -249,7 +261,7 @@ def _single_mentions(text: str, kinds: dict[str, str], lower: frozenset[str]) ->
         if "person" in kinds and (_PERSON_BEFORE.search(before) or _PERSON_AFTER_STRONG.search(after)):
             kind = "person"
         elif "location" in kinds and not _LANGUAGE.search(word) and (
-                _SINGLE_PLACE_CUE.search(before) or _STATE_AFTER.search(after)):
+                _SINGLE_PLACE_CUE.search(before) or STATE_AFTER.search(after) or _NATIVE_AFTER.search(after)):
             kind = "location"
         else:
             continue
@@ -309,6 +321,23 @@ def acronym_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
             continue
         out.append(Mention(word, org, m.start(), m.end(), 1, 0.5, "organization"))
     return out
+
+
+# A wire service's source credit: the publication or broadcaster in capitals, then the
+# language and the date it appeared ("Oslo DAGBLADET in Norwegian 3 Jan 95 p 4").
+_SOURCE_CREDIT = re.compile(
+    r"(?<![\w&'’-])(?P<name>[A-Z][A-Z&'’-]+(?:[ ][A-Z][A-Za-z&'’-]+){0,3})[ ]+in[ ]+[A-Z][a-z]+[ ]+"
+    r"\d{1,2}[ ]+[A-Z][a-z]{2,8}\.?[ ]+\d{2,4}\b")
+
+
+def source_credit_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
+    """The publication a wire story credits as its source is an organisation: a name in
+    capitals followed by "in <language> <day> <month> <year>"."""
+    org = kinds.get("organization")
+    if not org or kinds.get("party", org) != org:
+        return []
+    return [Mention(m.group("name"), org, m.start("name"), m.end("name"), 3, 0.7, "organization")
+            for m in _SOURCE_CREDIT.finditer(text)]
 
 
 def add_surname_aliases(text: str, mentions: list[Mention], person_type: str | None) -> None:

@@ -74,7 +74,7 @@ class GoldModel:
 
 
 def write_config(folder: Path, stub_base: str, *, retries: int = 8, timeout: float = 2.0,
-                 cache: bool = False) -> Path:
+                 cache: bool = False, concurrency: int = 16) -> Path:
     """A kgkit.yaml naming the stub as an OpenAI-compatible provider; the key stays in the env.
     With ``cache``, the response cache is on (in ``KGKIT_CACHE_DIR``)."""
     cache = f"cache: {{enabled: {'true' if cache else 'false'}}}"
@@ -86,6 +86,7 @@ def write_config(folder: Path, stub_base: str, *, retries: int = 8, timeout: flo
         f"  retries: {retries}\n"
         f"  timeout: {timeout}\n"
         "  backoff: 0\n"
+        f"  concurrency: {concurrency}\n"
         "domain: general\n"
         "chunking:\n"
         f"  size: {CHUNK_SIZE}\n"

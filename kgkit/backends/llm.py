@@ -14,7 +14,10 @@ provider. What it adds on top of litellm:
   :class:`~kgkit.errors.ProviderConfigError` (exit 2). A refusal (400/413/422: a content
   filter, a prompt over the context window) is marked ``request_specific``, so the engine
   fails that chunk and goes on — unless it is the third in a row, which stops the run.
-  ``llm.timeout`` bounds the whole request (:mod:`kgkit.backends.deadline`), not each socket read.
+  A 429 holds back every thread's requests to the provider, and ``llm.rpm`` spaces them
+  (:mod:`kgkit.backends.pace`).
+  ``llm.timeout`` bounds the whole request (:mod:`kgkit.backends.deadline`), not each socket read,
+  in whichever thread the pass runs.
 * **The strongest output format the provider takes**: a strict JSON Schema
   (:mod:`kgkit.backends.structured`) where litellm's local model table says the model
   supports one, else JSON mode, else plain text; the choice is in each
@@ -48,8 +51,9 @@ from urllib.parse import urlsplit
 import jsonschema
 
 from kgkit.backends.base import PassRequest, PassResult, Usage, pass_validator
-from kgkit.backends.deadline import DeadlineExceeded, deadline
+from kgkit.backends.deadline import DeadlineExceeded, run_within
 from kgkit.backends.failures import REFUSAL_STATUS, Failure, classify
+from kgkit.backends.pace import pace_for
 from kgkit.backends.parse import AnswerParseError, parse_json_answer
 from kgkit.backends.structured import drop_unfilled, strict_schema
 from kgkit.config.model import LLMConfig
@@ -231,11 +235,14 @@ class LLMBackend:
             kwargs["response_format"] = response_format
         errors = tuple(litellm.LITELLM_EXCEPTION_TYPES)
         attempt = 0
+        pace, held = pace_for(s.model, s.api_base, s.rpm), False
         while True:
+            if not held:  # after our own 429 we have waited out the hold already
+                pace.wait(self._sleep)
+            held = False
             tally.requests += 1
             try:
-                with deadline(s.timeout):
-                    response = litellm.completion(**kwargs)
+                response = run_within(lambda: litellm.acompletion(**kwargs), s.timeout)
             except (*errors, DeadlineExceeded) as exc:
                 status = getattr(exc, "status_code", None)
                 detail = self._scrub(_provider_message(exc))
@@ -246,6 +253,9 @@ class LLMBackend:
                 delay = _retry_after(exc)
                 delay = min(MAX_DELAY, delay if delay is not None else s.backoff * 2**attempt)
                 log.warning("%s: %s; retry %d/%d in %.2fs", s.model, failure.what, attempt + 1, s.retries, delay)
+                if status == 429:  # every worker slows down, not only this one (kgkit/backends/pace.py)
+                    pace.hold(delay)
+                    held = True
                 self._sleep(delay)
                 attempt += 1
                 tally.retries += 1
@@ -372,6 +382,7 @@ def load_litellm():
     import litellm
 
     litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on stdout
+    litellm.disable_aiohttp_transport = True  # async requests over httpx: the same errors as the sync path
     return litellm
 
 

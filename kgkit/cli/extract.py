@@ -6,6 +6,7 @@ otherwise), the summary table or ``--json`` to stdout. Exit 0 when every pass su
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -23,16 +24,35 @@ def _config(config_path: str | None, model: str | None, no_cache: bool):
 
 
 class _Progress:
-    """Per-stage progress on stderr: a redrawn bar on a terminal, plain lines otherwise."""
+    """Progress on stderr: per stage for one document (a redrawn bar on a terminal, plain
+    lines otherwise); for a corpus, one tqdm bar over the documents with the stage in hand,
+    calls, tokens and cost so far and an ETA (plain lines per document when not a terminal)."""
 
     WIDTH = 24
 
     def __init__(self, stream=None):
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty()
+        self.bar = None  # the corpus bar, on a terminal
+        self.total = 0
+        self.done = 0
+        self.calls = self.tokens = 0
+        self.cost = 0.0
+
+    def start(self, documents: int) -> None:
+        """Called once with the number of documents; more than one makes it a corpus display."""
+        self.total = documents
+        if documents > 1 and self.tty:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=documents, unit="doc", file=self.stream, dynamic_ncols=True)
 
     def __call__(self, document: str, stage: str, done: int, total: int) -> None:
-        if self.tty:
+        if self.bar is not None:
+            self.bar.set_description(f"{document}: {stage} {done}/{total}", refresh=True)
+        elif self.total > 1:
+            return  # a corpus off a terminal: one line per document (finished)
+        elif self.tty:
             filled = self.WIDTH * done // max(total, 1)
             bar = "#" * filled + "-" * (self.WIDTH - filled)
             end = "\n" if done >= total else ""
@@ -40,6 +60,23 @@ class _Progress:
             self.stream.flush()
         elif done >= total:
             self.stream.write(f"{document}: {stage} {done}/{total} done\n")
+            self.stream.flush()
+
+    def finished(self, name: str, status: str, manifest: dict[str, Any] | None) -> None:
+        """One document of a corpus is done (or skipped)."""
+        self.done += 1
+        if manifest is not None:
+            self.calls += manifest["calls"]["total"]
+            self.tokens += manifest["tokens"]["in"] + manifest["tokens"]["out"]
+            self.cost += manifest["cost"] or 0.0
+        if self.bar is not None:
+            self.bar.set_postfix(calls=self.calls, tokens=self.tokens, cost=f"${self.cost:.4f}", refresh=False)
+            self.bar.update(1)
+            if self.done >= self.total:
+                self.bar.close()
+        elif self.total > 1:
+            self.stream.write(f"[{self.done}/{self.total}] {name}: {status}; calls {self.calls}, "
+                              f"tokens {self.tokens}, cost ${self.cost:.4f} so far\n")
             self.stream.flush()
 
 
@@ -89,6 +126,8 @@ def format_summary(data: dict[str, Any]) -> str:
                      f"{run['review']} item(s) for review in review.jsonl")
         for w in run["warnings"]:
             lines.append(f"  warning: {w}")
+    for item in data.get("skipped", []):
+        lines.append(f"\nskipped {item['input']}: {item['error']}")
     return "\n".join(lines)
 
 
@@ -111,6 +150,8 @@ def format_plan(plans) -> str:
 @click.option("--model", "-m", help="LLM model (litellm name); default: the config's, else the offline backend.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="kgkit.yaml to use.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Parent folder of the run folders (default: the config's output.dir, else ./kgkit-out).")
+@click.option("--include", multiple=True, help="Glob of files to take from a FOLDER (repeatable; default: the formats kgkit reads).")
+@click.option("--exclude", multiple=True, help="Glob of files to leave out of a FOLDER (repeatable).")
 @click.option("--dry-run", is_flag=True, help="Print the plan (chunks, calls, tokens, cost) and call nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stdout.")
 @click.option("--resume", is_flag=True, help="Continue the run in the folder (every run does: views kept, failed passes retried).")
@@ -119,33 +160,52 @@ def format_plan(plans) -> str:
 @click.option("--no-skills", is_flag=True, help="Do not give learned skills to the core passes.")
 @click.option("--graph", help="Also add the finished runs to this corpus graph (.sqlite path or postgresql:// URL).")
 @click.option("--tenant", help="Graph tenant for --graph (default: graph.tenant).")
-def extract_cli(files, domain, views, model, config_path, out_dir, dry_run, as_json, resume, replace_views, no_cache,
-                no_skills, graph, tenant):
-    """Extract a knowledge graph from FILES (PDF, text, Markdown, HTML; - for stdin).
+def extract_cli(files, domain, views, model, config_path, out_dir, include, exclude, dry_run, as_json, resume,
+                replace_views, no_cache, no_skills, graph, tenant):
+    """Extract a knowledge graph from FILES (PDF, text, Markdown, HTML; - for stdin; a FOLDER
+    for the files below it).
 
     Writes one run folder per document: manifest.json, nodes.json, views/<view>.json and
-    review.jsonl. Views an earlier run left in the folder are kept (--replace-views drops
-    them); a second run into a folder in use stops at once. Exit codes: 0 ok; 1 some chunks failed (rerun with --resume); 2 bad input.
+    review.jsonl; for several documents also runs.jsonl in --out, a line per document. Views
+    an earlier run left in the folder are kept (--replace-views drops them); a second run
+    into a folder in use stops at once. Exit codes: 0 ok; 1 some chunks failed (rerun with
+    --resume) or some inputs could not be read (the others are done); 2 bad input.
 
     \b
     Example:
       kgkit extract --domain legal_contracts --view nary,temporal contract.pdf
+      kgkit extract --include '*.pdf' --exclude 'drafts/*' contracts/
     """
     cfg = _config(config_path, model, no_cache)
     if dry_run:
         from kgkit.engine.plan import plan
 
-        plans = plan(list(files), domain=domain, views=views, config=cfg)
+        plans = plan(list(files), domain=domain, views=views, config=cfg, include=include, exclude=exclude)
         if as_json:
             click.echo(json.dumps({"plan": [p.as_dict() for p in plans]}, indent=2))
         else:
             click.echo(format_plan(plans))
         return
-    from kgkit.engine.run import extract
+    from kgkit.engine.run import RunResult, extract_each
 
-    results = extract(list(files), domain=domain, views=views, config=cfg, out_dir=out_dir,
-                      resume=resume, skills=not no_skills, progress=_Progress(), replace_views=replace_views)
+    progress = _Progress()
+    results, skipped = [], []
+    each = extract_each(list(files), domain=domain, views=views, config=cfg, out_dir=out_dir, resume=resume,
+                        skills=not no_skills, progress=progress, replace_views=replace_views,
+                        include=include, exclude=exclude, on_start=progress.start)
+    with contextlib.closing(each):  # Ctrl-C between two documents still stops the ones running
+        for r in each:
+            if isinstance(r, RunResult):
+                results.append(_Summarised(r))
+                progress.finished(r.run_dir.name, "partial" if r.failures else "ok", r.manifest)
+            else:
+                skipped.append(r)
+                click.echo(f"Error: {r.path}: skipped: {r.error}", err=True)
+                progress.finished(r.run_folder, "skipped", None)
     data = summary(results)
+    if skipped:
+        data["skipped"] = [{"input": s.path, "error": s.error} for s in skipped]
+        data["ok"] = False
     if graph:  # runs with failed chunks stay out until a --resume completes them
         from kgkit.graph import GraphStore
 
@@ -153,3 +213,11 @@ def extract_cli(files, domain, views, model, config_path, out_dir, dry_run, as_j
             store.add([r.run_dir for r in results if not r.manifest["failures"]])
     click.echo(json.dumps(data, indent=2) if as_json else format_summary(data))
     click.get_current_context().exit(EXIT_OK if data["ok"] else EXIT_PARTIAL)
+
+
+class _Summarised:
+    """What the summary needs of a RunResult (its folder and manifest), so a corpus run
+    keeps no document's graph in memory once it is written."""
+
+    def __init__(self, result):
+        self.run_dir, self.manifest = result.run_dir, result.manifest

@@ -375,6 +375,8 @@ def config_to_data(config: Config) -> dict[str, Any]:
             "retries": llm.retries,
             "backoff": llm.backoff,
             "json_mode": llm.json_mode,
+            "concurrency": llm.concurrency,
+            "rpm": llm.rpm,
             "stages": {name: {k: v for k, v in vars(s).items() if v is not None} for name, s in llm.stages.items()},
         },
         "domain": config.domain,

@@ -30,6 +30,8 @@ class LLMConfig:
     retries: int = 3  # extra attempts after the first
     backoff: float = 1.0  # base seconds for exponential backoff (Retry-After wins)
     json_mode: bool = True  # strict JSON Schema, else JSON mode, where litellm says the model takes it
+    concurrency: int = 16  # passes in flight at once, for the whole run (kgkit/engine/pool.py)
+    rpm: int | None = None  # requests per minute at most, spaced evenly (kgkit/backends/pace.py)
     stages: dict[str, StageLLM] = field(default_factory=dict)  # "core" | "upgrades" | "skills"
 
 
@@ -59,6 +61,9 @@ class LimitsConfig:
     items_per_answer: int = 500  # entities, relations, hyperedges… in one list of one answer
     name_chars: int = 500  # any text of an item but its evidence quote (names, types, role values)
     answer_chars: int = 200_000  # the whole answer as JSON
+    # entities of the whole document (most mentioned first) a relation prompt lists beside the
+    # chunk's own, so a prompt does not grow with the document (kgkit/engine/core.py)
+    document_entities: int = 10
 
 
 @dataclass

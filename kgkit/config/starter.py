@@ -31,6 +31,8 @@ COMMENTS: dict[str, dict[str, str]] = {
         "retries": "extra attempts after the first (429, 5xx, resets, timeouts)",
         "backoff": "base seconds of exponential backoff; a Retry-After header wins",
         "json_mode": "ask for structured output (a strict JSON Schema, else JSON mode) where the provider supports it",
+        "concurrency": "requests in flight at once for the whole run (the passes of a stage go out together)",
+        "rpm": "null: no limit; else requests per minute at most, spaced evenly",
     },
     "domain": {"domain": "a name (`kgkit domains` lists them) or a path to a domain file"},
     "views": {"views": "null: the domain's default views; e.g. [binary, nary, temporal]"},
@@ -48,6 +50,7 @@ COMMENTS: dict[str, dict[str, str]] = {
         "items_per_answer": "entities, relations... kept from one answer; the rest go to review.jsonl",
         "name_chars": "longest name or other text of an item (its evidence quote aside)",
         "answer_chars": "largest answer, as JSON, taken from one pass",
+        "document_entities": "most-mentioned entities a relation prompt lists beside those of its chunk",
     },
     "cache": {"enabled": "false = --no-cache", "dir": "null: $KGKIT_CACHE_DIR, else the user cache directory"},
     "graph": {

@@ -2,15 +2,16 @@
 
 Pass 1 asks each chunk for typed entities; :func:`kgkit.canon.merge_entities` merges the
 mentions across chunks into V_doc. Pass 2 asks each chunk for strictly binary relations
-among V_doc — the merged list is in the prompt — and keeps only those whose relation is
-declared (aliases normalised), whose ends are V_doc nodes and whose types the relation
-allows. Every reject is counted by reason and written for review; nothing is dropped
+among V_doc — the prompt lists the nodes its chunk mentions or names and the document's
+most mentioned (``limits.document_entities``), so it does not grow with the document — and
+keeps only those whose relation is declared (aliases normalised), whose ends are V_doc nodes
+and whose types the relation allows. Every reject is counted by reason and written for review; nothing is dropped
 without a trace.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from kgkit import canon, ids
 from kgkit.backends.base import ENTITIES, RELATIONS, PassRequest
@@ -39,7 +40,9 @@ RELATIONS_SCHEMA = {
     }}},
 }
 
-RunPass = Callable[[PassRequest], "dict[str, Any] | None"]  # None: the pass failed (recorded by the runner)
+# The answers to a stage's passes, in order (None: the pass failed, recorded by the runner);
+# they may run at once (:meth:`kgkit.engine.passes.PassRunner.run_all`).
+RunPasses = Callable[["list[PassRequest]"], "Iterable[dict[str, Any] | None]"]
 
 
 @dataclass
@@ -50,6 +53,7 @@ class CoreSettings:
     confidence_threshold: float = 0.5
     admit_unverified: bool = False  # review.admit_unverified: keep unverified items, marked
     prompts: dict[str, str] = field(default_factory=dict)  # stage -> template override
+    document_entities: int = 10  # limits.document_entities: V_doc's most mentioned, in every relation prompt
     skills: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -66,6 +70,21 @@ def entity_request(chunk: Chunk, domain: Domain, settings: CoreSettings, title: 
     context = {"domain": domain, "skills": settings.skills, "title": title}
     return PassRequest(kind=ENTITIES, stage="entities", chunk=chunk, schema=ENTITIES_SCHEMA, context=context,
                        prompt=settings.prompts.get("entities", "entities.j2"))
+
+
+def prompt_nodes(chunk: Chunk, skeleton: Skeleton, document: set[str]) -> list[dict[str, Any]]:
+    """The nodes a relation pass on ``chunk`` is told about, in V_doc's order: those its
+    chunk mentions or names (:meth:`Skeleton.part_for`) and the ``document`` ones (the
+    parties, the agreement: the most mentioned), so tokens per call stay bounded however
+    long the document is."""
+    local = {n["id"] for n in skeleton.part_for(chunk)[0]}
+    return [n for n in skeleton.nodes if n["id"] in local or n["id"] in document]
+
+
+def most_mentioned(nodes: list[dict[str, Any]], n: int) -> set[str]:
+    """Ids of the ``n`` nodes with the most mentions (ties: V_doc's order)."""
+    ranked = sorted(range(len(nodes)), key=lambda i: (-len(nodes[i].get("mentions", ())), i))
+    return {nodes[i]["id"] for i in ranked[:n]}
 
 
 def relation_request(chunk: Chunk, domain: Domain, settings: CoreSettings, title: str | None,
@@ -148,7 +167,7 @@ def _better(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return (a["verified"], conf(a)) > (b["verified"], conf(b))
 
 
-def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_pass: RunPass,
+def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_passes: RunPasses,
              settings: CoreSettings, progress: Callable[[str, int, int], None] | None = None,
              skip: Callable[[str, int], None] | None = None) -> CoreResult:
     """Pass 1 on every chunk, merge into V_doc, pass 2 on every chunk: the skeleton.
@@ -171,8 +190,9 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_pass: RunPa
             return None
         return answer
 
-    for i, chunk in enumerate(chunks):
-        answer = checked(run_pass(entity_request(chunk, domain, settings, doc.title)), "entities", ENTITIES_SCHEMA, chunk)
+    answers = run_passes([entity_request(chunk, domain, settings, doc.title) for chunk in chunks])
+    for i, (chunk, answer) in enumerate(zip(chunks, answers)):
+        answer = checked(answer, "entities", ENTITIES_SCHEMA, chunk)
         if answer is not None:
             found, doubtful = mentions_from(answer, doc, chunk, settings, review, held["entities"], categories)
             mentions += found
@@ -206,9 +226,11 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_pass: RunPa
     edges: dict[str, dict[str, Any]] = {}
     if not nodes and skip:
         skip("relations", len(chunks))
-    for i, chunk in enumerate(chunks if nodes else ()):
-        answer = checked(run_pass(relation_request(chunk, domain, settings, doc.title, nodes)), "relations",
-                         RELATIONS_SCHEMA, chunk)
+    document = most_mentioned(nodes, settings.document_entities)
+    answers = run_passes([relation_request(chunk, domain, settings, doc.title, prompt_nodes(chunk, skeleton, document))
+                          for chunk in chunks]) if nodes else ()
+    for i, (chunk, answer) in enumerate(zip(chunks, answers)):
+        answer = checked(answer, "relations", RELATIONS_SCHEMA, chunk)
         if answer is not None:
             for edge in edges_from(answer, doc, chunk, domain, settings, skeleton, review, rejects,
                                    held["relations"]):

@@ -13,13 +13,14 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator, Sequence
 
 from kgkit.backends.base import Backend, PassRequest, PassResult
 from kgkit.config.model import LimitsConfig
 from kgkit.engine.accounting import Accounting
 from kgkit.engine.limits import bound_answer, clip
 from kgkit.engine.outputs import RunFolder, fingerprint
+from kgkit.engine.pool import PassPool
 from kgkit.errors import ProviderError
 
 _PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
@@ -28,8 +29,9 @@ _SHARED_PROMPTS = ("_chat.j2", "_common.j2")  # every built-in pass template ext
 
 class PassRunner:
     def __init__(self, backend: Backend, folder: RunFolder, accounting: Accounting,
-                 limits: LimitsConfig | None = None):
+                 limits: LimitsConfig | None = None, pool: PassPool | None = None):
         self.backend = backend
+        self.pool = pool or PassPool(1)
         self.folder = folder
         self.accounting = accounting
         self.limits = limits or LimitsConfig()
@@ -85,11 +87,36 @@ class PassRunner:
         })
 
     def __call__(self, request: PassRequest) -> dict[str, Any] | None:
-        key = self.key(request)
-        stored = self.folder.load_pass(request.stage, request.chunk.id, key)
-        if stored is not None:
-            self.accounting.count(request.stage, None)
-            return stored
+        return next(self.run_all([request]))
+
+    def run_all(self, requests: Sequence[PassRequest]) -> Iterator[dict[str, Any] | None]:
+        """The answers to ``requests``, in their order (None for a failed pass), each as soon
+        as it and those before it are in.
+
+        Passes not in ``state/`` go to the backend together, on the run's pool
+        (``llm.concurrency`` at once). Each is stored in ``state/`` as soon as it completes,
+        so a kill loses only those in flight; everything the run folder shows of them
+        (accounting, failures, review) is recorded here in request order, so the outputs are
+        the same whatever the concurrency. A provider failure that ends the run waits for
+        the passes in flight (their answers are kept) and cancels the rest; so does a
+        consumer that stops early."""
+        keys = [self.key(r) for r in requests]
+        stored = [self.folder.load_pass(r.stage, r.chunk.id, k) for r, k in zip(requests, keys)]
+        futures = {i: self.pool.submit(self._execute, r, k)
+                   for i, (r, k, s) in enumerate(zip(requests, keys, stored)) if s is None}
+        try:
+            for i, request in enumerate(requests):
+                if i not in futures:
+                    self.accounting.count(request.stage, None)
+                    yield stored[i]
+                else:
+                    yield self._record(request, *futures[i].result())
+        except BaseException as exc:
+            self.pool.stop(futures.values(), interrupted=isinstance(exc, KeyboardInterrupt))
+            raise
+
+    def _execute(self, request: PassRequest, key: str) -> tuple[PassResult, dict[str, Any] | None, list]:
+        """In a worker: ask the backend, bound the answer, store it -> (result, data, items left out)."""
         try:
             result = self.backend.run(request)
         except ProviderError as exc:
@@ -99,8 +126,18 @@ class PassRunner:
             # fail its chunk like an unusable answer, so the rest of the batch completes.
             result = PassResult(data=None, ok=False, error=exc.message, requests=getattr(exc, "requests", 0),
                                 retries=getattr(exc, "retries", 0))
-        self.accounting.count(request.stage, result)
         if not result.ok or result.data is None:
+            return result, None, []
+        data, left_out = bound_answer(result.data, self.limits) if isinstance(result.data, dict) else (result.data, [])
+        self.folder.save_pass(request.stage, request.chunk.id, key, data, result.model)
+        return result, data, left_out
+
+    def _record(self, request: PassRequest, result: PassResult, data: dict[str, Any] | None,
+                left_out: list) -> dict[str, Any] | None:
+        """What the run folder says of one executed pass; its answer, or None when it failed.
+        Items the limits left out are reviewed and counted as held back."""
+        self.accounting.count(request.stage, result)
+        if data is None:
             error = result.error or "the backend returned no answer"
             self.failures.append({"chunk": request.chunk.id, "stage": request.stage, "error": error})
             self.review.append({"stage": request.stage, "chunk": request.chunk.id,
@@ -109,16 +146,7 @@ class PassRunner:
             return None
         self.review += [{"stage": request.stage, "chunk": request.chunk.id, "item": {"regex": w.get("regex")},
                          "reason": w.get("reason")} for w in result.warnings]
-        data = self.bounded(request, result.data)
-        self.folder.save_pass(request.stage, request.chunk.id, key, data, result.model)
-        return data
-
-    def bounded(self, request: PassRequest, data: dict[str, Any]) -> dict[str, Any]:
-        """``data`` within the limits; each item left out is reviewed and counted as held back."""
-        if not isinstance(data, dict):
-            return data  # the pass schema check reports it
-        data, left_out = bound_answer(data, self.limits)
-        held = self.held.setdefault(request.stage, {})
+        held = self.held.setdefault(request.stage, {}) if isinstance(data, dict) else {}
         for item, reason, detail in left_out:
             held[reason] = held.get(reason, 0) + 1
             self.review.append({"stage": request.stage, "chunk": request.chunk.id,

@@ -49,16 +49,19 @@ def estimate_cost(model: str | None, tokens_in: int, tokens_out: int) -> float |
 
 
 def plan(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | os.PathLike | None = None,
-         views: Sequence[str] | str | None = None, config: Config | str | os.PathLike | None = None) -> list[DocumentPlan]:
-    """The call budget, estimated tokens and cost of extracting ``paths``; nothing is called."""
+         views: Sequence[str] | str | None = None, config: Config | str | os.PathLike | None = None,
+         include: Sequence[str] = (), exclude: Sequence[str] = ()) -> list[DocumentPlan]:
+    """The call budget, estimated tokens and cost of extracting ``paths`` (folders expanded
+    as :func:`kgkit.engine.run.extract` does); nothing is called."""
     from kgkit.documents.load import load_document
+    from kgkit.engine.corpus import collect_inputs
 
     cfg = resolve_config(config)
     dom, loaded = load_domain_and_views(domain, views, cfg)
     upgrades = [v.name for v in loaded if v.is_upgrade]
     plans = []
-    for p in path_list(paths):
-        doc = load_document(p, max_bytes=cfg.input.max_bytes)
+    for item in collect_inputs(path_list(paths), include, exclude):
+        doc = load_document(item.path, max_bytes=cfg.input.max_bytes)
         chunks = chunk(doc, dom, cfg)
         n = len(chunks)
         passes_per_chunk = 2 + len(upgrades)

@@ -7,12 +7,14 @@ only calls the backend for passes it has not completed with the same inputs.
 """
 from __future__ import annotations
 
+import collections
 import contextlib
+import concurrent.futures
 import datetime
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from kgkit.backends.base import UPGRADE, Backend, PassRequest
 from kgkit.schema.catalog import load_domain, load_view
@@ -21,10 +23,12 @@ from kgkit.config.model import Config
 from kgkit.documents.types import Chunk, Document
 from kgkit.engine.accounting import Accounting
 from kgkit.engine.core import CoreSettings, run_core
+from kgkit.engine.corpus import CorpusInput, CorpusManifest, collect_inputs, run_row, skipped_row
 from kgkit.engine.join import items_of, node_refs
 from kgkit.engine.manifest import build_manifest
 from kgkit.engine.outputs import RunFolder, view_file_name
 from kgkit.engine.passes import PassRunner
+from kgkit.engine.pool import PassPool
 from kgkit.errors import InputError, KgkitError
 from kgkit.schema.model import Domain, View
 from kgkit.modes.base import Scope, Skeleton
@@ -122,22 +126,29 @@ def dangling_references(nodes: list[dict[str, Any]], views: dict[str, dict[str, 
     return sum(ref not in known for payload in views.values() for item in items_of(payload) for ref in node_refs(item))
 
 
+def upgrade_requests(view: View, doc: Document, chunks: list[Chunk], domain: Domain, skeleton: Skeleton,
+                     config: Config) -> list[PassRequest]:
+    """One pass per chunk for an upgrade view."""
+    mode = get_mode(view.mode)
+    prompt = str(config.prompts.get(view.name, config.prompts.get(view.name.split(":")[0], view.prompt)))
+    return [PassRequest(kind=UPGRADE, stage=view.name, chunk=c, schema=view.output_schema or {},
+                        context={**mode.context(view, domain, c, skeleton), "title": doc.title}, prompt=prompt)
+            for c in chunks]
+
+
 def run_upgrade(view: View, doc: Document, chunks: list[Chunk], domain: Domain, skeleton: Skeleton,
-                run_pass: Callable[[PassRequest], dict | None], config: Config, review: list,
+                answers: Iterator[dict | None], config: Config, review: list,
                 on_chunk: Callable[[int], None], held: dict[str, int]
                 ) -> tuple[dict[str, Any], dict[str, int], list[dict[str, Any]]]:
-    """One pass per chunk for an upgrade view -> (view payload, rejects, view-only nodes);
-    items held back (evidence not in the text) are counted in ``held``."""
+    """An upgrade view from its passes' answers (the next ``len(chunks)`` of ``answers``)
+    -> (view payload, rejects, view-only nodes); items held back (evidence not in the
+    text) are counted in ``held``."""
     mode = get_mode(view.mode)
     items: dict[str, dict[str, Any]] = {}
     rejects: dict[str, int] = {}
     extra_nodes: dict[str, dict[str, Any]] = {}
-    prompt = str(config.prompts.get(view.name, config.prompts.get(view.name.split(":")[0], view.prompt)))
     for i, c in enumerate(chunks):
-        request = PassRequest(kind=UPGRADE, stage=view.name, chunk=c, schema=view.output_schema or {},
-                              context={**mode.context(view, domain, c, skeleton), "title": doc.title},
-                              prompt=prompt)
-        answer = run_pass(request)
+        answer = next(answers)
         if answer is not None:
             scope = Scope(doc=doc, chunk=c, domain=domain, view=view, skeleton=skeleton,
                           evidence_threshold=config.review.evidence_threshold,
@@ -152,8 +163,11 @@ def run_upgrade(view: View, doc: Document, chunks: list[Chunk], domain: Domain, 
 
 def extract_document(doc: Document, domain: Domain, views: list[View], config: Config,
                      backends: tuple[Backend, Backend], folder: RunFolder, skills: bool = True,
-                     progress: Progress | None = None, replace_views: bool = False) -> RunResult:
+                     progress: Progress | None = None, replace_views: bool = False,
+                     pool: PassPool | None = None) -> RunResult:
     """Run the core and every view for one loaded document and write its run folder.
+
+    The passes of each stage run at once on ``pool`` (one at a time without one).
 
     View files already in ``views/`` stay unless ``replace_views``; the manifest's
     ``view_files`` lists every file there after the run."""
@@ -163,8 +177,8 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
     chunks = chunk(doc, domain, config)
     n = len(chunks)
     accounting = Accounting(n_chunks=n, views=[v.name for v in views], upgrade_views=upgrade_views)
-    core_runner = PassRunner(backends[0], folder, accounting, config.limits)
-    upgrade_runner = PassRunner(backends[1], folder, accounting, config.limits)
+    core_runner = PassRunner(backends[0], folder, accounting, config.limits, pool)
+    upgrade_runner = PassRunner(backends[1], folder, accounting, config.limits, pool)
     skill_list = retrieve_skills(domain, doc, config, skills)
     settings = CoreSettings(
         fuzzy_threshold=config.canon.fuzzy_threshold, legal_suffixes=config.canon.legal_suffixes,
@@ -172,33 +186,39 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
         confidence_threshold=config.review.confidence_threshold,
         admit_unverified=config.review.admit_unverified,
         prompts={k: str(v) for k, v in config.prompts.items()}, skills=skill_list,
+        document_entities=config.limits.document_entities,
     )
     with accounting.timed("core"):
-        core = run_core(doc, chunks, domain, core_runner, settings, progress=report, skip=accounting.skip)
+        core = run_core(doc, chunks, domain, core_runner.run_all, settings, progress=report, skip=accounting.skip)
     skeleton, review = core.skeleton, core.review
     rejects: dict[str, dict[str, int]] = {"core": core.rejects}
     held: dict[str, dict[str, int]] = dict(core.held)
     payloads: dict[str, dict[str, Any]] = {}
     nodes = list(skeleton.nodes)
+    heads = {view.name: {"view": view.name, "mode": view.mode, "doc_id": doc.id} for view in views}
+    upgrades: list[View] = []  # the views whose passes run, all of them at once
     for view in views:
         mode = get_mode(view.mode)
-        head = {"view": view.name, "mode": view.mode, "doc_id": doc.id}
         with accounting.timed(view.name):
             if mode.strategy == "projection":
-                payloads[view.name] = {**head, **mode.project(view, skeleton, domain)}
+                payloads[view.name] = {**heads[view.name], **mode.project(view, skeleton, domain)}
                 if report:
                     report(view.name, 1, 1)
-                continue
-            if not mode.can_build(view, domain, skeleton):  # e.g. no entity for a temporal edge to join
+            elif not mode.can_build(view, domain, skeleton):  # e.g. no entity for a temporal edge to join
                 accounting.skip(view.name, n)
-                payloads[view.name] = {**head, **mode.payload(view, [])}
+                payloads[view.name] = {**heads[view.name], **mode.payload(view, [])}
                 rejects[view.name], held[view.name] = {}, {}
-                continue
+            else:  # filled below; the keys now keep the views' order
+                payloads[view.name], rejects[view.name], held[view.name] = {}, {}, {}
+                upgrades.append(view)
+    answers = upgrade_runner.run_all([request for view in upgrades
+                                      for request in upgrade_requests(view, doc, chunks, domain, skeleton, config)])
+    for view in upgrades:
+        with accounting.timed(view.name):
             on_chunk = (lambda done, _v=view.name: report(_v, done, n)) if report else (lambda done: None)
-            held[view.name] = {}
-            payload, view_rejects, extra = run_upgrade(view, doc, chunks, domain, skeleton, upgrade_runner,
+            payload, view_rejects, extra = run_upgrade(view, doc, chunks, domain, skeleton, answers,
                                                        config, review, on_chunk, held[view.name])
-            payloads[view.name] = {**head, **payload}
+            payloads[view.name] = {**heads[view.name], **payload}
             rejects[view.name] = view_rejects
             known = {node["id"] for node in nodes}
             nodes += [node for node in extra if node["id"] not in known]
@@ -251,11 +271,13 @@ def extract(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str 
             views: Sequence[str] | str | None = None, config: Config | str | os.PathLike | None = None,
             out_dir: str | os.PathLike | None = None, resume: bool = False, skills: bool = True,
             backend: Backend | BackendFactory | None = None, progress: Progress | None = None,
-            replace_views: bool = False) -> list[RunResult]:
+            replace_views: bool = False, include: Sequence[str] = (), exclude: Sequence[str] = ()
+            ) -> list[RunResult]:
     """Extract a knowledge graph from each document and write one run folder per document.
 
     Parameters:
-        paths: one path or several (``"-"`` reads stdin).
+        paths: one path or several (``"-"`` reads stdin); a folder stands for the files
+            below it that match ``include`` and not ``exclude`` (see :mod:`kgkit.engine.corpus`).
         domain: a domain name on the search path or a YAML path; None uses the config's
             (``general`` unless configured).
         views: view names (``["binary", "nary", "diy:contract_review"]``), a comma-separated
@@ -272,33 +294,137 @@ def extract(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str 
             default :func:`kgkit.backends.factory.create_backend` (offline without a model).
         progress: called as ``progress(document, stage, done, total)``.
 
-    Returns one :class:`RunResult` per document. Raises :class:`kgkit.errors.KgkitError`
-    subclasses for bad input, config, domain or views — before any pass runs.
+    Returns one :class:`RunResult` per document that ran; inputs that could not be read
+    are skipped (see :func:`extract_each`, which also says which). Raises
+    :class:`kgkit.errors.KgkitError` subclasses for bad config, domain or views — before
+    any pass runs — and for bad input when no input could be read.
     """
+    with contextlib.closing(extract_each(paths, domain=domain, views=views, config=config, out_dir=out_dir,
+                                         resume=resume, skills=skills, backend=backend, progress=progress,
+                                         replace_views=replace_views, include=include, exclude=exclude)) as each:
+        return [r for r in each if isinstance(r, RunResult)]
+
+
+@dataclass
+class SkippedInput:
+    """An input of a corpus run that could not be read or written: reported, counted, no call made."""
+
+    path: str
+    run_folder: str
+    error: str
+
+
+def extract_each(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | os.PathLike | None = None,
+                 views: Sequence[str] | str | None = None, config: Config | str | os.PathLike | None = None,
+                 out_dir: str | os.PathLike | None = None, resume: bool = False, skills: bool = True,
+                 backend: Backend | BackendFactory | None = None, progress: Progress | None = None,
+                 replace_views: bool = False, include: Sequence[str] = (), exclude: Sequence[str] = (),
+                 on_start: Callable[[int], None] | None = None) -> Iterator[RunResult | SkippedInput]:
+    """:func:`extract`, one document at a time: a :class:`RunResult` per document as it is
+    written, a :class:`SkippedInput` per input that could not be read (or its run folder
+    not written), in input order. At most two documents are in memory at once (one when the
+    passes run one at a time: :data:`DOCUMENTS_AT_ONCE`). With more than one input (or
+    a folder), ``runs.jsonl`` in ``out_dir`` gets a line per document. ``on_start`` is told
+    how many documents the run has, before the first is loaded.
+
+    When no input at all could be used, the first input's error is raised (exit 2)."""
     from kgkit.documents.load import load_document
 
     cfg = resolve_config(config)
-    inputs = path_list(paths)
-    if not inputs:
+    given_paths = path_list(paths)
+    if not given_paths:
         raise InputError("no input files given")
+    inputs = collect_inputs(given_paths, include, exclude)
+    if not inputs:
+        raise InputError("no input files found", hint="check the folder and the --include/--exclude globs")
     dom, base_views = load_domain_and_views(domain, views, cfg)
-    docs = [load_document(p, max_bytes=cfg.input.max_bytes) for p in inputs]  # every input checked before any call
-    names = [d.name for d in docs]
-    if len(set(names)) != len(names):
-        dup = next(n for n in names if names.count(n) > 1)
-        raise InputError(f"two inputs would share the run folder {dup!r}", hint="rename one or run them separately")
     root = Path(out_dir) if out_dir is not None else Path(cfg.out_dir)
-    folders = [RunFolder(root / doc.name) for doc in docs]
+    corpus = len(inputs) > 1 or any(Path(p).is_dir() for p in given_paths if str(p) != "-")
+    runs = CorpusManifest(root) if corpus else None
     given = {v.name for v in base_views}
-    with contextlib.ExitStack() as held:
-        plans = []
-        for folder in folders:  # every run folder writable, free of links and ours before any call
-            held.enter_context(folder.locked())
+    backends = make_backends(backend, cfg)
+    first_error: InputError | None = None
+    ran = 0
+    if on_start:
+        on_start(len(inputs))
+
+    def run_one(item: CorpusInput) -> RunResult:
+        doc = load_document(item.path, max_bytes=cfg.input.max_bytes)
+        folder = RunFolder(root / item.folder)
+        with folder.locked():  # writable, free of links and ours before any call
             folder.remove_temp_files()  # a run killed mid-write (SIGKILL, power loss) may have left some
-            plans.append(base_views if replace_views else earlier_views(folder, given) + base_views)
-        backends = make_backends(backend, cfg)
-        return [extract_document(doc, dom, loaded, cfg, backends, folder, skills=skills, progress=progress,
-                                 replace_views=replace_views) for doc, folder, loaded in zip(docs, folders, plans)]
+            plan = base_views if replace_views else earlier_views(folder, given) + base_views
+            return extract_document(doc, dom, plan, cfg, backends, folder, skills=skills, progress=progress,
+                                    replace_views=replace_views, pool=pool)
+
+    with PassPool(pass_concurrency(cfg)) as pool, contextlib.closing(
+            overlapped(inputs, run_one, DOCUMENTS_AT_ONCE if pool.size > 1 else 1, pool)) as outcomes:
+        for item, outcome in outcomes:
+            if isinstance(outcome, InputError):
+                if not corpus:
+                    raise outcome
+                first_error = first_error or outcome
+                runs.add(skipped_row(item, outcome.message))
+                yield SkippedInput(str(item.path), item.folder, outcome.message)
+                continue
+            ran += 1
+            if runs is not None:
+                runs.add(run_row(item, outcome.manifest))
+            yield outcome
+    if not ran and first_error is not None:
+        raise first_error
+
+
+def overlapped(inputs: list[CorpusInput], run_one: Callable[[CorpusInput], RunResult], window: int,
+               pool: PassPool) -> Iterator[tuple[CorpusInput, RunResult | InputError]]:
+    """``(input, run_one(input) or its InputError)`` in input order, up to ``window``
+    documents running at once: while one merges or writes, the next one's passes keep the
+    pass pool busy. Any other failure stops the pool (Ctrl-C also cancels the requests in
+    flight, and so does a consumer that stops early), waits for the documents running and
+    is raised."""
+    def attempt(item: CorpusInput) -> RunResult | InputError:
+        try:
+            return run_one(item)
+        except InputError as exc:
+            return exc
+
+    if window <= 1:
+        for item in inputs:
+            yield item, attempt(item)
+        return
+    todo = iter(inputs)
+    running: collections.deque = collections.deque()
+    with concurrent.futures.ThreadPoolExecutor(window, thread_name_prefix="kgkit-document") as documents:
+        def fill() -> None:
+            while len(running) < window:
+                item = next(todo, None)
+                if item is None:
+                    return
+                running.append((item, documents.submit(attempt, item)))
+
+        try:
+            fill()
+            while running:
+                item, future = running[0]
+                outcome = future.result()
+                running.popleft()
+                yield item, outcome
+                fill()
+        except BaseException as exc:
+            pool.halt(interrupted=isinstance(exc, (KeyboardInterrupt, GeneratorExit)))
+            concurrent.futures.wait([future for _, future in running if not future.cancel()])
+            raise
+
+
+DOCUMENTS_AT_ONCE = 2  # a document's stages wait on each other; a second one fills the gaps
+
+
+def pass_concurrency(config: Config) -> int:
+    """Passes in flight at once: ``llm.concurrency`` when a model answers them. The offline
+    backend computes in Python (the GIL lets one thread run at a time) and a backend passed
+    in need not be thread-safe, so without a model passes run one at a time."""
+    models = [config.llm.model, *(s.model for s in config.llm.stages.values())]
+    return config.llm.concurrency if any(models) else 1
 
 
 def earlier_views(folder: RunFolder, given: set[str]) -> list[View]:

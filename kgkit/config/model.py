@@ -61,7 +61,7 @@ class LimitsConfig:
     items_per_answer: int = 500  # entities, relations, hyperedges… in one list of one answer
     name_chars: int = 500  # any text of an item but its evidence quote (names, types, role values)
     answer_chars: int = 200_000  # the whole answer as JSON
-    # entities of the whole document (most mentioned first) a relation prompt lists beside the
+    # entities of the whole document (the opening chunk's, then the most mentioned) a relation prompt lists beside the
     # chunk's own, so a prompt does not grow with the document (kgkit/engine/core.py)
     document_entities: int = 10
 

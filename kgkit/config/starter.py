@@ -50,7 +50,7 @@ COMMENTS: dict[str, dict[str, str]] = {
         "items_per_answer": "entities, relations... kept from one answer; the rest go to review.jsonl",
         "name_chars": "longest name or other text of an item (its evidence quote aside)",
         "answer_chars": "largest answer, as JSON, taken from one pass",
-        "document_entities": "most-mentioned entities a relation prompt lists beside those of its chunk",
+        "document_entities": "entities of the whole document (the opening chunk's, then the most mentioned) a relation prompt lists beside those of its chunk",
     },
     "cache": {"enabled": "false = --no-cache", "dir": "null: $KGKIT_CACHE_DIR, else the user cache directory"},
     "graph": {

@@ -2,8 +2,9 @@
 
 Pass 1 asks each chunk for typed entities; :func:`kgkit.canon.merge_entities` merges the
 mentions across chunks into V_doc. Pass 2 asks each chunk for strictly binary relations
-among V_doc — the prompt lists the nodes its chunk mentions or names and the document's
-most mentioned (``limits.document_entities``), so it does not grow with the document — and
+among V_doc — the prompt lists the nodes its chunk mentions or names and a bounded set that
+stands for the document (``limits.document_entities``: the opening chunk's, then the most
+mentioned), so it does not grow with the document — and
 keeps only those whose relation is declared (aliases normalised), whose ends are V_doc nodes
 and whose types the relation allows. Every reject is counted by reason and written for review; nothing is dropped
 without a trace.
@@ -53,7 +54,7 @@ class CoreSettings:
     confidence_threshold: float = 0.5
     admit_unverified: bool = False  # review.admit_unverified: keep unverified items, marked
     prompts: dict[str, str] = field(default_factory=dict)  # stage -> template override
-    document_entities: int = 10  # limits.document_entities: V_doc's most mentioned, in every relation prompt
+    document_entities: int = 10  # limits.document_entities: nodes in every relation prompt (document_level)
     skills: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -75,15 +76,19 @@ def entity_request(chunk: Chunk, domain: Domain, settings: CoreSettings, title: 
 def prompt_nodes(chunk: Chunk, skeleton: Skeleton, document: set[str]) -> list[dict[str, Any]]:
     """The nodes a relation pass on ``chunk`` is told about, in V_doc's order: those its
     chunk mentions or names (:meth:`Skeleton.part_for`) and the ``document`` ones (the
-    parties, the agreement: the most mentioned), so tokens per call stay bounded however
+    parties, the agreement: :func:`document_level`), so tokens per call stay bounded however
     long the document is."""
     local = {n["id"] for n in skeleton.part_for(chunk)[0]}
     return [n for n in skeleton.nodes if n["id"] in local or n["id"] in document]
 
 
-def most_mentioned(nodes: list[dict[str, Any]], n: int) -> set[str]:
-    """Ids of the ``n`` nodes with the most mentions (ties: V_doc's order)."""
-    ranked = sorted(range(len(nodes)), key=lambda i: (-len(nodes[i].get("mentions", ())), i))
+def document_level(nodes: list[dict[str, Any]], opening: str, n: int) -> set[str]:
+    """Ids of ``n`` nodes that stand for the whole document: those its opening chunk names
+    first (a contract's preamble names the agreement and its parties, a paper's its title
+    and authors), then the most mentioned (ties: V_doc's order)."""
+    ranked = sorted(range(len(nodes)), key=lambda i: (
+        not any(m.get("chunk") == opening for m in nodes[i].get("mentions", ())),
+        -len(nodes[i].get("mentions", ())), i))
     return {nodes[i]["id"] for i in ranked[:n]}
 
 
@@ -226,7 +231,7 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_passes: Run
     edges: dict[str, dict[str, Any]] = {}
     if not nodes and skip:
         skip("relations", len(chunks))
-    document = most_mentioned(nodes, settings.document_entities)
+    document = document_level(nodes, chunks[0].id if chunks else "", settings.document_entities)
     answers = run_passes([relation_request(chunk, domain, settings, doc.title, prompt_nodes(chunk, skeleton, document))
                           for chunk in chunks]) if nodes else ()
     for i, (chunk, answer) in enumerate(zip(chunks, answers)):

@@ -71,7 +71,6 @@ def run_within(make: Callable[[], Awaitable[T]], seconds: float | None) -> T:
         raise
 
 
-
 def cancel_requests() -> None:
     """Cancel every request running on the provider loop (the run was interrupted): the
     threads waiting for them see a ``CancelledError`` at once."""

@@ -191,3 +191,39 @@ def test_domain_maps_labels_on_both_sides_and_keeps_undeclared_ones():
     # gold Work_For / OrgBased_In are works_for / based_in by alias; Live_In is not declared
     assert {t: (c.tp, c.fp, c.fn) for t, c in r.per_type.items()} == {
         "works_for": (1, 0, 0), "based_in": (1, 0, 0), "Live_In": (0, 0, 1)}
+
+
+LITERAL_DOMAIN = Domain(
+    name="t",
+    entity_types=(EntityType("Deal"), EntityType("Date"), EntityType("Duration"), EntityType("Money")),
+    relation_types=(RelationType("STARTS", head=("Deal",), tail=("Date",)),
+                    RelationType("LASTS", head=("Deal",), tail=("Duration",)),
+                    RelationType("PRICE", head=("Deal",), tail=("Money",))),
+)
+LITERAL_GOLD = {
+    "entities": ents(("Harbour Lease", "Deal"), ("2021-04-01", "Date"), ("2021-04", "Date"),
+                     ("P1Y", "Duration"), ("$2,000", "Money")),
+    "relations": rels(("Harbour Lease", "STARTS", "2021-04-01"), ("Harbour Lease", "LASTS", "P1Y"),
+                      ("Harbour Lease", "PRICE", "$2,000")),
+}
+
+
+def test_literal_entities_and_relation_ends_match_gold_by_value_one_way():
+    predicted = {
+        # a date entity goes to the gold of its own value text before the coarser month; a
+        # literal node's value is read before its name; durations compare at the coarser unit
+        "entities": [{"name": "April 1, 2021", "type": "Date"},
+                     {"name": "early April", "type": "Date", "value": "2021-04"},
+                     {"name": "twelve (12) months", "type": "Duration"},
+                     {"name": "2,000 dollars", "type": "Money"}],
+        # relation ends have no type: the same value, read from the name, in its canonical text
+        "relations": rels(("Harbour Lease", "STARTS", "April 1, 2021"), ("Harbour Lease", "PRICE", "USD 2,000.00"),
+                          ("Harbour Lease", "LASTS", "twelve (12) months")),
+    }
+    score = score_document(LITERAL_GOLD, predicted, domain=LITERAL_DOMAIN).categories
+    e = score["entities"].micro
+    assert (e.tp, e.fp, e.fn) == (4, 0, 1)  # only the Deal is missed
+    r = score["relations"]
+    assert (r.micro.tp, r.micro.fp, r.micro.fn) == (2, 1, 1)
+    assert r.per_type["LASTS"].fp == 1  # P12M is not the text P1Y on a relation end
+    assert NameMatcher(LITERAL_GOLD["entities"]).resolve("April 1, 2021")[1] == "none"  # no kinds, no values

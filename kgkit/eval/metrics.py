@@ -14,9 +14,9 @@ Tuples, by category:
 * ``temporal``: (head, relation, tail); ``temporal_timed``: that plus (start, end), the times
   compared by :func:`kgkit.timex.matches` (at the coarser precision of the two)
 
-Entities of a type that holds dates or durations (``Date``, ``Duration``, …) match a gold
-entity of their type by time value when both sides read as one (:func:`entity_time`), and
-by name otherwise.
+Literal entities (dates, durations, money, …) match gold by value as well as by name, one
+way for entity names and relation ends alike (:class:`NameMatcher`); an entity of a date or
+duration type matches a gold entity of its type by time value first.
 
 Counts add up over documents (micro). Macro averages the per-type P, R and F1 over the
 types present in gold or predictions. A ratio with a zero denominator is 0, except that
@@ -134,33 +134,71 @@ class Score:
         return {name: self.categories[name].to_dict() for name in CATEGORIES if name in self.categories}
 
 
+TIME_KINDS = ("date", "duration")
+
+
+def value_kinds(type_names: Iterable[str], domain: Domain | None) -> dict[str, str]:
+    """Entity type -> literal kind ("date", "duration", "money", …), for the types among
+    ``type_names`` that hold literal values: the offline backend's generic words for dates and
+    durations ("Date", "Time", "Period", …), and the domain's literal types."""
+    out = {}
+    for name in type_names:
+        key = re.sub(r"[^a-z]", "", str(name).lower())
+        out.update({name: kind for kind in TIME_KINDS if key in GENERIC_KINDS[kind]})
+    if domain is not None:
+        out.update(literal_types(domain.entity_types))
+    return out
+
+
+def literal_value(kind: str, entity: Mapping[str, Any]) -> Any:
+    """The value an entity of a ``kind`` literal type stands for: its ``value`` (literal nodes
+    keep the name as written and add the normalised value) when that reads as one, else its
+    name read as a ``kind`` ("March 23, 2013", "sixty (60) days", "$5 million"). Dates and
+    durations become :mod:`kgkit.timex` values; other kinds their normal form."""
+    for text in (entity.get("value"), entity.get("name")):
+        if isinstance(text, str):
+            value = timex.normalise(kind, text)
+            if kind in TIME_KINDS:
+                value = timex.parse_or_none(value)
+            if value is not None:
+                return value
+    return None
+
+
+def _value_text(value: Any) -> str:
+    return value.text if isinstance(value, timex.Time) else repr(value)
+
+
 class NameMatcher:
     """Map predicted names onto one document's gold entity names.
 
     Steps, first hit wins: **exact** (same :func:`name_key` as a gold name), **alias** (the
     predicted name, or one of its aliases, has the key of a gold name or gold alias), **value**
-    (with ``literal_kinds``, gold type -> literal kind: the predicted name, read as that kind
-    of literal, has the normalised value of a gold name of that type — "26th day of May, 2017"
-    is gold's "2017-05-26"), **fuzzy**
-    (rapidfuzz ``ratio`` of keys at or above ``threshold`` against gold names and aliases; best
-    score wins). Within a step a candidate of the predicted type is preferred, then gold order.
-    A name that matches nothing is kept as its own key, so it can only be a false positive.
+    (with ``literal_kinds``, gold type -> literal kind from :func:`value_kinds`: the predicted
+    name reads as a literal of the same value as a gold entity of such a type — "26th day of
+    May, 2017" is gold's "2017-05-26"), **fuzzy** (rapidfuzz ``ratio`` of keys at or above
+    ``threshold`` against gold names and aliases; best score wins). Within the name steps a
+    candidate of the predicted type is preferred, then gold order. A name that matches nothing
+    is kept as its own key, so it can only be a false positive.
+
+    Values are read by :func:`literal_value` (dates and durations as :mod:`kgkit.timex`
+    values). When the predicted type is a date or duration type, a value step comes first,
+    over gold of that type, at the coarser precision of the two (:func:`kgkit.timex.same`), so
+    a date counts by the time it names before its wording. The value step after the alias step
+    (any name, relation ends among them) asks for the same value in its canonical text ("twelve (12) months" is P12M there, not gold's P1Y). Among gold of the
+    same value, the same value text wins first (2013-03-20 is that day before it is a day of
+    2013-W12), then the same name, then gold order.
     """
 
     def __init__(self, gold_entities: Iterable[Mapping[str, Any]], threshold: float = DEFAULT_FUZZY_THRESHOLD,
                  literal_kinds: Mapping[str, str] | None = None):
-        from kgkit.backends.offline.literals import normalise
-
         self.threshold = threshold
         self.entities = list(gold_entities)
-        self._normalise = normalise
-        self.by_value: dict[tuple[str, str], Mapping[str, Any]] = {}
-        for ent in self.entities:
-            kind = (literal_kinds or {}).get(ent["type"])
-            value = normalise(kind, ent["name"]) if kind else None
-            if value is not None:
-                self.by_value.setdefault((kind, repr(value)), ent)
-        self.kinds = sorted({kind for kind, _ in self.by_value})
+        self.literal_kinds = dict(literal_kinds or {})
+        self.values = [(ent, kind, value) for ent in self.entities
+                       for kind in [self.literal_kinds.get(ent["type"])] if kind
+                       for value in [literal_value(kind, ent)] if value is not None]
+        self.kinds = sorted({kind for _, kind, _ in self.values})
         self.by_name: dict[str, list[Mapping[str, Any]]] = {}
         self.by_any: dict[str, list[Mapping[str, Any]]] = {}
         for ent in self.entities:
@@ -170,9 +208,17 @@ class NameMatcher:
                 if ent not in bucket:
                     bucket.append(ent)
 
-    def resolve(self, name: str, aliases: Iterable[str] = (), type_name: str | None = None) -> tuple[str, str]:
-        """Return (gold name or ``?key``, how: "exact" | "alias" | "fuzzy" | "none")."""
+    def resolve(self, name: str, aliases: Iterable[str] = (), type_name: str | None = None,
+                value: Any = None) -> tuple[str, str]:
+        """Return (gold name or ``?key``, how: "exact" | "alias" | "value" | "fuzzy" | "none").
+
+        ``value`` is the normalised value a literal node carries beside its name as written."""
         key = name_key(name)
+        kind = self.literal_kinds.get(type_name)
+        if kind in TIME_KINDS:
+            hit = self._by_value(kind, {"name": name, "value": value}, type_name)
+            if hit is not None:
+                return hit, "value"
 
         def pick(candidates: list[Mapping[str, Any]]) -> str:
             same = [c for c in candidates if c["type"] == type_name]
@@ -185,9 +231,9 @@ class NameMatcher:
             if hits:
                 return pick(hits), "alias"
         for kind in self.kinds:
-            value = self._normalise(kind, name)
-            if value is not None and (kind, repr(value)) in self.by_value:
-                return self.by_value[(kind, repr(value))]["name"], "value"
+            hit = self._by_value(kind, {"name": name})
+            if hit is not None:
+                return hit, "value"
         best: tuple[float, int, Mapping[str, Any]] | None = None
         if key:
             from rapidfuzz import fuzz
@@ -204,6 +250,20 @@ class NameMatcher:
             return best[2]["name"], "fuzzy"
         return "?" + key, "none"
 
+    def _by_value(self, kind: str, entity: Mapping[str, Any], type_name: str | None = None) -> str | None:
+        """The name of the gold ``kind`` literal with the value of ``entity``, by the tie rule of
+        the class doc; None when there is none. With ``type_name``, gold of that type at the
+        coarser precision (:func:`kgkit.timex.same`); without, the same value text."""
+        mine = literal_value(kind, entity)
+        if mine is None:
+            return None
+        found = sorted(((ent, v) for ent, k, v in self.values if k == kind and (
+                           ent["type"] == type_name and timex.same(v, mine) if type_name
+                           else _value_text(v) == _value_text(mine))),
+                       key=lambda hit: (_value_text(hit[1]) != _value_text(mine),
+                                        name_key(hit[0]["name"]) != name_key(entity["name"])))
+        return found[0][0]["name"] if found else None
+
 
 def _filler_set(value: Any, resolve) -> frozenset[str]:
     values = value if isinstance(value, list) else [value]
@@ -216,31 +276,6 @@ def _roles_key(roles: Mapping[str, Any], resolve) -> frozenset:
 
 def _trigger_key(text: str | None) -> str:
     return " ".join(str(text or "").casefold().split())
-
-
-def time_kinds(type_names: Iterable[str], domain: Domain | None) -> dict[str, str]:
-    """Entity type -> "date" or "duration", for the types among ``type_names`` that hold such
-    values: by the offline backend's generic words for them ("Date", "Time", "Period", …),
-    or the domain's literal types."""
-    out = {}
-    for name in type_names:
-        key = re.sub(r"[^a-z]", "", str(name).lower())
-        out.update({name: kind for kind in ("date", "duration") if key in GENERIC_KINDS[kind]})
-    if domain is not None:
-        out.update({t: k for t, k in literal_types(domain.entity_types).items() if k in ("date", "duration")})
-    return out
-
-
-def entity_time(kind: str, entity: Mapping[str, Any]) -> timex.Time | None:
-    """The time value an entity of a date or duration type stands for: its ``value`` (literal
-    nodes keep the name as written and add the normalised value) when that reads as one,
-    else its name read as a ``kind`` ("March 23, 2013", "sixty (60) days", "P1Y")."""
-    for text in (entity.get("value"), entity.get("name")):
-        if isinstance(text, str):
-            value = timex.parse_or_none(timex.normalise(kind, text))
-            if value is not None:
-                return value
-    return None
 
 
 def _time_key(value: Any) -> str | None:
@@ -305,13 +340,6 @@ def _typed_entities(entities: Iterable[Mapping[str, Any]], domain: Domain | None
     return [{**e, "type": type_label(domain, e.get("type"))} for e in entities]
 
 
-def _literal_kinds(domain: Domain | None) -> dict[str, str]:
-    """The domain's literal entity types (Date, Duration, …) and the literal kind each holds."""
-    from kgkit.backends.offline.entities import literal_types
-
-    return literal_types(domain.entity_types) if domain is not None else {}
-
-
 def _relation_rules(domain: Domain | None):
     """(label normaliser, triple normaliser): relation aliases to names; symmetric ends ordered."""
 
@@ -336,7 +364,8 @@ def relation_sets(gold: Any, predicted_relations: Iterable[Mapping[str, Any]], *
     The skill loop uses it to ask, per rollout, which gold edges came out.
     """
     g = _gold_mapping(gold)
-    matcher = matcher or NameMatcher(_typed_entities(g["entities"], domain), fuzzy_threshold, _literal_kinds(domain))
+    gold_entities = _typed_entities(g["entities"], domain)
+    matcher = matcher or NameMatcher(gold_entities, fuzzy_threshold, value_kinds({e["type"] for e in gold_entities}, domain))
     rel_label, ends = _relation_rules(domain)
     gold_rel = {ends(r["head"], rel_label(r["relation"]), r["tail"]) for r in g["relations"]}
     pred_rel = {ends(matcher.resolve(r["head"])[0], rel_label(r["relation"]), matcher.resolve(r["tail"])[0])
@@ -363,7 +392,7 @@ def score_document(
     """
     g = _gold_mapping(gold)
     gold_entities = _typed_entities(g["entities"], domain)
-    matcher = NameMatcher(gold_entities, fuzzy_threshold, _literal_kinds(domain))
+    matcher = NameMatcher(gold_entities, fuzzy_threshold, value_kinds({e["type"] for e in gold_entities}, domain))
 
     def resolve(name: str) -> str:
         return matcher.resolve(name)[0]
@@ -371,19 +400,10 @@ def score_document(
     rel_label, ends = _relation_rules(domain)
     score = Score()
     gold_ents = {(e["name"], e["type"]) for e in gold_entities}
-    kinds = time_kinds({e["type"] for e in gold_entities}, domain)
-    gold_times = [(e["type"], value, e["name"]) for e in gold_entities if e["type"] in kinds
-                  for value in [entity_time(kinds[e["type"]], e)] if value is not None]
     pred_ents = set()
     for e in predicted.get("entities", ()):
         type_name = type_label(domain, e.get("type"))
-        value = entity_time(kinds[type_name], e) if type_name in kinds else None
-        # the same value first (2013-03-20 is that day before it is a day of 2013-W12), then the same name
-        by_value = [name for t, v, name in sorted(gold_times, key=lambda g: (
-            value is None or g[1].text != value.text, name_key(g[2]) != name_key(e["name"])))
-            if value is not None and t == type_name and timex.same(v, value)]
-        pred_ents.add((by_value[0] if by_value else matcher.resolve(e["name"], e.get("aliases", ()), type_name)[0],
-                       type_name))
+        pred_ents.add((matcher.resolve(e["name"], e.get("aliases", ()), type_name, e.get("value"))[0], type_name))
     score.categories["entities"] = _score_sets(gold_ents, pred_ents, lambda t: t[1])
 
     if "relations" in predicted:

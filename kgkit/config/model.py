@@ -97,7 +97,7 @@ class InputConfig:
 
 @dataclass
 class UpgradesConfig:
-    skip_idle_chunks: bool = False  # skip an upgrade pass on a chunk that cannot contribute (docs/design.md)
+    skip_idle_chunks: bool = False  # skip an upgrade pass on a chunk that cannot contribute (UpgradeMode.can_contribute)
 
 
 @dataclass

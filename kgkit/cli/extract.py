@@ -158,10 +158,11 @@ def format_plan(plans) -> str:
 @click.option("--replace-views", is_flag=True, help="Drop the folder's earlier views: it then holds only this run's.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
 @click.option("--no-skills", is_flag=True, help="Do not give learned skills to the core passes.")
+@click.option("--skip-idle-chunks", is_flag=True, help="Skip upgrade passes on chunks that cannot contribute (upgrades.skip_idle_chunks).")
 @click.option("--graph", help="Also add the finished runs to this corpus graph (.sqlite path or postgresql:// URL).")
 @click.option("--tenant", help="Graph tenant for --graph (default: graph.tenant).")
 def extract_cli(files, domain, views, model, config_path, out_dir, include, exclude, dry_run, as_json, resume,
-                replace_views, no_cache, no_skills, graph, tenant):
+                replace_views, no_cache, no_skills, skip_idle_chunks, graph, tenant):
     """Extract a knowledge graph from FILES (PDF, text, Markdown, HTML; - for stdin; a FOLDER
     for the files below it).
 
@@ -177,6 +178,7 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
       kgkit extract --include '*.pdf' --exclude 'drafts/*' contracts/
     """
     cfg = _config(config_path, model, no_cache)
+    cfg.upgrades.skip_idle_chunks = cfg.upgrades.skip_idle_chunks or skip_idle_chunks
     if dry_run:
         from kgkit.engine.plan import plan
 

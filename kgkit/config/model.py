@@ -96,6 +96,11 @@ class InputConfig:
 
 
 @dataclass
+class UpgradesConfig:
+    skip_idle_chunks: bool = False  # skip an upgrade pass on a chunk that cannot contribute (UpgradeMode.can_contribute)
+
+
+@dataclass
 class Config:
     llm: LLMConfig = field(default_factory=LLMConfig)
     domain: str = "general"
@@ -110,6 +115,7 @@ class Config:
     graph: GraphConfig = field(default_factory=GraphConfig)
 
     input: InputConfig = field(default_factory=InputConfig)
+    upgrades: UpgradesConfig = field(default_factory=UpgradesConfig)
     prompts: dict[str, Path] = field(default_factory=dict)  # stage -> template path override
     out_dir: Path = Path("kgkit-out")
     source: Path | None = None  # the kgkit.yaml it came from, if any

@@ -76,6 +76,9 @@ COMMENTS: dict[str, dict[str, str]] = {
         "max_bytes": "a document larger than this is refused before it is read",
         "regex_timeout": "seconds a domain/skill regex may run per chunk; then it is skipped (review.jsonl)",
     },
+    "upgrades": {
+        "skip_idle_chunks": "skip upgrade passes on chunks that cannot contribute (counted in calls.skipped)",
+    },
 }
 
 LLM_SWITCH = """\
@@ -119,7 +122,7 @@ def starter_text(config: Config | None = None) -> str:
     lines.append(LLM_STAGES)
     for top in ("domain", "views"):
         lines.append(_line(top, data[top], COMMENTS[top].get(top)) + "\n")
-    for section in ("chunking", "canon", "review", "limits", "cache", "skills", "input", "graph"):
+    for section in ("chunking", "canon", "review", "limits", "cache", "skills", "input", "upgrades", "graph"):
         lines.append(f"{section}:\n")
         for key, value in data[section].items():
             lines.append(_line(key, value, COMMENTS[section].get(key), indent=2))

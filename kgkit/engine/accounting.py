@@ -82,6 +82,7 @@ class Accounting:
             "requests": self.requests,
             "retries": self.retries,
             "skipped": dict(self.skipped),
+            "saved": sum(self.skipped.values()),  # passes not sent: what skipping saved
         }
 
     def tokens(self) -> dict[str, int]:

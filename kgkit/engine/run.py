@@ -136,6 +136,18 @@ def upgrade_requests(view: View, doc: Document, chunks: list[Chunk], domain: Dom
             for c in chunks]
 
 
+def busy_chunks(view: View, domain: Domain, chunks: list[Chunk], skeleton: Skeleton, config: Config,
+                accounting: Accounting) -> list[Chunk]:
+    """The chunks an upgrade view's passes go to: all of them, or with
+    ``upgrades.skip_idle_chunks`` those that could contribute (the others count as skipped)."""
+    if not config.upgrades.skip_idle_chunks:
+        return chunks
+    mode = get_mode(view.mode)
+    busy = [c for c in chunks if mode.can_contribute(view, domain, c, skeleton)]
+    accounting.skip(view.name, len(chunks) - len(busy))
+    return busy
+
+
 def run_upgrade(view: View, doc: Document, chunks: list[Chunk], domain: Domain, skeleton: Skeleton,
                 answers: Iterator[dict | None], config: Config, review: list,
                 on_chunk: Callable[[int], None], held: dict[str, int]
@@ -211,12 +223,15 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
             else:  # filled below; the keys now keep the views' order
                 payloads[view.name], rejects[view.name], held[view.name] = {}, {}, {}
                 upgrades.append(view)
+    worked = {view.name: busy_chunks(view, domain, chunks, skeleton, config, accounting) for view in upgrades}
     answers = upgrade_runner.run_all([request for view in upgrades
-                                      for request in upgrade_requests(view, doc, chunks, domain, skeleton, config)])
+                                      for request in upgrade_requests(view, doc, worked[view.name], domain, skeleton,
+                                                                      config)])
     for view in upgrades:
         with accounting.timed(view.name):
-            on_chunk = (lambda done, _v=view.name: report(_v, done, n)) if report else (lambda done: None)
-            payload, view_rejects, extra = run_upgrade(view, doc, chunks, domain, skeleton, answers,
+            total = len(worked[view.name])
+            on_chunk = (lambda done, _v=view.name, _t=total: report(_v, done, _t)) if report else (lambda done: None)
+            payload, view_rejects, extra = run_upgrade(view, doc, worked[view.name], domain, skeleton, answers,
                                                        config, review, on_chunk, held[view.name])
             payloads[view.name] = {**heads[view.name], **payload}
             rejects[view.name] = view_rejects

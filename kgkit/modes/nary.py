@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from kgkit import ids
+from kgkit.backends.offline.entities import literal_types
+from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
 from kgkit.modes.base import Scope, fill_roles
 from kgkit.modes.upgrade import UpgradeMode, find_by_name
 
@@ -20,6 +22,30 @@ class NaryMode(UpgradeMode):
     def can_build(self, view, domain, skeleton) -> bool:
         """Some n-ary relation is declared, and a role can be filled: by a node, or a literal."""
         return any(skeleton.nodes or any(r.literal for r in rel.roles) for rel in domain.nary_relation_types)
+
+    def can_contribute(self, view, domain, chunk, skeleton) -> bool:
+        """A hyperedge needs two role fillers: some n-ary relation must find at least two
+        among the chunk's own entities its roles admit (the skeleton's part for the chunk,
+        edge ends included) and the literals of the kinds its roles take in the chunk."""
+        nodes, edges = skeleton.part_for(chunk)
+        types = {n["name"]: n["type"] for n in nodes}
+        for edge in edges:
+            for end in (edge["head"], edge["tail"]):
+                types.setdefault(end, "*")  # an end named only in the edge: any type may fit
+        literal_of = literal_types(domain.entity_types)
+        wanted = {rel.name: {t for r in rel.roles for t in r.types} for rel in domain.nary_relation_types}
+        kinds = {rel.name: {r.literal for r in rel.roles if r.literal} | {literal_of[t] for t in wanted[rel.name]
+                                                                         if t in literal_of}
+                 for rel in domain.nary_relation_types}
+        every_kind = set().union(*kinds.values()) if kinds else set()
+        literals = find_literals(chunk.text, [k for k in LITERAL_KINDS if k in every_kind]) if every_kind else []
+        for rel in domain.nary_relation_types:
+            admitted = wanted[rel.name]
+            fillers = sum(t == "*" or "*" in admitted or t in admitted for t in types.values())
+            fillers += sum(lit.kind in kinds[rel.name] for lit in literals)
+            if fillers >= 2:
+                return True
+        return False
 
     def item(self, raw: dict[str, Any], scope: Scope) -> dict[str, Any] | None:
         relation = find_by_name(scope.domain.nary_relation_types, raw["relation"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kgkit import ids
+from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
 from kgkit.modes.base import Scope, resolve_ends
 from kgkit.timex import normalise as normalise_literal
 from kgkit.modes.upgrade import UpgradeMode
@@ -39,6 +40,15 @@ class TemporalMode(UpgradeMode):
     def can_build(self, view, domain, skeleton) -> bool:
         """An edge joins two nodes of V_doc by a declared relation: none without nodes."""
         return bool(skeleton.nodes and domain.relation_types)
+
+    def can_contribute(self, view, domain, chunk, skeleton) -> bool:
+        """A chunk with no literal a declared qualifier could take (no date, no duration,
+        nor the amount or rate a domain may also declare) cannot qualify an edge. Judged
+        only when every qualifier is such a literal: an enum one ("phase: III") needs none."""
+        kinds = {q.type for q in domain.qualifiers}
+        if not kinds or not kinds <= set(LITERAL_KINDS):
+            return True
+        return bool(find_literals(chunk.text, [k for k in LITERAL_KINDS if k in kinds]))
 
     def item(self, raw: dict[str, Any], scope: Scope) -> dict[str, Any] | None:
         relation = scope.domain.relation_type(raw["relation"])

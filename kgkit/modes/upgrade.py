@@ -33,6 +33,12 @@ class UpgradeMode:
         the engine sends none of them and counts them as skipped. Here: always."""
         return True
 
+    def can_contribute(self, view: View, domain: Domain, chunk: Chunk, skeleton: Skeleton) -> bool:
+        """Whether this chunk's pass could give an item; when not, and
+        ``upgrades.skip_idle_chunks`` is on, the engine skips it and counts it as skipped.
+        Here: always (no cheap test tells)."""
+        return True
+
     def normalise(self, answer: dict[str, Any], scope: Scope) -> list[dict[str, Any]]:
         """View items from one chunk's answer; an off-schema answer is one review entry
         and contributes nothing."""

@@ -9,7 +9,7 @@ from kgkit.schema.catalog import load_domain, load_view
 from kgkit.documents.types import Chunk
 from kgkit.engine.core import ENTITIES_SCHEMA, RELATIONS_SCHEMA
 
-# Excerpts of CUAD v1 contracts (CC BY 4.0), as in ../shared/data/cuad:
+# Excerpts of CUAD v1 contracts (CC BY 4.0; the Atticus Project), quoted here so no shared data is needed:
 # cuad_ENTERTAINMENTGAMINGASIAINC_Distributor.txt (preamble and governing law, joined)
 DISTRIBUTOR = (
     'This Agreement is entered into as of January 21, 2005 (the "Effective Date") by and among VendingData '

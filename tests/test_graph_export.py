@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import io
 import json
 import random
 from pathlib import Path
@@ -17,7 +16,7 @@ from hypothesis import strategies as st
 
 from graph_export_support import (NODE_FIELD, RELATIONSHIP_FIELD, cypher_errors, cypher_graph, make_snapshot,
                                   neo4j_csv_graph)
-from kgkit.errors import InputError, NotFoundError
+from kgkit.errors import InputError
 from kgkit.graph.export import ExportOptions, export_formats, export_graph, register_format
 from kgkit.graph.export.escape import xml_safe
 from kgkit.graph.export.neo4j import relationship_type
@@ -257,10 +256,18 @@ def test_hostile_strings_export_correctly_in_every_format(tmp_path_factory, name
     assert rel[0][":TYPE"] == relationship_type(relation) and rel[0]["relation"] == relation
 
 
+def store_snapshot(runs: Path, store: Path):
+    """The run folders under ``runs`` added to a fresh store at ``store``, as its snapshot."""
+    from kgkit.graph import GraphStore
+
+    with GraphStore(store) as g:
+        g.add(sorted(p for p in runs.iterdir() if p.is_dir()))
+        return g.snapshot()
+
+
 def test_run_folders_become_one_snapshot_and_export(tmp_path):
     """Two documents extracted offline share a party: one node, evidence from both."""
     from cli_support import kgkit
-    from kgkit.graph.export import find_run_folders, snapshot_from_run_folders
 
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -276,7 +283,7 @@ def test_run_folders_become_one_snapshot_and_export(tmp_path):
     result = kgkit("extract", "--domain", "legal_contracts", "--view", "binary,nary,temporal,event",
                    "--out", str(runs), str(docs / "supply.txt"), str(docs / "lease.txt"))
     assert result.exit_code == 0, result.output
-    snap = snapshot_from_run_folders(find_run_folders(runs))
+    snap = store_snapshot(runs, tmp_path / "graph.sqlite")
     assert len(snap.documents) == 2
     kestrel = [n for n in snap.nodes if n["name"] == "Kestrel Farms LLC"]
     assert len(kestrel) == 1 and len(kestrel[0]["documents"]) == 2
@@ -289,11 +296,10 @@ def test_run_folders_become_one_snapshot_and_export(tmp_path):
     ttl, jsonld = rdf_graphs(out)
     assert set(ttl) == set(jsonld)
     assert cypher_errors((out / "neo4j" / "graph.cypher").read_text(encoding="utf-8")) == []
-    assert snapshot_from_run_folders(find_run_folders(runs)) == snap  # same folders, same snapshot
+    assert store_snapshot(runs, tmp_path / "again.sqlite") == snap  # same folders, same snapshot
 
-    from kgkit.cli.graph_export import export_cli  # the fallback command reads the same folders
-
-    result = CliRunner().invoke(export_cli, [str(runs), "--format", "json", "-o", str(tmp_path / "cli")])
+    # the command reads the same store
+    result = kgkit("graph", "export", str(tmp_path / "graph.sqlite"), "--format", "json", "-o", str(tmp_path / "cli"))
     assert result.exit_code == 0, result.output
     assert (tmp_path / "cli" / "graph.json").read_bytes() == (out / "graph.json").read_bytes()
 
@@ -303,7 +309,6 @@ def test_cuad_contracts_export_and_read_back_in_every_format(tmp_path):
     """Real contract text (quotes, section signs, odd spacing) through every format.
     Nothing is tuned or measured here, so the tune/report split does not apply."""
     from cli_support import kgkit
-    from kgkit.graph.export import find_run_folders, snapshot_from_run_folders
     from shared_data import DATA
 
     contracts = sorted((DATA / "cuad").glob("*.txt"))[:4]
@@ -312,7 +317,7 @@ def test_cuad_contracts_export_and_read_back_in_every_format(tmp_path):
     result = kgkit("extract", "--domain", "legal_contracts", "--view", "binary,nary,temporal,event",
                    "--out", str(runs), *map(str, contracts))
     assert result.exit_code == 0, result.output
-    snap = snapshot_from_run_folders(find_run_folders(runs))
+    snap = store_snapshot(runs, tmp_path / "graph.sqlite")
     assert len(snap.documents) == 4 and snap.edges and snap.hyperedges and snap.events and snap.temporal
     out = tmp_path / "export"
     export_all(snap, out)
@@ -328,13 +333,6 @@ def test_cuad_contracts_export_and_read_back_in_every_format(tmp_path):
     assert [r["quote"] for r in read_csv(out / "evidence.csv")] == \
         [r["quote"] or "" for r in sorted(snap.evidence, key=lambda r: (r["item"], r["document"], r["chunk"],
                                                                          r["span"] or []))]
-
-
-def test_a_folder_without_runs_is_not_found(tmp_path):
-    from kgkit.graph.export import find_run_folders
-
-    with pytest.raises(NotFoundError, match="holds no kgkit run folder"):
-        find_run_folders(tmp_path)
 
 
 def test_export_command_hands_its_options_to_the_snapshot_provider(tmp_path):

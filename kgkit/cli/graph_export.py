@@ -8,9 +8,7 @@ options reach the provider as keyword arguments, with GRAPH (None when left out)
                                  options=[TENANT, CONFIG])
     graph_cli.add_command(export_cli)
 
-Until the graph command group does that, :data:`export_cli` reads run folders through
-:func:`run_folders_provider`: GRAPH is a run folder or a folder of them (``kgkit-out/``).
-Formats: docs/graph-export.md.
+The graph command group (kgkit/cli/graph.py) does exactly that. Formats: docs/graph-export.md.
 """
 from __future__ import annotations
 
@@ -18,20 +16,10 @@ from collections.abc import Callable, Sequence
 
 import click
 
-from kgkit.errors import InputError
 from kgkit.graph.export.registry import export_formats
 from kgkit.graph.snapshot import GraphSnapshot
 
 SnapshotProvider = Callable[..., GraphSnapshot]  # (graph: str | None, **option values) -> snapshot
-
-
-def run_folders_provider(graph: str | None, tenant: str | None = None) -> GraphSnapshot:
-    """A snapshot of the run folder ``graph``, or of every run folder inside it."""
-    from kgkit.graph.export import find_run_folders, snapshot_from_run_folders
-
-    if graph is None:
-        raise InputError("name the run folder (or a folder of run folders) to export")
-    return snapshot_from_run_folders(find_run_folders(graph), tenant=tenant or "default")
 
 
 def make_export_cli(provider: SnapshotProvider, options: Sequence[Callable] = ()) -> click.Command:
@@ -60,6 +48,3 @@ def make_export_cli(provider: SnapshotProvider, options: Sequence[Callable] = ()
     export_cli = click.argument("graph", required=False)(export_cli)
     return click.command("export")(export_cli)
 
-
-export_cli = make_export_cli(run_folders_provider, options=[
-    click.option("--tenant", default=None, help="Tenant name the export records [default: default].")])

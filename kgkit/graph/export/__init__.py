@@ -5,7 +5,5 @@ see the store. ``export_graph(snapshot, "graphml", "out/")`` is the whole API; f
 the reification they share are documented in docs/graph-export.md.
 """
 from kgkit.graph.export.registry import ExportOptions, export_formats, export_graph, register_format
-from kgkit.graph.export.run_folders import find_run_folders, snapshot_from_run_folders
 
-__all__ = ["ExportOptions", "export_formats", "export_graph", "find_run_folders", "register_format",
-           "snapshot_from_run_folders"]
+__all__ = ["ExportOptions", "export_formats", "export_graph", "register_format"]

@@ -53,7 +53,7 @@ from typing import Any, Iterable
 from rapidfuzz import fuzz, process
 
 from kgkit import ids
-from kgkit.backends.offline.entities import generic_type_map, literal_types
+from kgkit.type_kinds import generic_type_map, literal_types
 from kgkit.backends.offline.literals import normalise
 from kgkit.evidence import locate_mention
 from kgkit.name_keys import canonical_key, fold_tokens, split_trade_name, squash

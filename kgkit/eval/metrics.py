@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from kgkit import timex
-from kgkit.backends.offline.entities import GENERIC_KINDS, literal_types
+from kgkit.type_kinds import GENERIC_KINDS, literal_types
 from kgkit.canon import entity_type_name
 from kgkit.name_keys import canonical_key
 from kgkit.schema.model import Domain

@@ -18,7 +18,7 @@ A listed place followed by a title-case word begins a longer name ("Tennessee Te
 not a place alone; a place written with its state ("Memphis, Tenn.") is one location.
 
 A generic rule only fires when the domain declares a type for it: a type whose name or
-one of whose ``aliases`` is one of the keywords in :data:`GENERIC_KINDS` (for example
+one of whose ``aliases`` is one of the keywords in :data:`kgkit.type_kinds.GENERIC_KINDS` (for example
 ``Date`` for dates, or a type ``Party`` with alias ``party`` for contracting parties).
 """
 from __future__ import annotations
@@ -35,20 +35,7 @@ from kgkit.backends.offline.names import (ORG_WORDS, ROLE_WORDS, STATE_AFTER, ac
                                          add_title_aliases, is_title_word, name_mentions, source_credit_mentions)
 from kgkit.backends.offline.sentences import ABBREVIATIONS, Sentence, split_sentences
 from kgkit.schema.model import EntityType, Patterns
-
-GENERIC_KINDS: dict[str, frozenset[str]] = {
-    "date": frozenset({"date", "time", "datetime"}),
-    "duration": frozenset({"duration", "period", "timeperiod"}),
-    "money": frozenset({"money", "monetaryamount", "amount", "moneyamount", "price"}),
-    "percent": frozenset({"percent", "percentage"}),
-    "quantity": frozenset({"quantity", "dose", "dosage", "measurement"}),
-    "party": frozenset({"party", "contractingparty"}),
-    "organization": frozenset({"organization", "organisation", "org", "company"}),
-    "person": frozenset({"person", "per", "peop", "people"}),
-    "location": frozenset({"location", "loc", "place", "gpe"}),
-    "defined_term": frozenset({"definedterm", "defined_term", "term"}),
-    "name": frozenset({"name", "other", "misc", "namedentity"}),
-}
+from kgkit.type_kinds import generic_type_map
 
 _ABBREV_SUFFIX = (
     r"(?:Inc|INC|Corp|CORP|Co|CO|Ltd|LTD|Pty\.?\s+Ltd|L\.L\.C|N\.V|B\.V|S\.A|L\.P)(?![A-Za-z-])\.{0,2}"
@@ -71,35 +58,6 @@ _DEFINITION = re.compile(
     re.I,
 )
 _MEANS = re.compile(r"[\"“](?P<term>[A-Z][^\"”]{0,60}?)[\"”]\s+(?:shall\s+(?:mean|have\s+the\s+meaning)|means|has\s+the\s+meaning|refers\s+to|is\s+defined)")
-
-
-def _norm_key(word: str) -> str:
-    return re.sub(r"[^a-z_]", "", word.lower()).replace("_", "")
-
-
-def generic_type_map(entity_types: Sequence[EntityType]) -> dict[str, str]:
-    """Which declared entity type receives each generic rule's finds (first declared wins)."""
-    return dict(_generic_type_map(tuple(entity_types)))
-
-
-@lru_cache(maxsize=256)
-def _generic_type_map(entity_types: tuple[EntityType, ...]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for kind, words in GENERIC_KINDS.items():
-        keys = {_norm_key(w) for w in words}
-        for t in entity_types:
-            if _norm_key(t.name) in keys or any(_norm_key(a) in keys for a in t.aliases):
-                out[kind] = t.name
-                break
-    if "party" not in out and "organization" in out:
-        out["party"] = out["organization"]
-    return out
-
-
-def literal_types(entity_types: Sequence[EntityType]) -> dict[str, str]:
-    """Declared entity type -> the literal kind ("date", "money", …) whose finds it receives."""
-    kinds = generic_type_map(entity_types)
-    return {kinds[k]: k for k in LITERAL_KINDS if k in kinds}
 
 
 def phrase_pattern(phrase: str) -> str:

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-KINDS = ("date", "duration", "money", "percent", "quantity")
+from kgkit.type_kinds import LITERAL_KINDS as KINDS
 
 MONTHS = {
     "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,

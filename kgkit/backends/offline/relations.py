@@ -26,9 +26,10 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from kgkit import safe_regex
-from kgkit.backends.offline.entities import (CLAUSE_LENGTH, collapse, literal_types, name_key, phrase_pattern,
-                                             skill_patterns, trigger_spans)
+from kgkit.backends.offline.entities import (CLAUSE_LENGTH, collapse, name_key, phrase_pattern, skill_patterns,
+                                             trigger_spans)
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals, normalise
+from kgkit.type_kinds import literal_types
 from kgkit.backends.offline.sentences import split_sentences
 from kgkit.schema.model import EntityType, Patterns, RelationType
 

@@ -34,9 +34,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from kgkit.backends.offline.entities import (compile_phrases, find_entities, literal_types, name_key, pattern_matches,
-                                             trigger_spans)
+from kgkit.backends.offline.entities import compile_phrases, find_entities, name_key, pattern_matches, trigger_spans
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, Literal, find_literals, normalise
+from kgkit.type_kinds import literal_types
 from kgkit.backends.offline.relations import EntityMention, find_mentions, find_relations
 from kgkit.backends.offline.sentences import Sentence, split_sentences
 from kgkit.schema.model import EntityType, Qualifier, RelationType, Role

@@ -176,10 +176,11 @@ def run_upgrade(view: View, doc: Document, chunks: list[Chunk], domain: Domain, 
 def extract_document(doc: Document, domain: Domain, views: list[View], config: Config,
                      backends: tuple[Backend, Backend], folder: RunFolder, skills: bool = True,
                      progress: Progress | None = None, replace_views: bool = False,
-                     pool: PassPool | None = None) -> RunResult:
+                     pool: PassPool | None = None, manifest_extra: dict[str, Any] | None = None) -> RunResult:
     """Run the core and every view for one loaded document and write its run folder.
 
     The passes of each stage run at once on ``pool`` (one at a time without one).
+    ``manifest_extra`` adds keys to the manifest (a batch run names its batches there).
 
     View files already in ``views/`` stay unless ``replace_views``; the manifest's
     ``view_files`` lists every file there after the run."""
@@ -262,6 +263,7 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
     manifest = build_manifest(doc=doc, domain=domain, views=views, backends=backends, skills=skill_list,
                               accounting=accounting, started=started, counts=counts, payloads=payloads,
                               warnings=warnings, failures=failures, view_files=sorted(written | present))
+    manifest.update(manifest_extra or {})
     nodes_file = {"doc_id": doc.id, "nodes": nodes}
     with accounting.timed("write"):
         folder.write_json("nodes.json", nodes_file)

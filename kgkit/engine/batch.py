@@ -1,0 +1,495 @@
+"""``kgkit extract --batch``: every stage of every document as a provider batch, at the batch price.
+
+A document's stages depend on each other (entities -> merge -> relations -> upgrades), so a
+batch run goes a stage per round. Each round replays the document through the very same
+engine a direct run uses (:func:`kgkit.engine.run.extract_document`) with two stand-ins:
+
+* :class:`BatchBackend` answers a pass from what earlier batches brought back (kept in
+  ``state/batch.json``), from the response cache, or not at all: it raises, and
+* :class:`BatchPool` — the engine hands every pass of a stage to its pool before it reads
+  the first answer — gathers the unanswered passes of the stage and stops the round
+  (:class:`StagePending`) when the engine asks for the first of them.
+
+Those passes go to the provider as one batch (:mod:`kgkit.engine.batch_wire`), its id is
+recorded in ``state/batch.json`` and the run exits 75 (:data:`kgkit.errors.EXIT_PENDING`):
+come back later. The next run polls the batch; once it has ended, its answers are kept, the
+round is replayed (the merge runs on them) and the next stage is submitted. When no pass is
+left unanswered the round completes and writes the run folder a direct run writes: the
+same pass answers through the same code give the same nodes and views, and the manifest
+differs only in ``cost`` (the batch price), ``timings``, ``created`` and its ``batch`` key
+(mode, batch ids, price basis).
+
+Nothing is paid twice: an answer is stored the moment its batch is read, before anything
+else happens; a pass answered once is never sent again (it also goes to the response
+cache). A line the provider failed (an expired batch, a server error on some lines) is sent
+again in the next batch of the stage, up to ``llm.retries`` times, or directly when asked
+(``direct_retries``); a line it refused (400, 413, 422) fails its chunk, as a direct run
+does. An answer that does not fit the pass schema is re-asked once, in the next batch, as
+the direct backend re-asks it at once.
+
+State writes of a round are held back until the round completes (:class:`StagedFolder`), so
+the passes answered by batches count as executed in the final manifest, as in a direct run.
+"""
+from __future__ import annotations
+
+import datetime
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+from kgkit.backends.base import Backend, PassRequest, PassResult, Usage
+from kgkit.backends.failures import REFUSAL_STATUS
+from kgkit.config.model import Config
+from kgkit.engine.outputs import RunFolder, atomic_write, dumps
+from kgkit.engine.pool import PassPool
+from kgkit.errors import ConfigError, InputError, NotFoundError
+
+STATE_FILE = "state/batch.json"
+STATE_VERSION = 1
+
+
+# -- the record in state/ -------------------------------------------------------------------
+
+class BatchStore:
+    """``state/batch.json`` of one run folder: the batches submitted and every line's outcome.
+
+    ``jobs``: one per batch (id, wire, model, stage, the pass keys it carries, whether it
+    was collected). ``passes``: per pass key (the response cache's key, which holds
+    everything the answer depends on), the answers batches brought back (the first ask,
+    then the re-ask) and the errors of lines that brought none; ``direct`` for a pass
+    answered directly after its batch failed it.
+    """
+
+    def __init__(self, folder: RunFolder):
+        self.folder = folder
+        self.path = folder.path / STATE_FILE
+        self.data: dict[str, Any] = {"version": STATE_VERSION, "jobs": [], "passes": {}}
+        if self.path.is_file() and not self.path.is_symlink():
+            import json
+
+            try:
+                self.data = json.loads(self.path.read_text(encoding="utf-8"))
+            except ValueError as exc:
+                raise InputError(f"{self.path} is not valid JSON ({exc})",
+                                 hint="restore it, or remove it to submit the unanswered passes again") from None
+
+    @property
+    def jobs(self) -> list[dict[str, Any]]:
+        return self.data["jobs"]
+
+    def open_jobs(self) -> list[dict[str, Any]]:
+        return [job for job in self.jobs if not job.get("collected")]
+
+    def entry(self, key: str) -> dict[str, Any]:
+        return self.data["passes"].setdefault(key, {"answers": [], "errors": []})
+
+    def peek(self, key: str) -> dict[str, Any]:
+        return self.data["passes"].get(key) or {"answers": [], "errors": []}
+
+    def save(self) -> None:
+        self.folder._inside(STATE_FILE)  # refuses a link on the way
+        atomic_write(self.path, dumps(self.data))
+
+    def collect(self, job: dict[str, Any], status: str, results: dict[str, Any]) -> None:
+        """Keep what an ended batch brought back, line by line; a line without a result
+        (expired, cancelled) is an error a retry can clear."""
+        for key in job["lines"]:
+            found = results.get(key)
+            entry = self.entry(key)
+            if found is not None and found.text is not None:
+                entry["answers"].append({"text": found.text, "finish": found.finish, "usage": found.usage})
+            else:
+                entry["errors"].append({"status": found.status if found else 0,
+                                        "error": found.error if found else f"no result (the batch is {status})"})
+        job["collected"], job["status"] = True, status
+
+    def manifest_entry(self, price: str | None) -> dict[str, Any]:
+        """The manifest's ``batch`` key: the mode, every batch with its stage, the price basis."""
+        return {"mode": "batch", "price": price,
+                "batches": [{"id": j["id"], "stage": j["stage"], "wire": j["wire"], "lines": len(j["lines"]),
+                             "status": j.get("status")} for j in self.jobs]}
+
+
+# -- answering passes from batches ------------------------------------------------------------
+
+class _Unanswered(Exception):
+    """A pass no batch has answered yet: what to send for it (litellm completion kwargs)."""
+
+    def __init__(self, backend: "BatchBackend", request: PassRequest, key: str, kwargs: dict[str, Any]):
+        super().__init__(request.stage)
+        self.backend, self.request, self.key, self.kwargs = backend, request, key, kwargs
+
+
+class StagePending(Exception):
+    """A stage has passes no batch has answered: they go out as the next batch."""
+
+    def __init__(self, passes: list[_Unanswered]):
+        super().__init__(f"{len(passes)} pass(es) of {passes[0].request.stage} to submit")
+        self.passes = passes
+
+
+class BatchBackend:
+    """A stage's backend in a batch run: the answer a batch brought back (checked and re-asked
+    exactly as :class:`~kgkit.backends.llm.LLMBackend` checks a direct one), a response-cache
+    hit, or — for a pass a batch failed, with ``direct_retries`` — a direct call; otherwise
+    the pass is unanswered and goes into the next batch.
+
+    It describes itself as the backend it wraps, so ``state/`` and the manifest cannot tell
+    a batch answer from a direct one."""
+
+    def __init__(self, inner: Backend, store: BatchStore, retries: int, direct_retries: bool = False):
+        from kgkit.backends.llm import LLMBackend
+
+        self.inner = inner
+        self.llm: LLMBackend = getattr(inner, "backend", inner)
+        if not isinstance(self.llm, LLMBackend):
+            raise ConfigError("--batch needs llm.model: batches go to a provider, and the offline backend "
+                              "answers at once", hint="set llm.model (or --model), or run without --batch")
+        self.name = inner.name
+        self.store = store
+        self.retries = retries
+        self.direct_retries = direct_retries
+        self._client = None
+
+    @property
+    def client(self):
+        from kgkit.engine.batch_wire import BatchClient
+
+        if self._client is None:
+            self._client = BatchClient(self.llm)
+        return self._client
+
+    def describe(self) -> dict[str, Any]:
+        return self.inner.describe()
+
+    def cache_key_parts(self, request: PassRequest) -> dict[str, Any]:
+        return self.llm.cache_key_parts(request)
+
+    def key(self, request: PassRequest) -> str:
+        from kgkit.cache import cache_key
+
+        return cache_key(self.llm.cache_key_parts(request))
+
+    def run(self, request: PassRequest) -> PassResult:
+        from kgkit.backends.llm import REASK, load_litellm
+
+        key = self.key(request)
+        entry = self.store.peek(key)
+        if "direct" in entry:
+            return PassResult(**{**entry["direct"], "usage": Usage(**entry["direct"]["usage"])})
+        litellm = load_litellm()
+        output_format, response_format = self.llm._response_format(litellm, request.schema)
+        messages = self.llm.messages(request)
+        answers, errors = entry["answers"], entry["errors"]
+        if answers:
+            data, error = self.llm._check(answers[0]["text"], answers[0]["finish"], request.schema)
+            if error is not None and len(answers) == 1:  # re-asked in the next batch, as LLMBackend re-asks
+                messages = [*messages, {"role": "assistant", "content": answers[0]["text"]},
+                            {"role": "user", "content": REASK.format(error=error)}]
+            else:
+                if error is not None:
+                    first = error
+                    data, error = self.llm._check(answers[1]["text"], answers[1]["finish"], request.schema)
+                    if error is not None:
+                        error = f"{error} (still invalid after one re-ask; first answer: {first})"
+                result = self._result(answers[:2], errors, data, error, output_format)
+                if self.inner is not self.llm and result.ok:
+                    self.inner.remember(request, result, key)
+                return result
+        elif not errors and hasattr(self.inner, "holds") and self.inner.holds(request):
+            return self.inner.run(request)  # a cache hit: nothing to send
+        if errors and errors[-1]["status"] in REFUSAL_STATUS:  # the provider will never take it as sent
+            return self._result([], errors, None, f"the provider refused the request: {errors[-1]['error']}",
+                                output_format)
+        if len(errors) > self.retries:
+            return self._result([], errors, None, f"no answer after {len(errors)} batch attempt(s): "
+                                                  f"{errors[-1]['error']}", output_format)
+        if errors and self.direct_retries:
+            result = self.inner.run(request)
+            if result.ok:
+                record = {k: getattr(result, k) for k in ("data", "ok", "error", "raw", "requests", "retries",
+                                                          "model", "output_format")}
+                self.store.entry(key)["direct"] = {**record, "usage": vars(result.usage)}
+                self.store.save()
+            return result
+        kwargs = {"model": self.llm.settings.model, "messages": messages,
+                  "temperature": self.llm._temperature(request), "max_tokens": self.llm.settings.max_tokens}
+        if response_format:
+            kwargs["response_format"] = response_format
+        raise _Unanswered(self, request, key, kwargs)
+
+    def _result(self, answers: list[dict], errors: list[dict], data: Any, error: str | None,
+                output_format: str) -> PassResult:
+        usage = Usage()
+        for answer in answers:
+            usage.add(Usage(**answer["usage"]))
+        return PassResult(data=self.llm._scrub(data) if error is None else None, ok=error is None,
+                          error=self.llm._scrub(error),
+                          raw=self.llm._scrub(answers[-1]["text"]) if error is not None and answers else None,
+                          usage=usage, requests=len(answers) + len(errors), retries=len(errors),
+                          model=self.llm.settings.model, output_format=output_format)
+
+
+class _Done:
+    def __init__(self, value: Any = None, error: BaseException | None = None):
+        self.value, self.error = value, error
+
+    def result(self) -> Any:
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+    def cancel(self) -> bool:
+        return True
+
+
+class BatchPool(PassPool):
+    """The engine's pass pool in a batch run: a pass runs at once in the caller's thread (its
+    answer is already here, or it is not); an unanswered one is noted, and reading any of them
+    stops the round with every unanswered pass of the stage (:class:`StagePending`)."""
+
+    def __init__(self) -> None:
+        super().__init__(1)
+        self.pending: list[_Unanswered] = []
+
+    def submit(self, fn: Callable[..., Any], *args: Any):
+        try:
+            return _Done(fn(*args))
+        except _Unanswered as missing:
+            self.pending.append(missing)
+            return _Later(self)
+        except BaseException as exc:  # noqa: BLE001 - handed to the engine when it reads the pass
+            return _Done(error=exc)
+
+
+class _Later:
+    def __init__(self, pool: BatchPool):
+        self.pool = pool
+
+    def result(self) -> Any:
+        raise StagePending(self.pool.pending)
+
+    def cancel(self) -> bool:
+        return True
+
+
+class StagedFolder(RunFolder):
+    """A run folder whose pass records (``state/``) are written only when the round completes
+    (:meth:`flush`): a round stopped by a pending stage leaves ``state/`` as it was, so the
+    final round counts every batch answer as executed, as a direct run counts it. Nothing is
+    lost meanwhile: the answers are in ``state/batch.json`` from the moment they arrive."""
+
+    def __init__(self, path: Path):
+        super().__init__(path)
+        self.staged: list[tuple] = []
+
+    def save_pass(self, stage: str, chunk_id: str, key: str, data: dict[str, Any], model: str) -> None:
+        self.staged.append((stage, chunk_id, key, data, model))
+
+    def flush(self) -> None:
+        for args in self.staged:
+            super().save_pass(*args)
+        self.staged = []
+
+
+# -- the driver ------------------------------------------------------------------------------
+
+@dataclass
+class BatchWaiting:
+    """A document whose current stage is in a provider batch: come back later."""
+
+    document: str
+    run_dir: Path
+    batch_id: str
+    stage: str
+    status: str  # the provider's word, or "submitted"
+    submitted: bool  # submitted by this run (else: an earlier one, still running)
+
+
+def extract_batch(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | os.PathLike | None = None,
+                  views: Sequence[str] | str | None = None, config: Config | str | os.PathLike | None = None,
+                  out_dir: str | os.PathLike | None = None, skills: bool = True, replace_views: bool = False,
+                  include: Sequence[str] = (), exclude: Sequence[str] = (), direct_retries: bool = False,
+                  progress=None, on_start: Callable[[int], None] | None = None,
+                  backend_factory=None) -> Iterator[Any]:
+    """:func:`kgkit.engine.run.extract_each` through provider batches: per document, collect
+    its batch if it has ended, replay it, and submit the next stage's passes; yields a
+    :class:`~kgkit.engine.run.RunResult` for each document that is done, a
+    :class:`BatchWaiting` for each that waits on a batch, a
+    :class:`~kgkit.engine.run.SkippedInput` for each input that could not be read."""
+    from kgkit.documents.load import load_document
+    from kgkit.engine.corpus import CorpusManifest, collect_inputs, run_row, skipped_row
+    from kgkit.engine.run import (SkippedInput, earlier_views, extract_document, load_domain_and_views,
+                                  make_backends, path_list, resolve_config)
+
+    cfg = resolve_config(config)
+    given_paths = path_list(paths)
+    inputs = collect_inputs(given_paths, include, exclude)
+    if not inputs:
+        raise InputError("no input files found", hint="check the folder and the --include/--exclude globs")
+    dom, base_views = load_domain_and_views(domain, views, cfg)
+    root = Path(out_dir) if out_dir is not None else Path(cfg.out_dir)
+    corpus = len(inputs) > 1 or any(Path(p).is_dir() for p in given_paths if str(p) != "-")
+    runs = CorpusManifest(root) if corpus else None
+    given = {v.name for v in base_views}
+    inner = make_backends(backend_factory, cfg)
+    if on_start:
+        on_start(len(inputs))
+    for item in inputs:
+        try:
+            doc = load_document(item.path, max_bytes=cfg.input.max_bytes)
+        except InputError as exc:
+            if not corpus:
+                raise
+            runs.add(skipped_row(item, exc.message))
+            yield SkippedInput(str(item.path), item.folder, exc.message)
+            continue
+        folder = StagedFolder(root / item.folder)
+        with folder.locked():
+            folder.remove_temp_files()
+            store = BatchStore(folder)
+            backends = tuple(BatchBackend(b, store, cfg.llm.retries, direct_retries) for b in inner)
+            waiting = _collect(store, backends, doc.name, folder.path)
+            if waiting is not None:
+                if runs is not None:
+                    runs.add(_waiting_row(item, waiting))
+                yield waiting
+                continue
+            plan = base_views if replace_views else earlier_views(folder, given) + base_views
+            try:
+                result = extract_document(doc, dom, plan, cfg, backends, folder, skills=skills, progress=progress,
+                                          replace_views=replace_views, pool=BatchPool(),
+                                          manifest_extra={"batch": store.manifest_entry(backends[0].client.priced())})
+            except StagePending as pending:
+                waiting = _submit(store, pending, doc.name, folder.path)
+                if runs is not None:
+                    runs.add(_waiting_row(item, waiting))
+                yield waiting
+                continue
+            folder.flush()
+            for entry in store.data["passes"].values():  # passes that gave up: a later run tries them again
+                if not entry["answers"] and "direct" not in entry:
+                    entry["errors"] = []
+            store.save()
+        if runs is not None:
+            runs.add(run_row(item, result.manifest))
+        yield result
+
+
+def _client_for(job: dict[str, Any], backends: tuple[BatchBackend, BatchBackend]):
+    """The client that speaks to the model a job was submitted to."""
+    for backend in backends:
+        if backend.llm.settings.model == job["model"]:
+            return backend.client
+    raise ConfigError(f"batch {job['id']} went to {job['model']}, which this run's config no longer names",
+                      hint=f"run with the model it was submitted with, or `kgkit batch forget {job['id']}`")
+
+
+def _collect(store: BatchStore, backends, document: str, run_dir: Path) -> BatchWaiting | None:
+    """Poll the document's open batch; keep its results when it has ended, else say it waits."""
+    from kgkit.engine.batch_wire import ENDED
+
+    for job in store.open_jobs():
+        client = _client_for(job, backends)
+        status = client.poll(job["id"])
+        if status.state != ENDED:
+            job["status"] = status.detail
+            store.save()
+            return BatchWaiting(document, run_dir, job["id"], job["stage"], status.detail, submitted=False)
+        store.collect(job, status.detail, client.results(job["id"], status))
+        store.save()  # before anything else: what the provider answered is never asked again
+    return None
+
+
+def _submit(store: BatchStore, pending: StagePending, document: str, run_dir: Path) -> BatchWaiting:
+    backend = pending.passes[0].backend
+    client = backend.client
+    passes = list({p.key: p for p in pending.passes}.values())
+    lines = [client.line(p.key, p.kwargs) for p in passes]
+    batch_id = client.submit(lines)
+    stage = ",".join(dict.fromkeys(p.request.stage for p in passes))  # the upgrade views' passes go together
+    store.jobs.append({"id": batch_id, "wire": client.wire, "model": backend.llm.settings.model, "stage": stage,
+                       "lines": [p.key for p in passes], "collected": False, "status": "submitted",
+                       "submitted": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")})
+    store.save()
+    return BatchWaiting(document, run_dir, batch_id, stage, "submitted", submitted=True)
+
+
+def _waiting_row(item, waiting: BatchWaiting) -> dict[str, Any]:
+    return {"input": str(item.path), "run_folder": item.folder, "status": "batch", "batch": waiting.batch_id,
+            "stage": waiting.stage}
+
+
+# -- kgkit batch status / forget --------------------------------------------------------------
+
+def run_folders_with_batches(root: Path) -> list[Path]:
+    """The run folders under ``root`` (or ``root`` itself) that record batches."""
+    return sorted(p.parent.parent for p in Path(root).rglob(STATE_FILE.split("/")[-1])
+                  if p.parent.name == "state" and p.is_file())
+
+
+def open_batches(root: Path) -> bool:
+    """Whether a run folder under ``root`` records a batch not yet collected."""
+    return any(BatchStore(RunFolder(run_dir)).open_jobs() for run_dir in run_folders_with_batches(root))
+
+
+def batch_status(root: str | os.PathLike, config: Config | str | os.PathLike | None = None,
+                 ids: Sequence[str] = (), wait: bool = False, every: float = 60.0,
+                 sleep: Callable[[float], None] = time.sleep) -> list[dict[str, Any]]:
+    """One row per batch recorded under ``root`` (``ids``: only those): its run folder,
+    stage, lines and the provider's status, polled now for those not yet collected. With
+    ``wait``, polls every ``every`` seconds until none is still running.
+
+    Raises NotFoundError (exit 2) for an id no run folder records, and
+    :class:`~kgkit.engine.batch_wire.BatchNotFound` (exit 2) when the provider does not know one."""
+    import dataclasses
+
+    from kgkit.backends.llm import LLMBackend
+    from kgkit.engine.batch_wire import ENDED, BatchClient
+    from kgkit.engine.run import resolve_config
+
+    cfg = resolve_config(config)
+    clients: dict[str, Any] = {}
+    while True:
+        rows = []
+        for run_dir in run_folders_with_batches(Path(root)):
+            store = BatchStore(RunFolder(run_dir))
+            for job in store.jobs:
+                if ids and job["id"] not in ids:
+                    continue
+                state = ENDED if job.get("collected") else None
+                detail = job.get("status")
+                if state is None:
+                    if job["model"] not in clients:
+                        settings = dataclasses.replace(cfg.llm, model=job["model"], stages={})
+                        clients[job["model"]] = BatchClient(LLMBackend(settings))
+                    status = clients[job["model"]].poll(job["id"])
+                    state, detail = status.state, status.detail
+                rows.append({"run_dir": str(run_dir), "batch": job["id"], "stage": job["stage"],
+                             "lines": len(job["lines"]), "status": detail, "ended": state == ENDED,
+                             "collected": bool(job.get("collected"))})
+        missing = sorted(set(ids) - {row["batch"] for row in rows})
+        if missing:
+            raise NotFoundError(f"no run folder under {root} records batch {', '.join(missing)}",
+                                hint="`kgkit batch status --out DIR` lists the batches recorded there")
+        if not wait or all(row["ended"] for row in rows):
+            return rows
+        sleep(every)
+
+
+def forget_batch(root: str | os.PathLike, batch_id: str) -> Path:
+    """Drop a batch from its run folder's record, so the next run submits its unanswered
+    passes again (answers already collected stay). Returns the run folder."""
+    for run_dir in run_folders_with_batches(Path(root)):
+        folder = RunFolder(run_dir)
+        with folder.locked():
+            store = BatchStore(folder)
+            kept = [job for job in store.jobs if job["id"] != batch_id]
+            if len(kept) != len(store.jobs):
+                store.data["jobs"] = kept
+                store.save()
+                return run_dir
+    raise NotFoundError(f"no run folder under {root} records batch {batch_id}",
+                        hint="`kgkit batch status --out DIR` lists the batches recorded there")

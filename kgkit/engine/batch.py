@@ -33,6 +33,7 @@ the passes answered by batches count as executed in the final manifest, as in a 
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import time
 from dataclasses import dataclass
@@ -42,7 +43,7 @@ from typing import Any, Callable, Iterator, Sequence
 from kgkit.backends.base import Backend, PassRequest, PassResult, Usage
 from kgkit.backends.failures import REFUSAL_STATUS
 from kgkit.config.model import Config
-from kgkit.engine.outputs import RunFolder, atomic_write, dumps
+from kgkit.engine.outputs import RunFolder
 from kgkit.engine.pool import PassPool
 from kgkit.errors import ConfigError, InputError, NotFoundError
 
@@ -67,8 +68,6 @@ class BatchStore:
         self.path = folder.path / STATE_FILE
         self.data: dict[str, Any] = {"version": STATE_VERSION, "jobs": [], "passes": {}}
         if self.path.is_file() and not self.path.is_symlink():
-            import json
-
             try:
                 self.data = json.loads(self.path.read_text(encoding="utf-8"))
             except ValueError as exc:
@@ -89,8 +88,7 @@ class BatchStore:
         return self.data["passes"].get(key) or {"answers": [], "errors": []}
 
     def save(self) -> None:
-        self.folder._inside(STATE_FILE)  # refuses a link on the way
-        atomic_write(self.path, dumps(self.data))
+        self.folder.write_json(STATE_FILE, self.data)
 
     def collect(self, job: dict[str, Any], status: str, results: dict[str, Any]) -> None:
         """Keep what an ended batch brought back, line by line; a line without a result
@@ -208,6 +206,8 @@ class BatchBackend:
                                                   f"{errors[-1]['error']}", output_format)
         if errors and self.direct_retries:
             result = self.inner.run(request)
+            result.requests += len(errors)  # the batch lines that failed were requests too
+            result.retries += len(errors)
             if result.ok:
                 record = {k: getattr(result, k) for k in ("data", "ok", "error", "raw", "requests", "retries",
                                                           "model", "output_format")}
@@ -259,12 +259,12 @@ class BatchPool(PassPool):
             return _Done(fn(*args))
         except _Unanswered as missing:
             self.pending.append(missing)
-            return _Later(self)
+            return _Pending(self)
         except BaseException as exc:  # noqa: BLE001 - handed to the engine when it reads the pass
             return _Done(error=exc)
 
 
-class _Later:
+class _Pending:
     def __init__(self, pool: BatchPool):
         self.pool = pool
 

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
+import jsonschema
 import pytest
 
 import kgkit
@@ -27,6 +28,7 @@ VIEWS = ["binary", "nary", "event"]
 PARAGRAPHS = 3  # chunks: 3 entity, 3 relation, 3 + 3 upgrade passes
 MODELS = {"openai": "openai/gpt-4o-mini", "anthropic": "anthropic/claude-haiku-4-5"}  # both have batch prices
 CUES = (("typed entities", "entities"), ("binary relations", "relations"), ("n-ary", "nary"), ("events", "event"))
+SCHEMA = json.loads((Path(kgkit.__file__).parent / "schemas" / "payload.schema.json").read_text())
 VOLATILE = ("created", "timings", "cost", "batch")  # what may differ between a direct and a batch run
 
 
@@ -114,6 +116,7 @@ def test_a_batch_run_writes_what_a_direct_run_writes_at_the_batch_price(stub_pro
     assert result.manifest["batch"]["mode"] == "batch" and result.manifest["batch"]["price"] == "batch"
     assert ids == list(stub_provider.batches) and len(ids) == 3
     assert "batch" not in direct.manifest
+    jsonschema.Draft202012Validator(SCHEMA).validate(json.loads(json.dumps(result.as_dict())))
     # each line asks exactly what the direct run asked, and each pass was paid for once
     lines = sorted(json.dumps(r.body, sort_keys=True) for r in stub_provider.batch_lines())
     assert lines == asked_directly

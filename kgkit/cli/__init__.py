@@ -79,7 +79,8 @@ def cli():
     """kgkit: documents to knowledge graphs, declared in YAML.
 
     Exit codes: 0 ok; 1 finished with failed chunks (resume with --resume);
-    2 bad input or configuration; 3 provider failure; 130 interrupted.
+    2 bad input or configuration; 3 provider failure; 75 waiting on a provider batch
+    (--batch: run it again later); 130 interrupted.
     """
 
 

@@ -260,7 +260,7 @@ class BatchPool(PassPool):
         except _Unanswered as missing:
             self.pending.append(missing)
             return _Pending(self)
-        except BaseException as exc:  # noqa: BLE001 - handed to the engine when it reads the pass
+        except Exception as exc:  # noqa: BLE001 - handed to the engine when it reads the pass (Ctrl-C is not held)
             return _Done(error=exc)
 
 

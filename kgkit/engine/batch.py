@@ -320,18 +320,10 @@ def extract_batch(paths: str | os.PathLike | Sequence[str | os.PathLike], domain
     :class:`BatchWaiting` for each that waits on a batch, a
     :class:`~kgkit.engine.run.SkippedInput` for each input that could not be read."""
     from kgkit.documents.load import load_document
-    from kgkit.engine.corpus import CorpusManifest, collect_inputs, run_row, skipped_row
-    from kgkit.engine.run import (SkippedInput, earlier_views, extract_document, load_domain_and_views,
-                                  make_backends, path_list, resolve_config)
+    from kgkit.engine.corpus import CorpusManifest, run_row, skipped_row
+    from kgkit.engine.run import SkippedInput, earlier_views, extract_document, make_backends, prepare_run
 
-    cfg = resolve_config(config)
-    given_paths = path_list(paths)
-    inputs = collect_inputs(given_paths, include, exclude)
-    if not inputs:
-        raise InputError("no input files found", hint="check the folder and the --include/--exclude globs")
-    dom, base_views = load_domain_and_views(domain, views, cfg)
-    root = Path(out_dir) if out_dir is not None else Path(cfg.out_dir)
-    corpus = len(inputs) > 1 or any(Path(p).is_dir() for p in given_paths if str(p) != "-")
+    cfg, inputs, dom, base_views, root, corpus = prepare_run(paths, domain, views, config, out_dir, include, exclude)
     runs = CorpusManifest(root) if corpus else None
     given = {v.name for v in base_views}
     inner = make_backends(backend_factory, cfg)

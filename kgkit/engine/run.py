@@ -331,6 +331,25 @@ class SkippedInput:
     error: str
 
 
+def prepare_run(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | os.PathLike | None,
+                views: Sequence[str] | str | None, config: Config | str | os.PathLike | None,
+                out_dir: str | os.PathLike | None, include: Sequence[str], exclude: Sequence[str]
+                ) -> tuple[Config, list[CorpusInput], Domain, list[View], Path, bool]:
+    """What every run checks before its first call: (config, inputs, domain, views, the
+    folder of the run folders, whether it is a corpus run). InputError when there is no input."""
+    cfg = resolve_config(config)
+    given_paths = path_list(paths)
+    if not given_paths:
+        raise InputError("no input files given")
+    inputs = collect_inputs(given_paths, include, exclude)
+    if not inputs:
+        raise InputError("no input files found", hint="check the folder and the --include/--exclude globs")
+    dom, base_views = load_domain_and_views(domain, views, cfg)
+    root = Path(out_dir) if out_dir is not None else Path(cfg.out_dir)
+    corpus = len(inputs) > 1 or any(Path(p).is_dir() for p in given_paths if str(p) != "-")
+    return cfg, inputs, dom, base_views, root, corpus
+
+
 def extract_each(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | os.PathLike | None = None,
                  views: Sequence[str] | str | None = None, config: Config | str | os.PathLike | None = None,
                  out_dir: str | os.PathLike | None = None, resume: bool = False, skills: bool = True,
@@ -347,16 +366,7 @@ def extract_each(paths: str | os.PathLike | Sequence[str | os.PathLike], domain:
     When no input at all could be used, the first input's error is raised (exit 2)."""
     from kgkit.documents.load import load_document
 
-    cfg = resolve_config(config)
-    given_paths = path_list(paths)
-    if not given_paths:
-        raise InputError("no input files given")
-    inputs = collect_inputs(given_paths, include, exclude)
-    if not inputs:
-        raise InputError("no input files found", hint="check the folder and the --include/--exclude globs")
-    dom, base_views = load_domain_and_views(domain, views, cfg)
-    root = Path(out_dir) if out_dir is not None else Path(cfg.out_dir)
-    corpus = len(inputs) > 1 or any(Path(p).is_dir() for p in given_paths if str(p) != "-")
+    cfg, inputs, dom, base_views, root, corpus = prepare_run(paths, domain, views, config, out_dir, include, exclude)
     runs = CorpusManifest(root) if corpus else None
     given = {v.name for v in base_views}
     backends = make_backends(backend, cfg)

@@ -315,3 +315,27 @@ def test_batch_needs_a_provider_model_and_a_readable_record(tmp_path, inputs, st
                      "--config", str(cfg), "--out", str(tmp_path / "out"))
     assert broken.exit_code == EXIT_INPUT and "batch.json is not valid JSON" in broken.stderr
     assert stub_provider.batches == {}
+
+
+def test_a_corpus_goes_through_batches_a_document_each_and_runs_jsonl_says_which_wait(stub_provider, inputs,
+                                                                                       tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name in ("a.txt", "b.txt"):
+        (corpus / name).write_text(inputs["doc"].read_text())
+    cfg = config(stub_provider, "openai")
+
+    def run():
+        return list(extract_batch(corpus, domain=inputs["domain"], views=VIEWS, config=cfg, out_dir=tmp_path / "out"))
+
+    first = run()
+    assert [w.stage for w in first] == ["entities", "entities"] and len(stub_provider.batches) == 2
+    rows = [json.loads(line) for line in (tmp_path / "out" / "runs.jsonl").read_text().splitlines()]
+    assert [(r["run_folder"], r["status"], r["stage"]) for r in rows] == [("a", "batch", "entities"),
+                                                                         ("b", "batch", "entities")]
+    for _ in range(2):
+        run()
+    done = run()
+    assert all(r.ok for r in done) and done[0].views == done[1].views
+    rows = [json.loads(line) for line in (tmp_path / "out" / "runs.jsonl").read_text().splitlines()]
+    assert [r["status"] for r in rows] == ["ok", "ok"] and len(stub_provider.batches) == 6

@@ -339,3 +339,21 @@ def test_a_corpus_goes_through_batches_a_document_each_and_runs_jsonl_says_which
     assert all(r.ok for r in done) and done[0].views == done[1].views
     rows = [json.loads(line) for line in (tmp_path / "out" / "runs.jsonl").read_text().splitlines()]
     assert [r["status"] for r in rows] == ["ok", "ok"] and len(stub_provider.batches) == 6
+
+
+def test_batch_answers_go_to_the_response_cache_so_a_later_direct_run_pays_nothing(stub_provider, inputs, tmp_path):
+    cfg = config(stub_provider, "anthropic", enabled=True, dir=str(tmp_path / "cache"))
+    batch_result, _ = batch_rounds(inputs, cfg, tmp_path / "batch")
+    sent = len(stub_provider.requests)
+    [direct] = kgkit.extract(inputs["doc"], domain=inputs["domain"], views=VIEWS, config=cfg,
+                             out_dir=tmp_path / "direct")
+    assert len(stub_provider.requests) == sent and direct.manifest["calls"]["cache_hits"] == 12
+    assert direct.views == batch_result.views
+
+
+def test_a_line_the_provider_refuses_fails_its_chunk_and_is_not_sent_again(stub_provider, inputs, tmp_path):
+    stub_provider.script(Reply.error(400, "stub: content filter"))  # the first line of the first batch
+    result, rounds = batch_rounds(inputs, config(stub_provider, "openai"), tmp_path / "out")
+    [failure] = result.failures
+    assert failure["stage"] == "entities" and "refused" in failure["error"] and "content filter" in failure["error"]
+    assert [r.stage for r in rounds[:-1]] == ["entities", "relations", "nary,event"]

@@ -193,17 +193,17 @@ class BatchBackend:
                     if error is not None:
                         error = f"{error} (still invalid after one re-ask; first answer: {first})"
                 result = self._result(answers[:2], errors, data, error, output_format)
-                if self.inner is not self.llm and result.ok:
-                    self.inner.remember(request, result, key)
+                if self.inner is not self.llm and result.ok and key not in self.inner.cache:
+                    self.inner.remember(request, result, key)  # a later direct run gets it free too
                 return result
         elif not errors and hasattr(self.inner, "holds") and self.inner.holds(request):
             return self.inner.run(request)  # a cache hit: nothing to send
         if errors and errors[-1]["status"] in REFUSAL_STATUS:  # the provider will never take it as sent
-            return self._result([], errors, None, f"the provider refused the request: {errors[-1]['error']}",
+            return self._result(answers, errors, None, f"the provider refused the request: {errors[-1]['error']}",
                                 output_format)
         if len(errors) > self.retries:
-            return self._result([], errors, None, f"no answer after {len(errors)} batch attempt(s): "
-                                                  f"{errors[-1]['error']}", output_format)
+            return self._result(answers, errors, None, f"no answer after {len(errors)} batch attempt(s): "
+                                                       f"{errors[-1]['error']}", output_format)
         if errors and self.direct_retries:
             result = self.inner.run(request)
             result.requests += len(errors)  # the batch lines that failed were requests too

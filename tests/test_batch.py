@@ -18,6 +18,7 @@ import pytest
 import kgkit
 from cli_support import kgkit as run_cli
 from engine_support import CHUNK_SIZE, ScriptedBackend, write_inputs
+from fault_script import chunk_text, stage_of
 from kgkit.config.model import CacheConfig, Config, LLMConfig
 from kgkit.engine.batch import BatchWaiting, extract_batch
 from kgkit.errors import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_PENDING
@@ -27,18 +28,14 @@ KEY_ENV = "KGKIT_BATCH_TEST_KEY"
 VIEWS = ["binary", "nary", "event"]
 PARAGRAPHS = 3  # chunks: 3 entity, 3 relation, 3 + 3 upgrade passes
 MODELS = {"openai": "openai/gpt-4o-mini", "anthropic": "anthropic/claude-haiku-4-5"}  # both have batch prices
-CUES = (("typed entities", "entities"), ("binary relations", "relations"), ("n-ary", "nary"), ("events", "event"))
 SCHEMA = json.loads((Path(kgkit.__file__).parent / "schemas" / "payload.schema.json").read_text())
 VOLATILE = ("created", "timings", "cost", "batch")  # what may differ between a direct and a batch run
 
 
 def answer(request) -> Reply:
     """A model that answers each pass from the chunk it was sent, as ScriptedBackend does."""
-    system = request.messages[0]["content"]
-    stage = next(stage for cue, stage in CUES if cue in system)
-    text = request.messages[-1]["content"]
-    result = ScriptedBackend().run(SimpleNamespace(stage=stage, chunk=SimpleNamespace(text=text, index=0)))
-    return Reply.answer(result.data)
+    fake = SimpleNamespace(stage=stage_of(request), chunk=SimpleNamespace(text=chunk_text(request), index=-1))
+    return Reply.answer(ScriptedBackend().run(fake).data)
 
 
 @pytest.fixture

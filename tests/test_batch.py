@@ -354,3 +354,25 @@ def test_a_line_the_provider_refuses_fails_its_chunk_and_is_not_sent_again(stub_
     [failure] = result.failures
     assert failure["stage"] == "entities" and "refused" in failure["error"] and "content filter" in failure["error"]
     assert [r.stage for r in rounds[:-1]] == ["entities", "relations", "nary,event"]
+
+
+def test_ctrl_c_while_a_batch_is_submitted_still_records_it(stub_provider, inputs, tmp_path, monkeypatch):
+    import os
+    import signal
+
+    from kgkit.engine.batch_wire import BatchClient
+
+    submit = BatchClient.submit
+
+    def submit_then_ctrl_c(self, lines):
+        batch_id = submit(self, lines)
+        os.kill(os.getpid(), signal.SIGINT)  # the provider has the batch; the user presses Ctrl-C
+        return batch_id
+
+    monkeypatch.setattr(BatchClient, "submit", submit_then_ctrl_c)
+    cfg = write_config(stub_provider, "openai", tmp_path)
+    stopped = run_cli("extract", str(inputs["doc"]), "--domain", str(inputs["domain"]), "--batch",
+                      "--config", str(cfg), "--out", str(tmp_path / "out"))
+    assert stopped.exit_code == EXIT_INTERRUPTED
+    record = json.loads((tmp_path / "out" / "staff_notes" / "state" / "batch.json").read_text())
+    assert [job["id"] for job in record["jobs"]] == list(stub_provider.batches)  # not lost, so not paid twice

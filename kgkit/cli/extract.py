@@ -195,7 +195,7 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
 
     progress = _Progress()
     results, skipped, waiting = [], [], []
-    if batch or (resume and _batch_run(out_dir or cfg.out_dir)):
+    if batch or (resume and _batch_run(files, out_dir or cfg.out_dir, include, exclude)):
         from kgkit.engine.batch import extract_batch
 
         each = extract_batch(list(files), domain=domain, views=views, config=cfg, out_dir=out_dir,
@@ -244,12 +244,12 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
     click.get_current_context().exit(EXIT_OK if data["ok"] else EXIT_PARTIAL)
 
 
-def _batch_run(out_dir) -> bool:
-    """Whether --out holds a batch run with a batch not yet collected: then --resume goes on
+def _batch_run(files, out_dir, include, exclude) -> bool:
+    """Whether an input's run folder records a batch not yet collected: then --resume goes on
     in batch mode (running its passes directly would pay for them twice)."""
-    from kgkit.engine.batch import open_batches
+    from kgkit.engine.batch import resumes_batch
 
-    return open_batches(Path(out_dir))
+    return resumes_batch(list(files), out_dir, include, exclude)
 
 
 class _Summarised:

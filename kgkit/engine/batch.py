@@ -32,9 +32,12 @@ the passes answered by batches count as executed in the final manifest, as in a 
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import os
+import signal
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -400,13 +403,49 @@ def _submit(store: BatchStore, pending: StagePending, document: str, run_dir: Pa
     client = backend.client
     passes = list({p.key: p for p in pending.passes}.values())
     lines = [client.line(p.key, p.kwargs) for p in passes]
-    batch_id = client.submit(lines)
     stage = ",".join(dict.fromkeys(p.request.stage for p in passes))  # the upgrade views' passes go together
-    store.jobs.append({"id": batch_id, "wire": client.wire, "model": backend.llm.settings.model, "stage": stage,
-                       "lines": [p.key for p in passes], "collected": False, "status": "submitted",
-                       "submitted": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")})
-    store.save()
+    with _interrupt_held():  # a batch the provider has taken is recorded before Ctrl-C can stop the run
+        batch_id = client.submit(lines)
+        store.jobs.append({"id": batch_id, "wire": client.wire, "model": backend.llm.settings.model, "stage": stage,
+                           "lines": [p.key for p in passes], "collected": False, "status": "submitted",
+                           "submitted": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")})
+        store.save()
     return BatchWaiting(document, run_dir, batch_id, stage, "submitted", submitted=True)
+
+
+@contextlib.contextmanager
+def _interrupt_held() -> Iterator[None]:
+    """Hold Ctrl-C (SIGINT) until the block ends, then raise it: between the provider taking a
+    batch and its id reaching ``state/batch.json`` an interrupt would lose a paid batch."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
+
+
+def resumes_batch(paths: str | os.PathLike | Sequence[str | os.PathLike], out_dir: str | os.PathLike,
+                  include: Sequence[str] = (), exclude: Sequence[str] = ()) -> bool:
+    """Whether the run folder of one of these inputs records a batch not yet collected: then
+    ``--resume`` goes on through batches (running those passes directly would pay twice)."""
+    from kgkit.engine.corpus import collect_inputs
+    from kgkit.engine.run import path_list
+
+    try:
+        inputs = collect_inputs(path_list(paths), include, exclude)
+    except InputError:
+        return False  # the run itself says what is wrong with the inputs
+    for item in inputs:
+        folder = Path(out_dir) / item.folder
+        if (folder / STATE_FILE).is_file() and BatchStore(RunFolder(folder)).open_jobs():
+            return True
+    return False
 
 
 def _waiting_row(item, waiting: BatchWaiting) -> dict[str, Any]:
@@ -420,11 +459,6 @@ def run_folders_with_batches(root: Path) -> list[Path]:
     """The run folders under ``root`` (or ``root`` itself) that record batches."""
     return sorted(p.parent.parent for p in Path(root).rglob(STATE_FILE.split("/")[-1])
                   if p.parent.name == "state" and p.is_file())
-
-
-def open_batches(root: Path) -> bool:
-    """Whether a run folder under ``root`` records a batch not yet collected."""
-    return any(BatchStore(RunFolder(run_dir)).open_jobs() for run_dir in run_folders_with_batches(root))
 
 
 def batch_status(root: str | os.PathLike, config: Config | str | os.PathLike | None = None,

@@ -45,6 +45,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from kgkit.backends.base import Backend, PassRequest, PassResult, Usage
 from kgkit.backends.failures import REFUSAL_STATUS
+from kgkit.cache import CachedBackend
 from kgkit.config.model import Config
 from kgkit.engine.outputs import RunFolder
 from kgkit.engine.pool import PassPool
@@ -140,14 +141,9 @@ class BatchBackend:
     It describes itself as the backend it wraps, so ``state/`` and the manifest cannot tell
     a batch answer from a direct one."""
 
-    def __init__(self, inner: Backend, store: BatchStore, retries: int, direct_retries: bool = False):
-        from kgkit.backends.llm import LLMBackend
-
-        self.inner = inner
-        self.llm: LLMBackend = getattr(inner, "backend", inner)
-        if not isinstance(self.llm, LLMBackend):
-            raise ConfigError("--batch needs llm.model: batches go to a provider, and the offline backend "
-                              "answers at once", hint="set llm.model (or --model), or run without --batch")
+    def __init__(self, inner: Backend, llm: Any, store: BatchStore, retries: int, direct_retries: bool = False):
+        self.inner = inner  # the run's own backend for the stage: the cache, direct retries, describe()
+        self.llm = llm  # an LLMBackend of the stage's settings: builds each request, checks each answer
         self.name = inner.name
         self.store = store
         self.retries = retries
@@ -196,10 +192,10 @@ class BatchBackend:
                     if error is not None:
                         error = f"{error} (still invalid after one re-ask; first answer: {first})"
                 result = self._result(answers[:2], errors, data, error, output_format)
-                if self.inner is not self.llm and result.ok and key not in self.inner.cache:
+                if isinstance(self.inner, CachedBackend) and result.ok and key not in self.inner.cache:
                     self.inner.remember(request, result, key)  # a later direct run gets it free too
                 return result
-        elif not errors and hasattr(self.inner, "holds") and self.inner.holds(request):
+        elif not errors and isinstance(self.inner, CachedBackend) and self.inner.holds(request):
             return self.inner.run(request)  # a cache hit: nothing to send
         if errors and errors[-1]["status"] in REFUSAL_STATUS:  # the provider will never take it as sent
             return self._result(answers, errors, None, f"the provider refused the request: {errors[-1]['error']}",
@@ -315,8 +311,8 @@ def extract_batch(paths: str | os.PathLike | Sequence[str | os.PathLike], domain
                   views: Sequence[str] | str | None = None, config: Config | str | os.PathLike | None = None,
                   out_dir: str | os.PathLike | None = None, skills: bool = True, replace_views: bool = False,
                   include: Sequence[str] = (), exclude: Sequence[str] = (), direct_retries: bool = False,
-                  progress=None, on_start: Callable[[int], None] | None = None,
-                  backend_factory=None) -> Iterator[Any]:
+                  progress: Callable[[str, str, int, int], None] | None = None,
+                  on_start: Callable[[int], None] | None = None) -> Iterator[Any]:
     """:func:`kgkit.engine.run.extract_each` through provider batches: per document, collect
     its batch if it has ended, replay it, and submit the next stage's passes; yields a
     :class:`~kgkit.engine.run.RunResult` for each document that is done, a
@@ -324,12 +320,12 @@ def extract_batch(paths: str | os.PathLike | Sequence[str | os.PathLike], domain
     :class:`~kgkit.engine.run.SkippedInput` for each input that could not be read."""
     from kgkit.documents.load import load_document
     from kgkit.engine.corpus import CorpusManifest, run_row, skipped_row
-    from kgkit.engine.run import SkippedInput, earlier_views, extract_document, make_backends, prepare_run
+    from kgkit.engine.run import SkippedInput, earlier_views, extract_document, prepare_run
 
     cfg, inputs, dom, base_views, root, corpus = prepare_run(paths, domain, views, config, out_dir, include, exclude)
     runs = CorpusManifest(root) if corpus else None
     given = {v.name for v in base_views}
-    inner = make_backends(backend_factory, cfg)
+    backends_of_run = stage_backends(cfg)
     if on_start:
         on_start(len(inputs))
     for item in inputs:
@@ -345,7 +341,8 @@ def extract_batch(paths: str | os.PathLike | Sequence[str | os.PathLike], domain
         with folder.locked():
             folder.remove_temp_files()
             store = BatchStore(folder)
-            backends = tuple(BatchBackend(b, store, cfg.llm.retries, direct_retries) for b in inner)
+            backends = tuple(BatchBackend(inner, llm, store, cfg.llm.retries, direct_retries)
+                             for inner, llm in backends_of_run)
             waiting = _collect(store, backends, doc.name, folder.path)
             if waiting is not None:
                 if runs is not None:
@@ -371,6 +368,21 @@ def extract_batch(paths: str | os.PathLike | Sequence[str | os.PathLike], domain
         if runs is not None:
             runs.add(run_row(item, result.manifest))
         yield result
+
+
+def stage_backends(cfg: Config) -> list[tuple[Backend, Any]]:
+    """Per stage (core, upgrades): the backend a direct run would use, and an LLMBackend of
+    the stage's settings, which builds the batch lines and checks their answers. ConfigError
+    without a model: the offline backend has no batches (it answers at once)."""
+    from kgkit.backends.factory import stage_llm
+    from kgkit.backends.llm import LLMBackend
+    from kgkit.engine.run import make_backends
+
+    settings = [stage_llm(cfg.llm, stage) for stage in ("core", "upgrades")]
+    if not all(s.model for s in settings):
+        raise ConfigError("--batch needs llm.model: batches go to a provider, and the offline backend answers "
+                          "at once", hint="set llm.model (or --model), or run without --batch")
+    return list(zip(make_backends(None, cfg), (LLMBackend(s) for s in settings)))
 
 
 def _client_for(job: dict[str, Any], backends: tuple[BatchBackend, BatchBackend]):

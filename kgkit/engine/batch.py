@@ -353,7 +353,7 @@ def extract_batch(paths: str | os.PathLike | Sequence[str | os.PathLike], domain
             try:
                 result = extract_document(doc, dom, plan, cfg, backends, folder, skills=skills, progress=progress,
                                           replace_views=replace_views, pool=BatchPool(),
-                                          manifest_extra={"batch": store.manifest_entry(backends[0].client.priced())})
+                                          manifest_extra={"batch": store.manifest_entry(backends[0].client.price_basis)})
             except StagePending as pending:
                 waiting = _submit(store, pending, doc.name, folder.path)
                 if runs is not None:

@@ -24,6 +24,7 @@ half the standard price, the discount both providers give batches:
 """
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -206,12 +207,13 @@ class BatchClient:
             usage = litellm.Usage(prompt_tokens=tokens_in, completion_tokens=tokens_out,
                                   total_tokens=tokens_in + tokens_out)
             prompt, completion = batch_cost_calculator(usage, self.settings.model)
-            cost = float(prompt + completion) if self.priced() else None
+            cost = float(prompt + completion) if self.price_basis else None
         except Exception:  # noqa: BLE001 - litellm raises assorted types for "not in the price table"
             cost = None
         return {"tokens_in": tokens_in, "tokens_out": tokens_out, "tokens_cached": cached, "cost": cost}
 
-    def priced(self) -> str | None:
+    @functools.cached_property
+    def price_basis(self) -> str | None:
         """How the batch price is known: ``batch`` (litellm's table has the model's batch
         price), ``half`` (it has the standard price only; batches cost half at both
         providers) or None (no price at all)."""
@@ -254,7 +256,7 @@ class _ProviderErrors:
             return False
         response = getattr(exc, "response", None)
         status = getattr(exc, "status_code", None) or getattr(response, "status_code", None)
-        detail = self.client.backend._scrub(str(getattr(exc, "message", None) or exc)).splitlines()[0][:300]
+        detail = (self.client.backend._scrub(str(getattr(exc, "message", None) or exc)).splitlines() or [""])[0][:300]
         model = self.client.settings.model
         if status == 404 and self.batch_id:
             raise BatchNotFound(f"{model}: the provider does not know batch {self.batch_id} (404 not found)",

@@ -29,7 +29,7 @@ def status_cli(ids, out_dir, config_path, wait, every, as_json):
     """Poll the batches recorded under --out (or only IDS). Exit 0 when none is running, 75
     while some are (then `kgkit extract --resume ...` later collects them)."""
     from kgkit.config.loader import load_config
-    from kgkit.engine.batch import batch_status
+    from kgkit.engine.batch_state import batch_status
 
     cfg = load_config(config_path)
     rows = batch_status(out_dir or cfg.out_dir, cfg, ids=ids, wait=wait, every=every)
@@ -58,7 +58,7 @@ def forget_cli(batch_id, out_dir, config_path):
     """Drop BATCH_ID from its run folder's record: the next run submits its unanswered
     passes again (they may be paid twice if the provider still runs it)."""
     from kgkit.config.loader import load_config
-    from kgkit.engine.batch import forget_batch
+    from kgkit.engine.batch_state import forget_batch
 
     root = out_dir or load_config(config_path).out_dir
     click.echo(f"forgot batch {batch_id} in {forget_batch(root, batch_id)}")

@@ -247,7 +247,7 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
 def _batch_run(files, out_dir, include, exclude) -> bool:
     """Whether an input's run folder records a batch not yet collected: then --resume goes on
     in batch mode (running its passes directly would pay for them twice)."""
-    from kgkit.engine.batch import resumes_batch
+    from kgkit.engine.batch_state import resumes_batch
 
     return resumes_batch(list(files), out_dir, include, exclude)
 

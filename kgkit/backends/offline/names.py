@@ -48,7 +48,7 @@ ORG_WORDS = frozenset(
     "school college club union federation organization organisation party congress senate parliament "
     "administration board bureau service services laboratories laboratory systems technologies industries "
     "holdings partners fund trust exchange network journal society center centre office police embassy "
-    "force forces guard orchestra opera team hotel theater theatre museum".split()
+    "force forces guard orchestra opera team hotel theater theatre museum tech".split()
 )
 # Words that make a capitalised name a place: "Early County", "Niagara Falls", "Fort Hamilton".
 _PLACE_LAST = frozenset(
@@ -101,6 +101,16 @@ _PERSON_AFTER_STRONG = re.compile(
     r"^(?:,\s+(?:who|whose)\b|,\s+\d{1,3},|['’]s\s+(?:husband|wife|son|daughter|father|mother|brother|sister|"
     r"widow)\b|\s+(?:killed|assassinated|murdered|stabbed)\s+(?:[A-Z]|(?:his|her)\s))"
 )
+_SAYS = re.compile(r"^[ \t]+(?:said|says)\b")
+
+
+def _says(word: str, after: str) -> bool:
+    """A lone name that says something ("Lifa said"): in news, a person called by surname.
+    Not an all-capital word ("the FAA said" is an agency); a listed organisation or place
+    is found by its pattern, which wins."""
+    return not word.isupper() and bool(_SAYS.match(after))
+
+
 _LOCATION_CUE = re.compile(r"\b(?:in|at|from|near|to|into|across|outside|throughout)\s+(?:the\s+)?$")
 _SENTENCE_STOP = frozenset(
     "the a an this that these those it he she they we i in on at for by with from of and or but if when "
@@ -122,6 +132,35 @@ _ABBREVIATED_TITLE = re.compile(r"(?:Mr|Mrs|Ms|Dr|Prof|Sen|Rep|Gov|Gen|Lt|Col|Ca
 def is_title_word(word: str) -> bool:
     """An abbreviated title ("Lt", "Sen."): a word before a name, never a name itself."""
     return bool(_ABBREVIATED_TITLE.fullmatch(word.strip()))
+
+
+# A capitalised word that opens a sentence, not a name: "Today Superior Court Judge …".
+_OPENING_WORDS = frozenset("today yesterday tomorrow meanwhile now later also".split())
+
+
+def trim_org_edges(m: Mention, text: str) -> Mention:
+    """An organisation found by a pattern loses a sentence's opening word ("Today Superior
+    Court") and a title that begins the name of the person after it ("Department of Public
+    Utilities Chairman Bernice K. McIntyre": the department, then its chairman)."""
+    words = m.name.split()
+    lead = 0
+    while lead < len(words) - 1 and words[lead].lower() in _OPENING_WORDS:
+        lead += 1
+    tail = len(words)
+    if re.match(r"[ \t]+[A-Z]", text[m.end:m.end + 2]):
+        while tail - 1 > lead and _is_title(words[tail - 1]):
+            tail -= 1
+    if (lead, tail) == (0, len(words)):
+        return m
+    name = " ".join(words[lead:tail])
+    start = m.start + text[m.start:m.end].find(words[lead])
+    return Mention(name, m.type, start, start + len(name), m.priority, m.confidence, m.kind, list(m.aliases))
+
+
+def _is_title(word: str) -> bool:
+    """A title or role word written before a name ("Chairman", "Inspector", "Gov.")."""
+    low = word.lower().rstrip(".")
+    return word[:1].isupper() and (low in _TITLE_IN_NAME or low in _ROLES)
 
 
 def _lower_words(text: str) -> frozenset[str]:
@@ -176,7 +215,7 @@ def _name_kind(words: list[str], text: str, start: int, end: int, lower: frozens
         return "location"
     if single and words[0].lower() in lower:
         return "name"  # a common word capitalised at a sentence start ("Officials said")
-    if (_PERSON_AFTER_STRONG if single else _PERSON_AFTER).search(after):
+    if (_PERSON_AFTER_STRONG if single else _PERSON_AFTER).search(after) or (single and _says(words[0], after)):
         return "person"
     if _LOCATION_CUE.search(before[-20:]) and not any(w in ("and", "of", "for", "the") for w in words):
         return "location"
@@ -207,6 +246,7 @@ def name_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
             or not all(re.fullmatch(r"[A-Z]\.", w) or re.fullmatch(_NAME_WORD, w) and not w.isupper()
                        and w.lower() not in _ROLES for w in rest))
         if titled_person:
+            out += _organisation_before_title(words[:titled[0]], m, text, kinds)
             words = rest
         if not words:
             continue
@@ -229,6 +269,21 @@ def name_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
         for part, s in parts:
             out.append(Mention(part, kinds[kind], s, s + len(part), 1, 0.5 if kind != "name" else 0.4, kind))
     return out + _single_mentions(text, kinds, lower)
+
+
+def _organisation_before_title(words: list[str], m: re.Match[str], text: str, kinds: dict[str, str]) -> list[Mention]:
+    """The organisation that a title-led person run opens with: "Health and Human Services"
+    in "Health and Human Services Inspector Richard P. Kusserow" (an organisation word
+    first or last), where the person's employer is named."""
+    if "organization" not in kinds or not words or not (
+            words[-1].lower() in ORG_WORDS or words[0].lower() in ORG_WORDS):
+        return []
+    name = " ".join(words)
+    at = m.group("name").find(name)
+    if at < 0 or len(words) < 2 or any(w.isupper() for w in words):
+        return []
+    start = m.start("name") + at
+    return [Mention(name, kinds["organization"], start, start + len(name), 1, 0.5, "organization")]
 
 
 _SINGLE = re.compile(rf"(?<![\w.&'’-]){_NAME_WORD}(?![\w&'’-]|\.\w)")
@@ -258,7 +313,8 @@ def _single_mentions(text: str, kinds: dict[str, str], lower: frozenset[str]) ->
         before, after = text[max(0, m.start() - 40):m.start()], text[m.end():m.end() + 60]
         if re.search(r"[A-Z][\w.]*[ \t]+$", before) or re.match(r"[ \t]+(?:[A-Z]|of\b|and\b)", after):
             continue  # part of a longer capitalised run
-        if "person" in kinds and (_PERSON_BEFORE.search(before) or _PERSON_AFTER_STRONG.search(after)):
+        if "person" in kinds and (_PERSON_BEFORE.search(before) or _PERSON_AFTER_STRONG.search(after)
+                                  or _says(word, after)):
             kind = "person"
         elif "location" in kinds and not _LANGUAGE.search(word) and (
                 _SINGLE_PLACE_CUE.search(before) or STATE_AFTER.search(after) or _NATIVE_AFTER.search(after)):

@@ -99,7 +99,8 @@ _PERSON_AFTER = re.compile(
 # Single words: only cues that fit a person and hardly anything else ("Exxon said" does not).
 _PERSON_AFTER_STRONG = re.compile(
     r"^(?:,\s+(?:who|whose)\b|,\s+\d{1,3},|['’]s\s+(?:husband|wife|son|daughter|father|mother|brother|sister|"
-    r"widow)\b|\s+(?:killed|assassinated|murdered|stabbed)\s+(?:[A-Z]|(?:his|her)\s))"
+    r"widow|assassination|assassin|killer|killing|murder|murderer|funeral|tenure|presidency)\b"
+    r"|\s+(?:killed|assassinated|murdered|stabbed)\s+(?:[A-Z]|(?:his|her)\s)|\s+administration\b)"
 )
 _SAYS = re.compile(r"^[ \t]+(?:said|says)\b")
 
@@ -286,7 +287,7 @@ def _organisation_before_title(words: list[str], m: re.Match[str], text: str, ki
     return [Mention(name, kinds["organization"], start, start + len(name), 1, 0.5, "organization")]
 
 
-_SINGLE = re.compile(rf"(?<![\w.&'’-]){_NAME_WORD}(?![\w&'’-]|\.\w)")
+_SINGLE = re.compile(rf"(?<![\w.&'’-]){_NAME_WORD}(?![\w&-]|['’](?!s\b)|\.\w)")  # "Reagan's" too
 _CALENDAR = frozenset(
     "january february march april may june july august september october november december monday tuesday "
     "wednesday thursday friday saturday sunday christmas easter".split()
@@ -311,8 +312,8 @@ def _single_mentions(text: str, kinds: dict[str, str], lower: frozenset[str]) ->
         if word.lower() in lower or word.lower() in _CALENDAR | _SENTENCE_STOP | ABBREVIATIONS:
             continue
         before, after = text[max(0, m.start() - 40):m.start()], text[m.end():m.end() + 60]
-        if re.search(r"[A-Z][\w.]*[ \t]+$", before) or re.match(r"[ \t]+(?:[A-Z]|of\b|and\b)", after):
-            continue  # part of a longer capitalised run
+        if re.search(r"[A-Z][\w.]*[ \t]+$", before) or re.match(r"(?:['’]s)?[ \t]+(?:[A-Z]|of\b|and\b)", after):
+            continue  # part of a longer capitalised run, or of a name with a possessive ("Ford's Theater")
         if "person" in kinds and (_PERSON_BEFORE.search(before) or _PERSON_AFTER_STRONG.search(after)
                                   or _says(word, after)):
             kind = "person"

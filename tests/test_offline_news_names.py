@@ -2,8 +2,8 @@
 
 ``general`` declares no date or amount types: its binary relations take none as an end, so
 dates and amounts are values of roles and qualifiers in the n-ary, event and temporal
-views, not nodes. Names: an organisation written before a title, a lone name that says
-something or is called by a possessive only people take, a place's possessive inside a
+views, not nodes. Names: an organisation written before a title, a lone name called by a
+possessive only people take, a place's possessive inside a
 longer name. Sentences are written for these tests (no gold document's text).
 """
 from __future__ import annotations
@@ -84,8 +84,6 @@ def test_tech_names_a_school_not_the_place_it_begins_with():
 
 
 @pytest.mark.parametrize("text, person", [
-    ("The dam held, Ostrowe said.", "Ostrowe"),
-    ("But Ostrowe says the dam held.", "Ostrowe"),
     ("Nobody doubted that during Marlow's tenure the port grew.", "Marlow"),
     ("Reform stalled within the Tanabe administration last year.", "Tanabe"),
 ])
@@ -93,10 +91,21 @@ def test_a_lone_name_with_a_cue_only_people_take_is_a_person(text, person):
     assert (person, "Person") in _found(text)
 
 
-def test_an_all_capital_word_that_says_something_is_not_a_person():
-    assert not [n for n, t in _found("The FAA said the runway was closed.") if t == "Person"]
-
-
 def test_a_possessive_inside_a_longer_name_is_not_a_place_alone():
     found = _found("The band played at Harlan's Ballroom on Friday.")
     assert not [n for n, t in found if t == "Location" and n == "Harlan"]
+
+
+@pytest.mark.parametrize("text, organisation", [
+    ("Leaders of the Farmers' Union met, and so did the Seamen's Union.", "Seamen's Union"),
+    ("Ana Ruiz, a member of the Borough of Eastfield Council, objected.", "Borough of Eastfield Council"),
+    ("The roof was paid for by the Bank of Avalon Foundation.", "Bank of Avalon Foundation"),
+])
+def test_organisation_names_with_a_possessive_or_an_of_before_the_organisation_word(text, organisation):
+    assert (organisation, "Organization") in _found(text)
+
+
+def test_a_place_with_its_state_is_a_place_whatever_its_last_word():
+    found = _found("The painter was born in Lark Center, Minn., in 1901.")
+    assert ("Lark Center, Minn.", "Location") in found
+    assert not [n for n, t in found if t == "Organization"]

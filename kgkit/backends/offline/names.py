@@ -48,8 +48,19 @@ ORG_WORDS = frozenset(
     "school college club union federation organization organisation party congress senate parliament "
     "administration board bureau service services laboratories laboratory systems technologies industries "
     "holdings partners fund trust exchange network journal society center centre office police embassy "
-    "force forces guard orchestra opera team hotel theater theatre museum tech".split()
+    "force forces guard orchestra opera team hotel theater theatre museum".split()
 )
+# "Georgia Tech": a school in news. Not where the domain has contracting parties: there
+# "Cool Tech" is the short name a contract gives a company, which its definition joins to it.
+_SCHOOL_WORDS = frozenset({"tech"})
+
+
+def _has_parties(kinds: dict[str, str]) -> bool:
+    """The domain declares contracting parties apart from organisations (a contract domain):
+    there capitalised words are defined terms and headings far more often than people."""
+    return kinds.get("party", kinds.get("organization")) != kinds.get("organization")
+
+
 # Words that make a capitalised name a place: "Early County", "Niagara Falls", "Fort Hamilton".
 _PLACE_LAST = frozenset(
     "county city province state district island islands bay falls lake river sea ocean coast mountains mountain "
@@ -102,16 +113,6 @@ _PERSON_AFTER_STRONG = re.compile(
     r"widow|assassination|assassin|killer|killing|murder|murderer|funeral|tenure|presidency)\b"
     r"|\s+(?:killed|assassinated|murdered|stabbed)\s+(?:[A-Z]|(?:his|her)\s)|\s+administration\b)"
 )
-_SAYS = re.compile(r"^[ \t]+(?:said|says)\b")
-
-
-def _says(word: str, after: str) -> bool:
-    """A lone name that says something ("Lifa said"): in news, a person called by surname.
-    Not an all-capital word ("the FAA said" is an agency); a listed organisation or place
-    is found by its pattern, which wins."""
-    return not word.isupper() and bool(_SAYS.match(after))
-
-
 _LOCATION_CUE = re.compile(r"\b(?:in|at|from|near|to|into|across|outside|throughout)\s+(?:the\s+)?$")
 _SENTENCE_STOP = frozenset(
     "the a an this that these those it he she they we i in on at for by with from of and or but if when "
@@ -179,7 +180,7 @@ def _line_is_heading(text: str, start: int) -> bool:
 def _person_default(words: list[str], text: str, start: int, lower: frozenset[str], kinds: dict[str, str]) -> bool:
     """A name of two or three name-shaped words with no other cue: a person, unless it looks
     like a common-noun phrase, a heading, or the domain is about contracting parties."""
-    if not 2 <= len(words) <= 3 or kinds.get("party", kinds.get("organization")) != kinds.get("organization"):
+    if not 2 <= len(words) <= 3 or _has_parties(kinds):
         return False
     if not all(re.fullmatch(r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?|[A-Z][a-z]?[A-Z][a-z]+|[A-Z]\.", w) for w in words):
         return False
@@ -205,18 +206,21 @@ def _name_kind(words: list[str], text: str, start: int, end: int, lower: frozens
     after = text[end:end + 60]
     if _HONORIFIC.search(before[-20:]):
         return "person"
-    if words[-1].lower() in ORG_WORDS or words[0].lower() in ORG_WORDS:
-        return "organization"
     single = len(words) == 1
+    placed = not single and not any(w.isupper() for w in words) and bool(STATE_AFTER.search(after))
+    if words[-1].lower() in ORG_WORDS or words[0].lower() in ORG_WORDS or (
+            words[-1].lower() in _SCHOOL_WORDS and not single and not _has_parties(kinds)):
+        # "Lark Center, Minn.": a place with its state, whatever its last word
+        return "location" if placed else "organization"
     if _middle_initial(words) or _PERSON_BEFORE.search(before):
         return "person"  # "John F. Kennedy", "singer Bob Boyd of Chattanooga"
-    if not single and not any(w.isupper() for w in words) and (
+    if placed or not single and not any(w.isupper() for w in words) and (
             words[-1].lower() in _PLACE_LAST or words[0].lower().rstrip(".") in _PLACE_FIRST
-            or STATE_AFTER.search(after) or _NATIVE_AFTER.search(after)):
+            or _NATIVE_AFTER.search(after)):
         return "location"
     if single and words[0].lower() in lower:
         return "name"  # a common word capitalised at a sentence start ("Officials said")
-    if (_PERSON_AFTER_STRONG if single else _PERSON_AFTER).search(after) or (single and _says(words[0], after)):
+    if (_PERSON_AFTER_STRONG if single else _PERSON_AFTER).search(after):
         return "person"
     if _LOCATION_CUE.search(before[-20:]) and not any(w in ("and", "of", "for", "the") for w in words):
         return "location"
@@ -304,7 +308,7 @@ def _single_mentions(text: str, kinds: dict[str, str], lower: frozenset[str]) ->
     text, calendar words and words beside other capitalised words (runs, read as names
     above) are skipped. Not where the domain declares contracting parties: contracts
     capitalise defined terms ("Licensee, who…", "in Territory")."""
-    if kinds.get("party", kinds.get("organization")) != kinds.get("organization"):
+    if _has_parties(kinds):
         return []
     out = []
     for m in _SINGLE.finditer(text):
@@ -314,8 +318,7 @@ def _single_mentions(text: str, kinds: dict[str, str], lower: frozenset[str]) ->
         before, after = text[max(0, m.start() - 40):m.start()], text[m.end():m.end() + 60]
         if re.search(r"[A-Z][\w.]*[ \t]+$", before) or re.match(r"(?:['’]s)?[ \t]+(?:[A-Z]|of\b|and\b)", after):
             continue  # part of a longer capitalised run, or of a name with a possessive ("Ford's Theater")
-        if "person" in kinds and (_PERSON_BEFORE.search(before) or _PERSON_AFTER_STRONG.search(after)
-                                  or _says(word, after)):
+        if "person" in kinds and (_PERSON_BEFORE.search(before) or _PERSON_AFTER_STRONG.search(after)):
             kind = "person"
         elif "location" in kinds and not _LANGUAGE.search(word) and (
                 _SINGLE_PLACE_CUE.search(before) or STATE_AFTER.search(after) or _NATIVE_AFTER.search(after)):
@@ -365,7 +368,7 @@ def acronym_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
     (contracts capitalise defined terms and headings), and not among other capitalised
     words (a heading, a dateline, a shouted clause)."""
     org = kinds.get("organization")
-    if not org or kinds.get("party", org) != org:
+    if not org or _has_parties(kinds):
         return []
     out = []
     for m in _ACRONYM.finditer(text):
@@ -391,7 +394,7 @@ def source_credit_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
     """The publication a wire story credits as its source is an organisation: a name in
     capitals followed by "in <language> <day> <month> <year>"."""
     org = kinds.get("organization")
-    if not org or kinds.get("party", org) != org:
+    if not org or _has_parties(kinds):
         return []
     return [Mention(m.group("name"), org, m.start("name"), m.end("name"), 3, 0.7, "organization")
             for m in _SOURCE_CREDIT.finditer(text)]

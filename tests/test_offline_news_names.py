@@ -109,3 +109,14 @@ def test_a_place_with_its_state_is_a_place_whatever_its_last_word():
     found = _found("The painter was born in Lark Center, Minn., in 1901.")
     assert ("Lark Center, Minn.", "Location") in found
     assert not [n for n, t in found if t == "Organization"]
+
+
+def test_an_organisation_word_before_of_or_for_heads_the_name():
+    found = _found("The study was released by the Halvard Center for Coastal Studies last week.")
+    assert ("Halvard Center for Coastal Studies", "Organization") in found
+
+
+def test_a_titled_person_of_an_organisation_is_two_entities():
+    found = _found("The results are promising, said Dr. Ines McAllen of DuBarry University in Leeds.")
+    assert {("Ines McAllen", "Person"), ("DuBarry University", "Organization")} <= found
+    assert not [n for n, t in found if t == "Organization" and "Ines" in n]

@@ -142,12 +142,15 @@ _OPENING_WORDS = frozenset("today yesterday tomorrow meanwhile now later also".s
 
 def trim_org_edges(m: Mention, text: str) -> Mention:
     """An organisation found by a pattern loses a sentence's opening word ("Today Superior
-    Court") and a title that begins the name of the person after it ("Department of Public
+    Court"), the person a title introduces before "of" ("Dr. Ana Lind of Avalon University"),
+    and a title that begins the name of the person after it ("Department of Public
     Utilities Chairman Bernice K. McIntyre": the department, then its chairman)."""
     words = m.name.split()
     lead = 0
     while lead < len(words) - 1 and words[lead].lower() in _OPENING_WORDS:
         lead += 1
+    if "of" in words[lead:-1] and _HONORIFIC.search(text[max(0, m.start - 20):m.start]):
+        lead = words.index("of", lead) + 1  # "Dr. Ana Lind of Avalon University": her university
     tail = len(words)
     if re.match(r"[ \t]+[A-Z]", text[m.end:m.end + 2]):
         while tail - 1 > lead and _is_title(words[tail - 1]):
@@ -208,7 +211,8 @@ def _name_kind(words: list[str], text: str, start: int, end: int, lower: frozens
         return "person"
     single = len(words) == 1
     placed = not single and not any(w.isupper() for w in words) and bool(STATE_AFTER.search(after))
-    if words[-1].lower() in ORG_WORDS or words[0].lower() in ORG_WORDS or (
+    head = next((words[:i] for i, w in enumerate(words) if w in ("of", "for")), words)
+    if words[-1].lower() in ORG_WORDS or words[0].lower() in ORG_WORDS or head[-1].lower() in ORG_WORDS or (
             words[-1].lower() in _SCHOOL_WORDS and not single and not _has_parties(kinds)):
         # "Lark Center, Minn.": a place with its state, whatever its last word
         return "location" if placed else "organization"

@@ -136,15 +136,15 @@ def is_title_word(word: str) -> bool:
     return bool(_ABBREVIATED_TITLE.fullmatch(word.strip()))
 
 
-# A capitalised word that opens a sentence, not a name: "Today Superior Court Judge …".
+# A capitalised word that opens a sentence, not a name: "Yesterday Appeals Court Judge …".
 _OPENING_WORDS = frozenset("today yesterday tomorrow meanwhile now later also".split())
 
 
 def trim_org_edges(m: Mention, text: str) -> Mention:
-    """An organisation found by a pattern loses a sentence's opening word ("Today Superior
+    """An organisation found by a pattern loses a sentence's opening word ("Yesterday Appeals
     Court"), the person a title introduces before "of" ("Dr. Ana Lind of Avalon University"),
-    and a title that begins the name of the person after it ("Department of Public
-    Utilities Chairman Bernice K. McIntyre": the department, then its chairman)."""
+    and a title that begins the name of the person after it ("Bureau of Water
+    Works Chairman Tomas R. Quell": the bureau, then its chairman)."""
     words = m.name.split()
     lead = 0
     while lead < len(words) - 1 and words[lead].lower() in _OPENING_WORDS:
@@ -281,8 +281,8 @@ def name_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
 
 
 def _organisation_before_title(words: list[str], m: re.Match[str], text: str, kinds: dict[str, str]) -> list[Mention]:
-    """The organisation that a title-led person run opens with: "Health and Human Services"
-    in "Health and Human Services Inspector Richard P. Kusserow" (an organisation word
+    """The organisation that a title-led person run opens with: "Fisheries and Ocean Services"
+    in "Fisheries and Ocean Services Inspector Ana P. Dorr" (an organisation word
     first or last), where the person's employer is named."""
     if "organization" not in kinds or not words or not (
             words[-1].lower() in ORG_WORDS or words[0].lower() in ORG_WORDS):
@@ -295,7 +295,7 @@ def _organisation_before_title(words: list[str], m: re.Match[str], text: str, ki
     return [Mention(name, kinds["organization"], start, start + len(name), 1, 0.5, "organization")]
 
 
-_SINGLE = re.compile(rf"(?<![\w.&'’-]){_NAME_WORD}(?![\w&-]|['’](?!s\b)|\.\w)")  # "Reagan's" too
+_SINGLE = re.compile(rf"(?<![\w.&'’-]){_NAME_WORD}(?![\w&-]|['’](?!s\b)|\.\w)")  # "Marlow's" too
 _CALENDAR = frozenset(
     "january february march april may june july august september october november december monday tuesday "
     "wednesday thursday friday saturday sunday christmas easter".split()

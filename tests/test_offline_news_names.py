@@ -120,3 +120,17 @@ def test_a_titled_person_of_an_organisation_is_two_entities():
     found = _found("The results are promising, said Dr. Ines McAllen of DuBarry University in Leeds.")
     assert {("Ines McAllen", "Person"), ("DuBarry University", "Organization")} <= found
     assert not [n for n, t in found if t == "Organization" and "Ines" in n]
+
+
+def test_a_long_name_hides_the_names_inside_it():
+    found = _found("Aid came from the International Committee of the Avalon Relief Fund in Tbilisi.")
+    orgs = {n for n, t in found if t == "Organization"}
+    assert orgs == {"International Committee of the Avalon Relief Fund"}
+
+
+@pytest.mark.parametrize("text, event", [
+    ("Her grandfather fought in the Boer War as a boy.", "Boer War"),
+    ("They met at the Lakeside Exposition in 1901.", "Lakeside Exposition"),
+])
+def test_a_named_event_is_not_a_place_or_a_person(text, event):
+    assert not [n for n, _ in _found(text) if event in n]

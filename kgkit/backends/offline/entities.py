@@ -236,6 +236,16 @@ def _well_formed(m: Mention, kinds: dict[str, str]) -> bool:
     return True
 
 
+_NAME_JOINERS = frozenset("of and for the de du la on in &".split())
+
+
+def _clause_long(m: Mention) -> bool:
+    """A find of clause length, unless it is a long name: every word capitalised or a joiner
+    ("International Committee of the Avalon Relief Fund" hides the names inside it)."""
+    return m.end - m.start >= CLAUSE_LENGTH and not all(
+        w[:1].isupper() or w in _NAME_JOINERS for w in m.name.split())
+
+
 def _resolve_overlaps(mentions: list[Mention]) -> list[Mention]:
     """Keep the stronger, then the longer, of overlapping mentions, within each granularity:
     a clause-like find ("we propose a Transformer model for …") does not hide the names
@@ -243,8 +253,7 @@ def _resolve_overlaps(mentions: list[Mention]) -> list[Mention]:
     ordered = sorted(mentions, key=lambda m: (-m.priority, -(m.end - m.start), m.start, m.type, m.name))
     kept: list[Mention] = []
     for m in ordered:
-        long = m.end - m.start >= CLAUSE_LENGTH
-        if all(m.end <= k.start or m.start >= k.end or long != (k.end - k.start >= CLAUSE_LENGTH) for k in kept):
+        if all(m.end <= k.start or m.start >= k.end or _clause_long(m) != _clause_long(k) for k in kept):
             kept.append(m)
     return sorted(kept, key=lambda m: (m.start, m.end))
 

@@ -50,6 +50,11 @@ ORG_WORDS = frozenset(
     "holdings partners fund trust exchange network journal society center centre office police embassy "
     "force forces guard orchestra opera team hotel theater theatre museum".split()
 )
+# Words that make a capitalised name an event: "the Boer War", "the Paris Exposition".
+_EVENT_LAST = frozenset(
+    "war wars revolution uprising rebellion crisis games olympics championship championships cup "
+    "festival fair exposition exhibition expo".split()
+)
 # "Georgia Tech": a school in news. Not where the domain has contracting parties: there
 # "Cool Tech" is the short name a contract gives a company, which its definition joins to it.
 _SCHOOL_WORDS = frozenset({"tech"})
@@ -210,6 +215,8 @@ def _name_kind(words: list[str], text: str, start: int, end: int, lower: frozens
     if _HONORIFIC.search(before[-20:]):
         return "person"
     single = len(words) == 1
+    if not single and words[-1].lower() in _EVENT_LAST:
+        return "name"  # "the Civil War", "the World Fair": an event, not a place or a person
     placed = not single and not any(w.isupper() for w in words) and bool(STATE_AFTER.search(after))
     head = next((words[:i] for i, w in enumerate(words) if w in ("of", "for")), words)
     if words[-1].lower() in ORG_WORDS or words[0].lower() in ORG_WORDS or head[-1].lower() in ORG_WORDS or (

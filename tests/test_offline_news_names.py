@@ -134,3 +134,20 @@ def test_a_long_name_hides_the_names_inside_it():
 ])
 def test_a_named_event_is_not_a_place_or_a_person(text, event):
     assert not [n for n, _ in _found(text) if event in n]
+
+
+@pytest.mark.parametrize("text, organisation", [
+    ("Mira Lowe, a spokeswoman for the Coastal Fisheries Confederation, declined to comment.",
+     "Coastal Fisheries Confederation"),
+    ("He was a member of the Eastern Harbour Authority for ten years.", "Eastern Harbour Authority"),
+])
+def test_more_organisation_words(text, organisation):
+    assert (organisation, "Organization") in _found(text)
+
+
+@pytest.mark.parametrize("text, place", [
+    ("The hikers were found two miles southwest of Ardmore on Sunday.", "Ardmore"),
+    ("A deputy from Tarvold spoke first.", "Tarvold"),
+])
+def test_a_direction_of_or_from_before_a_lone_word_names_a_place(text, place):
+    assert (place, "Location") in _found(text)

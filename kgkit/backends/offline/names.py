@@ -48,7 +48,8 @@ ORG_WORDS = frozenset(
     "school college club union federation organization organisation party congress senate parliament "
     "administration board bureau service services laboratories laboratory systems technologies industries "
     "holdings partners fund trust exchange network journal society center centre office police embassy "
-    "force forces guard orchestra opera team hotel theater theatre museum".split()
+    "force forces guard orchestra opera team hotel theater theatre museum confederation authority league "
+    "alliance assembly academy".split()
 )
 # Words that make a capitalised name an event: "the Boer War", "the Paris Exposition".
 _EVENT_LAST = frozenset(
@@ -118,7 +119,8 @@ _PERSON_AFTER_STRONG = re.compile(
     r"widow|assassination|assassin|killer|killing|murder|murderer|funeral|tenure|presidency)\b"
     r"|\s+(?:killed|assassinated|murdered|stabbed)\s+(?:[A-Z]|(?:his|her)\s)|\s+administration\b)"
 )
-_LOCATION_CUE = re.compile(r"\b(?:in|at|from|near|to|into|across|outside|throughout)\s+(?:the\s+)?$")
+_LOCATION_CUE = re.compile(r"\b(?:in|at|from|near|to|into|across|outside|throughout|(?:north|south|east|west)(?:east|west)?\s+of)"
+                           r"\s+(?:the\s+)?$")
 _SENTENCE_STOP = frozenset(
     "the a an this that these those it he she they we i in on at for by with from of and or but if when "
     "while as after before during whereas now therefore however section article exhibit schedule table figure "
@@ -308,7 +310,7 @@ _CALENDAR = frozenset(
     "wednesday thursday friday saturday sunday christmas easter".split()
 )
 _LANGUAGE = re.compile(r"(?:ish|ese|ian|ean|ic)$|^(?:French|Dutch|Greek|Thai)$")  # "in English", "in Arabic"
-_SINGLE_PLACE_CUE = re.compile(r"\b(?:in|at|near|outside|throughout|across)\s+$")
+_SINGLE_PLACE_CUE = re.compile(r"\b(?:in|at|from|near|outside|throughout|across|(?:north|south|east|west)(?:east|west)?\s+of)\s+$")
 # "a Fresno native", "Leeds residents": a place named by who comes from or lives in it.
 _NATIVE_AFTER = re.compile(r"^[ \t]+(?:natives?|residents?)\b")
 

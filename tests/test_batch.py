@@ -148,8 +148,9 @@ def test_the_cli_submits_a_stage_per_run_and_resume_goes_on_until_the_run_folder
     assert again.exit_code == EXIT_OK and len(stub_provider.batches) == 3
 
 
-def test_a_batch_still_in_progress_is_waited_for_and_never_sent_again(stub_provider, inputs, tmp_path):
-    cfg = config(stub_provider, "openai")
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_a_batch_still_in_progress_is_waited_for_and_never_sent_again(stub_provider, inputs, tmp_path, wire):
+    cfg = config(stub_provider, wire)
     stub_provider.batch.in_progress = True
     [submitted] = list(extract_batch(inputs["doc"], domain=inputs["domain"], views=VIEWS, config=cfg,
                                      out_dir=tmp_path / "out"))
@@ -159,9 +160,12 @@ def test_a_batch_still_in_progress_is_waited_for_and_never_sent_again(stub_provi
     assert waiting.batch_id == submitted.batch_id and waiting.status == "in_progress"
     assert len(stub_provider.batches) == 1 and stub_provider.batch_lines() == []
 
-    cfg_file = write_config(stub_provider, "openai", tmp_path)
-    status = run_cli("batch", "status", "--out", str(tmp_path / "out"), "--config", str(cfg_file))
-    assert status.exit_code == EXIT_PENDING and "in_progress" in status.stdout
+    cfg_file = write_config(stub_provider, wire, tmp_path)
+    status = run_cli("batch", "status", "--out", str(tmp_path / "out"), "--config", str(cfg_file), "--json")
+    assert status.exit_code == EXIT_PENDING
+    [row] = json.loads(status.stdout)["batches"]
+    assert (row["batch"], row["stage"], row["lines"], row["status"], row["ended"]) == (
+        submitted.batch_id, "entities", PARAGRAPHS, "in_progress", False)
     stub_provider.batch.in_progress = False
     waited = run_cli("batch", "status", "--out", str(tmp_path / "out"), "--config", str(cfg_file), "--wait",
                      "--every", "0.01")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -158,3 +159,22 @@ def test_the_local_engine_never_imports_ray(corpus, tmp_path):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.stdout.splitlines()[-1:] == ["ok"], done.stderr
     assert (tmp_path / "out" / "runs.jsonl").is_file()
+
+
+def test_the_ray_engine_refuses_stdin_before_anything_runs(corpus, tmp_path):
+    pytest.importorskip("ray")
+    with pytest.raises(kgkit.errors.InputError, match="reads files, not stdin"):
+        kgkit.extract([corpus / "notes.md", "-"], config=Config(engine="ray"), out_dir=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_ray_address_nothing_answers_at_is_a_config_error_at_once():
+    from kgkit.engine.ray_engine import check_reachable
+
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
+        with pytest.raises(kgkit.errors.ConfigError, match=f"nothing answers at 127.0.0.1:{port}"):
+            check_reachable(address)
+    check_reachable("auto")  # Ray's to resolve

@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import socket
 from collections import deque
 from typing import Any, Iterator
 
@@ -38,7 +39,9 @@ from kgkit.errors import EXIT_PROVIDER, ConfigError, InputError, KgkitError
 
 LOCAL_WORKERS = 2  # a local cluster's CPUs when ray.workers is not set: the local engine's two documents at once
 OBJECT_STORE_BYTES = 100 * 1024 * 1024  # a local cluster's object store: results only, a document's at a time
-POLL_SECONDS = 0.2  # how often the driver passes a running task's stage events to the progress display
+TASK_RETRIES = 2  # times Ray reruns a task lost with its worker or node
+POLL_SECONDS = 0.2
+CONNECT_SECONDS = 5.0  # for ray.address to answer at all  # how often the driver passes a running task's stage events to the progress display
 
 
 class RayTaskFailed(KgkitError):
@@ -88,7 +91,9 @@ def _outcomes(ray, inputs, job, backend, progress):
         local = owned and not job.config.ray.address
         workers = job.config.ray.workers or (LOCAL_WORKERS if local else int(ray.cluster_resources().get("CPU", 1)))
         queue = stage_queue(ray) if progress else None
-        task = ray.remote(num_cpus=1, max_retries=0)(run_task)
+        # A task whose worker died is run again (its run folder's lock died with it, its
+        # completed passes are in state/); one that raised is not: its error is the outcome.
+        task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(run_task)
         shared = ray.put(job)
         todo = iter(inputs)
         running: deque = deque()
@@ -118,6 +123,8 @@ def connect(ray, config) -> None:
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # read by ray.init: nothing is reported
     quiet: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
     address = config.ray.address
+    if address:
+        check_reachable(address)
     try:
         if address:
             ray.init(address=address, **quiet)
@@ -127,6 +134,19 @@ def connect(ray, config) -> None:
         ray.shutdown()  # whatever half started
         raise ConfigError(f"ray.address {address!r}: cannot join the Ray cluster: {exc}" if address
                           else f"cannot start a local Ray cluster: {exc}") from None
+
+
+def check_reachable(address: str) -> None:
+    """A ``host:port`` (or ``ray://host:port``) address that nothing answers at is a
+    ConfigError at once: Ray itself would retry for minutes. ``auto`` is Ray's to resolve."""
+    host, colon, port = address.removeprefix("ray://").rpartition(":")
+    if not colon or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=CONNECT_SECONDS).close()
+    except OSError as exc:
+        raise ConfigError(f"ray.address {address!r}: nothing answers at {host}:{port} ({exc.strerror or exc})",
+                          hint="start the cluster (ray start --head) or correct ray.address") from None
 
 
 def run_task(job: DocumentJob, item: CorpusInput, backend: Backend | BackendFactory | None,
@@ -175,7 +195,7 @@ def result(ray, item: CorpusInput, ref) -> RunResult | InputError:
             raise RayTaskFailed(f"{item.path}: the Ray task failed: {exc}") from None
         cause.add_note(f"(in the Ray task of {item.path})")
         raise cause from None
-    except RayError as exc:  # a worker or node died, or the task was cancelled
+    except RayError as exc:  # a worker or node died more often than TASK_RETRIES, or the task was cancelled
         raise RayTaskFailed(f"{item.path}: the Ray task was lost: {type(exc).__name__}",
                             hint="completed passes are kept: rerun with --resume") from None
 

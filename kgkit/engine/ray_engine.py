@@ -20,7 +20,9 @@ by absolute paths (a task's working directory is not the driver's), and the prov
 variable set on every node: Ray does not carry the driver's environment to other machines.
 
 Ray is imported only here, and this module only when the engine is ray; without the
-``ray`` extra the run stops with exit 2 before anything runs.
+``ray`` extra the run stops with exit 2 before anything runs. (The names DocumentJob,
+RunResult, Progress, Backend and BackendFactory in annotations are kgkit.engine.run's,
+which imports this module: they are not imported back.)
 """
 from __future__ import annotations
 
@@ -32,9 +34,6 @@ from collections import deque
 from typing import Any, Iterator
 
 from kgkit.engine.corpus import CorpusInput
-from kgkit.engine.run import (Backend, BackendFactory, DocumentJob, Progress, RunResult, make_backends,
-                              pass_concurrency)
-from kgkit.engine.pool import PassPool
 from kgkit.errors import EXIT_PROVIDER, ConfigError, InputError, KgkitError
 
 LOCAL_WORKERS = 2  # a local cluster's CPUs when ray.workers is not set: the local engine's two documents at once
@@ -151,15 +150,10 @@ def check_reachable(address: str) -> None:
 
 def run_task(job: DocumentJob, item: CorpusInput, backend: Backend | BackendFactory | None,
              queue) -> RunResult | InputError:
-    """One document in a Ray worker: the local engine's per-document code with backends and
-    a pass pool of its own; an unreadable input is returned (skipped by the driver), any
-    other failure raised to it."""
+    """One document in a Ray worker (:meth:`DocumentJob.run_alone`): an unreadable input is
+    returned (skipped by the driver), any other failure raised to it."""
     progress = (lambda *event: queue.put(event)) if queue is not None else None
-    with PassPool(pass_concurrency(job.config)) as pool:
-        try:
-            return job.run(item, make_backends(backend, job.config), progress, pool)
-        except InputError as exc:
-            return exc
+    return job.run_alone(item, backend, progress)
 
 
 def stage_queue(ray):

@@ -409,6 +409,16 @@ class DocumentJob:
             return extract_document(doc, self.domain, plan, self.config, backends, folder, skills=self.skills,
                                     progress=progress, replace_views=self.replace_views, pool=pool)
 
+    def run_alone(self, item: CorpusInput, backend: Backend | BackendFactory | None,
+                  progress: Progress | None) -> RunResult | InputError:
+        """:meth:`run` in a process of its own (a Ray worker): backends and a pass pool of its
+        own; an unreadable input is returned, to be skipped and counted where the corpus is."""
+        with PassPool(pass_concurrency(self.config)) as pool:
+            try:
+                return self.run(item, make_backends(backend, self.config), progress, pool)
+            except InputError as exc:
+                return exc
+
 
 def local_outcomes(inputs: list[CorpusInput], job: DocumentJob, backends: tuple[Backend, Backend],
                    progress: Progress | None) -> Iterator[tuple[CorpusInput, RunResult | InputError]]:

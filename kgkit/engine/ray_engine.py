@@ -39,8 +39,8 @@ from kgkit.errors import EXIT_PROVIDER, ConfigError, InputError, KgkitError
 LOCAL_WORKERS = 2  # a local cluster's CPUs when ray.workers is not set: the local engine's two documents at once
 OBJECT_STORE_BYTES = 100 * 1024 * 1024  # a local cluster's object store: results only, a document's at a time
 TASK_RETRIES = 2  # times Ray reruns a task lost with its worker or node
-POLL_SECONDS = 0.2
-CONNECT_SECONDS = 5.0  # for ray.address to answer at all  # how often the driver passes a running task's stage events to the progress display
+POLL_SECONDS = 0.2  # how often the driver passes the tasks' stage events to the progress display
+CONNECT_SECONDS = 5.0  # for ray.address to answer at all
 
 
 class RayTaskFailed(KgkitError):

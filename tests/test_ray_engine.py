@@ -178,3 +178,25 @@ def test_a_ray_address_nothing_answers_at_is_a_config_error_at_once():
         with pytest.raises(kgkit.errors.ConfigError, match=f"nothing answers at 127.0.0.1:{port}"):
             check_reachable(address)
     check_reachable("auto")  # Ray's to resolve
+
+
+def test_a_task_whose_worker_dies_is_run_again_and_the_run_folders_are_the_same(ray_cluster, corpus, tmp_path):
+    """The first worker to build a backend dies on the spot (as if killed by the kernel); Ray
+    reruns its task and the corpus ends as the local engine's does."""
+    marker = tmp_path / "died-once"
+
+    def dying_once(config, stage):  # sent to the workers by value
+        import os as _os
+
+        from kgkit.backends.factory import create_backend
+
+        if not marker.exists():
+            marker.write_text("x")
+            _os._exit(1)
+        return create_backend(config, stage)
+
+    kgkit.extract(corpus, views="binary", out_dir=tmp_path / "local", skills=False)
+    on_ray = kgkit.extract(corpus, views="binary", config=Config(engine="ray"), out_dir=tmp_path / "ray",
+                           skills=False, backend=dying_once)
+    assert marker.exists() and len(on_ray) == 3
+    assert run_folder(tmp_path / "ray") == run_folder(tmp_path / "local")

@@ -85,5 +85,8 @@ def test_rpm_is_never_exceeded_by_a_stage_in_flight(stub_provider, tmp_path, mon
     kgkit.extract(inputs["doc"], domain=inputs["domain"], views=["binary"], config=cfg, out_dir=tmp_path / "out",
                   skills=False)
     assert len(arrivals) == 8  # 4 entity passes in flight together, then 4 relation passes
-    gaps = [b - a for a, b in zip(sorted(arrivals), sorted(arrivals)[1:])]
-    assert min(gaps) > 0.08  # spaced, never a burst (a little jitter allowed on the server side)
+    # Spaced, never a burst: any four consecutive arrivals span at least three intervals
+    # (0.3 s), less 0.1 s for the scheduling jitter a loaded machine adds to one request on
+    # its way to the server. A burst puts them within milliseconds of each other.
+    at = sorted(arrivals)
+    assert min(b - a for a, b in zip(at, at[3:])) > 0.2

@@ -159,10 +159,11 @@ def format_plan(plans) -> str:
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
 @click.option("--no-skills", is_flag=True, help="Do not give learned skills to the core passes.")
 @click.option("--skip-idle-chunks", is_flag=True, help="Skip upgrade passes on chunks that cannot contribute (upgrades.skip_idle_chunks).")
+@click.option("--combine-upgrades", is_flag=True, help="One pass per chunk answers every upgrade view at once (upgrades.combine).")
 @click.option("--graph", help="Also add the finished runs to this corpus graph (.sqlite path or postgresql:// URL).")
 @click.option("--tenant", help="Graph tenant for --graph (default: graph.tenant).")
 def extract_cli(files, domain, views, model, config_path, out_dir, include, exclude, dry_run, as_json, resume,
-                replace_views, no_cache, no_skills, skip_idle_chunks, graph, tenant):
+                replace_views, no_cache, no_skills, skip_idle_chunks, combine_upgrades, graph, tenant):
     """Extract a knowledge graph from FILES (PDF, text, Markdown, HTML; - for stdin; a FOLDER
     for the files below it).
 
@@ -179,6 +180,7 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
     """
     cfg = _config(config_path, model, no_cache)
     cfg.upgrades.skip_idle_chunks = cfg.upgrades.skip_idle_chunks or skip_idle_chunks
+    cfg.upgrades.combine = cfg.upgrades.combine or combine_upgrades
     if dry_run:
         from kgkit.engine.plan import plan
 

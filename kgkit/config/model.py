@@ -98,6 +98,7 @@ class InputConfig:
 @dataclass
 class UpgradesConfig:
     skip_idle_chunks: bool = False  # skip an upgrade pass on a chunk that cannot contribute (UpgradeMode.can_contribute)
+    combine: bool = False  # one pass per chunk answers every upgrade view (kgkit/modes/combined.py)
 
 
 @dataclass

@@ -78,6 +78,7 @@ COMMENTS: dict[str, dict[str, str]] = {
     },
     "upgrades": {
         "skip_idle_chunks": "skip upgrade passes on chunks that cannot contribute (counted in calls.skipped)",
+        "combine": "one pass per chunk answers every upgrade view at once (calls.upgrade.combined; saved in calls.saved)",
     },
 }
 

@@ -132,14 +132,15 @@ def format_summary(data: dict[str, Any]) -> str:
 
 
 def format_plan(plans) -> str:
-    rows = [["document", "chunks", "entities", "relations", "upgrades", "projections", "total (naive)",
+    rows = [["document", "chunks", "entities", "relations", "upgrades", "projections", "total (naive)", "saved",
              "est. tokens in/out", "est. cost"]]
     for p in plans:
         c = p.calls
         upgrades = ", ".join(f"{v} {n}" for v, n in c["upgrade"].items()) or "-"
         cost = "unknown" if p.cost is None else f"${p.cost:.4f}"
         rows.append([p.document, str(p.chunks), str(c["entities"]), str(c["relations"]), upgrades, "0",
-                     f"{c['total']} ({c['naive']})", f"{p.tokens['in']}/{p.tokens['out']}", cost])
+                     f"{c['total']} ({c['naive']})", str(c.get("saved", 0)), f"{p.tokens['in']}/{p.tokens['out']}",
+                     cost])
     return _table(rows) + "\n(dry run: nothing was called)"
 
 
@@ -184,7 +185,8 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
     if dry_run:
         from kgkit.engine.plan import plan
 
-        plans = plan(list(files), domain=domain, views=views, config=cfg, include=include, exclude=exclude)
+        plans = plan(list(files), domain=domain, views=views, config=cfg, include=include, exclude=exclude,
+                     out_dir=out_dir, replace_views=replace_views, skills=not no_skills)
         if as_json:
             click.echo(json.dumps({"plan": [p.as_dict() for p in plans]}, indent=2))
         else:

@@ -24,6 +24,23 @@ def combined_answers(run_all: Callable[[list[PassRequest]], Iterator[dict[str, A
                      worked: dict[str, list[Chunk]], chunks: Sequence[Chunk], domain: Domain,
                      single_requests: SingleRequests, accounting: Accounting) -> Iterator[dict[str, Any] | None]:
     """Each view's answers for its chunks in ``worked`` (None: the pass failed), view by view."""
+    requests = combined_requests(views, worked, chunks, domain, single_requests, accounting)
+    answers: dict[tuple[str, str], dict[str, Any] | None] = {}
+    for request, answer in zip(requests, run_all(requests)):
+        if request.stage == combined.STAGE:
+            for part in request.context["parts"]:
+                answers[(part["key"], request.chunk.id)] = None if answer is None else answer[part["key"]]
+        else:
+            answers[(request.stage, request.chunk.id)] = answer
+    for view in views:
+        for chunk in worked[view.name]:
+            yield answers[(view.name, chunk.id)]
+
+
+def combined_requests(views: Sequence[View], worked: dict[str, list[Chunk]], chunks: Sequence[Chunk], domain: Domain,
+                      single_requests: SingleRequests, accounting: Accounting) -> list[PassRequest]:
+    """The upgrade stage's passes, chunk by chunk: one combined pass for the views busy on a
+    chunk that can take part (two or more), each other view's own pass; counted in ``accounting``."""
     singles = {view.name: dict(zip((c.id for c in worked[view.name]), single_requests(view, worked[view.name])))
                for view in views}
     tasks = {view.name: combined.task(view, domain, singles[view.name][worked[view.name][0].id].prompt)
@@ -41,18 +58,9 @@ def combined_answers(run_all: Callable[[list[PassRequest]], Iterator[dict[str, A
         names = tuple(r.stage for r in together)
         answer_schema = schemas.setdefault(names, combined.schema([view for view, _, _ in parts]))
         requests.append(combined.request(parts, chunk, domain, answer_schema))
-        requests += [r for r in single if r not in together]
+        requests += [r for r in single if all(r is not t for t in together)]
         accounting.combine(names)
-    answers: dict[tuple[str, str], dict[str, Any] | None] = {}
-    for request, answer in zip(requests, run_all(requests)):
-        if request.stage == combined.STAGE:
-            for part in request.context["parts"]:
-                answers[(part["key"], request.chunk.id)] = None if answer is None else answer[part["key"]]
-        else:
-            answers[(request.stage, request.chunk.id)] = answer
-    for view in views:
-        for chunk in worked[view.name]:
-            yield answers[(view.name, chunk.id)]
+    return requests
 
 
 def _same_part(request: PassRequest, single: list[PassRequest], tasks: dict[str, Any]) -> bool:

@@ -11,7 +11,7 @@ import pytest
 
 import kgkit
 from engine_support import CHUNK_SIZE, ScriptedBackend, write_inputs
-from fault_script import chunk_text
+from fault_script import chunk_text, stage_of
 from kgkit.backends.base import COMBINED, PassResult
 from kgkit.backends.offline import OfflineBackend
 from kgkit.config.model import CacheConfig, Config, LimitsConfig, LLMConfig, UpgradesConfig
@@ -173,21 +173,16 @@ class ObedientModel:
 
     def __call__(self, request: Recorded) -> Reply:
         self.seen.append(request)
-        system, user = request.messages[0]["content"], request.messages[-1]["content"]
-        text = chunk_text(request)
+        text, stage = chunk_text(request), stage_of(request)
 
         def answer(stage):
             return ScriptedBackend().run(SimpleNamespace(stage=stage, chunk=SimpleNamespace(text=text, index=-1))).data
 
-        if system.startswith("You do "):
-            tasks = [line.split('"')[1] for line in user.splitlines() if line.startswith("=== Task ")]
+        if stage == "combined":
+            tasks = [line.split('"')[1] for line in request.messages[-1]["content"].splitlines()
+                     if line.startswith("=== Task ")]
             return Reply.answer({task: answer(task) for task in tasks})
-        for opening, stage in (("You extract typed", "entities"), ("You extract binary", "relations"),
-                               ("You extract n-ary", "nary"), ("You add time", "temporal"),
-                               ("You extract events", "event")):
-            if system.startswith(opening):
-                return Reply.answer(answer(stage))
-        return Reply.answer(answer("diy:x"))
+        return Reply.answer(answer("diy:x" if stage == "diy" else stage))
 
 
 def stub_config(stub, combine: bool) -> Config:
@@ -212,7 +207,7 @@ def test_against_the_stub_one_request_per_chunk_answers_every_view_as_separate_p
     assert folder_files(combined.run_dir) == folder_files(separate.run_dir)
     n = combined.manifest["input"]["chunks"]
     assert len(separate.seen) == n * (2 + len(views)) and len(combined.seen) == n * (2 + 1)
-    asks = [r for r in combined.seen if r.messages[0]["content"].startswith("You do ")]
+    asks = [r for r in combined.seen if stage_of(r) == "combined"]
     assert len(asks) == n
     system, user = asks[0].messages[0]["content"], asks[0].messages[-1]["content"]
     for heading in ("N-ary relation types", "Qualifiers (use only these names)", "Event types",

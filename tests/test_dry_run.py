@@ -15,15 +15,13 @@ from kgkit.config.model import CacheConfig, Config, LLMConfig, UpgradesConfig
 from kgkit.documents.types import Chunk
 from kgkit.engine.core import ENTITIES_SCHEMA
 from kgkit.engine.plan import plan
-from fault_script import chunk_text
+from fault_script import chunk_text, stage_of
 from stub_provider import Recorded, Reply
 
 from cli_support import kgkit as run_cli
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cooltech_strategic_alliance.pdf"
 KEY_ENV = "KGKIT_TEST_DRY_RUN_KEY"
-STAGES = (("You extract typed", "entities"), ("You extract binary", "relations"), ("You extract n-ary", "nary"),
-          ("You add time", "temporal"), ("You do ", "combined"))
 
 
 @pytest.fixture(autouse=True)
@@ -44,8 +42,7 @@ class RulesModel:
         self.requests: dict[str, int] = {}
 
     def __call__(self, request: Recorded) -> Reply:
-        system = request.messages[0]["content"]
-        stage = next(stage for opening, stage in STAGES if system.startswith(opening))
+        stage = stage_of(request)
         self.chars[stage] = self.chars.get(stage, 0) + sum(len(m["content"]) for m in request.messages)
         self.requests[stage] = self.requests.get(stage, 0) + 1
         if stage == "entities":

@@ -29,7 +29,8 @@ def combined_answers(run_all: Callable[[list[PassRequest]], Iterator[dict[str, A
     for request, answer in zip(requests, run_all(requests)):
         if request.stage == combined.STAGE:
             for part in request.context["parts"]:
-                answers[(part["key"], request.chunk.id)] = None if answer is None else answer[part["key"]]
+                # a part missing from an answer no schema checked (a backend passed in) is an invalid answer
+                answers[(part["key"], request.chunk.id)] = None if answer is None else answer.get(part["key"], {})
         else:
             answers[(request.stage, request.chunk.id)] = answer
     for view in views:

@@ -190,14 +190,18 @@ class GoldModel:
                 return sentence.strip()
         return None
 
-    def relations(self, gold: dict, chunk: str) -> list[dict[str, Any]]:
+    def relations(self, gold: dict, chunk: str, key: str = "relations") -> list[dict[str, Any]]:
+        """Binary items (``relations``, or ``temporal`` with their dates as qualifiers) whose ends the chunk names."""
         out = []
-        for r in gold["relations"]:
+        for r in gold[key]:
             head, tail = self._written(gold, r["head"], chunk), self._written(gold, r["tail"], chunk)
             quote = head and tail and self._evidence(r.get("evidence"), [head, tail], chunk)
             if quote:
-                out.append({"head": head, "relation": r["relation"], "tail": tail, "evidence": quote,
-                            "confidence": 0.9})
+                item = {"head": head, "relation": r["relation"], "tail": tail, "evidence": quote, "confidence": 0.9}
+                if key == "temporal":
+                    item["qualifiers"] = {k: v for k, v in (("start_of_term", r.get("start")),
+                                                            ("end_of_term", r.get("end"))) if v}
+                out.append(item)
         return out
 
     def _roles(self, gold: dict, roles: dict[str, Any], chunk: str) -> dict[str, Any] | None:
@@ -231,15 +235,7 @@ class GoldModel:
         return out
 
     def temporal(self, gold: dict, chunk: str) -> list[dict[str, Any]]:
-        out = []
-        for t in gold["temporal"]:
-            head, tail = self._written(gold, t["head"], chunk), self._written(gold, t["tail"], chunk)
-            quote = head and tail and self._evidence(t.get("evidence"), [head, tail], chunk)
-            qualifiers = {k: v for k, v in (("start_of_term", t.get("start")), ("end_of_term", t.get("end"))) if v}
-            if quote:
-                out.append({"head": head, "relation": t["relation"], "tail": tail, "qualifiers": qualifiers,
-                            "evidence": quote, "confidence": 0.9})
-        return out
+        return self.relations(gold, chunk, "temporal")
 
 
 def start_stub(gold: Path, omit: float):

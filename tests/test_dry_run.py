@@ -4,7 +4,6 @@ call budget counts the views a run folder keeps and the passes skipped or combin
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -20,16 +19,7 @@ from stub_provider import Recorded, Reply
 
 from cli_support import kgkit as run_cli
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cooltech_strategic_alliance.pdf"
-KEY_ENV = "KGKIT_TEST_DRY_RUN_KEY"
-
-
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "user-config"))
-    monkeypatch.setenv("KGKIT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv(KEY_ENV, "sk-test-dry-run")
-    monkeypatch.chdir(tmp_path)
+from test_combine_upgrades import EXAMPLE, KEY_ENV, _isolated  # noqa: F401 - the fixture: an own home, cache and key
 
 
 class RulesModel:

@@ -133,14 +133,15 @@ def format_summary(data: dict[str, Any]) -> str:
 
 
 def format_plan(plans) -> str:
-    rows = [["document", "chunks", "entities", "relations", "upgrades", "projections", "total (naive)",
+    rows = [["document", "chunks", "entities", "relations", "upgrades", "projections", "total (naive)", "saved",
              "est. tokens in/out", "est. cost"]]
     for p in plans:
         c = p.calls
         upgrades = ", ".join(f"{v} {n}" for v, n in c["upgrade"].items()) or "-"
         cost = "unknown" if p.cost is None else f"${p.cost:.4f}"
         rows.append([p.document, str(p.chunks), str(c["entities"]), str(c["relations"]), upgrades, "0",
-                     f"{c['total']} ({c['naive']})", f"{p.tokens['in']}/{p.tokens['out']}", cost])
+                     f"{c['total']} ({c['naive']})", str(c.get("saved", 0)), f"{p.tokens['in']}/{p.tokens['out']}",
+                     cost])
     return _table(rows) + "\n(dry run: nothing was called)"
 
 
@@ -160,6 +161,7 @@ def format_plan(plans) -> str:
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
 @click.option("--no-skills", is_flag=True, help="Do not give learned skills to the core passes.")
 @click.option("--skip-idle-chunks", is_flag=True, help="Skip upgrade passes on chunks that cannot contribute (upgrades.skip_idle_chunks).")
+@click.option("--combine-upgrades", is_flag=True, help="One pass per chunk answers every upgrade view at once (upgrades.combine).")
 @click.option("--graph", help="Also add the finished runs to this corpus graph (.sqlite path or postgresql:// URL).")
 @click.option("--tenant", help="Graph tenant for --graph (default: graph.tenant).")
 @click.option("--engine", type=click.Choice(["local", "ray"]),
@@ -168,7 +170,11 @@ def format_plan(plans) -> str:
 @click.option("--batch", is_flag=True, help="Send each stage as a provider batch (half price, answers within 24 h); exit 75 until done: run the same command again later. See docs/batch.md.")
 @click.option("--direct-retries", is_flag=True, help="With --batch: run the passes a batch failed directly (full price) instead of in the next batch.")
 def extract_cli(files, domain, views, model, config_path, out_dir, include, exclude, dry_run, as_json, resume,
+<<<<<<< HEAD
                 replace_views, no_cache, no_skills, skip_idle_chunks, graph, tenant, engine, batch, direct_retries):
+=======
+                replace_views, no_cache, no_skills, skip_idle_chunks, combine_upgrades, graph, tenant, engine):
+>>>>>>> h16-upgrades
     """Extract a knowledge graph from FILES (PDF, text, Markdown, HTML; - for stdin; a FOLDER
     for the files below it).
 
@@ -186,10 +192,12 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
     """
     cfg = _config(config_path, model, no_cache, engine)
     cfg.upgrades.skip_idle_chunks = cfg.upgrades.skip_idle_chunks or skip_idle_chunks
+    cfg.upgrades.combine = cfg.upgrades.combine or combine_upgrades
     if dry_run:
         from kgkit.engine.plan import plan
 
-        plans = plan(list(files), domain=domain, views=views, config=cfg, include=include, exclude=exclude)
+        plans = plan(list(files), domain=domain, views=views, config=cfg, include=include, exclude=exclude,
+                     out_dir=out_dir, replace_views=replace_views, skills=not no_skills)
         if as_json:
             click.echo(json.dumps({"plan": [p.as_dict() for p in plans]}, indent=2))
         else:

@@ -32,6 +32,7 @@ class LLMConfig:
     json_mode: bool = True  # strict JSON Schema, else JSON mode, where litellm says the model takes it
     concurrency: int = 16  # passes in flight at once, for the whole run (kgkit/engine/pool.py)
     rpm: int | None = None  # requests per minute at most, spaced evenly (kgkit/backends/pace.py)
+    tpm: int | None = None  # tokens per minute at most (prompt estimate + max_tokens, then usage), smoothed
     stages: dict[str, StageLLM] = field(default_factory=dict)  # "core" | "upgrades" | "skills"
 
 
@@ -98,6 +99,7 @@ class InputConfig:
 @dataclass
 class UpgradesConfig:
     skip_idle_chunks: bool = False  # skip an upgrade pass on a chunk that cannot contribute (UpgradeMode.can_contribute)
+    combine: bool = False  # one pass per chunk answers every upgrade view (kgkit/modes/combined.py)
 
 
 @dataclass

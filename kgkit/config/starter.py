@@ -33,6 +33,7 @@ COMMENTS: dict[str, dict[str, str]] = {
         "json_mode": "ask for structured output (a strict JSON Schema, else JSON mode) where the provider supports it",
         "concurrency": "requests in flight at once for the whole run (the passes of a stage go out together)",
         "rpm": "null: no limit; else requests per minute at most, spaced evenly",
+        "tpm": "null: no limit; else tokens per minute at most (input + output), spaced evenly",
     },
     "domain": {"domain": "a name (`kgkit domains` lists them) or a path to a domain file"},
     "views": {"views": "null: the domain's default views; e.g. [binary, nary, temporal]"},
@@ -78,6 +79,7 @@ COMMENTS: dict[str, dict[str, str]] = {
     },
     "upgrades": {
         "skip_idle_chunks": "skip upgrade passes on chunks that cannot contribute (counted in calls.skipped)",
+        "combine": "one pass per chunk answers every upgrade view at once (calls.upgrade.combined; saved in calls.saved)",
     },
     "engine": {"engine": "local: documents run in this process; ray: as Ray tasks (pip install 'kgkit[ray]')"},
     "ray": {

@@ -22,6 +22,7 @@ from kgkit.schema.search_path import available
 from kgkit.config.model import Config
 from kgkit.documents.types import Chunk, Document
 from kgkit.engine.accounting import Accounting
+from kgkit.engine.combine import combined_answers
 from kgkit.engine.core import CoreSettings, run_core
 from kgkit.engine.corpus import CorpusInput, CorpusManifest, collect_inputs, run_row, skipped_row
 from kgkit.engine.join import items_of, node_refs
@@ -225,9 +226,13 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
                 payloads[view.name], rejects[view.name], held[view.name] = {}, {}, {}
                 upgrades.append(view)
     worked = {view.name: busy_chunks(view, domain, chunks, skeleton, config, accounting) for view in upgrades}
-    answers = upgrade_runner.run_all([request for view in upgrades
-                                      for request in upgrade_requests(view, doc, worked[view.name], domain, skeleton,
-                                                                      config)])
+    if config.upgrades.combine:  # one pass per chunk for every view (kgkit/engine/combine.py)
+        answers = combined_answers(upgrade_runner.run_all, upgrades, worked, chunks, domain,
+                                   lambda v, cs: upgrade_requests(v, doc, cs, domain, skeleton, config), accounting)
+    else:
+        answers = upgrade_runner.run_all([request for view in upgrades
+                                          for request in upgrade_requests(view, doc, worked[view.name], domain,
+                                                                          skeleton, config)])
     for view in upgrades:
         with accounting.timed(view.name):
             total = len(worked[view.name])

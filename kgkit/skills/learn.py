@@ -380,7 +380,7 @@ def _fold(report: LearnReport, loop: "_Loop", lib: Library, dev_f1: float, cand:
             report.actions.append({**entry, **action, "action": "keep", "outcome": "accepted"})
             return trial, dev_f1
         acc = report.accepted()
-        over_share = acc["gazetteer"] + 1 > s.gazetteer_share * (acc["skills"] + acc["gazetteer"] + 1) + 1e-9
+        over_share = not room_for_a_name(acc, s.gazetteer_share)
         if len(trial.gazetteer) >= s.gazetteer_cap or over_share:
             reason = (f"gazetteer full ({s.gazetteer_cap} names)" if not over_share else
                       f"gazetteer share: {acc['gazetteer'] + 1} names of {acc['skills'] + acc['gazetteer'] + 1} "
@@ -418,6 +418,16 @@ def _fold(report: LearnReport, loop: "_Loop", lib: Library, dev_f1: float, cand:
         return lib, dev_f1
     changed["dev_gain"] = round(gain, 4)
     return trial, trial_f1
+
+
+def room_for_a_name(accepted: dict[str, int], share: float) -> bool:
+    """Whether one more gazetteer name keeps names at most ``share`` of a run's accepted items.
+
+    A literal name is not a skill: names are folded after the run's skills, and only as
+    many as the skills accepted leave room for (share 0.2: one name per four skills).
+    """
+    names, total = accepted["gazetteer"] + 1, accepted["skills"] + accepted["gazetteer"] + 1
+    return names <= share * total + 1e-9
 
 
 def gazetteer_id(name: str, type_name: str) -> str:

@@ -168,11 +168,14 @@ def title_candidates(name: str, type_name: str, sentence: str, found: set[str]) 
     """An entity skill for a naming convention: the gold name begins with a capitalised title
     the rules leave out ("President X" where only "X" was extracted), so the skill takes the
     title word and the capitalised name after it as one name. Only when a found name is
-    exactly the gold name without its leading word, and the regex gives back the gold
-    name on its own sentence; the title is a word of the language, not a name (vetting
+    exactly the gold name without its leading word — an abbreviation ("Gen.") or before a
+    name of two words or more, so a first name before a surname is not taken for a
+    title — and the regex gives back the gold name on its own sentence; the title is a word of the language, not a name (vetting
     refuses a title that spells a training name)."""
     words = collapse(name).split()
     if len(words) < 2 or name_key(" ".join(words[1:])) not in found or not re.fullmatch(r"[A-Z][A-Za-z]*\.?", words[0]):
+        return []
+    if not words[0].endswith(".") and len(words) < 3:  # "Ida Brandt" where "Brandt" was found: a first name
         return []
     title = words[0]
     rx = r"(?<![\w.])(?P<name>(?-i:" + re.escape(title) + r")\s+" + NAME_RX + ")"

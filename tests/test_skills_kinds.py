@@ -100,3 +100,48 @@ def test_gazetteer_names_stay_within_their_share_of_a_runs_accepted_items():
     assert not room_for_a_name({"skills": 4, "gazetteer": 1}, 0.2)
     assert room_for_a_name({"skills": 8, "gazetteer": 1}, 0.2)  # 2 of 10
     assert room_for_a_name({"skills": 0, "gazetteer": 3}, 1.0)  # share 1: names as the cap allows
+
+
+def test_a_cue_that_helps_train_but_changes_nothing_on_dev_is_rejected_with_its_figure(tmp_path):
+    """Vetting and the train check pass "employed by"; dev never states it: equal is a rejection."""
+    import json
+
+    from kgkit.config.model import Config
+    from kgkit.skills.learn import LearnSettings, learn_skills, split_docs
+    from kgkit.skills.library import load_library
+
+    people, orgs, towns = ["Ann Lee", "Bo Stahl", "Cy Moe", "Di Poe", "Ed Roe", "Fe Loo"], \
+        ["Acme", "Initech", "Globex", "Hooli", "Umbra", "Wonka"], ["Tarnow", "Brno", "Oslo", "Lima", "Nice", "Kyiv"]
+    (tmp_path / "staff.yaml").write_text(f"""\
+name: staff
+entity_types:
+  - {{name: Worker, patterns: {{phrases: {json.dumps(people)}}}}}
+  - {{name: Firm, patterns: {{phrases: {json.dumps(orgs)}}}}}
+  - {{name: Town, patterns: {{phrases: {json.dumps(towns)}}}}}
+relation_types:
+  - {{name: Work_For, head: [Worker], tail: [Firm]}}
+  - {{name: Live_In, head: [Worker], tail: [Town], triggers: {{phrases: [resides in]}}}}
+""")
+    ids = [f"doc{i}" for i in range(6)]
+    split = split_docs(ids, 0.3, 0.25, seed=0)
+    gold = tmp_path / "gold"
+    gold.mkdir()
+    for i, doc in enumerate(ids):
+        p, o, c = people[i], orgs[i], towns[i]
+        # dev documents state where people live; the others whom they work for
+        head, rel, tail, sentence = (p, "Live_In", c, f"{p} lives in {c}.") if doc in split["dev"] else \
+            (p, "Work_For", o, f"{p} is employed by {o}.")
+        ents = [{"name": n, "type": t, "aliases": [], "spans": [[sentence.index(n), sentence.index(n) + len(n)]]}
+                for n, t in ((head, "Worker"), (tail, "Town" if rel == "Live_In" else "Firm"))]
+        (gold / f"{doc}.txt").write_text(sentence)
+        (gold / f"{doc}.gold.json").write_text(json.dumps({
+            "doc_id": doc, "source": "test", "title": None, "entities": ents,
+            "relations": [{"head": head, "relation": rel, "tail": tail, "evidence": sentence}],
+            "hyperedges": [], "events": [], "temporal": []}))
+    report = learn_skills(gold, tmp_path / "staff.yaml", config=Config(), library_dir=tmp_path / "lib",
+                          settings=LearnSettings(rollouts=1, temperature=0.0, seed=0))
+    first = report.actions[0]
+    assert (first["pattern"]["phrases"], first["vetting"]["applied"]["new_right"], first["outcome"],
+            first["dev_gain"]) == (["employed by"], len(split["train"]), "rejected", 0.0)
+    assert load_library("staff", tmp_path / "lib").skills == {}
+    assert report.accepted() == {"skills": 0, "gazetteer": 0, "induction": 0}

@@ -14,10 +14,13 @@ touching model weights (docs/skills.md):
    candidate skills that get the edge as provenance;
 5. **vet** each candidate on the train gold (:mod:`kgkit.skills.vetting`): a pattern that
    generalises and is precise, or a literal name for the capped gazetteer; else refused;
-6. **fold** it with the deterministic controller (add/modify/merge/keep);
+6. **fold** it with the deterministic controller (add/modify/merge/keep), then **apply**
+   it to the train documents: it must raise train relation F1, with ``min_precision`` on
+   the relations it adds (vetting reads gold mentions; this reads what extraction does);
 7. **gate**: a change is kept only if relation F1 on the dev split rises by at least
    ``min_gain`` (> 0; equal is a rejection); turn-downs are remembered in the library
-   with their reason;
+   with their reason. Gazetteer names come after all skills, at most
+   ``gazetteer_share`` of the run's accepted items;
 8. **write** the library (version + 1 and a changelog entry, turn-downs included) only
    if its skills or gazetteer changed.
 

@@ -80,6 +80,7 @@ class SkillsConfig:
     min_precision: float = 0.5  # a candidate's precision on the train split must reach this
     min_support: int = 2  # ... and it must fire in this many train documents (or explain this many edges)
     gazetteer_cap: int = 25  # literal names kept per domain (not skills; listed apart)
+    gazetteer_share: float = 0.2  # at most this share of the items one learn run accepts are gazetteer names
     sample_rule_drop: float = 0.2  # offline simulation of sampling, at temperature 1: rule left out
     sample_item_drop: float = 0.3  # ... found item dropped, times (1 - its confidence)
 

@@ -70,6 +70,7 @@ COMMENTS: dict[str, dict[str, str]] = {
         "min_precision": "a candidate skill's precision on the train documents must reach this",
         "min_support": "train documents a candidate must fire in (or gold edges it must explain)",
         "gazetteer_cap": "literal names kept per domain, apart from skills",
+        "gazetteer_share": "at most this share of the items one learn run accepts are gazetteer names (names go last)",
         "sample_rule_drop": "offline sampling simulation (temperature 1): chance a rule is left out",
         "sample_item_drop": "offline sampling simulation: chance a found item is dropped, times (1 - confidence)",
     },

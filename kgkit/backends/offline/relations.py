@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from kgkit import safe_regex
+from kgkit.phrase_match import find_alternation
 from kgkit.backends.offline.entities import (CLAUSE_LENGTH, collapse, name_key, phrase_pattern, skill_patterns,
                                              trigger_spans)
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals, normalise
@@ -76,10 +77,13 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
         if not tier:
             continue
         forms = sorted(tier, key=lambda f: (-len(f), f))
-        rx = re.compile(r"(?<![\w])(?:" + "|".join(phrase_pattern(f) for f in forms) + r")(?![\w])", re.I)
-        for m in rx.finditer(text):
-            for ent in surface_owner.get(name_key(m.group(0)), ()):
-                found.append(EntityMention(ent["name"], ent["type"], m.start(), m.end()))
+        spans = find_alternation(text, forms)  # the regex below, without compiling one per chunk
+        if spans is None:
+            rx = re.compile(r"(?<![\w])(?:" + "|".join(phrase_pattern(f) for f in forms) + r")(?![\w])", re.I)
+            spans = [(m.start(), m.end(), -1) for m in rx.finditer(text)]
+        for start, end, _ in spans:
+            for ent in surface_owner.get(name_key(text[start:end]), ()):
+                found.append(EntityMention(ent["name"], ent["type"], start, end))
     # category entities ("Anti-Assignment") by their type's label cues
     for t in types:
         for label, regexes in t.patterns.labels:

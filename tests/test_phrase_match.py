@@ -103,3 +103,18 @@ def test_find_mentions_is_unchanged(monkeypatch):
     for text, entities, fast in cases:
         assert relations.find_mentions(text, entities, types) == fast
     assert sum(len(fast) for *_, fast in cases) > 300
+
+
+def test_standalone_surname_matches_its_regex():
+    from kgkit.backends.offline.names import _standalone
+
+    rng = random.Random(2)
+    pieces = ["Kennedy", "kennedy", "Kennedy-Smith", "Smith", ".", "-", "_", " ", "\n", "x", "7", "\u00e9"]
+    found = 0
+    for _ in range(2000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 16)))
+        word = rng.choice(["Kennedy", "Smith", "Kennedy-Smith"])
+        expected = [m.span() for m in re.finditer(rf"(?<![\w.-]){re.escape(word)}(?![\w-])", text)]
+        assert list(_standalone(text, word)) == expected, (text, word)
+        found += len(expected)
+    assert found > 100

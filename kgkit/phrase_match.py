@@ -17,6 +17,7 @@ that ``re`` matches to "k") it returns None and the caller compiles its regex as
 from __future__ import annotations
 
 import re
+import threading
 from bisect import bisect_right
 from collections import OrderedDict
 from typing import Sequence
@@ -75,21 +76,25 @@ class FoldedText:
         return out
 
 
-_folded: OrderedDict[tuple[str, int], FoldedText | None] = OrderedDict()
+_folded: OrderedDict[tuple[str, int], tuple[dict[int, str] | None, FoldedText | None]] = OrderedDict()
+_lock = threading.Lock()
 
 
 def folded_text(text: str, table: dict[int, str] | None = None) -> FoldedText | None:
     """``text`` folded with ``table``, or None where folding is not what ``re.IGNORECASE``
     does; the last few are kept, since a chunk is searched for each of its names in turn."""
     key = (text, id(table))
-    if key in _folded:
-        _folded.move_to_end(key)
-        return _folded[key]
+    with _lock:  # two documents' merges may run at once (model runs overlap documents)
+        hit = _folded.get(key)
+        if hit is not None and hit[0] is table:  # the very table, not one born at a freed one's id
+            _folded.move_to_end(key)
+            return hit[1]
     mapped = text.translate(table) if table else text
     result = FoldedText(text, table) if simple(mapped) else None
-    _folded[key] = result
-    if len(_folded) > _FOLDED_KEPT:
-        _folded.popitem(last=False)
+    with _lock:
+        _folded[key] = (table, result)
+        if len(_folded) > _FOLDED_KEPT:
+            _folded.popitem(last=False)
     return result
 
 

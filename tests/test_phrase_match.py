@@ -118,3 +118,14 @@ def test_standalone_surname_matches_its_regex():
         assert list(_standalone(text, word)) == expected, (text, word)
         found += len(expected)
     assert found > 100
+
+
+def test_a_folded_text_is_kept_per_text_and_table():
+    """The fold cache answers for the same text and table only: another table (the evidence
+    gate's quote classes or none) or another text folds anew."""
+    text = "the \u2018Acme\u2019 deal"
+    quotes = {0x2018: "'", 0x2019: "'"}
+    assert phrase_match.find_alternation(text, ["'acme'"], quotes) == [(4, 10, 0)]
+    assert phrase_match.find_alternation(text, ["'acme'"]) == []  # no table: a curly quote is itself
+    assert phrase_match.find_alternation(text, ["'acme'"], dict(quotes)) == [(4, 10, 0)]  # an equal table
+    assert phrase_match.find_alternation(text.replace("deal", "Deal"), ["deal"]) == [(11, 15, 0)]

@@ -32,6 +32,7 @@ class LLMConfig:
     json_mode: bool = True  # strict JSON Schema, else JSON mode, where litellm says the model takes it
     concurrency: int = 16  # passes in flight at once, for the whole run (kgkit/engine/pool.py)
     rpm: int | None = None  # requests per minute at most, spaced evenly (kgkit/backends/pace.py)
+    tpm: int | None = None  # tokens per minute at most (prompt estimate + max_tokens, then usage), smoothed
     stages: dict[str, StageLLM] = field(default_factory=dict)  # "core" | "upgrades" | "skills"
 
 
@@ -98,6 +99,15 @@ class InputConfig:
 @dataclass
 class UpgradesConfig:
     skip_idle_chunks: bool = False  # skip an upgrade pass on a chunk that cannot contribute (UpgradeMode.can_contribute)
+    combine: bool = False  # one pass per chunk answers every upgrade view (kgkit/modes/combined.py)
+
+
+@dataclass
+class RayConfig:
+    """Where ``engine: ray`` runs the documents (kgkit/engine/ray_engine.py)."""
+
+    address: str | None = None  # None: a small local cluster for the run; else a cluster's ("auto", "ray://host:10001")
+    workers: int | None = None  # documents running at once; None: 2 on a local cluster, else the cluster's CPUs
 
 
 @dataclass
@@ -116,6 +126,8 @@ class Config:
 
     input: InputConfig = field(default_factory=InputConfig)
     upgrades: UpgradesConfig = field(default_factory=UpgradesConfig)
+    engine: str = "local"  # "local": documents run in this process; "ray": as Ray tasks (the ray extra)
+    ray: RayConfig = field(default_factory=RayConfig)
     prompts: dict[str, Path] = field(default_factory=dict)  # stage -> template path override
     out_dir: Path = Path("kgkit-out")
     source: Path | None = None  # the kgkit.yaml it came from, if any

@@ -33,6 +33,7 @@ COMMENTS: dict[str, dict[str, str]] = {
         "json_mode": "ask for structured output (a strict JSON Schema, else JSON mode) where the provider supports it",
         "concurrency": "requests in flight at once for the whole run (the passes of a stage go out together)",
         "rpm": "null: no limit; else requests per minute at most, spaced evenly",
+        "tpm": "null: no limit; else tokens per minute at most (input + output), spaced evenly",
     },
     "domain": {"domain": "a name (`kgkit domains` lists them) or a path to a domain file"},
     "views": {"views": "null: the domain's default views; e.g. [binary, nary, temporal]"},
@@ -78,6 +79,12 @@ COMMENTS: dict[str, dict[str, str]] = {
     },
     "upgrades": {
         "skip_idle_chunks": "skip upgrade passes on chunks that cannot contribute (counted in calls.skipped)",
+        "combine": "one pass per chunk answers every upgrade view at once (calls.upgrade.combined; saved in calls.saved)",
+    },
+    "engine": {"engine": "local: documents run in this process; ray: as Ray tasks (pip install 'kgkit[ray]')"},
+    "ray": {
+        "address": "null: a small local cluster for the run; else the cluster's (auto, ray://host:10001)",
+        "workers": "documents running at once; null: 2 on a local cluster, else the cluster's CPUs",
     },
 }
 
@@ -122,7 +129,8 @@ def starter_text(config: Config | None = None) -> str:
     lines.append(LLM_STAGES)
     for top in ("domain", "views"):
         lines.append(_line(top, data[top], COMMENTS[top].get(top)) + "\n")
-    for section in ("chunking", "canon", "review", "limits", "cache", "skills", "input", "upgrades", "graph"):
+    lines.append(_line("engine", data["engine"], COMMENTS["engine"]["engine"]) + "\n")
+    for section in ("chunking", "canon", "review", "limits", "cache", "skills", "input", "upgrades", "ray", "graph"):
         lines.append(f"{section}:\n")
         for key, value in data[section].items():
             lines.append(_line(key, value, COMMENTS[section].get(key), indent=2))

@@ -22,6 +22,7 @@ from kgkit.schema.search_path import available
 from kgkit.config.model import Config
 from kgkit.documents.types import Chunk, Document
 from kgkit.engine.accounting import Accounting
+from kgkit.engine.combine import combined_answers
 from kgkit.engine.core import CoreSettings, run_core
 from kgkit.engine.corpus import CorpusInput, CorpusManifest, collect_inputs, run_row, skipped_row
 from kgkit.engine.join import items_of, node_refs
@@ -176,10 +177,11 @@ def run_upgrade(view: View, doc: Document, chunks: list[Chunk], domain: Domain, 
 def extract_document(doc: Document, domain: Domain, views: list[View], config: Config,
                      backends: tuple[Backend, Backend], folder: RunFolder, skills: bool = True,
                      progress: Progress | None = None, replace_views: bool = False,
-                     pool: PassPool | None = None) -> RunResult:
+                     pool: PassPool | None = None, manifest_extra: dict[str, Any] | None = None) -> RunResult:
     """Run the core and every view for one loaded document and write its run folder.
 
     The passes of each stage run at once on ``pool`` (one at a time without one).
+    ``manifest_extra`` adds keys to the manifest (a batch run names its batches there).
 
     View files already in ``views/`` stay unless ``replace_views``; the manifest's
     ``view_files`` lists every file there after the run."""
@@ -224,9 +226,13 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
                 payloads[view.name], rejects[view.name], held[view.name] = {}, {}, {}
                 upgrades.append(view)
     worked = {view.name: busy_chunks(view, domain, chunks, skeleton, config, accounting) for view in upgrades}
-    answers = upgrade_runner.run_all([request for view in upgrades
-                                      for request in upgrade_requests(view, doc, worked[view.name], domain, skeleton,
-                                                                      config)])
+    if config.upgrades.combine:  # one pass per chunk for every view (kgkit/engine/combine.py)
+        answers = combined_answers(upgrade_runner.run_all, upgrades, worked, chunks, domain,
+                                   lambda v, cs: upgrade_requests(v, doc, cs, domain, skeleton, config), accounting)
+    else:
+        answers = upgrade_runner.run_all([request for view in upgrades
+                                          for request in upgrade_requests(view, doc, worked[view.name], domain,
+                                                                          skeleton, config)])
     for view in upgrades:
         with accounting.timed(view.name):
             total = len(worked[view.name])
@@ -262,6 +268,7 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
     manifest = build_manifest(doc=doc, domain=domain, views=views, backends=backends, skills=skill_list,
                               accounting=accounting, started=started, counts=counts, payloads=payloads,
                               warnings=warnings, failures=failures, view_files=sorted(written | present))
+    manifest.update(manifest_extra or {})
     nodes_file = {"doc_id": doc.id, "nodes": nodes}
     with accounting.timed("write"):
         folder.write_json("nodes.json", nodes_file)
@@ -329,6 +336,25 @@ class SkippedInput:
     error: str
 
 
+def prepare_run(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | os.PathLike | None,
+                views: Sequence[str] | str | None, config: Config | str | os.PathLike | None,
+                out_dir: str | os.PathLike | None, include: Sequence[str], exclude: Sequence[str]
+                ) -> tuple[Config, list[CorpusInput], Domain, list[View], Path, bool]:
+    """What every run checks before its first call: (config, inputs, domain, views, the
+    folder of the run folders, whether it is a corpus run). InputError when there is no input."""
+    cfg = resolve_config(config)
+    given_paths = path_list(paths)
+    if not given_paths:
+        raise InputError("no input files given")
+    inputs = collect_inputs(given_paths, include, exclude)
+    if not inputs:
+        raise InputError("no input files found", hint="check the folder and the --include/--exclude globs")
+    dom, base_views = load_domain_and_views(domain, views, cfg)
+    root = Path(out_dir) if out_dir is not None else Path(cfg.out_dir)
+    corpus = len(inputs) > 1 or any(Path(p).is_dir() for p in given_paths if str(p) != "-")
+    return cfg, inputs, dom, base_views, root, corpus
+
+
 def extract_each(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | os.PathLike | None = None,
                  views: Sequence[str] | str | None = None, config: Config | str | os.PathLike | None = None,
                  out_dir: str | os.PathLike | None = None, resume: bool = False, skills: bool = True,
@@ -343,37 +369,20 @@ def extract_each(paths: str | os.PathLike | Sequence[str | os.PathLike], domain:
     how many documents the run has, before the first is loaded.
 
     When no input at all could be used, the first input's error is raised (exit 2)."""
-    from kgkit.documents.load import load_document
-
-    cfg = resolve_config(config)
-    given_paths = path_list(paths)
-    if not given_paths:
-        raise InputError("no input files given")
-    inputs = collect_inputs(given_paths, include, exclude)
-    if not inputs:
-        raise InputError("no input files found", hint="check the folder and the --include/--exclude globs")
-    dom, base_views = load_domain_and_views(domain, views, cfg)
-    root = Path(out_dir) if out_dir is not None else Path(cfg.out_dir)
-    corpus = len(inputs) > 1 or any(Path(p).is_dir() for p in given_paths if str(p) != "-")
+    cfg, inputs, dom, base_views, root, corpus = prepare_run(paths, domain, views, config, out_dir, include, exclude)
     runs = CorpusManifest(root) if corpus else None
-    given = {v.name for v in base_views}
-    backends = make_backends(backend, cfg)
+    job = DocumentJob(dom, base_views, cfg, root, skills, replace_views)
+    if cfg.engine == "ray":  # Ray is imported only here (the ray extra)
+        from kgkit.engine.ray_engine import ray_outcomes
+
+        outcomes = ray_outcomes(inputs, job, backend, progress)
+    else:
+        outcomes = local_outcomes(inputs, job, make_backends(backend, cfg), progress)
     first_error: InputError | None = None
     ran = 0
     if on_start:
         on_start(len(inputs))
-
-    def run_one(item: CorpusInput) -> RunResult:
-        doc = load_document(item.path, max_bytes=cfg.input.max_bytes)
-        folder = RunFolder(root / item.folder)
-        with folder.locked():  # writable, free of links and ours before any call
-            folder.remove_temp_files()  # a run killed mid-write (SIGKILL, power loss) may have left some
-            plan = base_views if replace_views else earlier_views(folder, given) + base_views
-            return extract_document(doc, dom, plan, cfg, backends, folder, skills=skills, progress=progress,
-                                    replace_views=replace_views, pool=pool)
-
-    with PassPool(pass_concurrency(cfg)) as pool, contextlib.closing(
-            overlapped(inputs, run_one, DOCUMENTS_AT_ONCE if pool.size > 1 else 1, pool)) as outcomes:
+    with contextlib.closing(outcomes):
         for item, outcome in outcomes:
             if isinstance(outcome, InputError):
                 if not corpus:
@@ -388,6 +397,53 @@ def extract_each(paths: str | os.PathLike | Sequence[str | os.PathLike], domain:
             yield outcome
     if not ran and first_error is not None:
         raise first_error
+
+
+@dataclass(frozen=True)
+class DocumentJob:
+    """What every document of a run shares, and how one document runs: load it, hold its
+    run folder, extract and write. The one per-document code path, whichever engine calls
+    it: this process (:func:`local_outcomes`) or a Ray task (kgkit/engine/ray_engine.py),
+    which is why it is plain picklable data."""
+
+    domain: Domain
+    views: list[View]
+    config: Config
+    root: Path  # parent of the run folders
+    skills: bool
+    replace_views: bool
+
+    def run(self, item: CorpusInput, backends: tuple[Backend, Backend], progress: Progress | None,
+            pool: PassPool) -> RunResult:
+        from kgkit.documents.load import load_document
+
+        doc = load_document(item.path, max_bytes=self.config.input.max_bytes)
+        folder = RunFolder(self.root / item.folder)
+        with folder.locked():  # writable, free of links and ours before any call
+            folder.remove_temp_files()  # a run killed mid-write (SIGKILL, power loss) may have left some
+            given = {v.name for v in self.views}
+            plan = self.views if self.replace_views else earlier_views(folder, given) + self.views
+            return extract_document(doc, self.domain, plan, self.config, backends, folder, skills=self.skills,
+                                    progress=progress, replace_views=self.replace_views, pool=pool)
+
+    def run_alone(self, item: CorpusInput, backend: Backend | BackendFactory | None,
+                  progress: Progress | None) -> RunResult | InputError:
+        """:meth:`run` in a process of its own (a Ray worker): backends and a pass pool of its
+        own; an unreadable input is returned, to be skipped and counted where the corpus is."""
+        with PassPool(pass_concurrency(self.config)) as pool:
+            try:
+                return self.run(item, make_backends(backend, self.config), progress, pool)
+            except InputError as exc:
+                return exc
+
+
+def local_outcomes(inputs: list[CorpusInput], job: DocumentJob, backends: tuple[Backend, Backend],
+                   progress: Progress | None) -> Iterator[tuple[CorpusInput, RunResult | InputError]]:
+    """The local engine: the documents in this process, two overlapping on one pass pool."""
+    with PassPool(pass_concurrency(job.config)) as pool, contextlib.closing(
+            overlapped(inputs, lambda item: job.run(item, backends, progress, pool),
+                       DOCUMENTS_AT_ONCE if pool.size > 1 else 1, pool)) as outcomes:
+        yield from outcomes
 
 
 def overlapped(inputs: list[CorpusInput], run_one: Callable[[CorpusInput], RunResult], window: int,

@@ -170,11 +170,8 @@ def format_plan(plans) -> str:
 @click.option("--batch", is_flag=True, help="Send each stage as a provider batch (half price, answers within 24 h); exit 75 until done: run the same command again later. See docs/batch.md.")
 @click.option("--direct-retries", is_flag=True, help="With --batch: run the passes a batch failed directly (full price) instead of in the next batch.")
 def extract_cli(files, domain, views, model, config_path, out_dir, include, exclude, dry_run, as_json, resume,
-<<<<<<< HEAD
-                replace_views, no_cache, no_skills, skip_idle_chunks, graph, tenant, engine, batch, direct_retries):
-=======
-                replace_views, no_cache, no_skills, skip_idle_chunks, combine_upgrades, graph, tenant, engine):
->>>>>>> h16-upgrades
+                replace_views, no_cache, no_skills, skip_idle_chunks, combine_upgrades, graph, tenant, engine, batch,
+                direct_retries):
     """Extract a knowledge graph from FILES (PDF, text, Markdown, HTML; - for stdin; a FOLDER
     for the files below it).
 

@@ -262,8 +262,14 @@ def _batch_run(files, out_dir, include, exclude) -> bool:
 
 
 class _Summarised:
-    """What the summary needs of a RunResult (its folder and manifest), so a corpus run
-    keeps no document's graph in memory once it is written."""
+    """What the summary needs of a RunResult (its folder and the parts of its manifest
+    :func:`summary` reads), so a corpus run keeps no document's graph, nor the rest of its
+    manifest (views, files, digests, rejects per view), in memory once it is written."""
 
     def __init__(self, result):
-        self.run_dir, self.manifest = result.run_dir, result.manifest
+        m = result.manifest
+        self.run_dir = result.run_dir
+        self.manifest = {"counts": {k: m["counts"][k] for k in ("nodes", "edges", "review")},
+                         "calls": m["calls"], "tokens": m["tokens"], "cost": m["cost"],
+                         "timings": {"total": sum(m["timings"].values())}, "warnings": m["warnings"],
+                         "failures": m["failures"]}

@@ -7,9 +7,11 @@ some recur in thousands of documents and most in a few; one in thirty is a spell
 variant of another, which fuzzy-merges) and holds ``--items`` binary edges among them, each with evidence.
 10,000 documents of 30 nodes and 70 edges are about 1M items (nodes, edges, evidence).
 
-Prints the time per document for each slice of the load, the store's size, the graph's
-counts, and at each checkpoint the time to re-add one changed document (a third of its
-edges replaced), which should not grow with the corpus.
+Prints the time per document for each slice of the load (wall and CPU: the machine is
+shared), the store's size, the graph's counts, and at each checkpoint the time to re-add a
+changed document (random documents replaced by new content of ``--redo-sizes`` nodes, with
+edges in the same proportion), which should follow that document's size and not grow
+with the corpus.
 
     python benchmarks/graph_store.py [--docs 10000] [--nodes 30] [--items 70] [--pool 100000]
 """
@@ -93,9 +95,12 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=70)
     parser.add_argument("--pool", type=int, default=100000)
     parser.add_argument("--checkpoints", default="1000,5000,10000")
+    parser.add_argument("--redo-sizes", default="10,30,100",
+                        help="nodes of the changed documents re-added at each checkpoint (3 of each)")
     parser.add_argument("--store", help="SQLite file to write (default: a temp file, removed after)")
     args = parser.parse_args()
     checkpoints = sorted({int(x) for x in args.checkpoints.split(",") if int(x) <= args.docs} | {args.docs})
+    redo_sizes = [int(x) for x in args.redo_sizes.split(",")]
     pool = name_pool(args.pool)
     folder = tempfile.mkdtemp()
     path = args.store or os.path.join(folder, "bench.sqlite")
@@ -103,26 +108,35 @@ def main() -> None:
           f"{args.docs} documents x ({args.nodes} nodes + {args.items} edges), name pool {args.pool}")
     store = GraphStore(path)
     times: list[float] = []
+    cpu: list[float] = []
     start = time.perf_counter()
     for i in range(args.docs):
         c = document(i, pool, args.nodes, args.items)
-        t = time.perf_counter()
+        t, p = time.perf_counter(), time.process_time()
         store.add_contribution(c)
         times.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - p)
         if i + 1 in checkpoints:
             lo = checkpoints[checkpoints.index(i + 1) - 1] if checkpoints.index(i + 1) else 0
-            part = times[lo:]
-            redo = []
-            for j, victim in enumerate(random.Random(i).sample(range(i + 1), 5)):
-                changed = document(victim, pool, args.nodes, args.items, version=i + 1 + j)
-                t = time.perf_counter()
-                assert store.add_contribution(changed).status == "replaced"
-                redo.append(time.perf_counter() - t)
+            part, part_cpu = times[lo:], cpu[lo:]
             size = sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
-            print(f"{i + 1:>6} docs: adding docs {lo + 1}-{i + 1}: mean {statistics.mean(part) * 1000:.1f} ms/doc, "
-                  f"p95 {sorted(part)[int(len(part) * 0.95)] * 1000:.1f} ms; re-adding one changed document: "
-                  f"median {statistics.median(redo) * 1000:.1f} ms; store {size / 1e6:.0f} MB; "
+            print(f"{i + 1:>6} docs: adding docs {lo + 1}-{i + 1}: wall mean {statistics.mean(part) * 1000:.1f} ms/doc, "
+                  f"p95 {sorted(part)[int(len(part) * 0.95)] * 1000:.1f} ms, CPU mean {statistics.mean(part_cpu) * 1000:.1f}"
+                  f" ms/doc; store {size / 1e6:.0f} MB; load average {os.getloadavg()[0]:.1f}; "
                   f"elapsed {time.perf_counter() - start:.0f} s", flush=True)
+            victims = iter(random.Random(i).sample(range(i + 1), 3 * len(redo_sizes)))
+            for nodes in redo_sizes:
+                items = round(nodes * args.items / args.nodes)
+                redo, redo_cpu = [], []
+                for j in range(3):
+                    changed = document(next(victims), pool, nodes, items, version=i + 1 + j)
+                    t, p = time.perf_counter(), time.process_time()
+                    assert store.add_contribution(changed).status == "replaced"
+                    redo.append(time.perf_counter() - t)
+                    redo_cpu.append(time.process_time() - p)
+                print(f"{i + 1:>6} docs: re-adding a changed document of {nodes} nodes + {items} edges: median wall "
+                      f"{statistics.median(redo) * 1000:.1f} ms, CPU {statistics.median(redo_cpu) * 1000:.1f} ms "
+                      f"(3 documents; load average {os.getloadavg()[0]:.1f})", flush=True)
     counts = store.db.query("SELECT (SELECT count(*) FROM groups), (SELECT count(DISTINCT entity) FROM groups), "
                             "(SELECT count(*) FROM items), (SELECT count(*) FROM evidence), "
                             "(SELECT count(*) FROM merge_log WHERE action = 'merge')")[0]

@@ -27,6 +27,7 @@ import time
 
 from kgkit import ids
 from kgkit.graph import GraphStore
+from kgkit.graph.database import is_postgres
 from kgkit.graph.runs import Contribution
 from kgkit.name_keys import canonical_key
 
@@ -88,6 +89,13 @@ def document(i: int, pool: list[tuple[str, str]], n_nodes: int, n_items: int, ve
     return c
 
 
+def store_size(store: GraphStore, path: str) -> int:
+    """Bytes the store takes: the SQLite file and its WAL, or the PostgreSQL database."""
+    if is_postgres(path):
+        return store.db.query("SELECT pg_database_size(current_database())")[0][0]
+    return sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--docs", type=int, default=10000)
@@ -97,7 +105,8 @@ def main() -> None:
     parser.add_argument("--checkpoints", default="1000,5000,10000")
     parser.add_argument("--redo-sizes", default="10,30,100",
                         help="nodes of the changed documents re-added at each checkpoint (3 of each)")
-    parser.add_argument("--store", help="SQLite file to write (default: a temp file, removed after)")
+    parser.add_argument("--store", help="SQLite file to write (default: a temp file, removed after), or the "
+                                        "postgresql:// URL of an empty database")
     args = parser.parse_args()
     checkpoints = sorted({int(x) for x in args.checkpoints.split(",") if int(x) <= args.docs} | {args.docs})
     redo_sizes = [int(x) for x in args.redo_sizes.split(",")]
@@ -105,7 +114,8 @@ def main() -> None:
     folder = tempfile.mkdtemp()
     path = args.store or os.path.join(folder, "bench.sqlite")
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-          f"{args.docs} documents x ({args.nodes} nodes + {args.items} edges), name pool {args.pool}")
+          f"{args.docs} documents x ({args.nodes} nodes + {args.items} edges), name pool {args.pool}, "
+          f"store {'PostgreSQL' if is_postgres(path) else 'SQLite'}")
     store = GraphStore(path)
     times: list[float] = []
     cpu: list[float] = []
@@ -119,7 +129,7 @@ def main() -> None:
         if i + 1 in checkpoints:
             lo = checkpoints[checkpoints.index(i + 1) - 1] if checkpoints.index(i + 1) else 0
             part, part_cpu = times[lo:], cpu[lo:]
-            size = sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
+            size = store_size(store, path)
             print(f"{i + 1:>6} docs: adding docs {lo + 1}-{i + 1}: wall mean {statistics.mean(part) * 1000:.1f} ms/doc, "
                   f"p95 {sorted(part)[int(len(part) * 0.95)] * 1000:.1f} ms, CPU mean {statistics.mean(part_cpu) * 1000:.1f}"
                   f" ms/doc; store {size / 1e6:.0f} MB; load average {os.getloadavg()[0]:.1f}; "

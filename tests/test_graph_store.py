@@ -299,7 +299,7 @@ def _random_doc(rng: random.Random, doc: str, names: list[str], version: int) ->
     return c
 
 
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("seed", [5, 6])  # seeds where re-solving only the seeds (radius 0) goes wrong
 def test_updates_in_a_dense_chained_name_space_equal_a_fresh_load(graph_url, tmp_path, postgres_or_none, seed):
     """Each update re-solves only a neighbourhood of its names (three links out); here
     chains of near-identical names run much further, and adds, edits and removals in a
@@ -332,3 +332,21 @@ def test_updates_in_a_dense_chained_name_space_equal_a_fresh_load(graph_url, tmp
     assert {n: e for n, _, _, _, e in rows} == {n: a.entity for n, a in reference.items()}
     merged = [n for n in incremental.nodes if len(n["aliases"]) > 0]
     assert merged and len(incremental.nodes) < len(rows)  # the fuzzy stage did merge something
+
+
+def test_a_store_of_the_earlier_schema_gets_links_and_is_re_solved_on_its_next_update(graph_url, small_runs):
+    """Schema 1 had no links and solved entities by whole candidate components; opening
+    such a store migrates it, and its first update builds the links and re-solves every
+    group, so it then holds what a fresh load holds."""
+    with GraphStore(graph_url) as g:
+        g.add([small_runs["alpha"], small_runs["beta"], small_runs["gamma"]])
+        fresh = comparable(g.snapshot())
+        for statement in ("DROP TABLE links", "DROP TABLE resolution_state", "UPDATE schema_version SET version = 1",
+                          "UPDATE groups SET entity = node, reason = NULL, score = NULL"):  # as if solved otherwise
+            g.db.execute(statement)
+        assert comparable(g.snapshot()) != fresh
+    with GraphStore(graph_url) as g:
+        assert g.db.query("SELECT count(*) FROM links") == [(0,)]
+        assert g.add([small_runs["alpha"]])[0].status == "unchanged"
+        assert comparable(g.snapshot()) == fresh
+        assert g.db.query("SELECT count(*) FROM links")[0][0] > 0

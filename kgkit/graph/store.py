@@ -5,9 +5,10 @@ Every document's contribution is kept as rows of its own (its nodes, items, evid
 review entries), so replacing or retracting it touches only those rows; an entity is a
 set of *key groups* reference-counted by the documents naming them, so it outlives a
 document as long as another still names it. Which groups are one entity is re-solved, per
-update, only for the groups the update touched and everything linked to them
-(:mod:`kgkit.graph.resolution`), which is why an update costs time in proportion to its
-document and leaves exactly the graph a fresh load of the same corpus gives.
+update, only in the neighbourhood of the groups the update touched, read from the stored
+candidate pairs (:mod:`kgkit.graph.resolution`, :mod:`kgkit.graph.links`), which is why an
+update costs time in proportion to its document and leaves exactly the graph a fresh load
+of the same corpus gives.
 
 Every call is scoped to the store's tenant; every update is one transaction.
 """
@@ -124,6 +125,7 @@ class GraphStore:
             if nodes:
                 self._link({n: {"type": t, "key": k} for n, t, k in nodes})
                 self._reresolve({n for n, _, _ in nodes})
+                self._bump()
             self._x("INSERT INTO resolution_state (tenant, rule) VALUES (?, 1)")
         self._upgraded = True
 

@@ -301,7 +301,7 @@ def _random_doc(rng: random.Random, doc: str, names: list[str], version: int) ->
 
 @pytest.mark.parametrize("seed", [5, 6])  # seeds where re-solving only the seeds (radius 0) goes wrong
 def test_updates_in_a_dense_chained_name_space_equal_a_fresh_load(graph_url, tmp_path, postgres_or_none, seed):
-    """Each update re-solves only a neighbourhood of its names (three links out); here
+    """Each update re-solves only a neighbourhood of its names (one link out, then whole clusters); here
     chains of near-identical names run much further, and adds, edits and removals in a
     random order must still leave exactly the entities a fresh load of the final corpus
     gives -- and those the reference resolution of all groups at once gives."""

@@ -21,10 +21,13 @@ Unmerge decisions (pairs kept *apart*) override 2 and 3.
 
 Why an update stays local and still equals a fresh load: a group's fuzzy cluster is a
 function of the neighbours of the groups at most two links away from it, and of nothing
-else, in an order derived from the keys alone. So an update re-solves the groups within
-three links of what it changed (plus their entities' other members and alias partners):
-a neighbourhood whose size follows the document, not the corpus, and the answer is the
-one a fresh load of the same corpus computes. (The whole-component greedy clustering the
+else, in an order derived from the keys alone. An update changes the neighbours only of
+the groups it adds, drops or newly claims and of their neighbours; a leader's gathering
+changes only if one of those joins or leaves it (the first candidate whose outcome
+differs is one whose neighbours changed). So re-solving those groups, closed under
+membership of one cluster or entity before and after and under alias claims, reaches
+every group whose answer changes: a neighbourhood whose size follows the document, not
+the corpus, and the answer is the one a fresh load of the same corpus computes. (The whole-component greedy clustering the
 document merge uses would make every update re-solve every group chained to its names by
 candidate pairs, which in a dense name space grows with the corpus.)
 """

@@ -250,12 +250,11 @@ class GraphStore:
         self.db.many("INSERT INTO links (tenant, a, b) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", rows)
 
     def _closure(self, seeds: set[str], hood: Neighbourhood) -> set[str]:
-        """What an update must re-solve: every group within three links of ``seeds`` (a
-        group's fuzzy cluster depends on the neighbours of groups two links away, and the
-        seeds changed their neighbours' neighbours), closed under membership of one entity
-        (before or after) and alias claims, as :func:`kgkit.graph.resolution.resolve` needs."""
+        """What an update must re-solve: ``seeds`` and their linked groups (whose neighbours
+        the seeds changed), closed under membership of one fuzzy cluster or entity, before
+        and after, and under alias claims (why that suffices: kgkit.graph.resolution)."""
         found: set[str] = set()
-        todo = hood.ball(seeds, 3)
+        todo = hood.ball(seeds, 1)
         while todo:
             found |= todo
             hood.read_groups(todo)

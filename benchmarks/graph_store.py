@@ -14,10 +14,17 @@ edges in the same proportion), which should follow that document's size and not 
 with the corpus.
 
     python benchmarks/graph_store.py [--docs 10000] [--nodes 30] [--items 70] [--pool 100000]
+    python benchmarks/graph_store.py --near-duplicates [--shared ../shared/data]
+
+``--near-duplicates`` asks whether the pool is realistic: the share of key groups with a
+fuzzy neighbour (what chains names together) in the shared gold corpora's entity names
+and aliases, against the pool's at about the same number of groups and at full size.
 """
 from __future__ import annotations
 
 import argparse
+import glob
+import json
 import os
 import platform
 import random
@@ -28,6 +35,7 @@ import time
 from kgkit import ids
 from kgkit.graph import GraphStore
 from kgkit.graph.database import is_postgres
+from kgkit.graph.resolution import Group, neighbours_in
 from kgkit.graph.runs import Contribution
 from kgkit.name_keys import canonical_key
 
@@ -89,6 +97,33 @@ def document(i: int, pool: list[tuple[str, str]], n_nodes: int, n_items: int, ve
     return c
 
 
+def near_duplicates(pairs: list[tuple[str, str]]) -> str:
+    """Key groups of (type, name) pairs, the share with a fuzzy neighbour, the mean degree."""
+    groups = {}
+    for etype, name in pairs:
+        key = canonical_key(name)
+        if key:
+            groups[f"{etype}|{key}"] = Group(f"{etype}|{key}", etype, key, 1)
+    degrees = [len(n) for n in neighbours_in(groups, set(), set(), 90.0).values()]
+    return (f"{len(groups)} key groups, {sum(d > 0 for d in degrees) / len(degrees):.1%} with a fuzzy neighbour, "
+            f"mean degree {statistics.mean(degrees):.3f}")
+
+
+def report_near_duplicates(shared: str) -> None:
+    gold: list[tuple[str, str]] = []
+    for folder in sorted(glob.glob(os.path.join(shared, "*", ""))):
+        pairs = [(e["type"], name) for f in sorted(glob.glob(os.path.join(folder, "*.gold.json")))
+                 for e in json.load(open(f, encoding="utf-8"))["entities"] for name in [e["name"], *e["aliases"]]]
+        if pairs:
+            print(f"{os.path.basename(folder.rstrip(os.sep))}: {near_duplicates(pairs)}")
+            gold += pairs
+    print(f"all shared sets: {near_duplicates(gold)}")
+    pool = name_pool(100000)
+    for docs in (100, 300, 2000, 10000):
+        pairs = [(n["type"], n["name"]) for i in range(docs) for n in document(i, pool, 30, 0).nodes]
+        print(f"synthetic pool, first {docs} documents: {near_duplicates(pairs)}", flush=True)
+
+
 def store_size(store: GraphStore, path: str) -> int:
     """Bytes the store takes: the SQLite file and its WAL, or the PostgreSQL database."""
     if is_postgres(path):
@@ -107,7 +142,13 @@ def main() -> None:
                         help="nodes of the changed documents re-added at each checkpoint (3 of each)")
     parser.add_argument("--store", help="SQLite file to write (default: a temp file, removed after), or the "
                                         "postgresql:// URL of an empty database")
+    parser.add_argument("--near-duplicates", action="store_true", help="compare the pool's names with the shared "
+                        "corpora's (no store is written)")
+    parser.add_argument("--shared", default=os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data"))
     args = parser.parse_args()
+    if args.near_duplicates:
+        report_near_duplicates(args.shared)
+        return
     checkpoints = sorted({int(x) for x in args.checkpoints.split(",") if int(x) <= args.docs} | {args.docs})
     redo_sizes = [int(x) for x in args.redo_sizes.split(",")]
     pool = name_pool(args.pool)

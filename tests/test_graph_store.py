@@ -19,7 +19,7 @@ from kgkit.errors import ConfigError, InputError, NotFoundError
 from kgkit.graph import GraphStore
 from kgkit.graph.runs import Contribution
 from kgkit.name_keys import canonical_key
-from kgkit.graph.resolution import Group, resolve
+from kgkit.graph.resolution import Group, fuzzy_cluster, resolve
 
 
 def _node(snapshot, name_part: str) -> dict:
@@ -241,6 +241,24 @@ def test_resolution_is_complete_link_and_alias_claims_by_two_merge_nothing():
     assert two["f"].entity == "f" and two["d"].entity != two["e"].entity
     # a pair kept apart by an unmerge stays apart
     assert resolve(groups, {}, {frozenset(("a", "b"))}, 95.0)["b"].entity != resolve(groups, {}, set(), 95.0)["a"].entity
+
+
+def test_fuzzy_clusters_follow_the_neighbourhood_rule():
+    """Leader = first of a group and its neighbours in key order; a leader gathers, in key
+    order, those it leads that are neighbours of all gathered before; others stand alone."""
+    def clusters(edges: str) -> set[tuple[str, ...]]:
+        near: dict[str, set[str]] = {}
+        for pair in edges.split():
+            near.setdefault(pair[0], set()).add(pair[1])
+            near.setdefault(pair[1], set()).add(pair[0])
+        get = lambda n: frozenset(near.get(n, ()))  # noqa: E731
+        return {tuple(fuzzy_cluster(n, get, lambda n: (n, n))) for n in near}
+
+    assert clusters("ab ac") == {("a", "b"), ("c",)}  # b~c missing: complete link keeps c out
+    assert clusters("ab ac bc") == {("a", "b", "c")}
+    assert clusters("ab ac 0c") == {("a", "b"), ("0", "c")}  # "0" comes first: it leads c
+    # a follows "1", so a leads nobody: b, whose leader a is, stands alone
+    assert clusters("ab ac 0c 1a") == {("1", "a"), ("b",), ("0", "c")}
 
 
 def _names_only(doc: str, *names: str) -> Contribution:

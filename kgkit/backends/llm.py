@@ -14,8 +14,8 @@ provider. What it adds on top of litellm:
   :class:`~kgkit.errors.ProviderConfigError` (exit 2). A refusal (400/413/422: a content
   filter, a prompt over the context window) is marked ``request_specific``, so the engine
   fails that chunk and goes on — unless it is the third in a row, which stops the run.
-  A 429 holds back every thread's requests to the provider, and ``llm.rpm`` spaces them
-  (:mod:`kgkit.backends.pace`).
+  A 429 holds back every thread's requests to the provider, and ``llm.rpm`` and ``llm.tpm``
+  space them (:mod:`kgkit.backends.pace`).
   ``llm.timeout`` bounds the whole request (:mod:`kgkit.backends.deadline`), not each socket read,
   in whichever thread the pass runs.
 * **The strongest output format the provider takes**: a strict JSON Schema
@@ -53,7 +53,7 @@ import jsonschema
 from kgkit.backends.base import PassRequest, PassResult, Usage, pass_validator
 from kgkit.backends.deadline import DeadlineExceeded, run_within
 from kgkit.backends.failures import REFUSAL_STATUS, Failure, classify
-from kgkit.backends.pace import pace_for
+from kgkit.backends.pace import estimate_tokens, pace_for
 from kgkit.backends.parse import AnswerParseError, parse_json_answer
 from kgkit.backends.structured import drop_unfilled, strict_schema
 from kgkit.config.model import LLMConfig
@@ -235,10 +235,11 @@ class LLMBackend:
             kwargs["response_format"] = response_format
         errors = tuple(litellm.LITELLM_EXCEPTION_TYPES)
         attempt = 0
-        pace, held = pace_for(s.model, s.api_base, s.rpm), False
+        pace, held = pace_for(s.model, s.api_base, s.rpm, s.tpm), False
+        tokens = estimate_tokens(messages, s.max_tokens) if s.tpm else 0  # llm.tpm: booked before it leaves
         while True:
-            if not held:  # after our own 429 we have waited out the hold already
-                pace.wait(self._sleep)
+            if not held or s.tpm:  # after our own 429 we have waited out the hold already (tokens: book again)
+                booking = pace.wait(self._sleep, tokens)
             held = False
             tally.requests += 1
             try:
@@ -254,6 +255,7 @@ class LLMBackend:
                 delay = min(MAX_DELAY, delay if delay is not None else s.backoff * 2**attempt)
                 log.warning("%s: %s; retry %d/%d in %.2fs", s.model, failure.what, attempt + 1, s.retries, delay)
                 if status == 429:  # every worker slows down, not only this one (kgkit/backends/pace.py)
+                    pace.settle(booking, 0)  # a refused request counts no tokens
                     pace.hold(delay)
                     held = True
                 self._sleep(delay)
@@ -261,7 +263,9 @@ class LLMBackend:
                 tally.retries += 1
                 continue
             self._refusals = 0
-            tally.usage.add(self._usage(litellm, response))
+            usage = self._usage(litellm, response)
+            pace.settle(booking, usage.tokens_in + usage.tokens_out)  # llm.tpm: what the provider counted
+            tally.usage.add(usage)
             choice = response.choices[0]
             return choice.message.content or "", getattr(choice, "finish_reason", None)
 

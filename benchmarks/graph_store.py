@@ -7,15 +7,24 @@ some recur in thousands of documents and most in a few; one in thirty is a spell
 variant of another, which fuzzy-merges) and holds ``--items`` binary edges among them, each with evidence.
 10,000 documents of 30 nodes and 70 edges are about 1M items (nodes, edges, evidence).
 
-Prints the time per document for each slice of the load, the store's size, the graph's
-counts, and at each checkpoint the time to re-add one changed document (a third of its
-edges replaced), which should not grow with the corpus.
+Prints the time per document for each slice of the load (wall and CPU: the machine is
+shared), the store's size, the graph's counts, and at each checkpoint the time to re-add a
+changed document (random documents replaced by new content of ``--redo-sizes`` nodes, with
+edges in the same proportion), which should follow that document's size and not grow
+with the corpus.
 
     python benchmarks/graph_store.py [--docs 10000] [--nodes 30] [--items 70] [--pool 100000]
+    python benchmarks/graph_store.py --near-duplicates [--shared ../shared/data]
+
+``--near-duplicates`` asks whether the pool is realistic: the share of key groups with a
+fuzzy neighbour (what chains names together) in the shared gold corpora's entity names
+and aliases, against the pool's at about the same number of groups and at full size.
 """
 from __future__ import annotations
 
 import argparse
+import glob
+import json
 import os
 import platform
 import random
@@ -25,6 +34,8 @@ import time
 
 from kgkit import ids
 from kgkit.graph import GraphStore
+from kgkit.graph.database import is_postgres
+from kgkit.graph.resolution import Group, neighbours_in
 from kgkit.graph.runs import Contribution
 from kgkit.name_keys import canonical_key
 
@@ -86,6 +97,40 @@ def document(i: int, pool: list[tuple[str, str]], n_nodes: int, n_items: int, ve
     return c
 
 
+def near_duplicates(pairs: list[tuple[str, str]]) -> str:
+    """Key groups of (type, name) pairs, the share with a fuzzy neighbour, the mean degree."""
+    groups = {}
+    for etype, name in pairs:
+        key = canonical_key(name)
+        if key:
+            groups[f"{etype}|{key}"] = Group(f"{etype}|{key}", etype, key, 1)
+    degrees = [len(n) for n in neighbours_in(groups, set(), set(), 90.0).values()]
+    return (f"{len(groups)} key groups, {sum(d > 0 for d in degrees) / len(degrees):.1%} with a fuzzy neighbour, "
+            f"mean degree {statistics.mean(degrees):.3f}")
+
+
+def report_near_duplicates(shared: str) -> None:
+    gold: list[tuple[str, str]] = []
+    for folder in sorted(glob.glob(os.path.join(shared, "*", ""))):
+        pairs = [(e["type"], name) for f in sorted(glob.glob(os.path.join(folder, "*.gold.json")))
+                 for e in json.load(open(f, encoding="utf-8"))["entities"] for name in [e["name"], *e["aliases"]]]
+        if pairs:
+            print(f"{os.path.basename(folder.rstrip(os.sep))}: {near_duplicates(pairs)}")
+            gold += pairs
+    print(f"all shared sets: {near_duplicates(gold)}")
+    pool = name_pool(100000)
+    for docs in (100, 300, 2000, 10000):
+        pairs = [(n["type"], n["name"]) for i in range(docs) for n in document(i, pool, 30, 0).nodes]
+        print(f"synthetic pool, first {docs} documents: {near_duplicates(pairs)}", flush=True)
+
+
+def store_size(store: GraphStore, path: str) -> int:
+    """Bytes the store takes: the SQLite file and its WAL, or the PostgreSQL database."""
+    if is_postgres(path):
+        return store.db.query("SELECT pg_database_size(current_database())")[0][0]
+    return sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--docs", type=int, default=10000)
@@ -93,36 +138,56 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=70)
     parser.add_argument("--pool", type=int, default=100000)
     parser.add_argument("--checkpoints", default="1000,5000,10000")
-    parser.add_argument("--store", help="SQLite file to write (default: a temp file, removed after)")
+    parser.add_argument("--redo-sizes", default="10,30,100",
+                        help="nodes of the changed documents re-added at each checkpoint (3 of each)")
+    parser.add_argument("--store", help="SQLite file to write (default: a temp file, removed after), or the "
+                                        "postgresql:// URL of an empty database")
+    parser.add_argument("--near-duplicates", action="store_true", help="compare the pool's names with the shared "
+                        "corpora's (no store is written)")
+    parser.add_argument("--shared", default=os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data"))
     args = parser.parse_args()
+    if args.near_duplicates:
+        report_near_duplicates(args.shared)
+        return
     checkpoints = sorted({int(x) for x in args.checkpoints.split(",") if int(x) <= args.docs} | {args.docs})
+    redo_sizes = [int(x) for x in args.redo_sizes.split(",")]
     pool = name_pool(args.pool)
     folder = tempfile.mkdtemp()
     path = args.store or os.path.join(folder, "bench.sqlite")
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-          f"{args.docs} documents x ({args.nodes} nodes + {args.items} edges), name pool {args.pool}")
+          f"{args.docs} documents x ({args.nodes} nodes + {args.items} edges), name pool {args.pool}, "
+          f"store {'PostgreSQL' if is_postgres(path) else 'SQLite'}")
     store = GraphStore(path)
     times: list[float] = []
+    cpu: list[float] = []
     start = time.perf_counter()
     for i in range(args.docs):
         c = document(i, pool, args.nodes, args.items)
-        t = time.perf_counter()
+        t, p = time.perf_counter(), time.process_time()
         store.add_contribution(c)
         times.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - p)
         if i + 1 in checkpoints:
             lo = checkpoints[checkpoints.index(i + 1) - 1] if checkpoints.index(i + 1) else 0
-            part = times[lo:]
-            redo = []
-            for j, victim in enumerate(random.Random(i).sample(range(i + 1), 5)):
-                changed = document(victim, pool, args.nodes, args.items, version=i + 1 + j)
-                t = time.perf_counter()
-                assert store.add_contribution(changed).status == "replaced"
-                redo.append(time.perf_counter() - t)
-            size = sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
-            print(f"{i + 1:>6} docs: adding docs {lo + 1}-{i + 1}: mean {statistics.mean(part) * 1000:.1f} ms/doc, "
-                  f"p95 {sorted(part)[int(len(part) * 0.95)] * 1000:.1f} ms; re-adding one changed document: "
-                  f"median {statistics.median(redo) * 1000:.1f} ms; store {size / 1e6:.0f} MB; "
+            part, part_cpu = times[lo:], cpu[lo:]
+            size = store_size(store, path)
+            print(f"{i + 1:>6} docs: adding docs {lo + 1}-{i + 1}: wall mean {statistics.mean(part) * 1000:.1f} ms/doc, "
+                  f"p95 {sorted(part)[int(len(part) * 0.95)] * 1000:.1f} ms, CPU mean {statistics.mean(part_cpu) * 1000:.1f}"
+                  f" ms/doc; store {size / 1e6:.0f} MB; load average {os.getloadavg()[0]:.1f}; "
                   f"elapsed {time.perf_counter() - start:.0f} s", flush=True)
+            victims = iter(random.Random(i).sample(range(i + 1), 3 * len(redo_sizes)))
+            for nodes in redo_sizes:
+                items = round(nodes * args.items / args.nodes)
+                redo, redo_cpu = [], []
+                for j in range(3):
+                    changed = document(next(victims), pool, nodes, items, version=i + 1 + j)
+                    t, p = time.perf_counter(), time.process_time()
+                    assert store.add_contribution(changed).status == "replaced"
+                    redo.append(time.perf_counter() - t)
+                    redo_cpu.append(time.process_time() - p)
+                print(f"{i + 1:>6} docs: re-adding a changed document of {nodes} nodes + {items} edges: median wall "
+                      f"{statistics.median(redo) * 1000:.1f} ms, CPU {statistics.median(redo_cpu) * 1000:.1f} ms "
+                      f"(3 documents; load average {os.getloadavg()[0]:.1f})", flush=True)
     counts = store.db.query("SELECT (SELECT count(*) FROM groups), (SELECT count(DISTINCT entity) FROM groups), "
                             "(SELECT count(*) FROM items), (SELECT count(*) FROM evidence), "
                             "(SELECT count(*) FROM merge_log WHERE action = 'merge')")[0]

@@ -403,17 +403,6 @@ def similar_keys(key: str, others: list[str], threshold: float, *, forms: list[s
     return sorted(found)
 
 
-def cluster_keys(keys: Iterable[str], threshold: float) -> list[list[str]]:
-    """Complete-link fuzzy clusters of one type's canonical keys (blocking on), as the
-    document merge forms them; the order depends on the keys only."""
-    groups = []
-    for key in sorted(set(keys)):
-        group = _Group(type="", key=key)
-        _prepare(group)
-        groups.append(group)
-    return [[g.key for g in cluster] for cluster in _fuzzy_clusters(groups, threshold, True)]
-
-
 class _UnionFind:
     def __init__(self, n: int):
         self.parent = list(range(n))

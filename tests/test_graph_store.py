@@ -6,6 +6,7 @@ log; transactions; tenants. The review gate is in test_graph_review.py.
 from __future__ import annotations
 
 import json
+import random
 import shutil
 import threading
 import time
@@ -18,7 +19,7 @@ from kgkit.errors import ConfigError, InputError, NotFoundError
 from kgkit.graph import GraphStore
 from kgkit.graph.runs import Contribution
 from kgkit.name_keys import canonical_key
-from kgkit.graph.resolution import Group, resolve
+from kgkit.graph.resolution import Group, fuzzy_cluster, resolve
 
 
 def _node(snapshot, name_part: str) -> dict:
@@ -242,6 +243,24 @@ def test_resolution_is_complete_link_and_alias_claims_by_two_merge_nothing():
     assert resolve(groups, {}, {frozenset(("a", "b"))}, 95.0)["b"].entity != resolve(groups, {}, set(), 95.0)["a"].entity
 
 
+def test_fuzzy_clusters_follow_the_neighbourhood_rule():
+    """Leader = first of a group and its neighbours in key order; a leader gathers, in key
+    order, those it leads that are neighbours of all gathered before; others stand alone."""
+    def clusters(edges: str) -> set[tuple[str, ...]]:
+        near: dict[str, set[str]] = {}
+        for pair in edges.split():
+            near.setdefault(pair[0], set()).add(pair[1])
+            near.setdefault(pair[1], set()).add(pair[0])
+        get = lambda n: frozenset(near.get(n, ()))  # noqa: E731
+        return {tuple(fuzzy_cluster(n, get, lambda n: (n, n))) for n in near}
+
+    assert clusters("ab ac") == {("a", "b"), ("c",)}  # b~c missing: complete link keeps c out
+    assert clusters("ab ac bc") == {("a", "b", "c")}
+    assert clusters("ab ac 0c") == {("a", "b"), ("0", "c")}  # "0" comes first: it leads c
+    # a follows "1", so a leads nobody: b, whose leader a is, stands alone
+    assert clusters("ab ac 0c 1a") == {("1", "a"), ("b",), ("0", "c")}
+
+
 def _names_only(doc: str, *names: str) -> Contribution:
     """A contribution of Org nodes only, straight to the store (no run folder needed)."""
     c = Contribution(doc=doc, doc_id=ids.doc_id(doc), source=None, sha256=doc, fingerprint=doc)
@@ -269,3 +288,83 @@ def test_two_handles_on_one_store_never_work_from_stale_candidates(graph_url, tm
         fresh.add_contribution(_names_only("d2", "Harbour Analytics"))
         assert comparable(incremental) == comparable(fresh.snapshot())
     assert len(incremental.nodes) == 1
+
+
+def _dense_names(seed: int, n: int) -> list[str]:
+    """Organisation names where one-letter variants of variants chain far past the fuzzy
+    threshold (A~B, B~C, not A~C), so candidate components are long and branching."""
+    rng = random.Random(seed)
+    names = ["Harbor Analytics", "Meridian Freight", "Quill Labs"]
+    while len(names) < n:
+        base = rng.choice(names)
+        i = rng.randrange(1, len(base))
+        variant = base[:i] + rng.choice("aeiouy") + base[i + 1:]
+        if variant not in names:
+            names.append(variant)
+    return names
+
+
+def _random_doc(rng: random.Random, doc: str, names: list[str], version: int) -> Contribution:
+    c = Contribution(doc=doc, doc_id=ids.doc_id(f"{doc} {version}"), source=None, sha256=f"{doc}{version}",
+                     fingerprint=f"{doc}-{version}")
+    picked = sorted(set(rng.sample(names, 4)))
+    for name in picked:
+        c.nodes.append({"node": ids.node_id("Org", name), "type": "Org", "key": canonical_key(name), "name": name,
+                        "aliases": []})
+    if rng.random() < 0.3:  # a declared alias: the claimed group leaves the fuzzy stage
+        owner, alias = picked[0], rng.choice(names)
+        c.claims.append((ids.node_id("Org", owner), "Org", canonical_key(alias)))
+    return c
+
+
+@pytest.mark.parametrize("seed", [5, 6])  # seeds where re-solving only the seeds (radius 0) goes wrong
+def test_updates_in_a_dense_chained_name_space_equal_a_fresh_load(graph_url, tmp_path, postgres_or_none, seed):
+    """Each update re-solves only a neighbourhood of its names (one link out, then whole clusters); here
+    chains of near-identical names run much further, and adds, edits and removals in a
+    random order must still leave exactly the entities a fresh load of the final corpus
+    gives -- and those the reference resolution of all groups at once gives."""
+    rng = random.Random(seed)
+    names = _dense_names(seed, 60)
+    final: dict[str, Contribution] = {}
+    with GraphStore(graph_url) as g:
+        for step in range(60):
+            doc = f"d{rng.randrange(25)}"
+            if doc in final and rng.random() < 0.25:
+                g.remove(doc)
+                del final[doc]
+            else:
+                final[doc] = _random_doc(rng, doc, names, step)
+                g.add_contribution(final[doc])
+        incremental = g.snapshot()
+        rows = g.db.query("SELECT node, type, key, refs, entity FROM groups")
+        claims = g.db.query("SELECT node, alias_key FROM claims")
+    fresh_url = str(tmp_path / "fresh.sqlite") if postgres_or_none is None else postgres_or_none.new_database()
+    with GraphStore(fresh_url) as fresh:
+        for doc in sorted(final, reverse=True):  # another order too
+            fresh.add_contribution(final[doc])
+        assert comparable(incremental) == comparable(fresh.snapshot())
+    claimed: dict[str, set[str]] = {}
+    for node, akey in claims:
+        claimed.setdefault(node, set()).add(akey)
+    reference = resolve({n: Group(n, t, k, r) for n, t, k, r, _ in rows}, claimed, set(), 90.0)
+    assert {n: e for n, _, _, _, e in rows} == {n: a.entity for n, a in reference.items()}
+    merged = [n for n in incremental.nodes if len(n["aliases"]) > 0]
+    assert merged and len(incremental.nodes) < len(rows)  # the fuzzy stage did merge something
+
+
+def test_a_store_of_the_earlier_schema_gets_links_and_is_re_solved_on_its_next_update(graph_url, small_runs):
+    """Schema 1 had no links and solved entities by whole candidate components; opening
+    such a store migrates it, and its first update builds the links and re-solves every
+    group, so it then holds what a fresh load holds."""
+    with GraphStore(graph_url) as g:
+        g.add([small_runs["alpha"], small_runs["beta"], small_runs["gamma"]])
+        fresh = comparable(g.snapshot())
+        for statement in ("DROP TABLE links", "DROP TABLE resolution_state", "UPDATE schema_version SET version = 1",
+                          "UPDATE groups SET entity = node, reason = NULL, score = NULL"):  # as if solved otherwise
+            g.db.execute(statement)
+        assert comparable(g.snapshot()) != fresh
+    with GraphStore(graph_url) as g:
+        assert g.db.query("SELECT count(*) FROM links") == [(0,)]
+        assert g.add([small_runs["alpha"]])[0].status == "unchanged"
+        assert comparable(g.snapshot()) == fresh
+        assert g.db.query("SELECT count(*) FROM links")[0][0] > 0

@@ -55,6 +55,14 @@ MIGRATIONS: list[list[str]] = [
         "entity TEXT NOT NULL, node TEXT NOT NULL, reason TEXT, score REAL, who TEXT NOT NULL, at TEXT NOT NULL, "
         "PRIMARY KEY (tenant, seq))",
     ],
+    [
+        # fuzzy candidate pairs (canon's blocks and score), both ways, found once when a group
+        # is created: an update reads its names' neighbourhoods instead of screening blocks again
+        "CREATE TABLE links (tenant TEXT NOT NULL, a TEXT NOT NULL, b TEXT NOT NULL, PRIMARY KEY (tenant, a, b))",
+        # a tenant listed here has its links built and is resolved by the neighbourhood rule;
+        # a tenant of a version-1 store gets both on its next update (GraphStore._upgrade)
+        "CREATE TABLE resolution_state (tenant TEXT PRIMARY KEY, rule INTEGER NOT NULL)",
+    ],
 ]
 
 #: Tables whose rows belong to a tenant (row-level security in PostgreSQL).

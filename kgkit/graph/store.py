@@ -5,9 +5,10 @@ Every document's contribution is kept as rows of its own (its nodes, items, evid
 review entries), so replacing or retracting it touches only those rows; an entity is a
 set of *key groups* reference-counted by the documents naming them, so it outlives a
 document as long as another still names it. Which groups are one entity is re-solved, per
-update, only for the groups the update touched and everything linked to them
-(:mod:`kgkit.graph.resolution`), which is why an update costs time in proportion to its
-document and leaves exactly the graph a fresh load of the same corpus gives.
+update, only in the neighbourhood of the groups the update touched, read from the stored
+candidate pairs (:mod:`kgkit.graph.resolution`, :mod:`kgkit.graph.links`), which is why an
+update costs time in proportion to its document and leaves exactly the graph a fresh load
+of the same corpus gives.
 
 Every call is scoped to the store's tenant; every update is one transaction.
 """
@@ -25,7 +26,8 @@ from kgkit import ids
 from kgkit.errors import InputError, NotFoundError
 from kgkit.graph.candidates import BlockIndex
 from kgkit.graph.database import Database, connect
-from kgkit.graph.resolution import Assignment, Group, resolve
+from kgkit.graph.links import Neighbourhood
+from kgkit.graph.resolution import Assignment, Group, fuzzy_cluster, resolve
 from kgkit.graph.runs import Contribution, read_run
 from kgkit.graph.snapshot import GraphSnapshot
 from kgkit.graph import assemble, review
@@ -67,6 +69,7 @@ class GraphStore:
         self.threshold = fuzzy_threshold
         self.legal_suffixes = legal_suffixes
         self.confidence_threshold = confidence_threshold
+        self._upgraded = False  # this tenant's links and rule are known to be current
         self._index = BlockIndex(lambda block: self._q("SELECT node, key FROM blocks WHERE tenant = ? AND block = ?",
                                                        block))
 
@@ -102,12 +105,29 @@ class GraphStore:
                 current = self.version()
                 if self._index.version != current:
                     self._index.reset(current)
+                self._upgrade()
                 yield
                 reached = self.version()
         except BaseException:
             self._index.reset(None)
+            self._upgraded = False
             raise
         self._index.version = reached
+
+    def _upgrade(self) -> None:
+        """A tenant written by an earlier kgkit (store schema 1) has no links and entities
+        solved by the earlier rule; its first update builds the links and re-solves every
+        group, once (merges and splits this makes are logged)."""
+        if self._upgraded:
+            return
+        if not self._q("SELECT rule FROM resolution_state WHERE tenant = ?"):
+            nodes = self._q("SELECT node, type, key FROM groups WHERE tenant = ?")
+            if nodes:
+                self._link({n: {"type": t, "key": k} for n, t, k in nodes})
+                self._reresolve({n for n, _, _ in nodes})
+                self._bump()
+            self._x("INSERT INTO resolution_state (tenant, rule) VALUES (?, 1)")
+        self._upgraded = True
 
     def version(self) -> int:
         rows = self._q("SELECT version FROM graph_version WHERE tenant = ?")
@@ -141,6 +161,8 @@ class GraphStore:
             seeds = self._retract(c.doc)
             self._insert(c)
             seeds |= {n["node"] for n in c.nodes}
+            for _, etype, akey in c.claims:  # a group it newly claims leaves the fuzzy stage
+                seeds |= self._alias_links(etype, akey)
             self._reresolve(seeds)
             return AddResult(c.doc, "replaced" if row else "added", self._bump())
 
@@ -192,6 +214,7 @@ class GraphStore:
                      [(t, n, b, g["key"]) for n, g in fresh.items() for b in self._index.blocks_of(g["type"], g["key"])])
         for n, g in fresh.items():
             self._index.add(n, g["type"], g["key"])
+        self._link(fresh)
         self.db.many("INSERT INTO items (tenant, doc, view, item, kind, body, confidence, held, review_key) "
                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                      [(t, doc, i["view"], i["item"], i["kind"], ids.canonical_json(i["body"]), i["confidence"],
@@ -217,47 +240,65 @@ class GraphStore:
         return found | {r[0] for r in self._q("SELECT node FROM claims WHERE tenant = ? AND type = ? AND alias_key = ?",
                                               etype, akey)}
 
-    def _closure(self, seeds: set[str]) -> dict[str, Group]:
-        """``seeds`` and every group linked to them, transitively (fuzzy pair, alias claim,
-        same entity): whole components, as :func:`kgkit.graph.resolution.resolve` needs."""
-        todo, found = sorted(seeds), {}
+    def _link(self, fresh: dict[str, dict[str, Any]]) -> None:
+        """Keep the fuzzy candidate pairs of newly created groups (kgkit.graph.links)."""
+        rows = []
+        for node, g in fresh.items():
+            for other in self._index.similar(g["type"], g["key"], self.threshold):
+                if other != node:
+                    rows += [(self.tenant, node, other), (self.tenant, other, node)]
+        self.db.many("INSERT INTO links (tenant, a, b) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", rows)
+
+    def _closure(self, seeds: set[str], hood: Neighbourhood) -> set[str]:
+        """What an update must re-solve: ``seeds`` and their linked groups (whose neighbours
+        the seeds changed), closed under membership of one fuzzy cluster or entity, before
+        and after, and under alias claims (why that suffices: kgkit.graph.resolution)."""
+        found: set[str] = set()
+        todo = hood.ball(seeds, 1)
         while todo:
-            node = todo.pop()
-            if node in found:
-                continue
-            row = self._q("SELECT type, key, refs, entity FROM groups WHERE tenant = ? AND node = ?", node)
-            if not row:
-                continue
-            etype, key, refs, entity = row[0]
-            found[node] = Group(node, etype, key, refs)
-            todo += [n for n in self._index.similar(etype, key, self.threshold) if n not in found]
-            for (akey,) in self._q("SELECT DISTINCT alias_key FROM claims WHERE tenant = ? AND node = ?", node):
-                todo += sorted(self._alias_links(etype, akey) - found.keys())
-            todo += [r[0] for r in self._q("SELECT node FROM claims WHERE tenant = ? AND type = ? AND alias_key = ?",
-                                           etype, key) if r[0] not in found]
-            todo += [r[0] for r in self._q("SELECT node FROM groups WHERE tenant = ? AND entity = ?", entity)
-                     if r[0] not in found]
+            found |= todo
+            hood.read_groups(todo)
+            more: set[str] = set()
+            live = sorted(n for n in todo if hood.live(n))
+            hood.prime(live)
+            for node in live:
+                more.update(fuzzy_cluster(node, hood.near, hood.order))
+            known = [n for n in todo if n in hood.groups]
+            entities = {r[0] for r in hood.rows("SELECT entity FROM groups WHERE tenant = ? AND node IN ({})", known)}
+            more |= {r[0] for r in hood.rows("SELECT node FROM groups WHERE tenant = ? AND entity IN ({})", entities)}
+            for node, etype, akey in hood.rows("SELECT node, type, alias_key FROM claims "
+                                               "WHERE tenant = ? AND node IN ({})", known):
+                more |= self._alias_links(etype, akey)
+            keyed = {hood.groups[n][:2] for n in known}  # who claims these groups' keys as an alias
+            more |= {node for node, etype, akey in hood.rows("SELECT node, type, alias_key FROM claims "
+                                                             "WHERE tenant = ? AND alias_key IN ({})",
+                                                             {k for _, k in keyed})
+                     if (etype, akey) in keyed}
+            todo = more - found
         return found
 
     def _reresolve(self, seeds: set[str], who: str = "kgkit") -> None:
-        closure = self._closure(seeds)
-        dead = sorted(n for n, g in closure.items() if g.refs <= 0)
+        hood = Neighbourhood(self._q)
+        closure = self._closure(seeds, hood)
+        groups = {n: Group(n, *hood.groups[n]) for n in closure if n in hood.groups}
+        dead = sorted(n for n, g in groups.items() if g.refs <= 0)
         for node in dead:
             for table in ("groups", "blocks"):
                 self._x(f"DELETE FROM {table} WHERE tenant = ? AND node = ?", node)
-            self._index.remove(node, closure[node].type, closure[node].key)
-        live = {n: g for n, g in closure.items() if g.refs > 0}
+            self.db.many("DELETE FROM links WHERE tenant = ? AND a = ? AND b = ?",
+                         [(self.tenant, a, b) for other in hood.linked(node) for a, b in ((node, other), (other, node))])
+            self._index.remove(node, groups[node].type, groups[node].key)
+        live = {n: g for n, g in groups.items() if g.refs > 0}
         if not live:
             return
-        marks = ",".join("?" * len(live))
         claims: dict[str, set[str]] = {}
-        for node, akey in self._q(f"SELECT DISTINCT node, alias_key FROM claims WHERE tenant = ? AND node IN ({marks})",
-                                  *live):
+        for node, akey in hood.rows("SELECT DISTINCT node, alias_key FROM claims WHERE tenant = ? AND node IN ({})",
+                                     live):
             claims.setdefault(node, set()).add(akey)
-        apart = {frozenset(p) for p in self._q(f"SELECT a, b FROM apart WHERE tenant = ? AND a IN ({marks})", *live)}
+        apart = {frozenset(p) for p in hood.rows("SELECT a, b FROM apart WHERE tenant = ? AND a IN ({})", live)}
         old = {n: Assignment(e, r, s) for n, e, r, s in
-               self._q(f"SELECT node, entity, reason, score FROM groups WHERE tenant = ? AND node IN ({marks})", *live)}
-        new = resolve(live, claims, apart, self.threshold)
+               hood.rows("SELECT node, entity, reason, score FROM groups WHERE tenant = ? AND node IN ({})", live)}
+        new = resolve(live, claims, apart, self.threshold, near=hood.near, order=hood.order)
         at = _now()
         old_mates: dict[str, set[str]] = {}
         new_mates: dict[str, set[str]] = {}

@@ -32,6 +32,7 @@ class LLMConfig:
     json_mode: bool = True  # strict JSON Schema, else JSON mode, where litellm says the model takes it
     concurrency: int = 16  # passes in flight at once, for the whole run (kgkit/engine/pool.py)
     rpm: int | None = None  # requests per minute at most, spaced evenly (kgkit/backends/pace.py)
+    client: str = "auto"  # auto | litellm | direct: who sends the requests (kgkit/backends/llm.py, pick_client)
     stages: dict[str, StageLLM] = field(default_factory=dict)  # "core" | "upgrades" | "skills"
 
 

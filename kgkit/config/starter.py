@@ -33,6 +33,7 @@ COMMENTS: dict[str, dict[str, str]] = {
         "json_mode": "ask for structured output (a strict JSON Schema, else JSON mode) where the provider supports it",
         "concurrency": "requests in flight at once for the whole run (the passes of a stage go out together)",
         "rpm": "null: no limit; else requests per minute at most, spaced evenly",
+        "client": "auto: openai/... models over kgkit's own HTTP client, every other through litellm; or litellm, direct",
     },
     "domain": {"domain": "a name (`kgkit domains` lists them) or a path to a domain file"},
     "views": {"views": "null: the domain's default views; e.g. [binary, nary, temporal]"},

@@ -1,0 +1,158 @@
+"""A direct client for OpenAI-compatible chat completions (OpenAI, vLLM, Ollama, llama.cpp, proxies).
+
+litellm costs ~5 ms of CPU per request (its logging, cost and response objects around the
+openai SDK) and seconds of import; at a few hundred requests a second that, not the
+provider, bounds a run. For the one wire format most servers speak, this module sends
+the request itself over httpx (which litellm brings anyway) and hands
+:class:`kgkit.backends.llm.LLMBackend` the same three things litellm would: the answer's
+text, its finish reason and its usage. Everything else — retries, pacing, the output
+format, validation, re-asks, cache keys — stays in the backend, so both clients give the
+same answers, the same run folders and the same errors.
+
+Failures are raised so that :func:`kgkit.backends.failures.classify` names them as it
+names litellm's: transport faults as httpx raises them (the socket error stays in the
+chain), an HTTP error as :class:`StatusError` with the status, the provider's own message
+and the response (for ``Retry-After``), and a 200 that is no chat completion as a 500,
+as litellm reports it. Prices and "takes a strict JSON Schema" come from litellm's local
+table (:mod:`kgkit.backends.cost_map`), read only when needed; litellm is never imported.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+from kgkit.backends import cost_map
+
+PREFIX = "openai/"
+OPENAI_BASE = "https://api.openai.com/v1"
+# Models litellm rewrites parameters for (max_completion_tokens, no temperature): auto leaves them to litellm.
+_REWRITTEN = ("o1", "o3", "o4", "gpt-5")
+# How OpenAI-compatible servers say "the prompt is over the context window" (litellm's own list, in part).
+_CONTEXT_WINDOW = ("maximum context length", "context_length_exceeded", "exceed context limit",
+                   "model's maximum context limit", "is longer than the model's context length",
+                   "exceeds the available context size", "prompt is too long")
+
+_clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]" = weakref.WeakKeyDictionary()
+
+
+class StatusError(Exception):
+    """The server answered with an HTTP error (or a body that is no chat completion)."""
+
+    def __init__(self, status: int | None, message: str, response: Any = None):
+        super().__init__(message)
+        self.status_code = status
+        self.message = message
+        self.response = response
+
+
+class ContextWindowExceededError(StatusError):
+    """A 400 that says the prompt is longer than the model's context window."""
+
+
+class MissingKeyError(StatusError):
+    """No key to send: refused before any request, as the openai SDK does."""
+
+
+def serves(model: str) -> bool:
+    """Whether ``auto`` sends ``model`` through the direct client: ``openai/...`` models
+    (OpenAI itself, or any OpenAI-compatible server at ``api_base``), except those whose
+    parameters litellm rewrites."""
+    return model.startswith(PREFIX) and not model[len(PREFIX):].startswith(_REWRITTEN)
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str
+    finish_reason: str | None
+    usage: dict[str, Any]
+
+
+class OpenAICompatible:
+    """Chat completions at ``api_base`` (or ``$OPENAI_BASE_URL``, ``$OPENAI_API_BASE``, OpenAI's)."""
+
+    def __init__(self, model: str, api_base: str | None):
+        self.model = model[len(PREFIX):] if model.startswith(PREFIX) else model.split("/", 1)[-1]
+        base = api_base or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or OPENAI_BASE
+        self.url = base.rstrip("/") + "/chat/completions"
+
+    def output_format(self, json_mode: bool) -> str:
+        """json_schema where litellm's table says the model takes one, else json_object (every
+        OpenAI-compatible model takes ``response_format``), plain without json_mode."""
+        if not json_mode:
+            return "plain"
+        return "json_schema" if cost_map.supports_response_schema(self.model) else "json_object"
+
+    def cost(self, usage: dict[str, Any]) -> float | None:
+        return cost_map.cost(self.model, usage["tokens_in"], usage["tokens_out"], usage["tokens_cached"])
+
+    async def complete(self, body: dict[str, Any], key: str | None, timeout: float) -> Answer:
+        """One request. Raises StatusError (and its kinds) or what httpx raises."""
+        if not key:
+            raise MissingKeyError(None, "no key is set: the api_key client option must be set")
+        client = _client(timeout)
+        payload = json.dumps({**body, "model": self.model}, ensure_ascii=False, allow_nan=False).encode()
+        response = await client.post(self.url, content=payload, headers={
+            "Authorization": f"Bearer {key}", "Content-Type": "application/json", "Accept": "application/json"})
+        if response.status_code >= 400:
+            raise _status_error(response)
+        try:
+            data = json.loads(response.content)
+        except ValueError as exc:  # an HTML error page behind a 200: litellm reports it as a 500
+            raise StatusError(500, str(exc), response) from None
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not choices or not isinstance(choices[0], dict):
+            raise StatusError(500, "the provider returned a response with no 'choices'", response)
+        message = choices[0].get("message") or {}
+        return Answer(text=message.get("content") or "", finish_reason=choices[0].get("finish_reason"),
+                      usage=_usage(data.get("usage")))
+
+
+def _client(timeout: float):
+    """This event loop's pooled client (the provider loop is one per process: one pool)."""
+    loop = asyncio.get_running_loop()
+    client = _clients.get(loop)
+    if client is None:
+        import httpx
+
+        client = _clients[loop] = httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout), limits=httpx.Limits(max_connections=None, max_keepalive_connections=None))
+    return client
+
+
+def _status_error(response: Any) -> StatusError:
+    """The provider's own words for an HTTP error, as the openai SDK and litellm pass them on."""
+    status = response.status_code
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        body = None
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict) and error.get("message"):
+        message = str(error["message"])
+    elif isinstance(error, str) and error:
+        message = error
+    else:
+        message = f"Error code: {status}"
+    lowered = message.lower()
+    kind = ContextWindowExceededError if status == 400 and any(s in lowered for s in _CONTEXT_WINDOW) else StatusError
+    return kind(status, message, response)
+
+
+def _usage(usage: Any) -> dict[str, Any]:
+    usage = usage if isinstance(usage, dict) else {}
+    details = usage.get("prompt_tokens_details")
+    cached = (details or {}).get("cached_tokens") if isinstance(details, dict) else None
+    cached = cached or usage.get("cache_read_input_tokens")
+
+    def number(value: Any) -> int:
+        try:
+            return int(value or 0)
+        except (TypeError, ValueError):
+            return 0
+
+    return {"tokens_in": number(usage.get("prompt_tokens")), "tokens_out": number(usage.get("completion_tokens")),
+            "tokens_cached": number(cached)}

@@ -3,22 +3,28 @@
 litellm costs ~5 ms of CPU per request (its logging, cost and response objects around the
 openai SDK) and seconds of import; at a few hundred requests a second that, not the
 provider, bounds a run. For the one wire format most servers speak, this module sends
-the request itself over httpx (which litellm brings anyway) and hands
+the request itself over aiohttp (which litellm brings anyway) and hands
 :class:`kgkit.backends.llm.LLMBackend` the same three things litellm would: the answer's
 text, its finish reason and its usage. Everything else — retries, pacing, the output
 format, validation, re-asks, cache keys — stays in the backend, so both clients give the
 same answers, the same run folders and the same errors.
 
 Failures are raised so that :func:`kgkit.backends.failures.classify` names them as it
-names litellm's: transport faults as httpx raises them (the socket error stays in the
+names litellm's: transport faults as aiohttp raises them (the socket error stays in the
 chain), an HTTP error as :class:`StatusError` with the status, the provider's own message
 and the response (for ``Retry-After``), and a 200 that is no chat completion as a 500,
 as litellm reports it. Prices and "takes a strict JSON Schema" come from litellm's local
 table (:mod:`kgkit.backends.cost_map`), read only when needed; litellm is never imported.
+
+Why aiohttp and not httpx: measured against the stub (benchmarks/provider_speed.py,
+RESULTS.md), an httpx ``AsyncClient`` request costs 0.8-1.0 ms of CPU (httpcore, h11 and
+anyio in pure Python), an aiohttp one 0.15 ms (its HTTP parser is compiled); at the 2 ms
+a call the run may spend in all, that difference decides.
 """
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import os
 import weakref
@@ -93,14 +99,16 @@ class OpenAICompatible:
         """One request. Raises StatusError (and its kinds) or what httpx raises."""
         if not key:
             raise MissingKeyError(None, "no key is set: the api_key client option must be set")
-        client = _client(timeout)
+        session = _session(timeout)
         payload = json.dumps({**body, "model": self.model}, ensure_ascii=False, allow_nan=False).encode()
-        response = await client.post(self.url, content=payload, headers={
-            "Authorization": f"Bearer {key}", "Content-Type": "application/json", "Accept": "application/json"})
-        if response.status_code >= 400:
-            raise _status_error(response)
+        async with session.post(self.url, data=payload, headers={
+                "Authorization": f"Bearer {key}", "Content-Type": "application/json",
+                "Accept": "application/json"}) as response:
+            content = await response.read()
+        if response.status >= 400:
+            raise _status_error(response, content)
         try:
-            data = json.loads(response.content)
+            data = json.loads(content)
         except ValueError as exc:  # an HTML error page behind a 200: litellm reports it as a 500
             raise StatusError(500, str(exc), response) from None
         choices = data.get("choices") if isinstance(data, dict) else None
@@ -111,23 +119,48 @@ class OpenAICompatible:
                       usage=_usage(data.get("usage")))
 
 
-def _client(timeout: float):
-    """This event loop's pooled client (the provider loop is one per process: one pool)."""
+def _session(timeout: float):
+    """This event loop's pooled session (the provider loop is one per process: one pool, no
+    bound of its own: ``llm.concurrency`` bounds the requests). The whole-request deadline is
+    :mod:`kgkit.backends.deadline`'s; aiohttp's own timeouts only bound a connect or a read."""
     loop = asyncio.get_running_loop()
-    client = _clients.get(loop)
-    if client is None:
-        import httpx
+    session = _clients.get(loop)
+    if session is None:
+        import aiohttp
 
-        client = _clients[loop] = httpx.AsyncClient(
-            timeout=httpx.Timeout(timeout), limits=httpx.Limits(max_connections=None, max_keepalive_connections=None))
-    return client
+        if not _clients:
+            atexit.register(_close_sessions)
+        session = _clients[loop] = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0), trust_env=True,
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=timeout, sock_read=timeout))
+    return session
 
 
-def _status_error(response: Any) -> StatusError:
+def _close_sessions() -> None:
+    """At exit: close the pooled connections on their loops (briefly: exit must stay quick), so
+    aiohttp has no unclosed session to warn about."""
+    for loop, session in list(_clients.items()):
+        if loop.is_running() and not session.closed:
+            future = asyncio.run_coroutine_threadsafe(session.close(), loop)
+            try:
+                future.result(timeout=0.2)
+            except BaseException:  # noqa: BLE001 - a stuck close must not hold the exit
+                future.cancel()
+    _clients.clear()
+
+
+def errors() -> tuple[type[BaseException], ...]:
+    """What one request may raise: an HTTP error, or a transport fault."""
+    import aiohttp
+
+    return StatusError, aiohttp.ClientError, OSError
+
+
+def _status_error(response: Any, content: bytes) -> StatusError:
     """The provider's own words for an HTTP error, as the openai SDK and litellm pass them on."""
-    status = response.status_code
+    status = response.status
     try:
-        body = json.loads(response.content)
+        body = json.loads(content)
     except ValueError:
         body = None
     error = body.get("error") if isinstance(body, dict) else None

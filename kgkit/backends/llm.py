@@ -72,6 +72,7 @@ from kgkit.secrets import looks_like_key, scrub
 
 log = logging.getLogger(__name__)
 
+CLIENTS = ("auto", "litellm", "direct")  # llm.client
 MAX_REFUSALS = 3  # refusals in a row (no success between) that mean every request is wrong
 MAX_DELAY = 300.0  # seconds; a Retry-After of an hour should not silently stall a run that long
 REASK = (
@@ -295,8 +296,6 @@ class LLMBackend:
     def _direct_sender(self, messages: list[dict[str, str]], temperature: float, key: str | None,
                        response_format: dict[str, Any] | None) -> tuple[Callable[[], tuple], tuple]:
         """(one attempt through the direct client -> (text, finish reason, usage), the errors it raises)."""
-        import httpx
-
         s, client = self.settings, self._direct
         body: dict[str, Any] = {"messages": messages, "temperature": temperature, "max_tokens": s.max_tokens}
         if response_format:
@@ -308,7 +307,7 @@ class LLMBackend:
             cost = client.cost(usage) if usage["tokens_in"] or usage["tokens_out"] else None
             return answer.text, answer.finish_reason, Usage(cost=cost, **usage)
 
-        return send, (direct.StatusError, httpx.HTTPError, OSError)
+        return send, direct.errors()
 
     def _response_format(self, schema: Mapping[str, Any]) -> tuple[str, dict[str, Any] | None]:
         """(output format, the ``response_format`` to send) for a pass with ``schema``.
@@ -425,6 +424,9 @@ class LLMBackend:
 def pick_client(llm: LLMConfig) -> str:
     """``direct`` or ``litellm`` for these settings (``llm.client``; ``auto`` picks direct for
     the ``openai/...`` models whose parameters litellm sends as they are)."""
+    if llm.client not in CLIENTS:
+        raise ProviderConfigError(f"llm.client is {llm.client!r}; expected one of {', '.join(CLIENTS)}",
+                                  hint="auto picks the direct client for openai/... models and litellm for the rest")
     if llm.client == "litellm" or (llm.client == "auto" and not direct.serves(llm.model or "")):
         return "litellm"
     if llm.client == "direct" and not (llm.model or "").startswith(direct.PREFIX) and not llm.api_base:

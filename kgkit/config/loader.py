@@ -4,7 +4,7 @@ In order, predictably: find the file (``--config``, else ``kgkit.yaml`` in the w
 directory, else none); parse it with line marks; substitute ``${VAR}`` in string values
 (a missing variable is an error naming it); validate against
 ``kgkit/schemas/config.schema.json`` (unknown keys get a did-you-mean); apply the
-environment (``KGKIT_MODEL``, ``KGKIT_API_BASE``, ``KGKIT_CACHE_DIR``, ``KGKIT_DOMAIN``)
+environment (``KGKIT_MODEL``, ``KGKIT_API_BASE``, ``KGKIT_LLM_CLIENT``, ``KGKIT_CACHE_DIR``, ``KGKIT_DOMAIN``)
 and then ``overrides`` (dotted keys in the file's layout, e.g. ``{"llm.model": ...}``);
 resolve relative paths — against the config file's directory for values written in it,
 against the working directory for values from the environment or flags. Nothing here
@@ -42,6 +42,7 @@ FILE_NAMES = ("kgkit.yaml", "kgkit.yml")
 ENV_OVERRIDES = {
     "KGKIT_MODEL": ("llm", "model"),
     "KGKIT_API_BASE": ("llm", "api_base"),
+    "KGKIT_LLM_CLIENT": ("llm", "client"),
     "KGKIT_CACHE_DIR": ("cache", "dir"),
     "KGKIT_DOMAIN": ("domain",),
 }

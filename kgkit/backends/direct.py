@@ -27,6 +27,7 @@ import asyncio
 import atexit
 import json
 import os
+import urllib.request
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -131,7 +132,9 @@ def _session(timeout: float):
         if not _clients:
             atexit.register(_close_sessions)
         session = _clients[loop] = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=0), trust_env=True,
+            # A proxy from the environment, as litellm's client honours one; read only when
+            # one is set (aiohttp looks it up on a worker thread for every request).
+            connector=aiohttp.TCPConnector(limit=0), trust_env=bool(urllib.request.getproxies()),
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=timeout, sock_read=timeout))
     return session
 

@@ -172,6 +172,11 @@ class _Handler(BaseHTTPRequestHandler):
     provider: StubProvider
     protocol_version = "HTTP/1.1"
 
+    def setup(self) -> None:
+        super().setup()
+        # Each answer goes out in one write (see do_POST) and at once: no Nagle delay of its own.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     def log_message(self, format: str, *args: Any) -> None:  # keep pytest output clean
         pass
 

@@ -51,6 +51,7 @@ import json
 import logging
 import os
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
@@ -116,6 +117,7 @@ class LLMBackend:
         self._sleep = sleep
         self._format: str | None = None  # json_schema | json_object | plain, asked of litellm on the first call
         self._refusals = 0  # consecutive refused requests, reset by any answer
+        self._rendered = threading.local()  # this thread's last request and its messages
 
     # -- the Backend contract ------------------------------------------------------
     def describe(self) -> dict[str, Any]:
@@ -151,8 +153,15 @@ class LLMBackend:
 
         ``request.prompt`` already names the user's template when ``config.prompts``
         overrides the stage (the engine resolves that, so its resume key sees it too).
+        The cache asks for the messages (its key) just before the pass runs, in the same
+        thread: the second ask gets the first's rendering instead of a second one.
         """
-        return render_request(request)
+        last = self._rendered
+        if getattr(last, "request", None) is request:
+            return last.messages
+        messages = last.messages = render_request(request)
+        last.request = request
+        return messages
 
     def run(self, request: PassRequest) -> PassResult:
         """Ask, validate, re-ask once if needed.

@@ -115,7 +115,7 @@ class StubProvider:
         class Handler(_Handler):
             provider = stub
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._server.block_on_close = False  # a scripted hang must not block stop()
         self._thread = threading.Thread(
@@ -166,6 +166,12 @@ class StubProvider:
 
     def sleep(self, seconds: float) -> None:
         self._stopping.wait(seconds)
+
+
+class _Server(ThreadingHTTPServer):
+    # A client at llm.concurrency 64 opens its connections at once; the default backlog of 5
+    # would drop some (resets, a SYN retried after a second) and charge the delay to kgkit.
+    request_queue_size = 256
 
 
 class _Handler(BaseHTTPRequestHandler):

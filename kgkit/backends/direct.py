@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kgkit.backends import cost_map
+from kgkit.backends.base import cached_tokens
 
 PREFIX = "openai/"
 OPENAI_BASE = "https://api.openai.com/v1"
@@ -180,9 +181,6 @@ def _status_error(response: Any, content: bytes) -> StatusError:
 
 def _usage(usage: Any) -> dict[str, Any]:
     usage = usage if isinstance(usage, dict) else {}
-    details = usage.get("prompt_tokens_details")
-    cached = (details or {}).get("cached_tokens") if isinstance(details, dict) else None
-    cached = cached or usage.get("cache_read_input_tokens")
 
     def number(value: Any) -> int:
         try:
@@ -191,4 +189,4 @@ def _usage(usage: Any) -> dict[str, Any]:
             return 0
 
     return {"tokens_in": number(usage.get("prompt_tokens")), "tokens_out": number(usage.get("completion_tokens")),
-            "tokens_cached": number(cached)}
+            "tokens_cached": cached_tokens(usage)}

@@ -60,7 +60,7 @@ from urllib.parse import urlsplit
 import jsonschema
 
 from kgkit.backends import direct
-from kgkit.backends.base import PassRequest, PassResult, Usage, pass_validator
+from kgkit.backends.base import PassRequest, PassResult, Usage, cached_tokens, pass_validator
 from kgkit.backends.deadline import DeadlineExceeded, run_within
 from kgkit.backends.failures import REFUSAL_STATUS, Failure, classify
 from kgkit.backends.pace import pace_for
@@ -359,7 +359,7 @@ class LLMBackend:
             tokens_in=int(getattr(usage, "prompt_tokens", 0) or 0),
             tokens_out=int(getattr(usage, "completion_tokens", 0) or 0),
             cost=cost,
-            tokens_cached=_cached_tokens(usage),
+            tokens_cached=cached_tokens(usage),
         )
 
     # -- the key and errors ------------------------------------------------------------
@@ -507,19 +507,6 @@ def _schema_name(schema: Mapping[str, Any]) -> str:
     the answer's top-level keys, which say what the pass returns."""
     keys = "_".join(sorted(schema.get("properties", {}))) or "answer"
     return re.sub(r"[^A-Za-z0-9_-]", "_", f"kgkit_{keys}")[:64]
-
-
-def _cached_tokens(usage: Any) -> int:
-    """Input tokens the provider read from its prompt cache: OpenAI-style
-    ``prompt_tokens_details.cached_tokens``, or Anthropic's ``cache_read_input_tokens``."""
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) if details is not None else None
-    if not cached:
-        cached = getattr(usage, "cache_read_input_tokens", None)
-    try:
-        return int(cached or 0)
-    except (TypeError, ValueError):
-        return 0
 
 
 def _retry_after(exc: BaseException) -> float | None:

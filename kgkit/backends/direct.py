@@ -44,7 +44,7 @@ _CONTEXT_WINDOW = ("maximum context length", "context_length_exceeded", "exceed 
                    "model's maximum context limit", "is longer than the model's context length",
                    "exceeds the available context size", "prompt is too long")
 
-_clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]" = weakref.WeakKeyDictionary()
+_sessions: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]" = weakref.WeakKeyDictionary()
 
 
 class StatusError(Exception):
@@ -98,7 +98,7 @@ class OpenAICompatible:
         return cost_map.cost(self.model, usage["tokens_in"], usage["tokens_out"], usage["tokens_cached"])
 
     async def complete(self, body: dict[str, Any], key: str | None, timeout: float) -> Answer:
-        """One request. Raises StatusError (and its kinds) or what httpx raises."""
+        """One request. Raises StatusError (and its kinds) or what aiohttp raises."""
         if not key:
             raise MissingKeyError(None, "no key is set: the api_key client option must be set")
         session = _session(timeout)
@@ -126,13 +126,13 @@ def _session(timeout: float):
     bound of its own: ``llm.concurrency`` bounds the requests). The whole-request deadline is
     :mod:`kgkit.backends.deadline`'s; aiohttp's own timeouts only bound a connect or a read."""
     loop = asyncio.get_running_loop()
-    session = _clients.get(loop)
+    session = _sessions.get(loop)
     if session is None:
         import aiohttp
 
-        if not _clients:
+        if not _sessions:
             atexit.register(_close_sessions)
-        session = _clients[loop] = aiohttp.ClientSession(
+        session = _sessions[loop] = aiohttp.ClientSession(
             # A proxy from the environment, as litellm's client honours one; read only when
             # one is set (aiohttp looks it up on a worker thread for every request).
             connector=aiohttp.TCPConnector(limit=0), trust_env=bool(urllib.request.getproxies()),
@@ -143,14 +143,14 @@ def _session(timeout: float):
 def _close_sessions() -> None:
     """At exit: close the pooled connections on their loops (briefly: exit must stay quick), so
     aiohttp has no unclosed session to warn about."""
-    for loop, session in list(_clients.items()):
+    for loop, session in list(_sessions.items()):
         if loop.is_running() and not session.closed:
             future = asyncio.run_coroutine_threadsafe(session.close(), loop)
             try:
                 future.result(timeout=0.2)
             except BaseException:  # noqa: BLE001 - a stuck close must not hold the exit
                 future.cancel()
-    _clients.clear()
+    _sessions.clear()
 
 
 def errors() -> tuple[type[BaseException], ...]:

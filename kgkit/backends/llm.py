@@ -34,7 +34,7 @@ provider. What it adds on top of litellm:
 
 * **Two clients, one behaviour.** ``llm.client: auto`` (the default) sends ``openai/...``
   models — OpenAI, or any OpenAI-compatible server at ``api_base`` (vLLM, Ollama, llama.cpp,
-  a proxy) — through :mod:`kgkit.backends.direct`, kgkit's own client over httpx, which
+  a proxy) — through :mod:`kgkit.backends.direct`, kgkit's own client over aiohttp, which
   costs a fraction of litellm's CPU per request and none of its import; every other
   provider goes through litellm. Both give the same answers, cache keys, run folders and
   errors; ``llm.client: litellm`` or ``direct`` overrides the choice, and the manifest names
@@ -115,7 +115,7 @@ class LLMBackend:
         self.client = pick_client(llm)
         self._direct = direct.OpenAICompatible(llm.model, llm.api_base) if self.client == "direct" else None
         self._sleep = sleep
-        self._format: str | None = None  # json_schema | json_object | plain, asked of litellm on the first call
+        self._format: str | None = None  # json_schema | json_object | plain, from litellm's table on the first call
         self._refusals = 0  # consecutive refused requests, reset by any answer
         self._rendered = threading.local()  # this thread's last request and its messages
 

@@ -1,8 +1,8 @@
 """How well the offline backend reads news text: ``kgkit eval`` on CoNLL04's report half.
 
 Scores with the library's own :func:`kgkit.eval.run.evaluate` — exactly what ``kgkit eval``
-prints: every predicted entity and edge counts, including general's dates, durations, money
-and percentages that CoNLL04 does not annotate, and CoNLL04's ``Other`` entities, which
+prints: every predicted entity and edge counts (``general`` keeps dates and amounts as values
+on edges, not nodes, so none are predicted here), and CoNLL04's ``Other`` entities, which
 ``general`` has no type for, count as misses. Report documents only by default: the
 rules were adjusted against ``benchmarks/splits/conll04.tune.txt``.
 

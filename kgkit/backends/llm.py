@@ -326,19 +326,20 @@ class LLMBackend:
         schema with no strict form (free-form role maps) goes as JSON mode."""
         if self._format is None and self._direct is not None:
             self._format = self._direct.output_format(self.settings.json_mode)
-        if self._format is None:
-            self._format = "plain"
+        if self._format is None:  # decided whole, then set: a concurrent pass never sees a half-made choice
+            chosen = "plain"
             litellm = load_litellm()
             if self.settings.json_mode:
                 try:
                     model, provider, _, _ = litellm.get_llm_provider(self.settings.model)
                     if litellm.supports_response_schema(model=model, custom_llm_provider=provider):
-                        self._format = "json_schema"
+                        chosen = "json_schema"
                     elif "response_format" in (
                             litellm.get_supported_openai_params(model=model, custom_llm_provider=provider) or []):
-                        self._format = "json_object"
+                        chosen = "json_object"
                 except tuple(litellm.LITELLM_EXCEPTION_TYPES):
                     pass  # an unknown provider fails with a clear message at the call itself
+            self._format = chosen
         if self._format == "json_schema":
             strict = strict_schema(schema)
             if strict is not None:

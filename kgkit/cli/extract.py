@@ -17,10 +17,11 @@ import click
 from kgkit.errors import EXIT_OK, EXIT_PARTIAL
 
 
-def _config(config_path: str | None, model: str | None, no_cache: bool):
+def _config(config_path: str | None, model: str | None, no_cache: bool, engine: str | None = None):
     from kgkit.config.loader import load_config
 
-    return load_config(config_path, overrides={"llm.model": model, "cache.enabled": False if no_cache else None})
+    return load_config(config_path, overrides={"llm.model": model, "cache.enabled": False if no_cache else None,
+                                               "engine": engine})
 
 
 class _Progress:
@@ -161,8 +162,11 @@ def format_plan(plans) -> str:
 @click.option("--skip-idle-chunks", is_flag=True, help="Skip upgrade passes on chunks that cannot contribute (upgrades.skip_idle_chunks).")
 @click.option("--graph", help="Also add the finished runs to this corpus graph (.sqlite path or postgresql:// URL).")
 @click.option("--tenant", help="Graph tenant for --graph (default: graph.tenant).")
+@click.option("--engine", type=click.Choice(["local", "ray"]),
+              help="Run documents here (local) or as Ray tasks on ray.address, else a local cluster (ray; "
+                   "pip install 'kgkit[ray]'). Default: the config's engine, else local.")
 def extract_cli(files, domain, views, model, config_path, out_dir, include, exclude, dry_run, as_json, resume,
-                replace_views, no_cache, no_skills, skip_idle_chunks, graph, tenant):
+                replace_views, no_cache, no_skills, skip_idle_chunks, graph, tenant, engine):
     """Extract a knowledge graph from FILES (PDF, text, Markdown, HTML; - for stdin; a FOLDER
     for the files below it).
 
@@ -177,7 +181,7 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
       kgkit extract --domain legal_contracts --view nary,temporal contract.pdf
       kgkit extract --include '*.pdf' --exclude 'drafts/*' contracts/
     """
-    cfg = _config(config_path, model, no_cache)
+    cfg = _config(config_path, model, no_cache, engine)
     cfg.upgrades.skip_idle_chunks = cfg.upgrades.skip_idle_chunks or skip_idle_chunks
     if dry_run:
         from kgkit.engine.plan import plan

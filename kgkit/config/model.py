@@ -102,6 +102,14 @@ class UpgradesConfig:
 
 
 @dataclass
+class RayConfig:
+    """Where ``engine: ray`` runs the documents (kgkit/engine/ray_engine.py)."""
+
+    address: str | None = None  # None: a small local cluster for the run; else a cluster's ("auto", "ray://host:10001")
+    workers: int | None = None  # documents running at once; None: 2 on a local cluster, else the cluster's CPUs
+
+
+@dataclass
 class Config:
     llm: LLMConfig = field(default_factory=LLMConfig)
     domain: str = "general"
@@ -117,6 +125,8 @@ class Config:
 
     input: InputConfig = field(default_factory=InputConfig)
     upgrades: UpgradesConfig = field(default_factory=UpgradesConfig)
+    engine: str = "local"  # "local": documents run in this process; "ray": as Ray tasks (the ray extra)
+    ray: RayConfig = field(default_factory=RayConfig)
     prompts: dict[str, Path] = field(default_factory=dict)  # stage -> template path override
     out_dir: Path = Path("kgkit-out")
     source: Path | None = None  # the kgkit.yaml it came from, if any

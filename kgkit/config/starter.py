@@ -80,6 +80,11 @@ COMMENTS: dict[str, dict[str, str]] = {
     "upgrades": {
         "skip_idle_chunks": "skip upgrade passes on chunks that cannot contribute (counted in calls.skipped)",
     },
+    "engine": {"engine": "local: documents run in this process; ray: as Ray tasks (pip install 'kgkit[ray]')"},
+    "ray": {
+        "address": "null: a small local cluster for the run; else the cluster's (auto, ray://host:10001)",
+        "workers": "documents running at once; null: 2 on a local cluster, else the cluster's CPUs",
+    },
 }
 
 LLM_SWITCH = """\
@@ -123,7 +128,8 @@ def starter_text(config: Config | None = None) -> str:
     lines.append(LLM_STAGES)
     for top in ("domain", "views"):
         lines.append(_line(top, data[top], COMMENTS[top].get(top)) + "\n")
-    for section in ("chunking", "canon", "review", "limits", "cache", "skills", "input", "upgrades", "graph"):
+    lines.append(_line("engine", data["engine"], COMMENTS["engine"]["engine"]) + "\n")
+    for section in ("chunking", "canon", "review", "limits", "cache", "skills", "input", "upgrades", "ray", "graph"):
         lines.append(f"{section}:\n")
         for key, value in data[section].items():
             lines.append(_line(key, value, COMMENTS[section].get(key), indent=2))

@@ -343,8 +343,6 @@ def extract_each(paths: str | os.PathLike | Sequence[str | os.PathLike], domain:
     how many documents the run has, before the first is loaded.
 
     When no input at all could be used, the first input's error is raised (exit 2)."""
-    from kgkit.documents.load import load_document
-
     cfg = resolve_config(config)
     given_paths = path_list(paths)
     if not given_paths:
@@ -356,24 +354,18 @@ def extract_each(paths: str | os.PathLike | Sequence[str | os.PathLike], domain:
     root = Path(out_dir) if out_dir is not None else Path(cfg.out_dir)
     corpus = len(inputs) > 1 or any(Path(p).is_dir() for p in given_paths if str(p) != "-")
     runs = CorpusManifest(root) if corpus else None
-    given = {v.name for v in base_views}
-    backends = make_backends(backend, cfg)
+    job = DocumentJob(dom, base_views, cfg, root, skills, replace_views)
+    if cfg.engine == "ray":  # Ray is imported only here (the ray extra)
+        from kgkit.engine.ray_engine import ray_outcomes
+
+        outcomes = ray_outcomes(inputs, job, backend, progress)
+    else:
+        outcomes = local_outcomes(inputs, job, make_backends(backend, cfg), progress)
     first_error: InputError | None = None
     ran = 0
     if on_start:
         on_start(len(inputs))
-
-    def run_one(item: CorpusInput) -> RunResult:
-        doc = load_document(item.path, max_bytes=cfg.input.max_bytes)
-        folder = RunFolder(root / item.folder)
-        with folder.locked():  # writable, free of links and ours before any call
-            folder.remove_temp_files()  # a run killed mid-write (SIGKILL, power loss) may have left some
-            plan = base_views if replace_views else earlier_views(folder, given) + base_views
-            return extract_document(doc, dom, plan, cfg, backends, folder, skills=skills, progress=progress,
-                                    replace_views=replace_views, pool=pool)
-
-    with PassPool(pass_concurrency(cfg)) as pool, contextlib.closing(
-            overlapped(inputs, run_one, DOCUMENTS_AT_ONCE if pool.size > 1 else 1, pool)) as outcomes:
+    with contextlib.closing(outcomes):
         for item, outcome in outcomes:
             if isinstance(outcome, InputError):
                 if not corpus:
@@ -388,6 +380,53 @@ def extract_each(paths: str | os.PathLike | Sequence[str | os.PathLike], domain:
             yield outcome
     if not ran and first_error is not None:
         raise first_error
+
+
+@dataclass(frozen=True)
+class DocumentJob:
+    """What every document of a run shares, and how one document runs: load it, hold its
+    run folder, extract and write. The one per-document code path, whichever engine calls
+    it: this process (:func:`local_outcomes`) or a Ray task (kgkit/engine/ray_engine.py),
+    which is why it is plain picklable data."""
+
+    domain: Domain
+    views: list[View]
+    config: Config
+    root: Path  # parent of the run folders
+    skills: bool
+    replace_views: bool
+
+    def run(self, item: CorpusInput, backends: tuple[Backend, Backend], progress: Progress | None,
+            pool: PassPool) -> RunResult:
+        from kgkit.documents.load import load_document
+
+        doc = load_document(item.path, max_bytes=self.config.input.max_bytes)
+        folder = RunFolder(self.root / item.folder)
+        with folder.locked():  # writable, free of links and ours before any call
+            folder.remove_temp_files()  # a run killed mid-write (SIGKILL, power loss) may have left some
+            given = {v.name for v in self.views}
+            plan = self.views if self.replace_views else earlier_views(folder, given) + self.views
+            return extract_document(doc, self.domain, plan, self.config, backends, folder, skills=self.skills,
+                                    progress=progress, replace_views=self.replace_views, pool=pool)
+
+    def run_alone(self, item: CorpusInput, backend: Backend | BackendFactory | None,
+                  progress: Progress | None) -> RunResult | InputError:
+        """:meth:`run` in a process of its own (a Ray worker): backends and a pass pool of its
+        own; an unreadable input is returned, to be skipped and counted where the corpus is."""
+        with PassPool(pass_concurrency(self.config)) as pool:
+            try:
+                return self.run(item, make_backends(backend, self.config), progress, pool)
+            except InputError as exc:
+                return exc
+
+
+def local_outcomes(inputs: list[CorpusInput], job: DocumentJob, backends: tuple[Backend, Backend],
+                   progress: Progress | None) -> Iterator[tuple[CorpusInput, RunResult | InputError]]:
+    """The local engine: the documents in this process, two overlapping on one pass pool."""
+    with PassPool(pass_concurrency(job.config)) as pool, contextlib.closing(
+            overlapped(inputs, lambda item: job.run(item, backends, progress, pool),
+                       DOCUMENTS_AT_ONCE if pool.size > 1 else 1, pool)) as outcomes:
+        yield from outcomes
 
 
 def overlapped(inputs: list[CorpusInput], run_one: Callable[[CorpusInput], RunResult], window: int,

@@ -32,7 +32,8 @@ from kgkit import safe_regex
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
 from kgkit.backends.offline.mentions import Mention, collapse, name_key
 from kgkit.backends.offline.names import (ORG_WORDS, ROLE_WORDS, STATE_AFTER, acronym_mentions, add_surname_aliases,
-                                         add_title_aliases, is_title_word, name_mentions, source_credit_mentions)
+                                         add_title_aliases, is_title_word, name_mentions, source_credit_mentions,
+                                         trim_org_edges)
 from kgkit.backends.offline.sentences import ABBREVIATIONS, Sentence, split_sentences
 from kgkit.schema.model import EntityType, Patterns
 from kgkit.type_kinds import generic_type_map
@@ -235,6 +236,16 @@ def _well_formed(m: Mention, kinds: dict[str, str]) -> bool:
     return True
 
 
+_NAME_JOINERS = frozenset("of and for the de du la on in &".split())
+
+
+def _clause_long(m: Mention) -> bool:
+    """A find of clause length, unless it is a long name: every word capitalised or a joiner
+    ("International Committee of the Avalon Relief Fund" hides the names inside it)."""
+    return m.end - m.start >= CLAUSE_LENGTH and not all(
+        w[:1].isupper() or w in _NAME_JOINERS for w in m.name.split())
+
+
 def _resolve_overlaps(mentions: list[Mention]) -> list[Mention]:
     """Keep the stronger, then the longer, of overlapping mentions, within each granularity:
     a clause-like find ("we propose a Transformer model for …") does not hide the names
@@ -242,8 +253,7 @@ def _resolve_overlaps(mentions: list[Mention]) -> list[Mention]:
     ordered = sorted(mentions, key=lambda m: (-m.priority, -(m.end - m.start), m.start, m.type, m.name))
     kept: list[Mention] = []
     for m in ordered:
-        long = m.end - m.start >= CLAUSE_LENGTH
-        if all(m.end <= k.start or m.start >= k.end or long != (k.end - k.start >= CLAUSE_LENGTH) for k in kept):
+        if all(m.end <= k.start or m.start >= k.end or _clause_long(m) != _clause_long(k) for k in kept):
             kept.append(m)
     return sorted(kept, key=lambda m: (m.start, m.end))
 
@@ -359,7 +369,9 @@ class FoundEntity:
 def find_entities(text: str, types: Sequence[EntityType], skills: Sequence[dict] = ()) -> list[FoundEntity]:
     """Entities in ``text`` of the given types, merged by (name, type), in order of first mention."""
     kinds = generic_type_map(types)
-    candidates = [_trim_fragment(m, text) for m in _pattern_mentions(text, types, skills)] + _literal_mentions(text, kinds) \
+    patterned = [_trim_fragment(m, text) for m in _pattern_mentions(text, types, skills)]
+    patterned = [trim_org_edges(m, text) if m.type == kinds.get("organization") else m for m in patterned]
+    candidates = patterned + _literal_mentions(text, kinds) \
         + _org_mentions(text, kinds) + acronym_mentions(text, kinds) + source_credit_mentions(text, kinds) \
         + [m for m in name_mentions(text, kinds) if m.end - m.start < CLAUSE_LENGTH]  # a name is not clause-long
     mentions = _resolve_overlaps([m for m in candidates if _well_formed(m, kinds) and not _begins_longer_name(m, text, kinds)

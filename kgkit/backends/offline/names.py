@@ -48,8 +48,25 @@ ORG_WORDS = frozenset(
     "school college club union federation organization organisation party congress senate parliament "
     "administration board bureau service services laboratories laboratory systems technologies industries "
     "holdings partners fund trust exchange network journal society center centre office police embassy "
-    "force forces guard orchestra opera team hotel theater theatre museum".split()
+    "force forces guard orchestra opera team hotel theater theatre museum confederation authority league "
+    "alliance assembly academy".split()
 )
+# Words that make a capitalised name an event: "the Boer War", "the Paris Exposition".
+_EVENT_LAST = frozenset(
+    "war wars revolution uprising rebellion crisis games olympics championship championships cup "
+    "festival fair exposition exhibition expo".split()
+)
+# "Georgia Tech": a school in news. Not where the domain has contracting parties: there
+# "Cool Tech" is the short name a contract gives a company, which its definition joins to it.
+_SCHOOL_WORDS = frozenset({"tech"})
+
+
+def _has_parties(kinds: dict[str, str]) -> bool:
+    """The domain declares contracting parties apart from organisations (a contract domain):
+    there capitalised words are defined terms and headings far more often than people."""
+    return kinds.get("party", kinds.get("organization")) != kinds.get("organization")
+
+
 # Words that make a capitalised name a place: "Early County", "Niagara Falls", "Fort Hamilton".
 _PLACE_LAST = frozenset(
     "county city province state district island islands bay falls lake river sea ocean coast mountains mountain "
@@ -99,9 +116,11 @@ _PERSON_AFTER = re.compile(
 # Single words: only cues that fit a person and hardly anything else ("Exxon said" does not).
 _PERSON_AFTER_STRONG = re.compile(
     r"^(?:,\s+(?:who|whose)\b|,\s+\d{1,3},|['’]s\s+(?:husband|wife|son|daughter|father|mother|brother|sister|"
-    r"widow)\b|\s+(?:killed|assassinated|murdered|stabbed)\s+(?:[A-Z]|(?:his|her)\s))"
+    r"widow|assassination|assassin|killer|killing|murder|murderer|funeral|tenure|presidency)\b"
+    r"|\s+(?:killed|assassinated|murdered|stabbed)\s+(?:[A-Z]|(?:his|her)\s)|\s+administration\b)"
 )
-_LOCATION_CUE = re.compile(r"\b(?:in|at|from|near|to|into|across|outside|throughout)\s+(?:the\s+)?$")
+_LOCATION_CUE = re.compile(r"\b(?:in|at|from|near|to|into|across|outside|throughout|(?:north|south|east|west)(?:east|west)?\s+of)"
+                           r"\s+(?:the\s+)?$")
 _SENTENCE_STOP = frozenset(
     "the a an this that these those it he she they we i in on at for by with from of and or but if when "
     "while as after before during whereas now therefore however section article exhibit schedule table figure "
@@ -124,6 +143,38 @@ def is_title_word(word: str) -> bool:
     return bool(_ABBREVIATED_TITLE.fullmatch(word.strip()))
 
 
+# A capitalised word that opens a sentence, not a name: "Yesterday Appeals Court Judge …".
+_OPENING_WORDS = frozenset("today yesterday tomorrow meanwhile now later also".split())
+
+
+def trim_org_edges(m: Mention, text: str) -> Mention:
+    """An organisation found by a pattern loses a sentence's opening word ("Yesterday Appeals
+    Court"), the person a title introduces before "of" ("Dr. Ana Lind of Avalon University"),
+    and a title that begins the name of the person after it ("Bureau of Water
+    Works Chairman Tomas R. Quell": the bureau, then its chairman)."""
+    words = m.name.split()
+    lead = 0
+    while lead < len(words) - 1 and words[lead].lower() in _OPENING_WORDS:
+        lead += 1
+    if "of" in words[lead:-1] and _HONORIFIC.search(text[max(0, m.start - 20):m.start]):
+        lead = words.index("of", lead) + 1  # "Dr. Ana Lind of Avalon University": her university
+    tail = len(words)
+    if re.match(r"[ \t]+[A-Z]", text[m.end:m.end + 2]):
+        while tail - 1 > lead and _is_title(words[tail - 1]):
+            tail -= 1
+    if (lead, tail) == (0, len(words)):
+        return m
+    name = " ".join(words[lead:tail])
+    start = m.start + text[m.start:m.end].find(words[lead])
+    return Mention(name, m.type, start, start + len(name), m.priority, m.confidence, m.kind, list(m.aliases))
+
+
+def _is_title(word: str) -> bool:
+    """A title or role word written before a name ("Chairman", "Inspector", "Gov.")."""
+    low = word.lower().rstrip(".")
+    return word[:1].isupper() and (low in _TITLE_IN_NAME or low in _ROLES)
+
+
 def _lower_words(text: str) -> frozenset[str]:
     """Words the text writes in lower case: common nouns, which a capitalised name containing
     one ("Confidential Information", "Strategic Alliance Agreement") is unlikely to be a person."""
@@ -139,7 +190,7 @@ def _line_is_heading(text: str, start: int) -> bool:
 def _person_default(words: list[str], text: str, start: int, lower: frozenset[str], kinds: dict[str, str]) -> bool:
     """A name of two or three name-shaped words with no other cue: a person, unless it looks
     like a common-noun phrase, a heading, or the domain is about contracting parties."""
-    if not 2 <= len(words) <= 3 or kinds.get("party", kinds.get("organization")) != kinds.get("organization"):
+    if not 2 <= len(words) <= 3 or _has_parties(kinds):
         return False
     if not all(re.fullmatch(r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?|[A-Z][a-z]?[A-Z][a-z]+|[A-Z]\.", w) for w in words):
         return False
@@ -165,14 +216,20 @@ def _name_kind(words: list[str], text: str, start: int, end: int, lower: frozens
     after = text[end:end + 60]
     if _HONORIFIC.search(before[-20:]):
         return "person"
-    if words[-1].lower() in ORG_WORDS or words[0].lower() in ORG_WORDS:
-        return "organization"
     single = len(words) == 1
+    if not single and words[-1].lower() in _EVENT_LAST:
+        return "name"  # "the Civil War", "the World Fair": an event, not a place or a person
+    placed = not single and not any(w.isupper() for w in words) and bool(STATE_AFTER.search(after))
+    head = next((words[:i] for i, w in enumerate(words) if w in ("of", "for")), words)
+    if words[-1].lower() in ORG_WORDS or words[0].lower() in ORG_WORDS or head[-1].lower() in ORG_WORDS or (
+            words[-1].lower() in _SCHOOL_WORDS and not single and not _has_parties(kinds)):
+        # "Lark Center, Minn.": a place with its state, whatever its last word
+        return "location" if placed else "organization"
     if _middle_initial(words) or _PERSON_BEFORE.search(before):
         return "person"  # "John F. Kennedy", "singer Bob Boyd of Chattanooga"
-    if not single and not any(w.isupper() for w in words) and (
+    if placed or not single and not any(w.isupper() for w in words) and (
             words[-1].lower() in _PLACE_LAST or words[0].lower().rstrip(".") in _PLACE_FIRST
-            or STATE_AFTER.search(after) or _NATIVE_AFTER.search(after)):
+            or _NATIVE_AFTER.search(after)):
         return "location"
     if single and words[0].lower() in lower:
         return "name"  # a common word capitalised at a sentence start ("Officials said")
@@ -207,6 +264,7 @@ def name_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
             or not all(re.fullmatch(r"[A-Z]\.", w) or re.fullmatch(_NAME_WORD, w) and not w.isupper()
                        and w.lower() not in _ROLES for w in rest))
         if titled_person:
+            out += _organisation_before_title(words[:titled[0]], m, text, kinds)
             words = rest
         if not words:
             continue
@@ -231,13 +289,28 @@ def name_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
     return out + _single_mentions(text, kinds, lower)
 
 
-_SINGLE = re.compile(rf"(?<![\w.&'’-]){_NAME_WORD}(?![\w&'’-]|\.\w)")
+def _organisation_before_title(words: list[str], m: re.Match[str], text: str, kinds: dict[str, str]) -> list[Mention]:
+    """The organisation that a title-led person run opens with: "Fisheries and Ocean Services"
+    in "Fisheries and Ocean Services Inspector Ana P. Dorr" (an organisation word
+    first or last), where the person's employer is named."""
+    if "organization" not in kinds or not words or not (
+            words[-1].lower() in ORG_WORDS or words[0].lower() in ORG_WORDS):
+        return []
+    name = " ".join(words)
+    at = m.group("name").find(name)
+    if at < 0 or len(words) < 2 or any(w.isupper() for w in words):
+        return []
+    start = m.start("name") + at
+    return [Mention(name, kinds["organization"], start, start + len(name), 1, 0.5, "organization")]
+
+
+_SINGLE = re.compile(rf"(?<![\w.&'’-]){_NAME_WORD}(?![\w&-]|['’](?!s\b)|\.\w)")  # "Marlow's" too
 _CALENDAR = frozenset(
     "january february march april may june july august september october november december monday tuesday "
     "wednesday thursday friday saturday sunday christmas easter".split()
 )
 _LANGUAGE = re.compile(r"(?:ish|ese|ian|ean|ic)$|^(?:French|Dutch|Greek|Thai)$")  # "in English", "in Arabic"
-_SINGLE_PLACE_CUE = re.compile(r"\b(?:in|at|near|outside|throughout|across)\s+$")
+_SINGLE_PLACE_CUE = re.compile(r"\b(?:in|at|from|near|outside|throughout|across|(?:north|south|east|west)(?:east|west)?\s+of)\s+$")
 # "a Fresno native", "Leeds residents": a place named by who comes from or lives in it.
 _NATIVE_AFTER = re.compile(r"^[ \t]+(?:natives?|residents?)\b")
 
@@ -248,7 +321,7 @@ def _single_mentions(text: str, kinds: dict[str, str], lower: frozenset[str]) ->
     text, calendar words and words beside other capitalised words (runs, read as names
     above) are skipped. Not where the domain declares contracting parties: contracts
     capitalise defined terms ("Licensee, who…", "in Territory")."""
-    if kinds.get("party", kinds.get("organization")) != kinds.get("organization"):
+    if _has_parties(kinds):
         return []
     out = []
     for m in _SINGLE.finditer(text):
@@ -256,8 +329,8 @@ def _single_mentions(text: str, kinds: dict[str, str], lower: frozenset[str]) ->
         if word.lower() in lower or word.lower() in _CALENDAR | _SENTENCE_STOP | ABBREVIATIONS:
             continue
         before, after = text[max(0, m.start() - 40):m.start()], text[m.end():m.end() + 60]
-        if re.search(r"[A-Z][\w.]*[ \t]+$", before) or re.match(r"[ \t]+(?:[A-Z]|of\b|and\b)", after):
-            continue  # part of a longer capitalised run
+        if re.search(r"[A-Z][\w.]*[ \t]+$", before) or re.match(r"(?:['’]s)?[ \t]+(?:[A-Z]|of\b|and\b)", after):
+            continue  # part of a longer capitalised run, or of a name with a possessive ("Ford's Theater")
         if "person" in kinds and (_PERSON_BEFORE.search(before) or _PERSON_AFTER_STRONG.search(after)):
             kind = "person"
         elif "location" in kinds and not _LANGUAGE.search(word) and (
@@ -308,7 +381,7 @@ def acronym_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
     (contracts capitalise defined terms and headings), and not among other capitalised
     words (a heading, a dateline, a shouted clause)."""
     org = kinds.get("organization")
-    if not org or kinds.get("party", org) != org:
+    if not org or _has_parties(kinds):
         return []
     out = []
     for m in _ACRONYM.finditer(text):
@@ -334,7 +407,7 @@ def source_credit_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
     """The publication a wire story credits as its source is an organisation: a name in
     capitals followed by "in <language> <day> <month> <year>"."""
     org = kinds.get("organization")
-    if not org or kinds.get("party", org) != org:
+    if not org or _has_parties(kinds):
         return []
     return [Mention(m.group("name"), org, m.start("name"), m.end("name"), 3, 0.7, "organization")
             for m in _SOURCE_CREDIT.finditer(text)]

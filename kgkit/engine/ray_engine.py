@@ -1,0 +1,203 @@
+"""The ray engine (``engine: ray``, ``kgkit extract --engine ray``): each document of a
+corpus runs as a Ray task, on the cluster ``ray.address`` names or on a small local
+cluster started for the run and stopped after it.
+
+A task runs the code the local engine runs for a document,
+:meth:`kgkit.engine.run.DocumentJob.run`, with backends and a pass pool of its own, so
+its run folder is the local engine's byte for byte. This process, the driver, keeps what
+there is one of per corpus: the input order, ``runs.jsonl``, the progress display (a
+task's stage events come back through a Ray queue) and the exit code. An unreadable
+input comes back as its InputError (skipped and counted, as locally); any other failure
+of a task stops the run and is raised with the document's path in its message.
+
+Where files go (the design call): the tasks write their run folders themselves, ``state/``
+pass by pass, so a task that dies loses only its passes in flight and ``--resume`` pays
+for nothing twice; sending whole results back for the driver to write would lose that.
+They share the response cache (diskcache: SQLite, safe for several processes). On one
+machine nothing more is needed. On a cluster of several machines the inputs, ``--out``
+and ``cache.dir`` must be on a filesystem that every node mounts at the same path, named
+by absolute paths (a task's working directory is not the driver's), and the provider key's
+variable set on every node: Ray does not carry the driver's environment to other machines.
+
+Ray is imported only here, and this module only when the engine is ray; without the
+``ray`` extra the run stops with exit 2 before anything runs. (The names DocumentJob,
+RunResult, Progress, Backend and BackendFactory in annotations are kgkit.engine.run's,
+which imports this module: they are not imported back.)
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import socket
+from collections import deque
+from typing import Any, Iterator
+
+from kgkit.engine.corpus import CorpusInput
+from kgkit.errors import EXIT_PROVIDER, ConfigError, InputError, KgkitError
+
+LOCAL_WORKERS = 2  # a local cluster's CPUs when ray.workers is not set: the local engine's two documents at once
+OBJECT_STORE_BYTES = 100 * 1024 * 1024  # a local cluster's object store: results only, a document's at a time
+TASK_RETRIES = 2  # times Ray reruns a task lost with its worker or node
+POLL_SECONDS = 0.2  # how often the driver passes the tasks' stage events to the progress display
+CONNECT_SECONDS = 5.0  # for ray.address to answer at all
+
+
+class RayTaskFailed(KgkitError):
+    """A task was lost to the cluster (a worker or node died, the task was cancelled):
+    a failure of the machinery, like a provider's, so exit 3; completed passes are kept."""
+
+    exit_code = EXIT_PROVIDER
+
+
+def import_ray():
+    """The ``ray`` module, or a ConfigError (exit 2) saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError("engine: ray needs Ray, which is not installed",
+                          hint="pip install 'kgkit[ray]' (or run with --engine local)") from None
+    return ray
+
+
+def ray_outcomes(inputs: list[CorpusInput], job: DocumentJob, backend: Backend | BackendFactory | None,
+                 progress: Progress | None) -> Iterator[tuple[CorpusInput, RunResult | InputError]]:
+    """``(input, its RunResult or InputError)`` in input order, the documents running as Ray
+    tasks (at most ``ray.workers`` at once). Raises ConfigError before anything runs when
+    Ray is missing or an input is stdin."""
+    ray = import_ray()
+    if any(str(item.path) == "-" for item in inputs):
+        raise InputError("the ray engine reads files, not stdin", hint="save the text to a file, or use --engine local")
+    job = dataclasses.replace(job, config=shared_cache(job.config))
+    return _outcomes(ray, inputs, job, backend, progress)
+
+
+def shared_cache(config):
+    """``config`` with its cache directory decided here, once: every task uses the
+    driver's, whatever its own environment says (``$KGKIT_CACHE_DIR``, the user cache)."""
+    if not config.cache.enabled:
+        return config
+    from kgkit.cache import cache_dir
+
+    return dataclasses.replace(config, cache=dataclasses.replace(config.cache, dir=cache_dir(config)))
+
+
+def _outcomes(ray, inputs, job, backend, progress):
+    owned = not ray.is_initialized()  # else the caller's Ray, used as it is and left running
+    if owned:
+        connect(ray, job.config)
+    try:
+        local = owned and not job.config.ray.address
+        workers = job.config.ray.workers or (LOCAL_WORKERS if local else int(ray.cluster_resources().get("CPU", 1)))
+        queue = stage_queue(ray) if progress else None
+        # A task whose worker died is run again (its run folder's lock died with it, its
+        # completed passes are in state/); one that raised is not: its error is the outcome.
+        task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(run_task)
+        shared = ray.put(job)
+        todo = iter(inputs)
+        running: deque = deque()
+        try:
+            while True:
+                while len(running) < max(workers, 1) and (item := next(todo, None)) is not None:
+                    running.append((item, task.remote(shared, item, backend, queue)))
+                if not running:
+                    return
+                item, ref = running[0]
+                while not ray.wait([ref], timeout=POLL_SECONDS if queue else None)[0]:
+                    relay(queue, progress)
+                relay(queue, progress)
+                outcome = result(ray, item, ref)
+                running.popleft()
+                yield item, outcome
+        finally:  # a failure, Ctrl-C or a consumer that stops early: stop the tasks still running
+            stop(ray, [ref for _, ref in running])
+    finally:
+        if owned:
+            ray.shutdown()  # a local cluster stops; a remote one stays, this process leaves it
+
+
+def connect(ray, config) -> None:
+    """Join the cluster ``ray.address`` names, or start a small local one (no dashboard, no
+    usage statistics sent anywhere)."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # read by ray.init: nothing is reported
+    quiet: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
+    address = config.ray.address
+    if address:
+        check_reachable(address)
+    try:
+        if address:
+            ray.init(address=address, **quiet)
+        else:
+            ray.init(num_cpus=config.ray.workers or LOCAL_WORKERS, object_store_memory=OBJECT_STORE_BYTES, **quiet)
+    except (ConnectionError, ValueError, RuntimeError) as exc:
+        ray.shutdown()  # whatever half started
+        raise ConfigError(f"ray.address {address!r}: cannot join the Ray cluster: {exc}" if address
+                          else f"cannot start a local Ray cluster: {exc}") from None
+
+
+def check_reachable(address: str) -> None:
+    """A ``host:port`` (or ``ray://host:port``) address that nothing answers at is a
+    ConfigError at once: Ray itself would retry for minutes. ``auto`` is Ray's to resolve."""
+    host, colon, port = address.removeprefix("ray://").rpartition(":")
+    if not colon or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=CONNECT_SECONDS).close()
+    except OSError as exc:
+        raise ConfigError(f"ray.address {address!r}: nothing answers at {host}:{port} ({exc.strerror or exc})",
+                          hint="start the cluster (ray start --head) or correct ray.address") from None
+
+
+def run_task(job: DocumentJob, item: CorpusInput, backend: Backend | BackendFactory | None,
+             queue) -> RunResult | InputError:
+    """One document in a Ray worker (:meth:`DocumentJob.run_alone`): an unreadable input is
+    returned (skipped by the driver), any other failure raised to it."""
+    progress = (lambda *event: queue.put(event)) if queue is not None else None
+    return job.run_alone(item, backend, progress)
+
+
+def stage_queue(ray):
+    """The queue a task's progress events travel by: a Ray actor holding no CPU."""
+    from ray.util.queue import Queue
+
+    return Queue(actor_options={"num_cpus": 0})
+
+
+def relay(queue, progress: Progress | None) -> None:
+    """Pass the stage events waiting in ``queue`` to ``progress``, in the order they came."""
+    if queue is None:
+        return
+    waiting = queue.qsize()
+    for event in queue.get_nowait_batch(waiting) if waiting else ():
+        progress(*event)
+
+
+def result(ray, item: CorpusInput, ref) -> RunResult | InputError:
+    """A task's outcome; its failure raised with the document named (a KgkitError keeps its
+    exit code, anything else carries a note saying which document it came from)."""
+    from ray.exceptions import RayError, RayTaskError
+
+    try:
+        return ray.get(ref)
+    except RayTaskError as exc:
+        cause = exc.cause
+        if isinstance(cause, KgkitError):
+            cause.message = f"{item.path}: {cause.message}"
+            cause.args = (cause.message,)
+            raise cause from None
+        if cause is None:
+            raise RayTaskFailed(f"{item.path}: the Ray task failed: {exc}") from None
+        cause.add_note(f"(in the Ray task of {item.path})")
+        raise cause from None
+    except RayError as exc:  # a worker or node died more often than TASK_RETRIES, or the task was cancelled
+        raise RayTaskFailed(f"{item.path}: the Ray task was lost: {type(exc).__name__}",
+                            hint="completed passes are kept: rerun with --resume") from None
+
+
+def stop(ray, refs: list) -> None:
+    """Cancel the tasks still running (each stops its passes as Ctrl-C would, keeping what
+    completed) and wait for them, so none writes to its run folder after the run."""
+    for ref in refs:
+        ray.cancel(ref)
+    if refs:
+        ray.wait(refs, num_returns=len(refs), timeout=60)

@@ -207,3 +207,11 @@ def test_the_installed_program_exits_with_the_commands_code(tmp_path):
     missing = kgkit_run("extract", str(tmp_path / "absent.txt"))
     assert missing.returncode == 2 and "absent.txt" in missing.stderr
     assert "Usage" in kgkit_run("--help").stdout
+
+
+def test_the_account_headers_the_openai_sdk_sends_are_sent_by_both_clients(stub_provider, key, monkeypatch):
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-kgkit-test")
+    for client in CLIENTS:
+        stub_provider.script(ANSWER)
+        assert backend(stub_provider, client).run(entities_request()).ok
+        assert stub_provider.requests[-1].headers.get("openai-organization") == "org-kgkit-test"

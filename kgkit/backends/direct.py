@@ -44,6 +44,8 @@ _CONTEXT_WINDOW = ("maximum context length", "context_length_exceeded", "exceed 
                    "model's maximum context limit", "is longer than the model's context length",
                    "exceeds the available context size", "prompt is too long")
 
+_ACCOUNT_HEADERS = (("OPENAI_ORG_ID", "OpenAI-Organization"), ("OPENAI_PROJECT_ID", "OpenAI-Project"))
+
 _sessions: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]" = weakref.WeakKeyDictionary()
 
 
@@ -86,6 +88,9 @@ class OpenAICompatible:
         self.model = model[len(PREFIX):] if model.startswith(PREFIX) else model.split("/", 1)[-1]
         base = api_base or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or OPENAI_BASE
         self.url = base.rstrip("/") + "/chat/completions"
+        # The openai SDK (under litellm) sends these when they are set; so does this client.
+        self.headers = {"Content-Type": "application/json", "Accept": "application/json",
+                        **{header: os.environ[name] for name, header in _ACCOUNT_HEADERS if os.environ.get(name)}}
 
     def output_format(self, json_mode: bool) -> str:
         """json_schema where litellm's table says the model takes one, else json_object (every
@@ -103,9 +108,8 @@ class OpenAICompatible:
             raise MissingKeyError(None, "no key is set: the api_key client option must be set")
         session = _session(timeout)
         payload = json.dumps({**body, "model": self.model}, ensure_ascii=False, allow_nan=False).encode()
-        async with session.post(self.url, data=payload, headers={
-                "Authorization": f"Bearer {key}", "Content-Type": "application/json",
-                "Accept": "application/json"}) as response:
+        async with session.post(self.url, data=payload,
+                                headers={**self.headers, "Authorization": f"Bearer {key}"}) as response:
             content = await response.read()
         if response.status >= 400:
             raise _status_error(response, content)

@@ -45,13 +45,29 @@ def run_set(data: Path, name: str, holdout: float, seed: int, top_k: int, work: 
     entities = {w: getattr(report, w).total.categories["entities"].micro.to_dict() for w in ("before", "after")}
     lib = load_library(name, work / "lib")
     accepted = [a for a in report.actions if a["outcome"] == "accepted" and a["action"] != "keep"]
+    by_kind: dict[str, int] = {}
+    for a in accepted:
+        by_kind[shape(a)] = by_kind.get(shape(a), 0) + 1
     return {"set": name, "seed": seed, "seconds": round(seconds, 1), "split": {k: len(v) for k, v in report.split.items()},
             "labels": report.label_counts(), "diagnoses": report.diagnosis_counts(), "actions": report.action_counts(),
-            "accepted": report.accepted(), "all_gains_recorded": all("dev_gain" in a for a in accepted)
+            "accepted": report.accepted(), "accepted_by_kind": dict(sorted(by_kind.items())),
+            "all_gains_recorded": all("dev_gain" in a for a in accepted)
             and all("dev_gain" in s for s in lib.skills.values()),
             "skills": len(lib.skills), "gazetteer": len(lib.gazetteer),
             "heldout_relations": {"before": report.heldout("before"), "after": report.heldout("after")},
             "heldout_entities": entities}
+
+
+def shape(action: dict) -> str:
+    """What kind of item an accepted change is, read off its pattern (for the report only)."""
+    if action["action"] == "gazetteer":
+        return "gazetteer name"
+    pattern = action["pattern"]
+    if action["kind"] == "relation":
+        return "relation cue" if pattern["phrases"] else "tight cue"
+    if pattern["regex"] and all(r.startswith(r"(?<![\w.])(?P<name>(?-i:") for r in pattern["regex"]):
+        return "title pattern"
+    return "entity type cue" if pattern["regex"] else "entity phrase"
 
 
 def main() -> None:
@@ -79,7 +95,7 @@ def main() -> None:
         print(f"{r['set']} seed {r['seed']}: split {r['split']}, {r['seconds']}s; library: {r['skills']} skills, "
               f"{r['gazetteer']} gazetteer names; every accepted change has a dev gain: {r['all_gains_recorded']}")
         print(f"  edges {r['labels']}; misses by diagnosis {r['diagnoses']}")
-        print(f"  actions {r['actions']}; accepted {r['accepted']}")
+        print(f"  actions {r['actions']}; accepted {r['accepted']}; by kind {r['accepted_by_kind']}")
         print(f"  held-out relations  before P {b['precision']:.3f} R {b['recall']:.3f} F1 {b['f1']:.3f}"
               f"  ->  after P {a['precision']:.3f} R {a['recall']:.3f} F1 {a['f1']:.3f}")
         eb, ea = r["heldout_entities"]["before"], r["heldout_entities"]["after"]

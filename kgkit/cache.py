@@ -112,15 +112,23 @@ class CachedBackend:
             return PassResult(data=stored["data"], cached=True, requests=0, retries=0, model=stored["model"])
         self.misses += 1
         result = self.backend.run(request)
+        self.remember(request, result, key)
+        return result
+
+    def holds(self, request: PassRequest) -> bool:
+        """Whether the cache has the answer to ``request`` (a batch run sends it nowhere then)."""
+        return cache_key(self.backend.cache_key_parts(request)) in self.cache
+
+    def remember(self, request: PassRequest, result: PassResult, key: str | None = None) -> None:
+        """Store a successful answer, however it was obtained (directly or from a provider batch)."""
         if result.ok and result.data is not None:
             usage = result.usage
-            self.cache.set(key, {
+            self.cache.set(key or cache_key(self.backend.cache_key_parts(request)), {
                 "data": result.data,
                 "usage": {"tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out, "cost": usage.cost,
                           "tokens_cached": usage.tokens_cached},
                 "model": result.model,
             })
-        return result
 
     def describe(self) -> dict[str, Any]:
         return self.backend.describe()

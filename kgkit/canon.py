@@ -48,6 +48,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any, Iterable
 
 from rapidfuzz import fuzz, process
@@ -344,13 +345,13 @@ def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool) -> l
     firsts: list[str] = []  # sorted form of each cluster's first member
     index: dict[str, set[int]] = defaultdict(set)  # block key -> clusters holding it
     for g in order:
-        if blocking:
-            candidates = {c: firsts[c] for c in sorted({c for b in g.blocks for c in index.get(b, ())})}
-        else:
-            candidates = dict(enumerate(firsts))
-        screened = process.extract(g.sorted_form, candidates, scorer=fuzz.ratio, score_cutoff=threshold, limit=None)
+        # the clusters sharing a block, gathered and screened in C: a name that shares a
+        # common first name with thousands of others is compared with all of them
+        ids = sorted(set().union(*(index.get(b, ()) for b in g.blocks))) if blocking else range(len(firsts))
+        forms = list(itemgetter(*ids)(firsts)) if len(ids) > 1 else [firsts[c] for c in ids]
+        screened = process.extract(g.sorted_form, forms, scorer=fuzz.ratio, score_cutoff=threshold, limit=None)
         best, best_score = None, 0.0
-        for c in sorted(c for _, _, c in screened):
+        for c in sorted(ids[i] for _, _, i in screened):
             worst = min(_score(g, member, threshold) for member in clusters[c])
             if worst and worst > best_score:
                 best, best_score = c, worst
@@ -449,6 +450,7 @@ class CanonResult:
         self._choices: dict[str, list[tuple[str, str]]] = defaultdict(list)  # type -> (sorted key, key)
         for (t, key) in sorted(index):
             self._choices[t].append((" ".join(sorted(key.split())), key))
+        self._forms = {t: [c[0] for c in choices] for t, choices in self._choices.items()}  # what fuzzy lookups screen
 
     def node(self, node_id: str) -> Node | None:
         return self._by_id.get(node_id)
@@ -474,7 +476,7 @@ class CanonResult:
         scored: dict[str, float] = {}
         for t in types:
             choices = self._choices.get(t, [])
-            hits = process.extract(probe.sorted_form, [c[0] for c in choices], scorer=fuzz.ratio,
+            hits = process.extract(probe.sorted_form, self._forms.get(t, []), scorer=fuzz.ratio,
                                    score_cutoff=self.threshold, limit=None)
             for _, score, i in hits:
                 other = _Group(type=t, key=choices[i][1])

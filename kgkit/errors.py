@@ -9,6 +9,8 @@ Exit codes are few and documented in the README:
 * 3 — provider failure that retries could not clear (refused, reset, timeouts, rate limit at the limit);
   a provider that cannot work as configured (no or rejected key, unknown model, a bad
   ``api_base``) is 2, like any other configuration mistake
+* 75 — ``--batch``: work is waiting in a provider batch; run the same command again later
+  (``kgkit batch status --wait`` waits for it)
 * 130 — interrupted (Ctrl-C); the run folder can be resumed
 """
 from __future__ import annotations
@@ -20,6 +22,7 @@ EXIT_OK = 0
 EXIT_PARTIAL = 1
 EXIT_INPUT = 2
 EXIT_PROVIDER = 3
+EXIT_PENDING = 75  # sysexits' EX_TEMPFAIL: not done yet, come back later
 EXIT_INTERRUPTED = 130
 
 

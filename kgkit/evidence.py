@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from rapidfuzz import fuzz
 
+from kgkit.phrase_match import find_alternation
+
 _ELLIPSIS = re.compile(r"\s*(?:\.\s?\.\s?\.|\u2026|<omitted>)\s*")
 _QUOTES = str.maketrans(
     {
@@ -145,6 +147,11 @@ def _verify_elided(parts: list[str], chunk_text: str, threshold: float) -> Evide
                     f"part of a quote with omissions not found in chunk (weakest part {score:.1f} < {threshold:g})")
 
 
+# What each character class of :func:`_surface_pattern` stands for, as one character.
+_QUOTE_CLASSES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
+                                **{chr(c): "-" for c in range(0x2010, 0x2015)}})
+
+
 def _surface_pattern(surface: str) -> str:
     """A regex for a name: any run of whitespace between words, either quote style."""
     parts = []
@@ -168,6 +175,9 @@ def locate_mention(name: str, text: str, aliases: tuple[str, ...] | list[str] = 
     surfaces = sorted({s.strip() for s in (name, *aliases) if s and s.strip()}, key=lambda s: (-len(s), s))
     if not surfaces or not text:
         return []
+    found = find_alternation(text, [s.translate(_QUOTES) for s in surfaces], _QUOTE_CLASSES)
+    if found is not None:  # the pattern below, without compiling one per name
+        return [(start, end) for start, end, _ in found]
     pattern = re.compile(
         r"(?<!\w)(?:" + "|".join(_surface_pattern(s) for s in surfaces) + r")(?!\w)", re.IGNORECASE
     )

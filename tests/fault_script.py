@@ -41,6 +41,7 @@ ALL = TRANSPORT + ANSWER + REFUSAL
 
 _FENCE = re.compile(r"BEGIN UNTRUSTED DOCUMENT (\w+)\n(.*?)\nEND UNTRUSTED DOCUMENT \1", re.S)
 _STAGES = {
+    "extraction tasks at once": "combined",  # upgrades.combine: its system message names each task's pass too
     "typed entities": "entities",
     "binary relations between known entities": "relations",
     "n-ary relations": "nary",

@@ -62,7 +62,7 @@ def test_dry_run_prices_a_known_model_from_litellms_table_and_calls_nothing(tmp_
     priced = Config(chunk_size=CHUNK_SIZE, chunk_overlap=0, llm=LLMConfig(model="gpt-4o-mini"))
     [p] = plan(inputs["doc"], domain=inputs["domain"], views=["binary", "nary"], config=priced)
     assert p.calls == {"entities": 8, "relations": 8, "upgrade": {"nary": 8}, "projection": 0, "total": 24,
-                       "naive": 32}
+                       "naive": 32, "skipped": {}, "saved": 0}
     assert p.cost is not None and 0 < p.cost < 0.1
     unknown = Config(chunk_size=CHUNK_SIZE, chunk_overlap=0, llm=LLMConfig(model="openai/no-such-model-xyz",
                                                                            api_base=stub_provider.openai_base))

@@ -149,8 +149,9 @@ def test_loop_against_an_imperfect_stub_extractor(stub_provider, tmp_path):
         ("add", "Work_For", ["employed by"], "unstable", "accepted", 0.1429),  # -> 1.0
         ("keep", "Work_For", ["employed by"], "miss", "accepted", None),
         ("keep", "Live_In", ["resides in"], "unstable", "accepted", None),
-        ("add", "Work_For", ["works for"], "unstable", "rejected", 0.0),  # already known: equal is a rejection
-        ("add", "Live_In", ["lives in"], "unstable", "rejected", 0.0),
+        # already known: as applied on train they add nothing, so they never reach the gate
+        ("add", "Work_For", ["works for"], "unstable", "refused", None),
+        ("add", "Live_In", ["lives in"], "unstable", "refused", None),
         ("keep", "Work_For", ["employed by"], "miss", "accepted", None),
     ]
     assert report.accepted() == {"skills": 2, "gazetteer": 0, "induction": 2}
@@ -164,7 +165,11 @@ def test_loop_against_an_imperfect_stub_extractor(stub_provider, tmp_path):
         ("Live_In", ["resides in"], 0.1905), ("Work_For", ["employed by"], 0.1429)]
     # the gold passage the stub offered as an example was replaced by one written from the pattern
     assert [s["example"] for s in skills] == ["[Person] resides in [City]", "[Person] employed by [Org]"]
-    assert sorted(r["reason"] for r in lib.rejected) == ["dev F1 gain +0.0000 < 0.001"] * 2
+    assert sorted(r["reason"] for r in lib.rejected) == [
+        "as applied on train: +0 right, +0 wrong relations, F1 +0.0000 (needs a rise, and precision 0.5 on what it adds)"] * 2
+    assert [a["vetting"]["applied"] for a in report.actions if a["action"] == "add" and a["outcome"] == "accepted"] == [
+        {"new_right": 2, "new_wrong": 0, "precision": 1.0, "f1_gain": 0.1569},   # train relations, as applied
+        {"new_right": 3, "new_wrong": 0, "precision": 1.0, "f1_gain": 0.1765}]
 
     # the learned skills' text is in the prompts of the held-out extraction, and no gold passage is
     held_out_prompts = [p for p in relation_prompts if any(DOCS[d][0] in p for d in SPLIT["heldout"])]

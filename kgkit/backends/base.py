@@ -17,6 +17,7 @@ from kgkit.documents.types import Chunk
 ENTITIES = "entities"
 RELATIONS = "relations"
 UPGRADE = "upgrade"
+COMBINED = "upgrade_combined"  # every upgrade view of one chunk in one pass (upgrades.combine)
 SKILL_INDUCTION = "skill_induction"  # path induction for unstable edges
 SKILL_HINDSIGHT = "skill_hindsight"  # hindsight diagnosis for misses
 

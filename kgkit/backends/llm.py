@@ -14,8 +14,8 @@ provider. What it adds on top of litellm:
   :class:`~kgkit.errors.ProviderConfigError` (exit 2). A refusal (400/413/422: a content
   filter, a prompt over the context window) is marked ``request_specific``, so the engine
   fails that chunk and goes on — unless it is the third in a row, which stops the run.
-  A 429 holds back every thread's requests to the provider, and ``llm.rpm`` spaces them
-  (:mod:`kgkit.backends.pace`).
+  A 429 holds back every thread's requests to the provider, and ``llm.rpm`` and ``llm.tpm``
+  space them (:mod:`kgkit.backends.pace`).
   ``llm.timeout`` bounds the whole request (:mod:`kgkit.backends.deadline`), not each socket read,
   in whichever thread the pass runs.
 * **The strongest output format the provider takes**: a strict JSON Schema
@@ -63,7 +63,7 @@ from kgkit.backends import direct
 from kgkit.backends.base import PassRequest, PassResult, Usage, cached_tokens, pass_validator
 from kgkit.backends.deadline import DeadlineExceeded, run_within
 from kgkit.backends.failures import REFUSAL_STATUS, Failure, classify
-from kgkit.backends.pace import pace_for
+from kgkit.backends.pace import estimate_tokens, pace_for
 from kgkit.backends.parse import AnswerParseError, parse_json_answer
 from kgkit.backends.structured import drop_unfilled, strict_schema
 from kgkit.config.model import LLMConfig
@@ -243,10 +243,11 @@ class LLMBackend:
         else:
             send, errors = self._litellm_sender(messages, temperature, key, response_format)
         attempt = 0
-        pace, held = pace_for(s.model, s.api_base, s.rpm), False
+        pace, held = pace_for(s.model, s.api_base, s.rpm, s.tpm), False
+        tokens = estimate_tokens(messages, s.max_tokens) if s.tpm else 0  # llm.tpm: booked before it leaves
         while True:
-            if not held:  # after our own 429 we have waited out the hold already
-                pace.wait(self._sleep)
+            if not held or s.tpm:  # after our own 429 we have waited out the hold already (tokens: book again)
+                booking = pace.wait(self._sleep, tokens)
             held = False
             tally.requests += 1
             try:
@@ -262,6 +263,7 @@ class LLMBackend:
                 delay = min(MAX_DELAY, delay if delay is not None else s.backoff * 2**attempt)
                 log.warning("%s: %s; retry %d/%d in %.2fs", s.model, failure.what, attempt + 1, s.retries, delay)
                 if status == 429:  # every worker slows down, not only this one (kgkit/backends/pace.py)
+                    pace.settle(booking, 0)  # a refused request counts no tokens
                     pace.hold(delay)
                     held = True
                 self._sleep(delay)
@@ -269,6 +271,7 @@ class LLMBackend:
                 tally.retries += 1
                 continue
             self._refusals = 0
+            pace.settle(booking, usage.tokens_in + usage.tokens_out)  # llm.tpm: what the provider counted
             tally.usage.add(usage)
             return text, finish
 

@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "schema": ("kgkit.cli.schema", "schema_cli", "Print a published JSON Schema."),
     "extract": ("kgkit.cli.extract", "extract_cli", "Extract a knowledge graph from documents."),
     "join": ("kgkit.cli.join", "join_cli", "Join views of a run by node ID."),
+    "batch": ("kgkit.cli.batch", "batch_cli", "Provider batches of --batch runs: status, forget."),
     "cache": ("kgkit.cli.cache", "cache_cli", "Inspect or clear the response cache."),
     "eval": ("kgkit.cli.eval", "eval_cli", "Score extraction against gold annotations."),
     "gold": ("kgkit.cli.gold", "gold_cli", "Check gold annotation folders."),
@@ -78,7 +79,8 @@ def cli():
     """kgkit: documents to knowledge graphs, declared in YAML.
 
     Exit codes: 0 ok; 1 finished with failed chunks (resume with --resume);
-    2 bad input or configuration; 3 provider failure; 130 interrupted.
+    2 bad input or configuration; 3 provider failure; 75 waiting on a provider batch
+    (--batch: run it again later); 130 interrupted.
     """
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from kgkit.errors import EXIT_OK, EXIT_PARTIAL
+from kgkit.errors import EXIT_OK, EXIT_PARTIAL, EXIT_PENDING
 
 
 def _config(config_path: str | None, model: str | None, no_cache: bool, engine: str | None = None):
@@ -133,14 +133,15 @@ def format_summary(data: dict[str, Any]) -> str:
 
 
 def format_plan(plans) -> str:
-    rows = [["document", "chunks", "entities", "relations", "upgrades", "projections", "total (naive)",
+    rows = [["document", "chunks", "entities", "relations", "upgrades", "projections", "total (naive)", "saved",
              "est. tokens in/out", "est. cost"]]
     for p in plans:
         c = p.calls
         upgrades = ", ".join(f"{v} {n}" for v, n in c["upgrade"].items()) or "-"
         cost = "unknown" if p.cost is None else f"${p.cost:.4f}"
         rows.append([p.document, str(p.chunks), str(c["entities"]), str(c["relations"]), upgrades, "0",
-                     f"{c['total']} ({c['naive']})", f"{p.tokens['in']}/{p.tokens['out']}", cost])
+                     f"{c['total']} ({c['naive']})", str(c.get("saved", 0)), f"{p.tokens['in']}/{p.tokens['out']}",
+                     cost])
     return _table(rows) + "\n(dry run: nothing was called)"
 
 
@@ -160,13 +161,17 @@ def format_plan(plans) -> str:
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
 @click.option("--no-skills", is_flag=True, help="Do not give learned skills to the core passes.")
 @click.option("--skip-idle-chunks", is_flag=True, help="Skip upgrade passes on chunks that cannot contribute (upgrades.skip_idle_chunks).")
+@click.option("--combine-upgrades", is_flag=True, help="One pass per chunk answers every upgrade view at once (upgrades.combine).")
 @click.option("--graph", help="Also add the finished runs to this corpus graph (.sqlite path or postgresql:// URL).")
 @click.option("--tenant", help="Graph tenant for --graph (default: graph.tenant).")
 @click.option("--engine", type=click.Choice(["local", "ray"]),
               help="Run documents here (local) or as Ray tasks on ray.address, else a local cluster (ray; "
                    "pip install 'kgkit[ray]'). Default: the config's engine, else local.")
+@click.option("--batch", is_flag=True, help="Send each stage as a provider batch (half price, answers within 24 h); exit 75 until done: run the same command again later. See docs/batch.md.")
+@click.option("--direct-retries", is_flag=True, help="With --batch: run the passes a batch failed directly (full price) instead of in the next batch.")
 def extract_cli(files, domain, views, model, config_path, out_dir, include, exclude, dry_run, as_json, resume,
-                replace_views, no_cache, no_skills, skip_idle_chunks, graph, tenant, engine):
+                replace_views, no_cache, no_skills, skip_idle_chunks, combine_upgrades, graph, tenant, engine, batch,
+                direct_retries):
     """Extract a knowledge graph from FILES (PDF, text, Markdown, HTML; - for stdin; a FOLDER
     for the files below it).
 
@@ -174,7 +179,8 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
     review.jsonl; for several documents also runs.jsonl in --out, a line per document. Views
     an earlier run left in the folder are kept (--replace-views drops them); a second run
     into a folder in use stops at once. Exit codes: 0 ok; 1 some chunks failed (rerun with
-    --resume) or some inputs could not be read (the others are done); 2 bad input.
+    --resume) or some inputs could not be read (the others are done); 2 bad input; 75 with
+    --batch (or --resume of a batch run): a stage waits in a provider batch, run it again later.
 
     \b
     Example:
@@ -183,10 +189,12 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
     """
     cfg = _config(config_path, model, no_cache, engine)
     cfg.upgrades.skip_idle_chunks = cfg.upgrades.skip_idle_chunks or skip_idle_chunks
+    cfg.upgrades.combine = cfg.upgrades.combine or combine_upgrades
     if dry_run:
         from kgkit.engine.plan import plan
 
-        plans = plan(list(files), domain=domain, views=views, config=cfg, include=include, exclude=exclude)
+        plans = plan(list(files), domain=domain, views=views, config=cfg, include=include, exclude=exclude,
+                     out_dir=out_dir, replace_views=replace_views, skills=not no_skills)
         if as_json:
             click.echo(json.dumps({"plan": [p.as_dict() for p in plans]}, indent=2))
         else:
@@ -195,15 +203,27 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
     from kgkit.engine.run import RunResult, extract_each
 
     progress = _Progress()
-    results, skipped = [], []
-    each = extract_each(list(files), domain=domain, views=views, config=cfg, out_dir=out_dir, resume=resume,
-                        skills=not no_skills, progress=progress, replace_views=replace_views,
-                        include=include, exclude=exclude, on_start=progress.start)
+    results, skipped, waiting = [], [], []
+    if batch or (resume and _batch_run(files, out_dir or cfg.out_dir, include, exclude)):
+        from kgkit.engine.batch import extract_batch
+
+        each = extract_batch(list(files), domain=domain, views=views, config=cfg, out_dir=out_dir,
+                             skills=not no_skills, progress=progress, replace_views=replace_views, include=include,
+                             exclude=exclude, direct_retries=direct_retries, on_start=progress.start)
+    else:
+        each = extract_each(list(files), domain=domain, views=views, config=cfg, out_dir=out_dir, resume=resume,
+                            skills=not no_skills, progress=progress, replace_views=replace_views,
+                            include=include, exclude=exclude, on_start=progress.start)
     with contextlib.closing(each):  # Ctrl-C between two documents still stops the ones running
         for r in each:
             if isinstance(r, RunResult):
                 results.append(_Summarised(r))
                 progress.finished(r.run_dir.name, "partial" if r.failures else "ok", r.manifest)
+            elif hasattr(r, "batch_id"):
+                waiting.append(r)
+                verb = "submitted" if r.submitted else f"still {r.status}"
+                click.echo(f"{r.document}: {r.stage} {verb} as batch {r.batch_id}", err=True)
+                progress.finished(r.run_dir.name, "batch", None)
             else:
                 skipped.append(r)
                 click.echo(f"Error: {r.path}: skipped: {r.error}", err=True)
@@ -217,13 +237,39 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
 
         with GraphStore.from_config(cfg, url=graph, tenant=tenant) as store:
             store.add([r.run_dir for r in results if not r.manifest["failures"]])
-    click.echo(json.dumps(data, indent=2) if as_json else format_summary(data))
+    if waiting:
+        data["batches"] = [{"document": w.document, "run_dir": str(w.run_dir), "batch": w.batch_id,
+                            "stage": w.stage, "status": w.status} for w in waiting]
+    if results or not waiting:
+        click.echo(json.dumps(data, indent=2) if as_json else format_summary(data))
+    elif as_json:
+        click.echo(json.dumps(data, indent=2))
+    if waiting:
+        out = out_dir or cfg.out_dir
+        click.echo(f"{len(waiting)} document(s) wait on a provider batch. Run the same command again later "
+                   f"(with --resume) to collect and go on; `kgkit batch status --out {out} --wait` waits for them.",
+                   err=True)
+        click.get_current_context().exit(EXIT_PENDING)
     click.get_current_context().exit(EXIT_OK if data["ok"] else EXIT_PARTIAL)
 
 
+def _batch_run(files, out_dir, include, exclude) -> bool:
+    """Whether an input's run folder records a batch not yet collected: then --resume goes on
+    in batch mode (running its passes directly would pay for them twice)."""
+    from kgkit.engine.batch_state import resumes_batch
+
+    return resumes_batch(list(files), out_dir, include, exclude)
+
+
 class _Summarised:
-    """What the summary needs of a RunResult (its folder and manifest), so a corpus run
-    keeps no document's graph in memory once it is written."""
+    """What the summary needs of a RunResult (its folder and the parts of its manifest
+    :func:`summary` reads), so a corpus run keeps no document's graph, nor the rest of its
+    manifest (views, files, digests, rejects per view), in memory once it is written."""
 
     def __init__(self, result):
-        self.run_dir, self.manifest = result.run_dir, result.manifest
+        m = result.manifest
+        self.run_dir = result.run_dir
+        self.manifest = {"counts": {k: m["counts"][k] for k in ("nodes", "edges", "review")},
+                         "calls": m["calls"], "tokens": m["tokens"], "cost": m["cost"],
+                         "timings": {"total": sum(m["timings"].values())}, "warnings": m["warnings"],
+                         "failures": m["failures"]}

@@ -383,6 +383,7 @@ def config_to_data(config: Config) -> dict[str, Any]:
             "json_mode": llm.json_mode,
             "concurrency": llm.concurrency,
             "rpm": llm.rpm,
+            "tpm": llm.tpm,
             "client": llm.client,
             "stages": {name: {k: v for k, v in vars(s).items() if v is not None} for name, s in llm.stages.items()},
         },

@@ -32,6 +32,7 @@ class LLMConfig:
     json_mode: bool = True  # strict JSON Schema, else JSON mode, where litellm says the model takes it
     concurrency: int = 16  # passes in flight at once, for the whole run (kgkit/engine/pool.py)
     rpm: int | None = None  # requests per minute at most, spaced evenly (kgkit/backends/pace.py)
+    tpm: int | None = None  # tokens per minute at most (prompt estimate + max_tokens, then usage), smoothed
     client: str = "auto"  # auto | litellm | direct: who sends the requests (kgkit/backends/llm.py, pick_client)
     stages: dict[str, StageLLM] = field(default_factory=dict)  # "core" | "upgrades" | "skills"
 
@@ -80,6 +81,7 @@ class SkillsConfig:
     min_precision: float = 0.5  # a candidate's precision on the train split must reach this
     min_support: int = 2  # ... and it must fire in this many train documents (or explain this many edges)
     gazetteer_cap: int = 25  # literal names kept per domain (not skills; listed apart)
+    gazetteer_share: float = 0.2  # at most this share of the items one learn run accepts are gazetteer names
     sample_rule_drop: float = 0.2  # offline simulation of sampling, at temperature 1: rule left out
     sample_item_drop: float = 0.3  # ... found item dropped, times (1 - its confidence)
 
@@ -99,6 +101,7 @@ class InputConfig:
 @dataclass
 class UpgradesConfig:
     skip_idle_chunks: bool = False  # skip an upgrade pass on a chunk that cannot contribute (UpgradeMode.can_contribute)
+    combine: bool = False  # one pass per chunk answers every upgrade view (kgkit/modes/combined.py)
 
 
 @dataclass

@@ -33,6 +33,7 @@ COMMENTS: dict[str, dict[str, str]] = {
         "json_mode": "ask for structured output (a strict JSON Schema, else JSON mode) where the provider supports it",
         "concurrency": "requests in flight at once for the whole run (the passes of a stage go out together)",
         "rpm": "null: no limit; else requests per minute at most, spaced evenly",
+        "tpm": "null: no limit; else tokens per minute at most (input + output), spaced evenly",
         "client": "auto: openai/... models over kgkit's own HTTP client, every other through litellm; or litellm, direct",
     },
     "domain": {"domain": "a name (`kgkit domains` lists them) or a path to a domain file"},
@@ -70,6 +71,7 @@ COMMENTS: dict[str, dict[str, str]] = {
         "min_precision": "a candidate skill's precision on the train documents must reach this",
         "min_support": "train documents a candidate must fire in (or gold edges it must explain)",
         "gazetteer_cap": "literal names kept per domain, apart from skills",
+        "gazetteer_share": "at most this share of the items one learn run accepts are gazetteer names (names go last)",
         "sample_rule_drop": "offline sampling simulation (temperature 1): chance a rule is left out",
         "sample_item_drop": "offline sampling simulation: chance a found item is dropped, times (1 - confidence)",
     },
@@ -79,6 +81,7 @@ COMMENTS: dict[str, dict[str, str]] = {
     },
     "upgrades": {
         "skip_idle_chunks": "skip upgrade passes on chunks that cannot contribute (counted in calls.skipped)",
+        "combine": "one pass per chunk answers every upgrade view at once (calls.upgrade.combined; saved in calls.saved)",
     },
     "engine": {"engine": "local: documents run in this process; ray: as Ray tasks (pip install 'kgkit[ray]')"},
     "ray": {

@@ -37,6 +37,8 @@ class Accounting:
     usage: Usage = field(default_factory=Usage)
     timings: dict[str, float] = field(default_factory=dict)
     output_formats: dict[str, str] = field(default_factory=dict)  # stage -> json_schema | json_object | plain
+    combined: dict[str, int] = field(default_factory=dict)  # view -> its passes answered inside combined ones
+    combined_passes: int = 0  # passes that answered several views at once (upgrades.combine)
 
     def count(self, stage: str, result: PassResult | None) -> None:
         """One pass of ``stage``: ``result`` is the backend's answer, None when reused."""
@@ -60,6 +62,12 @@ class Accounting:
         if n:
             self.skipped[stage] = self.skipped.get(stage, 0) + n
 
+    def combine(self, views: tuple[str, ...]) -> None:
+        """One pass planned to answer ``views`` together: one call where they would take one each."""
+        self.combined_passes += 1
+        for view in views:
+            self.combined[view] = self.combined.get(view, 0) + 1
+
     @contextmanager
     def timed(self, stage: str):
         start = time.perf_counter()
@@ -70,6 +78,10 @@ class Accounting:
 
     def calls(self) -> dict[str, Any]:
         upgrade = {view: self.upgrade.get(view, 0) for view in self.upgrade_views}
+        if self.combined_passes:  # the combined passes, one call each (kgkit/modes/combined.py)
+            upgrade["combined"] = self.upgrade.get("combined", 0)
+        saved = sum(self.skipped.values()) + sum(self.combined.values()) - self.combined_passes
+        combined = {"combined": dict(self.combined)} if self.combined else {}
         return {
             "core": self.core,
             "upgrade": upgrade,
@@ -82,7 +94,8 @@ class Accounting:
             "requests": self.requests,
             "retries": self.retries,
             "skipped": dict(self.skipped),
-            "saved": sum(self.skipped.values()),  # passes not sent: what skipping saved
+            "saved": saved,  # passes not sent: skipped ones, and those combined passes stood for
+            **combined,
         }
 
     def tokens(self) -> dict[str, int]:

@@ -78,8 +78,7 @@ def prompt_nodes(chunk: Chunk, skeleton: Skeleton, document: set[str]) -> list[d
     chunk mentions or names (:meth:`Skeleton.part_for`) and the ``document`` ones (the
     parties, the agreement: :func:`document_level`), so tokens per call stay bounded however
     long the document is."""
-    local = {n["id"] for n in skeleton.part_for(chunk)[0]}
-    return [n for n in skeleton.nodes if n["id"] in local or n["id"] in document]
+    return [skeleton.nodes[i] for i in skeleton.node_positions(chunk, document)]
 
 
 def document_level(nodes: list[dict[str, Any]], opening: str, n: int) -> set[str]:

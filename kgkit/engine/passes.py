@@ -15,7 +15,7 @@ import hashlib
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from kgkit.backends.base import Backend, PassRequest, PassResult
+from kgkit.backends.base import COMBINED, Backend, PassRequest, PassResult
 from kgkit.config.model import LimitsConfig
 from kgkit.engine.accounting import Accounting
 from kgkit.engine.limits import bound_answer, clip
@@ -56,6 +56,11 @@ class PassRunner:
             return self._digests[key]
         return value
 
+    def _parts_digest(self, parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """A combined pass's parts (kgkit/modes/combined.py) with their views and contexts by content."""
+        return [{k: ({ck: self._digest(cv) for ck, cv in v.items()} if k == "context" else self._digest(v))
+                 for k, v in part.items()} for part in parts]
+
     def _located_by_content(self, data: Any) -> Any:
         if isinstance(data, dict):
             return {k: self._prompt_digest(str(v)) if k == "prompt" and v else self._located_by_content(v)
@@ -81,7 +86,8 @@ class PassRunner:
         return fingerprint({
             "kind": request.kind, "stage": request.stage, "chunk": request.chunk.id,
             "text": hashlib.sha256(request.chunk.text.encode()).hexdigest(), "schema": request.schema,
-            "context": {k: self._digest(v) for k, v in request.context.items()},
+            "context": {k: self._parts_digest(v) if k == "parts" and request.kind == COMBINED else self._digest(v)
+                        for k, v in request.context.items()},
             "prompt": self._prompt_digest(request.prompt), "sample": request.sample,
             "temperature": request.temperature, "backend": self._describe,
         })
@@ -129,14 +135,24 @@ class PassRunner:
                                 retries=getattr(exc, "retries", 0))
         if not result.ok or result.data is None:
             return result, None, []
-        data, left_out = bound_answer(result.data, self.limits) if isinstance(result.data, dict) else (result.data, [])
+        if request.kind == COMBINED:  # each view's answer bounded as its own pass's would be
+            data, left_out = {}, []
+            for stage, part in result.data.items():
+                data[stage], out = bound_answer(part, self.limits) if isinstance(part, dict) else (part, [])
+                left_out += [(stage, *item) for item in out]
+        elif isinstance(result.data, dict):
+            data, out = bound_answer(result.data, self.limits)
+            left_out = [(request.stage, *item) for item in out]
+        else:
+            data, left_out = result.data, []
         self.folder.save_pass(request.stage, request.chunk.id, key, data, result.model)
         return result, data, left_out
 
     def _record(self, request: PassRequest, result: PassResult, data: dict[str, Any] | None,
                 left_out: list) -> dict[str, Any] | None:
         """What the run folder says of one executed pass; its answer, or None when it failed.
-        Items the limits left out are reviewed and counted as held back."""
+        Items the limits left out are reviewed and counted as held back, under the stage
+        (the view, for a combined pass's part) they were left out of."""
         self.accounting.count(request.stage, result)
         if data is None:
             error = result.error or "the backend returned no answer"
@@ -147,9 +163,11 @@ class PassRunner:
             return None
         self.review += [{"stage": request.stage, "chunk": request.chunk.id, "item": {"regex": w.get("regex")},
                          "reason": w.get("reason")} for w in result.warnings]
-        held = self.held.setdefault(request.stage, {}) if isinstance(data, dict) else {}
-        for item, reason, detail in left_out:
+        if isinstance(data, dict):
+            self.held.setdefault(request.stage, {})
+        for stage, item, reason, detail in left_out:
+            held = self.held.setdefault(stage, {})
             held[reason] = held.get(reason, 0) + 1
-            self.review.append({"stage": request.stage, "chunk": request.chunk.id,
+            self.review.append({"stage": stage, "chunk": request.chunk.id,
                                 "item": clip(item, self.limits.name_chars), "reason": f"held back ({reason}): {detail}"})
         return data

@@ -1,23 +1,38 @@
-"""What a run would cost, before it runs (``kgkit extract --dry-run``): no backend is called.
+"""What a run would cost, before it runs (``kgkit extract --dry-run``): no provider is called.
 
-Documents are loaded and chunked exactly as the run would, so the chunk count and the
-call budget are exact; tokens are an estimate (about four characters a token, plus the
-instructions every pass carries), and the cost comes from litellm's price table when a
-model is configured and the table knows it.
+Documents are loaded and chunked exactly as the run would, and every pass is built as the
+run builds it and rendered with its real prompt — system prompt, types, worked examples,
+skills, the bounded entity list and the chunk — so the prompt sizes are those the provider
+will be sent, up to what the model finds. What it finds is estimated with the offline
+entity rules: their answers go through the real merge, so each relation pass lists the
+nodes of its chunk and the document-level ones (``limits.document_entities``) and each
+upgrade pass its chunk's part of the skeleton, as in the run. The views an earlier run
+left in the run folder (kept unless ``replace_views``) are counted; so are the passes
+``upgrades.skip_idle_chunks`` skips (the nary test reads the estimated entities, so it is
+an estimate too) and those ``upgrades.combine`` folds into one. A relation pass, or a view
+that needs entities, is counted even where the offline rules find none: a model may.
+
+Tokens in are the rendered prompts at :data:`kgkit.backends.pace.CHARS_PER_TOKEN`
+characters a token; tokens out a typical answer per pass; the cost comes from litellm's
+price table when a model is configured and the table knows it.
 """
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
-from typing import Any, Sequence
+from pathlib import Path
+from typing import Any, Iterator, Sequence
 
+from kgkit.backends.base import ENTITIES, PassRequest
+from kgkit.backends.pace import CHARS_PER_TOKEN
 from kgkit.config.model import Config
-from kgkit.engine.accounting import naive_calls
-from kgkit.engine.run import chunk, load_domain_and_views, path_list, resolve_config
+from kgkit.engine.accounting import Accounting
+from kgkit.engine.run import (busy_chunks, chunk, earlier_views, load_domain_and_views, path_list, resolve_config,
+                              retrieve_skills, upgrade_requests)
 
-CHARS_PER_TOKEN = 4
-PROMPT_OVERHEAD_TOKENS = 600  # instructions, type lists and examples around each chunk
-ANSWER_TOKENS = 250  # a typical JSON answer for one chunk
+ANSWER_TOKENS = 250  # a typical JSON answer for one pass
+_RUN_ONLY = ("executed", "reused", "cache_hits", "requests", "retries")  # what only a run can count
 
 
 @dataclass
@@ -25,7 +40,10 @@ class DocumentPlan:
     document: str
     path: str
     chunks: int
-    calls: dict[str, Any]  # {"entities", "relations", "upgrade": {view: n}, "projection": 0, "total", "naive"}
+    views: list[str]  # the views the run will write: those given, then those kept from the run folder
+    calls: dict[str, Any]  # {"entities", "relations", "upgrade": {view: n, "combined": n}, "projection": 0, "total",
+    #                         "naive", "skipped": {stage: n}, "saved"[, "combined": {view: n}]}, as the manifest says
+    prompt_chars: dict[str, int]  # stage -> characters of the rendered prompts of its passes
     tokens: dict[str, int]  # estimated {"in", "out"}
     cost: float | None  # estimated USD; None when unknown (offline: 0.0)
 
@@ -50,27 +68,79 @@ def estimate_cost(model: str | None, tokens_in: int, tokens_out: int) -> float |
 
 def plan(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | os.PathLike | None = None,
          views: Sequence[str] | str | None = None, config: Config | str | os.PathLike | None = None,
-         include: Sequence[str] = (), exclude: Sequence[str] = ()) -> list[DocumentPlan]:
-    """The call budget, estimated tokens and cost of extracting ``paths`` (folders expanded
-    as :func:`kgkit.engine.run.extract` does); nothing is called."""
+         include: Sequence[str] = (), exclude: Sequence[str] = (), out_dir: str | os.PathLike | None = None,
+         replace_views: bool = False, skills: bool = True) -> list[DocumentPlan]:
+    """The passes, prompt sizes, estimated tokens and cost of extracting ``paths`` into
+    ``out_dir`` (folders expanded as :func:`kgkit.engine.run.extract` does); nothing is called."""
     from kgkit.documents.load import load_document
     from kgkit.engine.corpus import collect_inputs
+    from kgkit.engine.outputs import RunFolder
 
     cfg = resolve_config(config)
-    dom, loaded = load_domain_and_views(domain, views, cfg)
-    upgrades = [v.name for v in loaded if v.is_upgrade]
+    dom, base_views = load_domain_and_views(domain, views, cfg)
+    root = Path(out_dir) if out_dir is not None else Path(cfg.out_dir)
+    given = {v.name for v in base_views}
     plans = []
     for item in collect_inputs(path_list(paths), include, exclude):
         doc = load_document(item.path, max_bytes=cfg.input.max_bytes)
+        loaded = base_views if replace_views else earlier_views(RunFolder(root / item.folder), given) + base_views
         chunks = chunk(doc, dom, cfg)
-        n = len(chunks)
-        passes_per_chunk = 2 + len(upgrades)
-        text_tokens = sum(len(c.text) for c in chunks) // CHARS_PER_TOKEN
-        tokens_in = passes_per_chunk * (text_tokens + n * PROMPT_OVERHEAD_TOKENS)
-        tokens_out = passes_per_chunk * n * ANSWER_TOKENS
-        calls = {"entities": n, "relations": n, "upgrade": {v: n for v in upgrades}, "projection": 0,
-                 "total": n * passes_per_chunk, "naive": naive_calls(n, len(loaded))}
-        plans.append(DocumentPlan(document=doc.name, path=doc.source, chunks=n, calls=calls,
-                                  tokens={"in": tokens_in, "out": tokens_out},
+        accounting = Accounting(n_chunks=len(chunks), views=[v.name for v in loaded],
+                                upgrade_views=[v.name for v in loaded if v.is_upgrade])
+        chars: dict[str, int] = {}
+        for request in passes(doc, chunks, dom, loaded, cfg, accounting, skills):
+            accounting.count(request.stage, None)
+            chars[request.stage] = chars.get(request.stage, 0) + prompt_chars(request)
+        calls = {k: v for k, v in accounting.calls().items() if k not in _RUN_ONLY}
+        calls = {"entities": len(chunks), "relations": accounting.core - len(chunks), **calls}
+        del calls["core"]
+        tokens_in = sum(math.ceil(c / CHARS_PER_TOKEN) for c in chars.values())
+        tokens_out = calls["total"] * ANSWER_TOKENS
+        plans.append(DocumentPlan(document=doc.name, path=doc.source, chunks=len(chunks), views=[v.name for v in loaded],
+                                  calls=calls, prompt_chars=chars, tokens={"in": tokens_in, "out": tokens_out},
                                   cost=estimate_cost(cfg.llm.model, tokens_in, tokens_out)))
     return plans
+
+
+def prompt_chars(request: PassRequest) -> int:
+    """Characters of the chat messages ``request`` renders to: what the provider is sent."""
+    from kgkit.prompts.render import render_request
+
+    return sum(len(m["content"]) for m in render_request(request))
+
+
+def passes(doc, chunks, domain, views, config: Config, accounting: Accounting, skills: bool) -> Iterator[PassRequest]:
+    """Every pass the run would send, built by the run's own code over the estimated core."""
+    from kgkit.backends.offline import OfflineBackend
+    from kgkit.engine.combine import combined_requests
+    from kgkit.engine.core import CoreSettings, relation_request, run_core
+    from kgkit.modes.registry import get_mode
+
+    settings = CoreSettings(
+        fuzzy_threshold=config.canon.fuzzy_threshold, legal_suffixes=config.canon.legal_suffixes,
+        evidence_threshold=config.review.evidence_threshold, confidence_threshold=config.review.confidence_threshold,
+        admit_unverified=config.review.admit_unverified, prompts={k: str(v) for k, v in config.prompts.items()},
+        skills=retrieve_skills(domain, doc, config, skills), document_entities=config.limits.document_entities)
+    offline, sent = OfflineBackend(config.input.regex_timeout), []
+
+    def estimated(requests: list[PassRequest]):  # the offline rules stand for the model's entities
+        sent.extend(requests)
+        return [offline.run(r).data if r.kind == ENTITIES else {"relations": []} for r in requests]
+
+    skeleton = run_core(doc, chunks, domain, estimated, settings).skeleton
+    yield from sent
+    if not skeleton.nodes:  # the model may find entities where the rules found none
+        yield from (relation_request(c, domain, settings, doc.title, []) for c in chunks)
+    upgrades = []
+    for view in (v for v in views if v.is_upgrade):
+        if skeleton.nodes and not get_mode(view.mode).can_build(view, domain, skeleton):
+            accounting.skip(view.name, len(chunks))  # as the run does (no event type declared, say)
+        else:
+            upgrades.append(view)
+    worked = {v.name: busy_chunks(v, domain, chunks, skeleton, config, accounting) for v in upgrades}
+    single = lambda view, cs: upgrade_requests(view, doc, cs, domain, skeleton, config)  # noqa: E731
+    if config.upgrades.combine:
+        yield from combined_requests(upgrades, worked, chunks, domain, single, accounting)
+    else:
+        for view in upgrades:
+            yield from single(view, worked[view.name])

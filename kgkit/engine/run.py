@@ -22,6 +22,7 @@ from kgkit.schema.search_path import available
 from kgkit.config.model import Config
 from kgkit.documents.types import Chunk, Document
 from kgkit.engine.accounting import Accounting
+from kgkit.engine.combine import combined_answers
 from kgkit.engine.core import CoreSettings, run_core
 from kgkit.engine.corpus import CorpusInput, CorpusManifest, collect_inputs, run_row, skipped_row
 from kgkit.engine.join import items_of, node_refs
@@ -176,10 +177,11 @@ def run_upgrade(view: View, doc: Document, chunks: list[Chunk], domain: Domain, 
 def extract_document(doc: Document, domain: Domain, views: list[View], config: Config,
                      backends: tuple[Backend, Backend], folder: RunFolder, skills: bool = True,
                      progress: Progress | None = None, replace_views: bool = False,
-                     pool: PassPool | None = None) -> RunResult:
+                     pool: PassPool | None = None, manifest_extra: dict[str, Any] | None = None) -> RunResult:
     """Run the core and every view for one loaded document and write its run folder.
 
     The passes of each stage run at once on ``pool`` (one at a time without one).
+    ``manifest_extra`` adds keys to the manifest (a batch run names its batches there).
 
     View files already in ``views/`` stay unless ``replace_views``; the manifest's
     ``view_files`` lists every file there after the run."""
@@ -224,9 +226,13 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
                 payloads[view.name], rejects[view.name], held[view.name] = {}, {}, {}
                 upgrades.append(view)
     worked = {view.name: busy_chunks(view, domain, chunks, skeleton, config, accounting) for view in upgrades}
-    answers = upgrade_runner.run_all([request for view in upgrades
-                                      for request in upgrade_requests(view, doc, worked[view.name], domain, skeleton,
-                                                                      config)])
+    if config.upgrades.combine:  # one pass per chunk for every view (kgkit/engine/combine.py)
+        answers = combined_answers(upgrade_runner.run_all, upgrades, worked, chunks, domain,
+                                   lambda v, cs: upgrade_requests(v, doc, cs, domain, skeleton, config), accounting)
+    else:
+        answers = upgrade_runner.run_all([request for view in upgrades
+                                          for request in upgrade_requests(view, doc, worked[view.name], domain,
+                                                                          skeleton, config)])
     for view in upgrades:
         with accounting.timed(view.name):
             total = len(worked[view.name])
@@ -262,6 +268,7 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
     manifest = build_manifest(doc=doc, domain=domain, views=views, backends=backends, skills=skill_list,
                               accounting=accounting, started=started, counts=counts, payloads=payloads,
                               warnings=warnings, failures=failures, view_files=sorted(written | present))
+    manifest.update(manifest_extra or {})
     nodes_file = {"doc_id": doc.id, "nodes": nodes}
     with accounting.timed("write"):
         folder.write_json("nodes.json", nodes_file)
@@ -329,6 +336,25 @@ class SkippedInput:
     error: str
 
 
+def prepare_run(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | os.PathLike | None,
+                views: Sequence[str] | str | None, config: Config | str | os.PathLike | None,
+                out_dir: str | os.PathLike | None, include: Sequence[str], exclude: Sequence[str]
+                ) -> tuple[Config, list[CorpusInput], Domain, list[View], Path, bool]:
+    """What every run checks before its first call: (config, inputs, domain, views, the
+    folder of the run folders, whether it is a corpus run). InputError when there is no input."""
+    cfg = resolve_config(config)
+    given_paths = path_list(paths)
+    if not given_paths:
+        raise InputError("no input files given")
+    inputs = collect_inputs(given_paths, include, exclude)
+    if not inputs:
+        raise InputError("no input files found", hint="check the folder and the --include/--exclude globs")
+    dom, base_views = load_domain_and_views(domain, views, cfg)
+    root = Path(out_dir) if out_dir is not None else Path(cfg.out_dir)
+    corpus = len(inputs) > 1 or any(Path(p).is_dir() for p in given_paths if str(p) != "-")
+    return cfg, inputs, dom, base_views, root, corpus
+
+
 def extract_each(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | os.PathLike | None = None,
                  views: Sequence[str] | str | None = None, config: Config | str | os.PathLike | None = None,
                  out_dir: str | os.PathLike | None = None, resume: bool = False, skills: bool = True,
@@ -343,16 +369,7 @@ def extract_each(paths: str | os.PathLike | Sequence[str | os.PathLike], domain:
     how many documents the run has, before the first is loaded.
 
     When no input at all could be used, the first input's error is raised (exit 2)."""
-    cfg = resolve_config(config)
-    given_paths = path_list(paths)
-    if not given_paths:
-        raise InputError("no input files given")
-    inputs = collect_inputs(given_paths, include, exclude)
-    if not inputs:
-        raise InputError("no input files found", hint="check the folder and the --include/--exclude globs")
-    dom, base_views = load_domain_and_views(domain, views, cfg)
-    root = Path(out_dir) if out_dir is not None else Path(cfg.out_dir)
-    corpus = len(inputs) > 1 or any(Path(p).is_dir() for p in given_paths if str(p) != "-")
+    cfg, inputs, dom, base_views, root, corpus = prepare_run(paths, domain, views, config, out_dir, include, exclude)
     runs = CorpusManifest(root) if corpus else None
     job = DocumentJob(dom, base_views, cfg, root, skills, replace_views)
     if cfg.engine == "ray":  # Ray is imported only here (the ray extra)

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import jsonschema
 
 from kgkit import evidence as evidence_check
+from kgkit.chunk_parts import ChunkParts
 from kgkit.name_keys import canonical_key
 from kgkit.documents.types import Chunk, Document
 from kgkit.schema.model import LITERAL_TYPES, Domain, RelationType, Role, View
@@ -60,21 +61,29 @@ class Skeleton:
         """The chunk's share of the skeleton, in the shape prompts read: the nodes mentioned
         in it (or named in its text) and the edges among them — wherever their evidence
         was found, since a term's dates often sit in another part than its parties."""
-        text = chunk.text.lower()
         nodes = [
             {"id": n["id"], "name": n["name"], "type": n["type"], "aliases": list(n.get("aliases", ()))}
-            for n in self.nodes
-            if any(m["chunk"] == chunk.id for m in n.get("mentions", ()))
-            or any(s.lower() in text for s in [n["name"], *n.get("aliases", ())] if s)
+            for n in map(self.nodes.__getitem__, self.node_positions(chunk))
         ]
         present = {n["id"] for n in nodes}
         edges = [
             {"id": e["id"], "head": self._by_id[e["head"]]["name"], "relation": e["relation"],
              "tail": self._by_id[e["tail"]]["name"]}
-            for e in self.edges
-            if e["evidence"]["chunk"] == chunk.id or (e["head"] in present and e["tail"] in present)
+            for e in map(self.edges.__getitem__, self._parts().edge_positions(chunk.id, present))
         ]
         return nodes, edges
+
+    def node_positions(self, chunk: Chunk, also: Iterable[str] = ()) -> list[int]:
+        """Positions in ``nodes`` of the chunk's nodes (those :meth:`part_for` gives) and of
+        the nodes whose id is in ``also``, in order."""
+        return self._parts().node_positions(chunk.id, chunk.text, also)
+
+    def _parts(self) -> ChunkParts:
+        """The chunk indexes of the current nodes and edges (built again when either list changes)."""
+        key = (id(self.nodes), len(self.nodes), id(self.edges), len(self.edges))
+        if getattr(self, "_parts_key", None) != key:
+            self._parts_index, self._parts_key = ChunkParts(self.nodes, self.edges), key
+        return self._parts_index
 
 
 class Locator:

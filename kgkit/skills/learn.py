@@ -14,10 +14,13 @@ touching model weights (docs/skills.md):
    candidate skills that get the edge as provenance;
 5. **vet** each candidate on the train gold (:mod:`kgkit.skills.vetting`): a pattern that
    generalises and is precise, or a literal name for the capped gazetteer; else refused;
-6. **fold** it with the deterministic controller (add/modify/merge/keep);
+6. **fold** it with the deterministic controller (add/modify/merge/keep), then **apply**
+   it to the train documents: it must raise train relation F1, with ``min_precision`` on
+   the relations it adds (vetting reads gold mentions; this reads what extraction does);
 7. **gate**: a change is kept only if relation F1 on the dev split rises by at least
    ``min_gain`` (> 0; equal is a rejection); turn-downs are remembered in the library
-   with their reason;
+   with their reason. Gazetteer names come after all skills, at most
+   ``gazetteer_share`` of the run's accepted items;
 8. **write** the library (version + 1 and a changelog entry, turn-downs included) only
    if its skills or gazetteer changed.
 
@@ -92,6 +95,7 @@ class LearnSettings:
     min_precision: float = 0.5
     min_support: int = 2
     gazetteer_cap: int = 25
+    gazetteer_share: float = 0.2  # names are folded last, and at most this share of a run's accepted items
     heldout_from: tuple[str, ...] | None = None  # documents the held-out share is drawn from (None: all)
 
     @classmethod
@@ -100,7 +104,7 @@ class LearnSettings:
         base = {"rollouts": skills.rollouts, "temperature": skills.temperature, "top_k": skills.top_k,
                 "merge": skills.jaccard_merge, "modify": skills.jaccard_modify, "min_gain": skills.min_gain,
                 "min_precision": skills.min_precision, "min_support": skills.min_support,
-                "gazetteer_cap": skills.gazetteer_cap}
+                "gazetteer_cap": skills.gazetteer_cap, "gazetteer_share": skills.gazetteer_share}
         return cls(**{**base, **{k: v for k, v in overrides.items() if v is not None}})
 
 
@@ -314,6 +318,7 @@ library is found, :func:`kgkit.skills.library.library_roots`).
         report.labels = labels
         date = today()
         learned = lib.learned_edges()
+        names: list[tuple[dict[str, Any], EdgeLabel]] = []  # gazetteer candidates: folded after the skills
         for label in labels:
             if label.label == "stable":
                 continue
@@ -323,8 +328,18 @@ library is found, :func:`kgkit.skills.library.library_roots`).
             kind = SKILL_INDUCTION if label.label == "unstable" else SKILL_HINDSIGHT
             candidates, invalid = loop.candidates(skill_backend, kind, label, samples[label.doc])
             report.invalid_candidates += invalid
+            held = set()  # relations this edge already has an accepted (or kept) cue for
             for cand in candidates:
-                lib, dev_f1 = _fold(report, loop, lib, dev_f1, cand, label, vetter, split["dev"], date)
+                if cand["kind"] == "relation" and cand["target"] in held:
+                    continue  # a shorter or looser cue is tried only where the longer one did not hold
+                if vetter.vet(cand).verdict == GAZETTEER:
+                    names.append((cand, label))
+                    continue
+                lib, dev_f1 = _fold(report, loop, lib, dev_f1, cand, label, vetter, split, date)
+                if cand["kind"] == "relation" and report.actions[-1]["outcome"] == "accepted":
+                    held.add(cand["target"])
+        for cand, label in names:
+            lib, dev_f1 = _fold(report, loop, lib, dev_f1, cand, label, vetter, split, date)
         report.after = loop.evaluate(lib, split["heldout"])
 
     # turn-downs alone are not written: an edge that this run's skills made regress would
@@ -344,8 +359,9 @@ library is found, :func:`kgkit.skills.library.library_roots`).
 
 
 def _fold(report: LearnReport, loop: "_Loop", lib: Library, dev_f1: float, cand: dict[str, Any], label: EdgeLabel,
-          vetter: Vetter, dev_docs: list[str], date: str) -> tuple[Library, float]:
+          vetter: Vetter, split: dict[str, list[str]], date: str) -> tuple[Library, float]:
     """Vet one candidate, fold it in (skill or gazetteer entry) and gate it; the library and dev F1 after."""
+    dev_docs = split["dev"]
     s = report.settings
     verdict = vetter.vet(cand)
     entry = {"kind": cand["kind"], "target": cand["target"], "pattern": normalise_pattern(cand["pattern"]),
@@ -366,8 +382,12 @@ def _fold(report: LearnReport, loop: "_Loop", lib: Library, dev_f1: float, cand:
             known["provenance"] = merge_provenance(known["provenance"], cand["provenance"])
             report.actions.append({**entry, **action, "action": "keep", "outcome": "accepted"})
             return trial, dev_f1
-        if len(trial.gazetteer) >= s.gazetteer_cap:
-            reason = f"gazetteer full ({s.gazetteer_cap} names)"
+        acc = report.accepted()
+        over_share = not room_for_a_name(acc, s.gazetteer_share)
+        if len(trial.gazetteer) >= s.gazetteer_cap or over_share:
+            reason = (f"gazetteer full ({s.gazetteer_cap} names)" if not over_share else
+                      f"gazetteer share: {acc['gazetteer'] + 1} names of {acc['skills'] + acc['gazetteer'] + 1} "
+                      f"accepted items would exceed {s.gazetteer_share:.0%}")
             report.actions.append({**entry, **action, "outcome": "refused", "reason": reason})
             lib.rejected.append({**turned_down, "reason": reason})
             return lib, dev_f1
@@ -383,6 +403,14 @@ def _fold(report: LearnReport, loop: "_Loop", lib: Library, dev_f1: float, cand:
             report.actions.append({**entry, **action, "outcome": "accepted", "dev_f1": round(dev_f1, 4)})
             return trial, dev_f1
         changed = trial.skills[planned.skill]
+    applied = loop.applied(lib, trial, split["train"])
+    entry["vetting"]["applied"] = applied
+    if applied["f1_gain"] <= 0 or applied["precision"] < s.min_precision:
+        reason = (f"as applied on train: {applied['new_right']:+d} right, {applied['new_wrong']:+d} wrong relations, "
+                  f"F1 {applied['f1_gain']:+.4f} (needs a rise, and precision {s.min_precision} on what it adds)")
+        report.actions.append({**entry, **action, "outcome": "refused", "reason": reason})
+        lib.rejected.append({**turned_down, "reason": reason})
+        return lib, dev_f1
     trial_f1 = loop.evaluate(trial, dev_docs).f1("relations")
     gain = trial_f1 - dev_f1
     accepted = gain >= s.min_gain - 1e-9  # equal is a rejection (min_gain > 0)
@@ -393,6 +421,16 @@ def _fold(report: LearnReport, loop: "_Loop", lib: Library, dev_f1: float, cand:
         return lib, dev_f1
     changed["dev_gain"] = round(gain, 4)
     return trial, trial_f1
+
+
+def room_for_a_name(accepted: dict[str, int], share: float) -> bool:
+    """Whether one more gazetteer name keeps names at most ``share`` of a run's accepted items.
+
+    A literal name is not a skill: names are folded after the run's skills, and only as
+    many as the skills accepted leave room for (share 0.2: one name per four skills).
+    """
+    names, total = accepted["gazetteer"] + 1, accepted["skills"] + accepted["gazetteer"] + 1
+    return names <= share * total + 1e-9
 
 
 def gazetteer_id(name: str, type_name: str) -> str:
@@ -462,6 +500,22 @@ class _Loop:
                                              out_dir=self.tmp / f"run_{self.runs}", backend=self.factory,
                                              docs=[self.docs[d] for d in doc_ids])
         return self._scores[key]
+
+    def applied(self, lib: Library, trial: Library, doc_ids: list[str]) -> dict[str, Any]:
+        """What a change does when the backend applies it to these (train) documents: the
+        relations it adds that gold holds (right) and does not (wrong), and their precision.
+
+        Vetting's counts read a pattern against gold mentions; this reads it as extraction
+        fires it, with the entities the rules actually find and the pairs they bind.
+        """
+        old, new = self.evaluate(lib, doc_ids), self.evaluate(trial, doc_ids)
+        before, after = old.total.categories.get("relations"), new.total.categories.get("relations")
+        right = (after.micro.tp if after else 0) - (before.micro.tp if before else 0)
+        wrong = (after.micro.fp if after else 0) - (before.micro.fp if before else 0)
+        # of what it adds, the share that is right (a change that only removes wrong relations: 1)
+        precision = 1.0 if wrong <= 0 else right / (right + wrong) if right > 0 else 0.0
+        return {"new_right": right, "new_wrong": wrong, "precision": round(precision, 4),
+                "f1_gain": round(new.f1("relations") - old.f1("relations"), 4)}
 
     def rollout(self, lib: Library, doc_ids: list[str]) -> tuple[list[EdgeLabel], dict[str, list[dict[str, Any]]]]:
         """K sampled extractions per document; every gold relation labelled by how many found it."""

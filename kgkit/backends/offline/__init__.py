@@ -142,3 +142,4 @@ class OfflineBackend:
 
 
 from kgkit.backends.offline import skills as _skills  # noqa: E402,F401 - registers the skill passes
+from kgkit.backends.offline import combined as _combined  # noqa: E402,F401 - registers combined upgrade passes

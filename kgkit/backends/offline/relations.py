@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from kgkit import safe_regex
+from kgkit.phrase_match import find_alternation
 from kgkit.backends.offline.entities import (CLAUSE_LENGTH, collapse, name_key, phrase_pattern, skill_patterns,
                                              trigger_spans)
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals, normalise
@@ -76,10 +77,13 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
         if not tier:
             continue
         forms = sorted(tier, key=lambda f: (-len(f), f))
-        rx = re.compile(r"(?<![\w])(?:" + "|".join(phrase_pattern(f) for f in forms) + r")(?![\w])", re.I)
-        for m in rx.finditer(text):
-            for ent in surface_owner.get(name_key(m.group(0)), ()):
-                found.append(EntityMention(ent["name"], ent["type"], m.start(), m.end()))
+        spans = find_alternation(text, forms)  # the regex below, without compiling one per chunk
+        if spans is None:
+            rx = re.compile(r"(?<![\w])(?:" + "|".join(phrase_pattern(f) for f in forms) + r")(?![\w])", re.I)
+            spans = [(m.start(), m.end(), -1) for m in rx.finditer(text)]
+        for start, end, _ in spans:
+            for ent in surface_owner.get(name_key(text[start:end]), ()):
+                found.append(EntityMention(ent["name"], ent["type"], start, end))
     # category entities ("Anti-Assignment") by their type's label cues
     for t in types:
         for label, regexes in t.patterns.labels:
@@ -195,23 +199,25 @@ def find_relations(
                                       and (e2 - s2) > (e - s) for s2, e2, j in all_spans)]
         # (tail mention, relation) -> (gap, head mention, rule)
         best: dict[tuple[EntityMention, str], tuple[int, EntityMention, _Rule]] = {}
+        sent_types = {m.type for m in in_sent}
         for i, rule in enumerate(rules):
             spans = triggers[i]
             if not spans:
                 continue
-            heads = [m for m in in_sent if any(rule.allows(m.type, t.type) for t in in_sent if t.name != m.name)]
+            pairs = {(a, b) for a in sent_types for b in sent_types if rule.allows(a, b)}  # rule.allows, looked up
+            heads = [m for m in in_sent if any((m.type, t.type) in pairs for t in in_sent if t.name != m.name)]
             for t in in_sent:
-                cands = [h for h in heads if h.name != t.name and rule.allows(h.type, t.type)]
+                cands = [h for h in heads if h.name != t.name and (h.type, t.type) in pairs]
                 for h in cands:
                     lo, hi = sorted((h, t), key=lambda x: x.start)
                     binding = [sp for sp in spans if lo.end <= sp[0] and sp[1] <= hi.start]
                     binding += [sp for sp in spans if hi is t and _just_after(text, t.end, sp[0])]
-                    if binding and h.start > t.start and not rule.symmetric and rule.allows(t.type, h.type):
+                    if binding and h.start > t.start and not rule.symmetric and (t.type, h.type) in pairs:
                         continue  # both orders type-check: read the one the sentence states, head first
                     if binding:
                         gap = min(abs(_gap(sp, t)) for sp in binding)
                     elif len({c.name for c in cands}) == 1 and len({x.name for x in in_sent if any(
-                            rule.allows(c.type, x.type) for c in cands)}) == 1:
+                            (c.type, x.type) in pairs for c in cands)}) == 1:
                         gap = 10_000
                     else:
                         continue

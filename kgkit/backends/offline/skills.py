@@ -42,6 +42,8 @@ _TRAILING = frozenset("the a an his her its their this that these those".split()
 _NOT_CUES = frozenset("the a an and or but of to in on at by for from with as is was were are be been has had have "
                       "he she it they we i you his her its their this that these those who which when where while "
                       "than then there here not no s 's mr mrs ms dr".split())
+# words that join two names in a list, not in a relation: no tight cue
+_NOT_TIGHT = frozenset("and or but nor".split())
 # a capitalised name of up to five words, as the generic offline rules see one
 NAME_RX = r"(?-i:[A-Z][A-Za-z'.-]*(?:\s+(?:[A-Z][A-Za-z'.-]*|de|van|von|der|la|bin|al)){0,4})"
 
@@ -72,19 +74,67 @@ def between_words(sentence: str, head: str, tail: str) -> list[str]:
     return words
 
 
-def relation_candidate(edge: Mapping[str, Any], sentence: str) -> dict[str, Any] | None:
-    words = between_words(sentence, edge["head"], edge["tail"])
-    if not words:
+def _gap(sentence: str, head: str, tail: str) -> str | None:
+    """The text between the first head and tail mentions (None when either is absent or they overlap)."""
+    h, t = _mention(sentence, head), _mention(sentence, tail)
+    if h is None or t is None:
         return None
-    phrase = " ".join(words)
-    head, tail = edge.get("head_type") or "entity", edge.get("tail_type") or "entity"
-    return {  # instruction and example from the pattern alone: no name, no gold passage
+    (_, a_end), (b_start, _) = sorted((h, t))
+    return sentence[a_end:b_start] if a_end <= b_start else None
+
+
+def tight_cue(gap: str) -> str | None:
+    """A regex trigger for two names written next to each other: "Perugia in Umbria",
+    "Chattanooga, Tenn." — the whole gap (a comma, at most two lowercase words) between a
+    capitalised word and the next one. It holds the shape, not the names: it fires
+    wherever two names are joined so, and vetting measures how often that is the relation."""
+    tokens = re.findall(r"\S+", gap)
+    if not tokens or len(tokens) > 3 or not gap[:1].isspace() and gap[:1] != "," or not gap[-1:].isspace():
+        return None
+    parts = []
+    for tok in tokens:
+        m = re.fullmatch(r"(,?)([a-z]+)?(,?)", tok)
+        if m is None or not tok:
+            return None
+        parts += [x for x in m.groups() if x]
+    if sum(1 for p in parts if p != ",") > 2 or any(p in _NOT_TIGHT for p in parts):
+        return None
+    body = r"\s*" + r"\s*".join(re.escape(p) if p == "," else r"(?<!\w)" + p + r"(?!\w)" for p in parts) + r"\s*"
+    return r"(?<=\b(?-i:[A-Z])[\w'.-]*)" + body + r"(?=(?-i:[A-Z]))"
+
+
+def relation_candidates(edge: Mapping[str, Any], sentence: str) -> list[dict[str, Any]]:
+    """The trigger between the mentions, then the shorter cues inside it, then a tight cue.
+
+    A trigger read off one sentence ("processing plant in") rarely recurs; the words next
+    to the later mention ("plant in", "in") often do. Each is a candidate, the whole
+    trigger first: vetting refuses those that fire in too few training documents or too
+    imprecisely, and a shorter cue is kept only where it adds what the longer one did not.
+    Last, when the names are written next to each other, a *tight cue*
+    (:func:`tight_cue`): the shape "Name in Name", "Name, Name".
+    """
+    head, tail, rel = edge.get("head_type") or "entity", edge.get("tail_type") or "entity", edge["relation"]
+    found = []
+    gap = _gap(sentence, edge["head"], edge["tail"])
+    tight = tight_cue(gap) if gap is not None else None
+    if tight is not None:
+        joint = " ".join(gap.split()) or ","
+        found.append({
+            "kind": "relation", "target": rel, "pattern": {"phrases": [], "regex": [tight]},
+            "instruction": f"Two names written next to each other, joined only by \"{joint}\" (a {head} and a {tail}): "
+                           f"emit {rel}({head}, {tail}).",
+            "example": f"[{head}]{'' if joint.startswith(',') else ' '}{joint} [{tail}]",
+        })
+    words = between_words(sentence, edge["head"], edge["tail"])
+    phrases = [" ".join(words[i:]) for i in range(len(words))]
+    phrases = [p for p in dict.fromkeys(phrases) if p.split()[0] not in _LEADING]
+    return [{  # instruction and example from the pattern alone: no name, no gold passage
         "kind": "relation",
-        "target": edge["relation"],
+        "target": rel,
         "pattern": {"phrases": [phrase], "regex": []},
-        "instruction": f"{head} … \"{phrase}\" … {tail} in one sentence: emit {edge['relation']}({head}, {tail}).",
+        "instruction": f"{head} … \"{phrase}\" … {tail} in one sentence: emit {rel}({head}, {tail}).",
         "example": f"[{head}] {phrase} [{tail}]",
-    }
+    } for phrase in phrases] + found
 
 
 def cue_candidates(name: str, type_name: str, sentence: str) -> list[dict[str, Any]]:
@@ -114,6 +164,33 @@ def cue_candidates(name: str, type_name: str, sentence: str) -> list[dict[str, A
     return found
 
 
+def title_candidates(name: str, type_name: str, sentence: str, found: set[str]) -> list[dict[str, Any]]:
+    """An entity skill for a naming convention: the gold name begins with a capitalised title
+    the rules leave out ("President X" where only "X" was extracted), so the skill takes the
+    title word and the capitalised name after it as one name. Only when a found name is
+    exactly the gold name without its leading word — an abbreviation ("Gen.") or before a
+    name of two words or more, so a first name before a surname is not taken for a
+    title — and the regex gives back the gold name on its own sentence; the title is a word of the language, not a name (vetting
+    refuses a title that spells a training name)."""
+    words = collapse(name).split()
+    if len(words) < 2 or name_key(" ".join(words[1:])) not in found or not re.fullmatch(r"[A-Z][A-Za-z]*\.?", words[0]):
+        return []
+    if not words[0].endswith(".") and len(words) < 3:  # "Ida Brandt" where "Brandt" was found: a first name
+        return []
+    title = words[0]
+    rx = r"(?<![\w.])(?P<name>(?-i:" + re.escape(title) + r")\s+" + NAME_RX + ")"
+    if not any(collapse(m.group("name")) == collapse(name) for m in re.finditer(rx, sentence, re.I)):
+        return []
+    return [{
+        "kind": "entity",
+        "target": type_name,
+        "pattern": {"phrases": [], "regex": [rx]},
+        "instruction": f"When \"{title}\" is written before a capitalised name, the {type_name} is named with it: "
+                       f"extract \"{title} …\" as one {type_name}.",
+        "example": f"[{title} {type_name}]",
+    }]
+
+
 def entity_candidate(name: str, type_name: str) -> dict[str, Any]:
     """The name itself: the loop files it in the domain's gazetteer, never as a skill."""
     return {"kind": "entity", "target": type_name, "pattern": {"phrases": [collapse(name)], "regex": []},
@@ -125,9 +202,7 @@ def _answer(request: PassRequest, unsteady_only: bool) -> dict[str, Any]:
     edge = ctx["gold_edge"]
     sentence = ctx.get("evidence") or request.chunk.text
     skills: list[dict[str, Any]] = []
-    cand = relation_candidate(edge, sentence)
-    if cand is not None:
-        skills.append(cand)
+    skills.extend(relation_candidates(edge, sentence))
     predictions = ctx.get("predictions") or {}
     typed = predictions.get("types")  # name -> types extracted; absent: names only
     found: dict[str, set[str]] = {}
@@ -138,6 +213,7 @@ def _answer(request: PassRequest, unsteady_only: bool) -> dict[str, Any]:
         got = found.get(name_key(edge[end]), set())
         missed = not ({"*", edge.get(end + "_type")} & got)  # never found, or only with another type
         if edge.get(end + "_type") and (name_key(edge[end]) in unsteady if unsteady_only else missed):
+            skills.extend(title_candidates(edge[end], edge[end + "_type"], sentence, set(found)))
             skills.extend(cue_candidates(edge[end], edge[end + "_type"], sentence))
             skills.append(entity_candidate(edge[end], edge[end + "_type"]))
     return {"skills": skills}

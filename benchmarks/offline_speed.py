@@ -1,0 +1,192 @@
+"""The offline backend's speed against document size, and a corpus run's peak memory (issue 11 goals).
+
+Two measurements, each printed as a Markdown table for benchmarks/RESULTS.md:
+
+1. **Linearity and KB/s.** Texts of doubling size (``--sizes`` in KB, 50 .. 1,600 by
+   default) from this script's own generator: news-like sentences in which almost every
+   person, company and town is new (names built from syllables, so the number of distinct
+   entities grows with the text, which is what made the offline run superlinear). Each
+   text goes through the whole ``kgkit extract`` command (a child process, offline, no
+   cache, no skills) with ``--view binary`` (core + binary) and with ``--view all``; the
+   table gives wall and CPU seconds (the child's ``ru_utime + ru_stime``), KB/s on each,
+   and the ratio of CPU seconds to the previous size (2.0 is linear).
+2. **Peak memory on a corpus** (``--corpus 1000``): that many generated documents (sizes
+   spread up to the largest) through one ``kgkit extract DIR`` against ``kgkit extract``
+   of the largest alone, each a child process's peak RSS (``ru_maxrss``).
+
+    python benchmarks/offline_speed.py [--sizes 50 100 200 400 800 1600] [--views binary all]
+    python benchmarks/offline_speed.py --skip speed --corpus 1000
+    python benchmarks/offline_speed.py --write DIR --sizes 50 200   # only write the texts
+
+CPU seconds are less noisy than wall time on a shared machine; both are printed, with the
+load average before each row.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SYLLABLES = ("ka", "lo", "mi", "ren", "tor", "vas", "quin", "bel", "dra", "sho", "fen", "gal", "zu", "pim",
+             "rak", "nel", "os", "tev", "ul", "wix", "yan", "cor", "dum", "hal")
+FIRST = ("Anna", "Boris", "Carla", "Dmitri", "Elena", "Farid", "Greta", "Hiro", "Ines", "Jonas", "Kemal", "Lucia",
+         "Marek", "Nadia", "Oskar", "Priya", "Rafael", "Sofia", "Tomas", "Ursula", "Viktor", "Wanda", "Yusuf", "Zora")
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December")
+
+
+class Names:
+    """Distinct capitalised words, one per call, from a seeded syllable generator."""
+
+    def __init__(self, seed: int):
+        self.rng = random.Random(seed)
+        self.seen: set[str] = set()
+
+    def word(self) -> str:
+        while True:
+            w = "".join(self.rng.choice(SYLLABLES) for _ in range(self.rng.randint(2, 4))).capitalize()
+            if w not in self.seen:
+                self.seen.add(w)
+                return w
+
+
+def paragraph(rng: random.Random, names: Names, recent: list[str]) -> str:
+    """Four sentences: new people, companies and towns, dates, money, relation cues; now and
+    then a person named before (so names recur across chunks, as in real text)."""
+    person = f"{rng.choice(FIRST)} {names.word()}"
+    company = f"{names.word()} {names.word()} {rng.choice(('Inc.', 'Corp.', 'Ltd.', 'LLC'))}"
+    town = f"{names.word()}ville"
+    date = f"{rng.choice(MONTHS)} {rng.randint(1, 28)}, {rng.randint(1990, 2024)}"
+    money = f"${rng.randint(2, 900)} million"
+    old = rng.choice(recent) if recent else person
+    recent.append(person)
+    del recent[:-50]
+    return (f"{person}, the chairman of {company}, said on {date} that the company, which is based in {town}, "
+            f"bought {names.word()} Holdings Ltd. for {money}. "
+            f"Mr. {person.split()[1]} joined the firm in {rng.randint(1990, 2024)} after {rng.randint(2, 20)} years "
+            f"at {names.word()} Systems Corp. "
+            f"{old} met {rng.choice(FIRST)} {names.word()} in {town} to discuss a {rng.randint(2, 40)} percent stake. "
+            f"The deal, announced by {person}, is expected to close within {rng.randint(2, 12)} months.")
+
+
+def synthetic_text(kilobytes: int, seed: int = 11) -> str:
+    """About ``kilobytes`` KB of the generator's text (whole paragraphs, blank-line separated)."""
+    rng, names, recent, parts, size = random.Random(seed), Names(seed), [], [], 0
+    while size < kilobytes * 1000:
+        parts.append(paragraph(rng, names, recent))
+        size += len(parts[-1]) + 2
+    return "\n\n".join(parts) + "\n"
+
+
+def child_run(args: list[str], env: dict[str, str], log: Path) -> tuple[float, float, int, int]:
+    """(wall s, CPU s, peak RSS in KB, exit code) of one ``kgkit`` child process, from its
+    own rusage (``os.wait4``), so earlier children's peaks do not count."""
+    start = time.perf_counter()
+    with log.open("w") as out:
+        proc = subprocess.Popen([sys.executable, "-c", "from kgkit.cli import main; main()", *args], env=env,
+                                stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):
+        sys.stderr.write(log.read_text()[-2000:])
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, code
+
+
+def load() -> str:
+    return " / ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def extract_args(inputs: list[Path], out: Path, view: str, domain: str) -> list[str]:
+    return ["extract", *map(str, inputs), "--domain", domain, "--view", view, "--no-cache", "--no-skills",
+            "--out", str(out)]
+
+
+def speed(args, work: Path, env: dict[str, str]) -> None:
+    print(f"\n### Offline speed against document size (domain {args.domain}, generated text)\n")
+    print("| view | KB | chunks | nodes | wall s | CPU s | KB/s (wall) | KB/s (CPU) | CPU ratio to half size | load avg |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    texts = {}
+    for kb in args.sizes:
+        path = work / f"text{kb}.txt"
+        path.write_text(synthetic_text(kb), encoding="utf-8")
+        texts[kb] = path
+    for view in args.views:
+        previous = None
+        for kb in args.sizes:
+            path = texts[kb]
+            before = load()
+            out = work / f"out-{view}-{kb}"
+            wall, cpu, _, code = child_run(extract_args([path], out, view, args.domain), env, work / "log.txt")
+            manifest = next(out.glob("*/manifest.json"), None)
+            chunks = nodes = "?"
+            if manifest is not None:
+                import json
+
+                data = json.loads(manifest.read_text())
+                chunks, nodes = data["input"]["chunks"], data["counts"]["nodes"]
+            size = path.stat().st_size / 1000
+            ratio = f"{cpu / previous:.2f}" if previous else ""
+            previous = cpu
+            print(f"| {view} | {size:,.0f} | {chunks} | {nodes} | {wall:.2f} | {cpu:.2f} | {size / wall:.0f} | "
+                  f"{size / cpu:.0f} | {ratio} | {before} |" + ("" if code == 0 else f" exit {code}"), flush=True)
+
+
+def corpus(args, work: Path, env: dict[str, str]) -> None:
+    """Peak RSS of one corpus run against the largest document's run alone."""
+    folder = work / "corpus"
+    folder.mkdir()
+    rng = random.Random(7)
+    largest = args.corpus_max_kb
+    sizes = [largest] + [rng.randint(2, largest) for _ in range(args.corpus - 1)]
+    for i, kb in enumerate(sizes):
+        (folder / f"doc{i:04d}.txt").write_text(synthetic_text(kb, seed=100 + i), encoding="utf-8")
+    total = sum(p.stat().st_size for p in folder.iterdir()) / 1e6
+    print(f"\n### Peak memory: {args.corpus} documents ({total:.1f} MB, largest {largest} KB), view {args.corpus_view}\n")
+    print("| run | wall s | CPU s | peak RSS MB | exit | load avg |")
+    print("|---|---|---|---|---|---|")
+    rows = {}
+    for label, inputs in (("largest document alone", [folder / "doc0000.txt"]), (f"corpus DIR ({args.corpus} docs)", [folder])):
+        before = load()
+        wall, cpu, rss, code = child_run(extract_args(inputs, work / f"out-{len(inputs)}-{label[:6]}", args.corpus_view,
+                                                     args.domain), env, work / "log.txt")
+        rows[label] = rss
+        print(f"| {label} | {wall:.1f} | {cpu:.1f} | {rss / 1024:.1f} | {code} | {before} |", flush=True)
+    single, whole = rows.values()
+    print(f"\ncorpus / single peak RSS: {whole / single:.2f} (goal <= 1.5)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[50, 100, 200, 400, 800, 1600], help="KB")
+    parser.add_argument("--views", nargs="+", default=["binary", "all"])
+    parser.add_argument("--domain", default="general")
+    parser.add_argument("--corpus", type=int, default=1000, help="documents in the memory run")
+    parser.add_argument("--corpus-max-kb", type=int, default=50, help="the largest corpus document, KB")
+    parser.add_argument("--corpus-view", default="binary")
+    parser.add_argument("--skip", nargs="*", default=[], choices=["speed", "memory"])
+    parser.add_argument("--write", type=Path, help="only write the generated texts of --sizes into this folder")
+    args = parser.parse_args()
+    if args.write:
+        args.write.mkdir(parents=True, exist_ok=True)
+        for kb in args.sizes:
+            (args.write / f"synthetic{kb}.txt").write_text(synthetic_text(kb), encoding="utf-8")
+        return
+    with tempfile.TemporaryDirectory(prefix="kgkit-offline-speed-") as tmp:
+        work = Path(tmp)
+        env = {**os.environ, "KGKIT_CONFIG_DIR": str(work / "home")}
+        print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
+        if "speed" not in args.skip:
+            speed(args, work, env)
+        if "memory" not in args.skip:
+            corpus(args, work, env)
+
+
+if __name__ == "__main__":
+    main()

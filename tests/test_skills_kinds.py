@@ -1,0 +1,147 @@
+"""The skill kinds the loop proposes and whether the offline backend applies each one.
+
+A skill accepted but never applied at extraction would be a defect; so would a candidate
+that names a person or place. All texts here are written for these tests.
+"""
+from __future__ import annotations
+
+import regex
+
+from kgkit.backends.offline.entities import find_entities
+from kgkit.backends.offline.relations import find_relations
+from kgkit.backends.offline.skills import NAME_RX, relation_candidates, tight_cue, title_candidates
+from kgkit.schema.catalog import load_domain
+from kgkit.skills.learn import room_for_a_name
+from kgkit.skills.library import make_skill
+from kgkit.skills.retrieve import gazetteer_skill
+
+DOMAIN = """\
+name: towns
+entity_types:
+  - name: Official
+  - name: Town
+    patterns: {phrases: [Tarnow, Galicia, Brno, Moravia]}
+relation_types:
+  - name: Located_In
+    head: [Town]
+    tail: [Town]
+  - name: Mayor_Of
+    head: [Official]
+    tail: [Town]
+"""
+
+
+def skill(kind, target, phrases=(), regexes=()):
+    return make_skill(kind, target, {"phrases": list(phrases), "regex": list(regexes)}, "x", "", [], "2026-01-01")
+
+
+def test_tight_cue_is_the_shape_between_two_names_never_the_names():
+    rx = tight_cue(" in ")
+    text = "The mill in Tarnow in Galicia closed; Brno in Moravia did not."
+    spans = [text[m.start():m.end()] for m in regex.finditer(rx, text, regex.I)]
+    assert spans == [" in ", " in "]  # between two capitalised words only ("mill in Tarnow" is not)
+    assert "Tarnow" not in rx and "Galicia" not in rx
+    assert regex.search(tight_cue(", "), "Tarnow, Galicia").group(0) == ", "
+    # a list is no relation, and a long or capitalised gap is no tight cue
+    assert tight_cue(" and ") is None and tight_cue(" far away from the old ") is None
+    assert tight_cue(" of New ") is None and tight_cue("") is None
+
+
+def test_relation_candidates_go_from_the_whole_trigger_to_shorter_cues_then_the_shape():
+    edge = {"head": "Tarnow", "relation": "Located_In", "tail": "Galicia", "head_type": "Place", "tail_type": "Place"}
+    cands = relation_candidates(edge, "The town of Tarnow, a market town of Galicia, grew.")
+    assert [c["pattern"]["phrases"] for c in cands] == [["market town of"], ["town of"], ["of"]]
+    cands = relation_candidates(edge, "The mill in Tarnow in Galicia closed.")
+    assert [c["pattern"]["phrases"] or c["pattern"]["regex"] for c in cands] == [["in"], [tight_cue(" in ")]]
+    assert cands[1]["example"] == "[Place] in [Place]"
+    assert all("Tarnow" not in c["instruction"] + c["example"] for c in cands)
+
+
+def test_a_title_pattern_is_proposed_only_where_the_rules_found_the_bare_name():
+    sentence = "On Monday Mayor Ida Brandt opened the bridge."
+    (cand,) = title_candidates("Mayor Ida Brandt", "Person", sentence, {"ida brandt"})
+    (rx,) = cand["pattern"]["regex"]
+    assert rx == r"(?<![\w.])(?P<name>(?-i:Mayor)\s+" + NAME_RX + ")"
+    assert "Brandt" not in rx and "Brandt" not in cand["instruction"] + cand["example"]
+    # it generalises: another mayor in another text
+    assert regex.search(rx, "Yesterday Mayor Otto Lind spoke.", regex.I).group("name") == "Mayor Otto Lind"
+    assert title_candidates("Mayor Ida Brandt", "Person", sentence, set()) == []  # the rules missed the name itself
+    # a first name before a surname is no title; an abbreviation before one word is
+    assert title_candidates("Ida Brandt", "Person", "Ida Brandt spoke.", {"brandt"}) == []
+    (gen,) = title_candidates("Gen. Brandt", "Person", "Then Gen. Brandt spoke.", {"brandt"})
+    assert gen["pattern"]["regex"] == [r"(?<![\w.])(?P<name>(?-i:Gen\.)\s+" + NAME_RX + ")"]
+
+
+def test_the_offline_backend_applies_every_kind_of_accepted_skill(tmp_path):
+    (tmp_path / "towns.yaml").write_text(DOMAIN)
+    domain = load_domain(tmp_path / "towns.yaml")
+    text = "Mayor Ida Brandt governs Tarnow. The mill of Tarnow, Galicia is old. Olek Wirth governs Brno."
+    assert {(e.name, e.type) for e in find_entities(text, domain.entity_types)} == {
+        ("Tarnow", "Town"), ("Galicia", "Town"), ("Brno", "Town")}  # no person without the skills
+    title = skill("entity", "Official", regexes=[r"(?<![\w.])(?P<name>(?-i:Mayor)\s+" + NAME_RX + ")"])
+    name = gazetteer_skill({"id": "gz_1", "name": "Olek Wirth", "type": "Official"})
+    found = {(e.name, e.type) for e in find_entities(text, domain.entity_types, [title, name])}
+    assert {("Mayor Ida Brandt", "Official"), ("Olek Wirth", "Official")} <= found
+
+    entities = [{"name": n, "type": t} for n, t in sorted(found)]
+    assert find_relations(text, entities, domain.entity_types, domain.relation_types) == []
+    phrase = skill("relation", "Mayor_Of", phrases=["governs"])
+    shape = skill("relation", "Located_In", regexes=[tight_cue(", ")])
+    got = {(r.head, r.relation, r.tail) for r in find_relations(text, entities, domain.entity_types,
+                                                                  domain.relation_types, [phrase, shape])}
+    assert got == {("Mayor Ida Brandt", "Mayor_Of", "Tarnow"), ("Olek Wirth", "Mayor_Of", "Brno"),
+                   ("Tarnow", "Located_In", "Galicia")}
+
+
+def test_gazetteer_names_stay_within_their_share_of_a_runs_accepted_items():
+    assert not room_for_a_name({"skills": 0, "gazetteer": 0}, 0.2)  # no skill yet: no name
+    assert not room_for_a_name({"skills": 3, "gazetteer": 0}, 0.2)  # 1 of 4 is 25 %
+    assert room_for_a_name({"skills": 4, "gazetteer": 0}, 0.2)  # 1 of 5 is 20 %
+    assert not room_for_a_name({"skills": 4, "gazetteer": 1}, 0.2)
+    assert room_for_a_name({"skills": 8, "gazetteer": 1}, 0.2)  # 2 of 10
+    assert room_for_a_name({"skills": 0, "gazetteer": 3}, 1.0)  # share 1: names as the cap allows
+
+
+def test_a_cue_that_helps_train_but_changes_nothing_on_dev_is_rejected_with_its_figure(tmp_path):
+    """Vetting and the train check pass "employed by"; dev never states it: equal is a rejection."""
+    import json
+
+    from kgkit.config.model import Config
+    from kgkit.skills.learn import LearnSettings, learn_skills, split_docs
+    from kgkit.skills.library import load_library
+
+    people, orgs, towns = ["Ann Lee", "Bo Stahl", "Cy Moe", "Di Poe", "Ed Roe", "Fe Loo"], \
+        ["Acme", "Initech", "Globex", "Hooli", "Umbra", "Wonka"], ["Tarnow", "Brno", "Oslo", "Lima", "Nice", "Kyiv"]
+    (tmp_path / "staff.yaml").write_text(f"""\
+name: staff
+entity_types:
+  - {{name: Worker, patterns: {{phrases: {json.dumps(people)}}}}}
+  - {{name: Firm, patterns: {{phrases: {json.dumps(orgs)}}}}}
+  - {{name: Town, patterns: {{phrases: {json.dumps(towns)}}}}}
+relation_types:
+  - {{name: Work_For, head: [Worker], tail: [Firm]}}
+  - {{name: Live_In, head: [Worker], tail: [Town], triggers: {{phrases: [resides in]}}}}
+""")
+    ids = [f"doc{i}" for i in range(6)]
+    split = split_docs(ids, 0.3, 0.25, seed=0)
+    gold = tmp_path / "gold"
+    gold.mkdir()
+    for i, doc in enumerate(ids):
+        p, o, c = people[i], orgs[i], towns[i]
+        # dev documents state where people live; the others whom they work for
+        head, rel, tail, sentence = (p, "Live_In", c, f"{p} lives in {c}.") if doc in split["dev"] else \
+            (p, "Work_For", o, f"{p} is employed by {o}.")
+        ents = [{"name": n, "type": t, "aliases": [], "spans": [[sentence.index(n), sentence.index(n) + len(n)]]}
+                for n, t in ((head, "Worker"), (tail, "Town" if rel == "Live_In" else "Firm"))]
+        (gold / f"{doc}.txt").write_text(sentence)
+        (gold / f"{doc}.gold.json").write_text(json.dumps({
+            "doc_id": doc, "source": "test", "title": None, "entities": ents,
+            "relations": [{"head": head, "relation": rel, "tail": tail, "evidence": sentence}],
+            "hyperedges": [], "events": [], "temporal": []}))
+    report = learn_skills(gold, tmp_path / "staff.yaml", config=Config(), library_dir=tmp_path / "lib",
+                          settings=LearnSettings(rollouts=1, temperature=0.0, seed=0))
+    first = report.actions[0]
+    assert (first["pattern"]["phrases"], first["vetting"]["applied"]["new_right"], first["outcome"],
+            first["dev_gain"]) == (["employed by"], len(split["train"]), "rejected", 0.0)
+    assert load_library("staff", tmp_path / "lib").skills == {}
+    assert report.accepted() == {"skills": 0, "gazetteer": 0, "induction": 0}

@@ -112,8 +112,8 @@ class LLMBackend:
             raise ValueError("LLMBackend needs llm.model; create_backend picks the offline backend without one")
         self.settings = llm
         self.name = llm.model
-        self.client = pick_client(llm)
-        self._direct = direct.OpenAICompatible(llm.model, llm.api_base) if self.client == "direct" else None
+        self.llm_client = pick_client(llm)  # "direct" | "litellm", named in the manifest
+        self._direct = direct.OpenAICompatible(llm.model, llm.api_base) if self.llm_client == "direct" else None
         self._sleep = sleep
         self._format: str | None = None  # json_schema | json_object | plain, from litellm's table on the first call
         self._refusals = 0  # consecutive refused requests, reset by any answer

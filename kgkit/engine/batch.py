@@ -82,6 +82,7 @@ class BatchBackend:
         self.inner = inner  # the run's own backend for the stage: the cache, direct retries, describe()
         self.llm = llm  # an LLMBackend of the stage's settings: builds each request, checks each answer
         self.name = inner.name
+        self.llm_client = getattr(inner, "llm_client", None)  # as it describes itself: the wrapped backend's
         self.store = store
         self.retries = retries
         self.direct_retries = direct_retries

@@ -31,7 +31,7 @@ def clients(backends: tuple[Backend, Backend]) -> dict[str, Any]:
     """``{"client": {"core": ..., "upgrades": ...}}``: who sent each stage's requests (direct
     or litellm), kept out of ``describe()`` because it does not change the answers (a resume
     with the other client pays nothing again); nothing for backends without a client."""
-    named = {stage: getattr(b, "client", None) for stage, b in zip(("core", "upgrades"), backends)}
+    named = {stage: getattr(b, "llm_client", None) for stage, b in zip(("core", "upgrades"), backends)}
     return {"client": named} if any(named.values()) else {}
 
 

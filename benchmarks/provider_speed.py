@@ -1,6 +1,12 @@
-"""kgkit at provider speed (issue 11, item 8), against the stub provider over real HTTP.
+"""kgkit at provider speed (issue 11, items 5 and 8), against the stub provider over real HTTP.
 
-Three measurements, each printed as a Markdown table for benchmarks/RESULTS.md:
+The stub runs in a child process of its own (``--serve``), so the CPU time this process
+spends is kgkit's alone (and its provider client's); the stub answers each request in one
+write with TCP_NODELAY, so it adds no delay beyond ``--latency``. Every section runs for
+each ``--client`` (``direct``: kgkit's OpenAI-compatible client; ``litellm``).
+
+Measurements, each printed as a Markdown table for benchmarks/RESULTS.md, with the load
+average beside them:
 
 1. **Wall time against the ideal.** A synthetic corpus (``--docs`` documents of ``--chunks``
    chunks each; its own text, no gold data) through ``binary,nary`` with the stub answering
@@ -8,22 +14,30 @@ Three measurements, each printed as a Markdown table for benchmarks/RESULTS.md:
    document is its stage depth (entities, relations, nary: 3) x latency when the concurrency
    covers a stage, else its calls x latency / concurrency; "docs in turn" sums them (no
    overlap of documents), the corpus ideal allows any overlap (all calls x latency /
-   concurrency, at least the depth). CPU per request is the whole process's (kgkit, litellm,
-   and the stub server, which runs in this process too). Calls per document are shown beside n*(2+upgrades) and
+   concurrency, at least the depth). CPU per request is this process's CPU time (user +
+   system, ``getrusage``) over the run divided by the requests sent: kgkit and its provider
+   client, not the stub. Calls per document are shown beside n*(2+upgrades) and
    the naive n*2*views. The server counts the most requests it held at once.
 2. **Prompt size per relation call against document length** (1, 10, 50 pages of ~3,000
    characters, every page naming new people): characters of the relation requests as the
    stub received them, with ``limits.document_entities`` at its default and with a bound so
    large that every entity of the document is listed (the behaviour before issue 11).
-3. **Start-up to first request**: ``kgkit extract`` in a child process until the stub sees
-   its first request.
+3. **Start-up and exit**: ``kgkit extract`` (one chunk, two requests) in a child process:
+   from its start until the stub sees the first request, and from the stub's last answer
+   until the child has exited; with the child's CPU seconds (load-independent). And
+   ``kgkit --help``, the median of five.
 
-    python benchmarks/provider_speed.py [--docs 10] [--chunks 20] [--latency 0.2] [--concurrency 1 8 32]
+    python benchmarks/provider_speed.py --concurrency 1 8 32 64
+    python benchmarks/provider_speed.py [--docs 10] [--chunks 20] [--latency 0.2] [--client direct litellm]
+        [--skip wall prompt startup]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -64,19 +78,23 @@ def paragraph(i: int) -> str:
 
 
 class Model:
-    """The scripted model behind a latency; counts requests in flight and relation prompt sizes."""
+    """The scripted model behind a latency; counts requests in flight and relation prompt sizes,
+    and when the first request came and the last answer left (``time.monotonic``, one clock
+    for every process on Linux)."""
 
     def __init__(self, latency: float):
         self.latency = latency
         self.lock = threading.Lock()
-        self.in_flight = self.most = 0
+        self.in_flight = self.most = self.requests = 0
         self.relation_chars: list[int] = []
         self.first: float | None = None
+        self.last: float | None = None
 
     def __call__(self, request: Recorded) -> Reply:
         with self.lock:
             self.first = self.first or time.monotonic()
             self.in_flight += 1
+            self.requests += 1
             self.most = max(self.most, self.in_flight)
         try:
             time.sleep(self.latency)
@@ -89,11 +107,76 @@ class Model:
         finally:
             with self.lock:
                 self.in_flight -= 1
+                self.last = time.monotonic()
+
+    def stats(self) -> dict:
+        with self.lock:
+            return {"most": self.most, "requests": self.requests, "first": self.first, "last": self.last,
+                    "relation_chars": self.relation_chars}
 
 
-def config(stub: StubProvider, concurrency: int, chunk: int = CHUNK, document_entities: int = 10) -> Config:
+def serve(latency: float) -> None:
+    """The child process: the stub with a :class:`Model`; prints its base URL, then answers
+    ``stats`` lines on stdin with the model's counters (``reset`` starts them again)."""
+    stub = StubProvider().start()
+    stub.responder = model = Model(latency)
+    print(stub.openai_base, flush=True)
+    for line in sys.stdin:
+        if line.strip() == "reset":
+            stub.responder = model = Model(latency)
+            stub.requests.clear()
+        print(json.dumps(model.stats()), flush=True)
+    stub.stop()
+
+
+class Stub:
+    """The stub in its own process (so its CPU is not counted as kgkit's)."""
+
+    def __init__(self, latency: float):
+        self.child = subprocess.Popen([sys.executable, __file__, "--serve", str(latency)], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, text=True)
+        self.openai_base = self.child.stdout.readline().strip()
+
+    def ask(self, command: str) -> dict:
+        self.child.stdin.write(command + "\n")
+        self.child.stdin.flush()
+        return json.loads(self.child.stdout.readline())
+
+    def stats(self) -> dict:
+        return self.ask("stats")
+
+    def reset(self) -> None:
+        self.ask("reset")
+
+    def stop(self) -> None:
+        self.child.stdin.close()
+        self.child.wait(10)
+
+    def __enter__(self) -> "Stub":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def load() -> str:
+    return "load average " + " / ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def cpu_self() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def cpu_children() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def config(stub: Stub, concurrency: int, chunk: int = CHUNK, document_entities: int = 10,
+           client: str = "direct") -> Config:
     llm = LLMConfig(model="openai/stub-model", api_base=stub.openai_base, api_key_env=KEY_ENV, backoff=0.0,
-                    timeout=30.0, concurrency=concurrency)
+                    timeout=30.0, concurrency=concurrency, client=client)
     return Config(llm=llm, cache=CacheConfig(enabled=False), chunk_size=chunk, chunk_overlap=0,
                   limits=LimitsConfig(document_entities=document_entities))
 
@@ -110,35 +193,39 @@ def write_corpus(folder: Path, docs: int, chunks: int) -> list[Path]:
 
 def wall_time(args, work: Path, domain: Path) -> None:
     docs = write_corpus(work / "corpus", args.docs, args.chunks)
-    from kgkit.backends.llm import load_litellm
-
-    load_litellm()  # its import (seconds) is start-up, measured below, not wall time per call
     print(f"\n### Wall time: {args.docs} documents x {args.chunks} chunks, views {','.join(VIEWS)}, "
-          f"latency {args.latency * 1000:.0f} ms\n")
-    print("| concurrency | wall s | ideal s (docs in turn) | wall / ideal | corpus ideal s | wall / corpus ideal "
-          "| most in flight (server) | calls / doc | n*(2+upgrades) | naive n*2*views | CPU / request |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for c in args.concurrency:
-        stub = StubProvider().start()
-        model = Model(args.latency)
-        stub.responder = model
-        try:
-            cpu, start = time.process_time(), time.monotonic()
-            results = kgkit.extract(docs, domain=domain, views=VIEWS, config=config(stub, c), out_dir=work / f"out{c}",
-                                    skills=False)
-            wall, cpu = time.monotonic() - start, time.process_time() - cpu
-        finally:
-            stub.stop()
-        ideal = 0.0  # documents one after another: each its own stage depth, or its calls spread
-        for r in results:
-            n, calls = r.manifest["input"]["chunks"], r.manifest["calls"]["total"]
-            ideal += 3 * args.latency if c >= n else calls * args.latency / c
-        requests = sum(r.manifest["calls"]["requests"] for r in results)
-        corpus = max(3 * args.latency, requests * args.latency / c)  # any overlap of documents allowed
-        calls = results[0].manifest["calls"]
-        n = results[0].manifest["input"]["chunks"]
-        print(f"| {c} | {wall:.1f} | {ideal:.1f} | {wall / ideal:.2f} | {corpus:.1f} | {wall / corpus:.2f} | "
-              f"{model.most} | {calls['total']} | {n * 3} | {calls['naive']} | {cpu / requests * 1000:.1f} ms |")
+          f"latency {args.latency * 1000:.0f} ms ({load()})\n")
+    print("| client | concurrency | wall s | ideal s (docs in turn) | wall / ideal | corpus ideal s | wall / corpus ideal "
+          "| most in flight (server) | calls / doc | n*(2+upgrades) | naive n*2*views | kgkit CPU / request |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    with Stub(args.latency) as stub:
+        for client in args.client:
+            if client == "litellm":
+                from kgkit.backends.llm import load_litellm
+
+                load_litellm()  # its import (seconds) is start-up, measured below, not CPU per call
+            kgkit.extract(docs[:1], domain=domain, views=VIEWS, config=config(stub, 8, client=client),
+                          out_dir=work / f"warm-{client}", skills=False)  # imports and compiled templates: not per call
+            for c in args.concurrency:
+                stub.reset()
+                cpu, start = cpu_self(), time.monotonic()
+                results = kgkit.extract(docs, domain=domain, views=VIEWS, config=config(stub, c, client=client),
+                                        out_dir=work / f"out-{client}-{c}", skills=False)
+                wall, cpu = time.monotonic() - start, cpu_self() - cpu
+                most = stub.stats()["most"]
+                ideal = 0.0  # documents one after another: each its own stage depth, or its calls spread
+                for r in results:
+                    n, calls = r.manifest["input"]["chunks"], r.manifest["calls"]["total"]
+                    ideal += 3 * args.latency if c >= n else calls * args.latency / c
+                requests = sum(r.manifest["calls"]["requests"] for r in results)
+                corpus = max(3 * args.latency, requests * args.latency / c)  # any overlap of documents allowed
+                calls = results[0].manifest["calls"]
+                n = results[0].manifest["input"]["chunks"]
+                assert results[0].manifest["model"]["client"]["core"] == client
+                print(f"| {client} | {c} | {wall:.1f} | {ideal:.1f} | {wall / ideal:.2f} | {corpus:.1f} | "
+                      f"{wall / corpus:.2f} | {most} | {calls['total']} | {n * 3} | {calls['naive']} | "
+                      f"{cpu / requests * 1000:.2f} ms |", flush=True)
+    print(f"\n({load()} at the end)")
 
 
 def prompt_size(args, work: Path, domain: Path) -> None:
@@ -152,44 +239,51 @@ def prompt_size(args, work: Path, domain: Path) -> None:
         path.write_text("\n\n".join(paragraph(i) for i in range(pages * per_page)) + "\n")
         row = [str(pages)]
         for bound in (10, 10**6):
-            stub = StubProvider().start()
-            model = Model(0.0)
-            stub.responder = model
-            try:
+            with Stub(0.0) as stub:
                 [r] = kgkit.extract(path, domain=domain, views=["binary"], config=config(stub, 16, chunk, bound),
                                     out_dir=work / f"p{pages}-{bound}", skills=False)
-            finally:
-                stub.stop()
+                sizes = stub.stats()["relation_chars"]
             if bound == 10:
                 row += [str(r.manifest["input"]["chunks"]), str(r.manifest["counts"]["nodes"])]
-            sizes = model.relation_chars
             row += [f"{sum(sizes) / len(sizes):,.0f}", f"{max(sizes):,}"]
         print("| " + " | ".join(row) + " |")
 
 
-def start_up(work: Path, domain: Path) -> None:
-    stub = StubProvider().start()
-    model = Model(0.0)
-    stub.responder = model
-    cfg = work / "kgkit.yaml"
-    cfg.write_text(f"llm:\n  model: openai/stub-model\n  api_base: {stub.openai_base}\n  api_key_env: {KEY_ENV}\n"
-                   "cache: {enabled: false}\nskills: {enabled: false}\n")
+def start_up(args, work: Path, domain: Path) -> None:
     doc = work / "startup.txt"
     doc.write_text(paragraph(1) + "\n")
     env = {**os.environ, KEY_ENV: "sk-bench", "KGKIT_CONFIG_DIR": str(work / "home")}
-    try:
-        start = time.monotonic()
-        child = subprocess.run([sys.executable, "-c", "from kgkit.cli import main; main()", "extract", str(doc), "--config", str(cfg),
-                                "--domain", str(domain), "--view", "binary", "--out", str(work / "su")],
-                               env=env, capture_output=True, text=True)
-        end = time.monotonic()
-    finally:
-        stub.stop()
-    if child.returncode != 0 or model.first is None:
-        print(child.stderr)
-        return
-    print(f"\n### Start-up\n\nfirst request {model.first - start:.2f} s after the child started; "
-          f"the whole run (2 requests) {end - start:.2f} s\n")
+    print(f"\n### Start-up and exit: `kgkit extract` of one chunk (2 requests), median of {args.repeat} ({load()})\n")
+    print("| client | first request after start | exit after the last answer | whole run | child CPU s (user + sys) |")
+    print("|---|---|---|---|---|")
+    for client in args.client:
+        cfg = work / f"kgkit-{client}.yaml"
+        rows = []
+        with Stub(0.0) as stub:
+            cfg.write_text(f"llm:\n  model: openai/stub-model\n  api_base: {stub.openai_base}\n  api_key_env: {KEY_ENV}\n"
+                           f"  client: {client}\ncache: {{enabled: false}}\nskills: {{enabled: false}}\n")
+            for i in range(args.repeat):
+                stub.reset()
+                cpu, start = cpu_children(), time.monotonic()
+                child = subprocess.run([sys.executable, "-c", "from kgkit.cli import run; run()", "extract", str(doc),
+                                        "--config", str(cfg), "--domain", str(domain), "--view", "binary",
+                                        "--out", str(work / f"su-{client}-{i}")], env=env, capture_output=True, text=True)
+                end, cpu = time.monotonic(), cpu_children() - cpu
+                seen = stub.stats()
+                if child.returncode != 0 or seen["first"] is None:
+                    print(child.stderr)
+                    return
+                rows.append((seen["first"] - start, end - seen["last"], end - start, cpu))
+        first, exit_, whole, cpu = (statistics.median(column) for column in zip(*rows))
+        print(f"| {client} | {first:.2f} s | {exit_:.2f} s | {whole:.2f} s | {cpu:.2f} |")
+    rows = []
+    for _ in range(args.repeat):
+        cpu, start = cpu_children(), time.monotonic()
+        subprocess.run([sys.executable, "-c", "from kgkit.cli import run; run()", "--help"], env=env,
+                       capture_output=True, check=True)
+        rows.append((time.monotonic() - start, cpu_children() - cpu))
+    wall, cpu = (statistics.median(column) for column in zip(*rows))
+    print(f"\n`kgkit --help`: {wall:.2f} s (child CPU {cpu:.2f} s)")
 
 
 def main() -> None:
@@ -197,9 +291,14 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=10)
     parser.add_argument("--chunks", type=int, default=20)
     parser.add_argument("--latency", type=float, default=0.2)
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32])
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64])
+    parser.add_argument("--client", nargs="+", default=["direct", "litellm"], choices=["direct", "litellm"])
+    parser.add_argument("--repeat", type=int, default=5, help="runs of the start-up measurement (median)")
     parser.add_argument("--skip", nargs="*", default=[], choices=["wall", "prompt", "startup"])
+    parser.add_argument("--serve", type=float, help=argparse.SUPPRESS)  # the stub's child process
     args = parser.parse_args()
+    if args.serve is not None:
+        return serve(args.serve)
     os.environ[KEY_ENV] = "sk-bench"
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -211,7 +310,7 @@ def main() -> None:
         if "prompt" not in args.skip:
             prompt_size(args, work, domain)
         if "startup" not in args.skip:
-            start_up(work, domain)
+            start_up(args, work, domain)
 
 
 if __name__ == "__main__":

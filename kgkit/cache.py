@@ -98,6 +98,7 @@ class CachedBackend:
         self.backend = backend
         self.cache = cache
         self.name = backend.name
+        self.llm_client = getattr(backend, "llm_client", None)  # named in the manifest
         self.hits = 0
         self.misses = 0
         self.saved = Usage()  # tokens and cost the hits would have spent

@@ -157,7 +157,7 @@ class StubProvider:
         class Handler(_Handler):
             provider = stub
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._server.block_on_close = False  # a scripted hang must not block stop()
         self._thread = threading.Thread(
@@ -251,9 +251,20 @@ class StubProvider:
         batch.status = "expired" if len(answered) < len(batch.lines) else "completed"
 
 
+class _Server(ThreadingHTTPServer):
+    # A client at llm.concurrency 64 opens its connections at once; the default backlog of 5
+    # would drop some (resets, a SYN retried after a second) and charge the delay to kgkit.
+    request_queue_size = 256
+
+
 class _Handler(BaseHTTPRequestHandler):
     provider: StubProvider
     protocol_version = "HTTP/1.1"
+
+    def setup(self) -> None:
+        super().setup()
+        # Each answer goes out in one write (see do_POST) and at once: no Nagle delay of its own.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def log_message(self, format: str, *args: Any) -> None:  # keep pytest output clean
         pass

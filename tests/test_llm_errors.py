@@ -2,7 +2,8 @@
 sockets on 127.0.0.1: the message, how many requests went out (retried only where a retry
 can help) and the exit code (2 when the fix is in the configuration, 3 when it is the
 provider's). litellm folds most of these into "HTTP 500: Connection error"; kgkit reads
-the cause from the exception chain (kgkit/backends/failures.py)."""
+the cause from the exception chain (kgkit/backends/failures.py). Each runs through both
+clients, the direct one and litellm, and must read the same."""
 from __future__ import annotations
 
 import socket
@@ -19,6 +20,14 @@ from stub_provider import Reply
 KEY_ENV = "KGKIT_ERRORS_TEST_KEY"
 FAKE_KEY = "sk-errors-test-0a1b2c3d4e5f6a7b8c9d"
 TEXT = "Ann Lee works for Acme Corp in Boston.\n"
+
+
+@pytest.fixture(autouse=True, params=["direct", "litellm"])
+def client(request, monkeypatch):
+    """Every case through both clients (``llm.client``, here from KGKIT_LLM_CLIENT): the
+    direct one for OpenAI-compatible servers, and litellm."""
+    monkeypatch.setenv("KGKIT_LLM_CLIENT", request.param)
+    return request.param
 
 
 @pytest.fixture(autouse=True)

@@ -63,6 +63,23 @@ class Usage:
             self.cost = (self.cost or 0.0) + other.cost
 
 
+def cached_tokens(usage: Any) -> int:
+    """Input tokens the provider read from its prompt cache, from a usage record (an object
+    or a JSON mapping): OpenAI-style ``prompt_tokens_details.cached_tokens``, or Anthropic's
+    ``cache_read_input_tokens``."""
+    def field(record: Any, name: str) -> Any:
+        return record.get(name) if isinstance(record, Mapping) else getattr(record, name, None)
+
+    details = field(usage, "prompt_tokens_details") if usage is not None else None
+    cached = field(details, "cached_tokens") if details is not None else None
+    if not cached and usage is not None:
+        cached = field(usage, "cache_read_input_tokens")
+    try:
+        return int(cached or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
 @dataclass
 class PassResult:
     """A backend's answer: ``data`` validates against the request's schema when ``ok``."""

@@ -27,7 +27,8 @@ REFUSAL_STATUS = frozenset({400, 413, 422})  # this request, as sent, will never
 # The peer closed the connection during or after the handshake: a drop, like a reset, not a
 # TLS mismatch (that one is "wrong version number" or a certificate error).
 _TLS_CLOSED = (ssl.SSLEOFError, ssl.SSLZeroReturnError)
-_RESET_NAMES = frozenset({"RemoteProtocolError", "ReadError", "WriteError", "IncompleteRead"})
+_RESET_NAMES = frozenset({"RemoteProtocolError", "ReadError", "WriteError", "IncompleteRead",
+                          "ServerDisconnectedError", "ClientPayloadError"})  # httpx's, then aiohttp's
 _MISSING_KEY = ("missing credentials", "api key is missing", "no key is set", "missing anthropic api key",
                 "api_key client option must be set")
 
@@ -49,7 +50,7 @@ def classify(exc: BaseException, *, status: int | None, detail: str, endpoint: s
     """Name the failure of one request.
 
     Args:
-        exc: what litellm raised.
+        exc: what litellm or the direct client raised.
         status: its HTTP status, if any (litellm invents 500 and 408 for transport faults).
         detail: the provider's own words, already scrubbed of the key.
         endpoint: where the request went, for the message ("127.0.0.1:8080", "the openai API").
@@ -58,7 +59,9 @@ def classify(exc: BaseException, *, status: int | None, detail: str, endpoint: s
         key_env_set: whether ``llm.api_key_env`` named it (else it is litellm's usual one).
     """
     chain = list(_chain(exc))
-    tls = next((e for e in chain if isinstance(e, ssl.SSLError) and not isinstance(e, _TLS_CLOSED)), None)
+    # The ssl module's own error (it has a reason), not a client library's subclass wrapping it.
+    tls = next((e for e in chain if isinstance(e, ssl.SSLError) and not isinstance(e, _TLS_CLOSED)
+                and hasattr(e, "reason")), None)
     if isinstance(tls, ssl.SSLCertVerificationError):
         return Failure("tls", f"the TLS certificate of {endpoint} is not trusted ({tls.verify_message or tls})",
                        "point SSL_CERT_FILE at the CA bundle that signed it, or fix llm.api_base", configuration=True)

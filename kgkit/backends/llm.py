@@ -1,4 +1,4 @@
-"""The LLM backend: one extraction pass as a chat completion through litellm.
+"""The LLM backend: one extraction pass as a chat completion, through litellm or the direct client.
 
 litellm lets a user switch provider by editing ``llm.model`` (``openai/…``,
 ``anthropic/…``, ``ollama/…`` with ``api_base``), so this module never names a
@@ -32,6 +32,14 @@ provider. What it adds on top of litellm:
   error message and every answer (a provider may echo it) and never appears in
   :meth:`LLMBackend.describe`, :meth:`LLMBackend.cache_key_parts` or a :class:`PassResult`.
 
+* **Two clients, one behaviour.** ``llm.client: auto`` (the default) sends ``openai/...``
+  models — OpenAI, or any OpenAI-compatible server at ``api_base`` (vLLM, Ollama, llama.cpp,
+  a proxy) — through :mod:`kgkit.backends.direct`, kgkit's own client over aiohttp, which
+  costs a fraction of litellm's CPU per request and none of its import; every other
+  provider goes through litellm. Both give the same answers, cache keys, run folders and
+  errors; ``llm.client: litellm`` or ``direct`` overrides the choice, and the manifest names
+  the client used.
+
 litellm is slow to import and fetches price and header tables from the network unless
 told otherwise, so it is imported inside :func:`load_litellm` with those fetches disabled.
 """
@@ -43,6 +51,7 @@ import json
 import logging
 import os
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
@@ -50,7 +59,8 @@ from urllib.parse import urlsplit
 
 import jsonschema
 
-from kgkit.backends.base import PassRequest, PassResult, Usage, pass_validator
+from kgkit.backends import direct
+from kgkit.backends.base import PassRequest, PassResult, Usage, cached_tokens, pass_validator
 from kgkit.backends.deadline import DeadlineExceeded, run_within
 from kgkit.backends.failures import REFUSAL_STATUS, Failure, classify
 from kgkit.backends.pace import estimate_tokens, pace_for
@@ -63,6 +73,7 @@ from kgkit.secrets import looks_like_key, scrub
 
 log = logging.getLogger(__name__)
 
+CLIENTS = ("auto", "litellm", "direct")  # llm.client
 MAX_REFUSALS = 3  # refusals in a row (no success between) that mean every request is wrong
 MAX_DELAY = 300.0  # seconds; a Retry-After of an hour should not silently stall a run that long
 REASK = (
@@ -101,9 +112,12 @@ class LLMBackend:
             raise ValueError("LLMBackend needs llm.model; create_backend picks the offline backend without one")
         self.settings = llm
         self.name = llm.model
+        self.llm_client = pick_client(llm)  # "direct" | "litellm", named in the manifest
+        self._direct = direct.OpenAICompatible(llm.model, llm.api_base) if self.llm_client == "direct" else None
         self._sleep = sleep
-        self._format: str | None = None  # json_schema | json_object | plain, asked of litellm on the first call
+        self._format: str | None = None  # json_schema | json_object | plain, from litellm's table on the first call
         self._refusals = 0  # consecutive refused requests, reset by any answer
+        self._rendered = threading.local()  # this thread's last request and its messages
 
     # -- the Backend contract ------------------------------------------------------
     def describe(self) -> dict[str, Any]:
@@ -139,8 +153,15 @@ class LLMBackend:
 
         ``request.prompt`` already names the user's template when ``config.prompts``
         overrides the stage (the engine resolves that, so its resume key sees it too).
+        The cache asks for the messages (its key) just before the pass runs, in the same
+        thread: the second ask gets the first's rendering instead of a second one.
         """
-        return render_request(request)
+        last = self._rendered
+        if getattr(last, "request", None) is request:
+            return last.messages
+        messages = last.messages = render_request(request)
+        last.request = request
+        return messages
 
     def run(self, request: PassRequest) -> PassResult:
         """Ask, validate, re-ask once if needed.
@@ -214,26 +235,13 @@ class LLMBackend:
     # -- HTTP, with retries ------------------------------------------------------------
     def _complete(self, messages: list[dict[str, str]], temperature: float, tally: _Tally,
                   schema: Mapping[str, Any]) -> tuple[str, str | None]:
-        litellm = load_litellm()
         s = self.settings
         key = self._api_key()
-        kwargs: dict[str, Any] = {
-            "model": s.model,
-            "messages": messages,
-            "temperature": temperature,
-            "max_tokens": s.max_tokens,
-            "timeout": s.timeout,
-            "num_retries": 0,  # retries are ours: counted, logged, Retry-After honoured
-            "max_retries": 0,  # and the provider SDK's own retries off too
-        }
-        if s.api_base:
-            kwargs["api_base"] = s.api_base
-        if key:
-            kwargs["api_key"] = key
-        tally.output_format, response_format = self._response_format(litellm, schema)
-        if response_format:
-            kwargs["response_format"] = response_format
-        errors = tuple(litellm.LITELLM_EXCEPTION_TYPES)
+        tally.output_format, response_format = self._response_format(schema)
+        if self._direct is not None:
+            send, errors = self._direct_sender(messages, temperature, key, response_format)
+        else:
+            send, errors = self._litellm_sender(messages, temperature, key, response_format)
         attempt = 0
         pace, held = pace_for(s.model, s.api_base, s.rpm, s.tpm), False
         tokens = estimate_tokens(messages, s.max_tokens) if s.tpm else 0  # llm.tpm: booked before it leaves
@@ -243,7 +251,7 @@ class LLMBackend:
             held = False
             tally.requests += 1
             try:
-                response = run_within(lambda: litellm.acompletion(**kwargs), s.timeout)
+                text, finish, usage = send()
             except (*errors, DeadlineExceeded) as exc:
                 status = getattr(exc, "status_code", None)
                 detail = self._scrub(_provider_message(exc))
@@ -263,20 +271,67 @@ class LLMBackend:
                 tally.retries += 1
                 continue
             self._refusals = 0
-            usage = self._usage(litellm, response)
             pace.settle(booking, usage.tokens_in + usage.tokens_out)  # llm.tpm: what the provider counted
             tally.usage.add(usage)
-            choice = response.choices[0]
-            return choice.message.content or "", getattr(choice, "finish_reason", None)
+            return text, finish
 
-    def _response_format(self, litellm: Any, schema: Mapping[str, Any]) -> tuple[str, dict[str, Any] | None]:
+    def _litellm_sender(self, messages: list[dict[str, str]], temperature: float, key: str | None,
+                        response_format: dict[str, Any] | None) -> tuple[Callable[[], tuple], tuple]:
+        """(one attempt through litellm -> (text, finish reason, usage), the errors it raises)."""
+        litellm = load_litellm()
+        s = self.settings
+        kwargs: dict[str, Any] = {
+            "model": s.model,
+            "messages": messages,
+            "temperature": temperature,
+            "max_tokens": s.max_tokens,
+            "timeout": s.timeout,
+            "num_retries": 0,  # retries are ours: counted, logged, Retry-After honoured
+            "max_retries": 0,  # and the provider SDK's own retries off too
+        }
+        if s.api_base:
+            kwargs["api_base"] = s.api_base
+        if key:
+            kwargs["api_key"] = key
+        if response_format:
+            kwargs["response_format"] = response_format
+
+        def send() -> tuple[str, str | None, Usage]:
+            response = run_within(lambda: litellm.acompletion(**kwargs), s.timeout)
+            if not response.choices:  # litellm hands such an answer on; the direct client calls it a 500
+                raise litellm.APIError(500, "the provider returned a response with no 'choices'", s.model, s.model)
+            choice = response.choices[0]
+            return choice.message.content or "", getattr(choice, "finish_reason", None), self._usage(litellm, response)
+
+        return send, tuple(litellm.LITELLM_EXCEPTION_TYPES)
+
+    def _direct_sender(self, messages: list[dict[str, str]], temperature: float, key: str | None,
+                       response_format: dict[str, Any] | None) -> tuple[Callable[[], tuple], tuple]:
+        """(one attempt through the direct client -> (text, finish reason, usage), the errors it raises)."""
+        s, client = self.settings, self._direct
+        body: dict[str, Any] = {"messages": messages, "temperature": temperature, "max_tokens": s.max_tokens}
+        if response_format:
+            body["response_format"] = response_format
+
+        def send() -> tuple[str, str | None, Usage]:
+            answer = run_within(lambda: client.complete(body, key or self._key(), s.timeout), s.timeout)
+            usage = answer.usage
+            cost = client.cost(usage) if usage["tokens_in"] or usage["tokens_out"] else None
+            return answer.text, answer.finish_reason, Usage(cost=cost, **usage)
+
+        return send, direct.errors()
+
+    def _response_format(self, schema: Mapping[str, Any]) -> tuple[str, dict[str, Any] | None]:
         """(output format, the ``response_format`` to send) for a pass with ``schema``.
 
         The strongest the provider takes, as litellm's local model table says: a strict JSON
         Schema, else JSON mode, else plain text (the prompt asks for JSON either way). A
         schema with no strict form (free-form role maps) goes as JSON mode."""
+        if self._format is None and self._direct is not None:
+            self._format = self._direct.output_format(self.settings.json_mode)
         if self._format is None:  # decided whole, then set: a concurrent pass never sees a half-made choice
             chosen = "plain"
+            litellm = load_litellm()
             if self.settings.json_mode:
                 try:
                     model, provider, _, _ = litellm.get_llm_provider(self.settings.model)
@@ -308,7 +363,7 @@ class LLMBackend:
             tokens_in=int(getattr(usage, "prompt_tokens", 0) or 0),
             tokens_out=int(getattr(usage, "completion_tokens", 0) or 0),
             cost=cost,
-            tokens_cached=_cached_tokens(usage),
+            tokens_cached=cached_tokens(usage),
         )
 
     # -- the key and errors ------------------------------------------------------------
@@ -336,6 +391,8 @@ class LLMBackend:
         for the provider (OPENAI_API_KEY, ANTHROPIC_API_KEY, …)."""
         if self.settings.api_key_env:
             return self.settings.api_key_env
+        if self._direct is not None:
+            return "OPENAI_API_KEY"
         litellm = load_litellm()  # only reached on an error path, after a call imported it
         try:
             provider = litellm.get_llm_provider(self.settings.model)[1]
@@ -377,6 +434,23 @@ class LLMBackend:
         return error
 
 
+def pick_client(llm: LLMConfig) -> str:
+    """``direct`` or ``litellm`` for these settings (``llm.client``; ``auto`` picks direct for
+    the ``openai/...`` models whose parameters litellm sends as they are)."""
+    if llm.client not in CLIENTS:
+        raise ProviderConfigError(f"llm.client is {llm.client!r}; expected one of {', '.join(CLIENTS)}",
+                                  hint="auto picks the direct client for openai/... models and litellm for the rest")
+    if llm.client == "litellm" or (llm.client == "auto" and not direct.serves(llm.model or "")):
+        return "litellm"
+    if llm.client == "direct" and not (llm.model or "").startswith(direct.PREFIX) and not llm.api_base:
+        raise ProviderConfigError(
+            f"{llm.model}: llm.client: direct speaks the OpenAI chat completions API, and this model "
+            "names another provider with no api_base",
+            hint="use an openai/... model (with api_base for a compatible server), or llm.client: auto",
+        )
+    return "direct"
+
+
 def load_litellm():
     """Import litellm with its start-up network fetches turned off (first call only pays).
 
@@ -397,7 +471,10 @@ def _schema_hash(schema: Mapping[str, Any]) -> str:
 
 def _schema_problem(data: dict[str, Any], schema: Mapping[str, Any]) -> str | None:
     """The most relevant schema violation, located by key path, or None."""
-    error = jsonschema.exceptions.best_match(pass_validator(schema).iter_errors(data))
+    validator = pass_validator(schema)
+    if validator.is_valid(data):  # the usual case, a third cheaper than ranking no errors
+        return None
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is None:
         return None
     where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
@@ -434,19 +511,6 @@ def _schema_name(schema: Mapping[str, Any]) -> str:
     the answer's top-level keys, which say what the pass returns."""
     keys = "_".join(sorted(schema.get("properties", {}))) or "answer"
     return re.sub(r"[^A-Za-z0-9_-]", "_", f"kgkit_{keys}")[:64]
-
-
-def _cached_tokens(usage: Any) -> int:
-    """Input tokens the provider read from its prompt cache: OpenAI-style
-    ``prompt_tokens_details.cached_tokens``, or Anthropic's ``cache_read_input_tokens``."""
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) if details is not None else None
-    if not cached:
-        cached = getattr(usage, "cache_read_input_tokens", None)
-    try:
-        return int(cached or 0)
-    except (TypeError, ValueError):
-        return 0
 
 
 def _retry_after(exc: BaseException) -> float | None:

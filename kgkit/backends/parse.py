@@ -49,7 +49,7 @@ def parse_json_answer(text: str | None) -> dict[str, Any]:
 def _parse(text: str) -> dict[str, Any]:
     non_object: str | None = None
     for candidate in _candidates(text):
-        for variant in (candidate, _drop_trailing_commas(candidate)):
+        for variant in _with_and_without_trailing_commas(candidate):
             try:
                 value = json.loads(variant)
             except ValueError:
@@ -85,7 +85,7 @@ def _first_object(text: str, start: int) -> dict[str, Any] | json.JSONDecodeErro
     """
     first_error: json.JSONDecodeError | None = None
     for _ in range(_MAX_STARTS):
-        for variant in (text[start:], _drop_trailing_commas(text[start:])):
+        for variant in _with_and_without_trailing_commas(text[start:]):
             try:
                 value, _end = _DECODER.raw_decode(variant)
             except json.JSONDecodeError as exc:
@@ -98,6 +98,13 @@ def _first_object(text: str, start: int) -> dict[str, Any] | json.JSONDecodeErro
             break
     assert first_error is not None  # every start is a "{", so only errors or objects
     return first_error
+
+
+def _with_and_without_trailing_commas(text: str) -> Iterator[str]:
+    """``text``, then (only if asked for: the scan is the costly part of parsing a good
+    answer) ``text`` without trailing commas."""
+    yield text
+    yield _drop_trailing_commas(text)
 
 
 def _scan(text: str) -> Iterator[tuple[str, bool]]:

@@ -99,3 +99,32 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def run() -> None:
+    """The installed ``kgkit`` program: :func:`main`, then a quick exit.
+
+    Once the command is done every output file is written and synced, so the
+    interpreter's own teardown (freeing hundreds of modules, ~0.1 s of CPU and more
+    on a loaded machine) buys nothing: the exit handlers run (the background state sync,
+    closing provider connections), the streams are flushed, and the process ends there.
+    :func:`main` itself keeps the ordinary ``SystemExit``, for callers in Python."""
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if not isinstance(exc.code, (int, type(None))):
+            print(exc.code, file=sys.stderr)
+    import atexit
+    import logging
+    import os
+
+    atexit._run_exitfuncs()
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (kgkit ... | head): nothing left to say
+            pass
+    os._exit(code)

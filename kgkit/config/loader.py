@@ -4,7 +4,7 @@ In order, predictably: find the file (``--config``, else ``kgkit.yaml`` in the w
 directory, else none); parse it with line marks; substitute ``${VAR}`` in string values
 (a missing variable is an error naming it); validate against
 ``kgkit/schemas/config.schema.json`` (unknown keys get a did-you-mean); apply the
-environment (``KGKIT_MODEL``, ``KGKIT_API_BASE``, ``KGKIT_CACHE_DIR``, ``KGKIT_DOMAIN``)
+environment (``KGKIT_MODEL``, ``KGKIT_API_BASE``, ``KGKIT_LLM_CLIENT``, ``KGKIT_CACHE_DIR``, ``KGKIT_DOMAIN``)
 and then ``overrides`` (dotted keys in the file's layout, e.g. ``{"llm.model": ...}``);
 resolve relative paths — against the config file's directory for values written in it,
 against the working directory for values from the environment or flags. Nothing here
@@ -43,6 +43,7 @@ FILE_NAMES = ("kgkit.yaml", "kgkit.yml")
 ENV_OVERRIDES = {
     "KGKIT_MODEL": ("llm", "model"),
     "KGKIT_API_BASE": ("llm", "api_base"),
+    "KGKIT_LLM_CLIENT": ("llm", "client"),
     "KGKIT_CACHE_DIR": ("cache", "dir"),
     "KGKIT_DOMAIN": ("domain",),
 }
@@ -383,6 +384,7 @@ def config_to_data(config: Config) -> dict[str, Any]:
             "concurrency": llm.concurrency,
             "rpm": llm.rpm,
             "tpm": llm.tpm,
+            "client": llm.client,
             "stages": {name: {k: v for k, v in vars(s).items() if v is not None} for name, s in llm.stages.items()},
         },
         "domain": config.domain,

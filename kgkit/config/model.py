@@ -33,6 +33,7 @@ class LLMConfig:
     concurrency: int = 16  # passes in flight at once, for the whole run (kgkit/engine/pool.py)
     rpm: int | None = None  # requests per minute at most, spaced evenly (kgkit/backends/pace.py)
     tpm: int | None = None  # tokens per minute at most (prompt estimate + max_tokens, then usage), smoothed
+    client: str = "auto"  # auto | litellm | direct: who sends the requests (kgkit/backends/llm.py, pick_client)
     stages: dict[str, StageLLM] = field(default_factory=dict)  # "core" | "upgrades" | "skills"
 
 

@@ -34,6 +34,7 @@ COMMENTS: dict[str, dict[str, str]] = {
         "concurrency": "requests in flight at once for the whole run (the passes of a stage go out together)",
         "rpm": "null: no limit; else requests per minute at most, spaced evenly",
         "tpm": "null: no limit; else tokens per minute at most (input + output), spaced evenly",
+        "client": "auto: openai/... models over kgkit's own HTTP client, every other through litellm; or litellm, direct",
     },
     "domain": {"domain": "a name (`kgkit domains` lists them) or a path to a domain file"},
     "views": {"views": "null: the domain's default views; e.g. [binary, nary, temporal]"},

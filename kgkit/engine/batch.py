@@ -82,6 +82,7 @@ class BatchBackend:
         self.inner = inner  # the run's own backend for the stage: the cache, direct retries, describe()
         self.llm = llm  # an LLMBackend of the stage's settings: builds each request, checks each answer
         self.name = inner.name
+        self.llm_client = getattr(inner, "llm_client", None)  # as it describes itself: the wrapped backend's
         self.store = store
         self.retries = retries
         self.direct_retries = direct_retries
@@ -107,14 +108,13 @@ class BatchBackend:
         return cache_key(self.llm.cache_key_parts(request))
 
     def run(self, request: PassRequest) -> PassResult:
-        from kgkit.backends.llm import REASK, load_litellm
+        from kgkit.backends.llm import REASK
 
         key = self.key(request)
         entry = self.store.peek(key)
         if "direct" in entry:
             return PassResult(**{**entry["direct"], "usage": Usage(**entry["direct"]["usage"])})
-        litellm = load_litellm()
-        output_format, response_format = self.llm._response_format(litellm, request.schema)
+        output_format, response_format = self.llm._response_format(request.schema)
         messages = self.llm.messages(request)
         answers, errors = entry["answers"], entry["errors"]
         if answers:

@@ -27,6 +27,14 @@ def file_ref(path: Path | None) -> dict[str, Any]:
     return {"file": str(path) if path else None, "sha256": digest}
 
 
+def clients(backends: tuple[Backend, Backend]) -> dict[str, Any]:
+    """``{"client": {"core": ..., "upgrades": ...}}``: who sent each stage's requests (direct
+    or litellm), kept out of ``describe()`` because it does not change the answers (a resume
+    with the other client pays nothing again); nothing for backends without a client."""
+    named = {stage: getattr(b, "llm_client", None) for stage, b in zip(("core", "upgrades"), backends)}
+    return {"client": named} if any(named.values()) else {}
+
+
 def build_manifest(*, doc: Document, domain: Domain, views: list[View], backends: tuple[Backend, Backend],
                    skills: list[dict[str, Any]], accounting: Accounting, started: datetime.datetime,
                    counts: dict[str, Any], payloads: dict[str, dict[str, Any]], warnings: list[str],
@@ -45,7 +53,7 @@ def build_manifest(*, doc: Document, domain: Domain, views: list[View], backends
                    "output": f"views/{view_file_name(v.name)}"} for v in views],
         "view_files": [f"views/{name}" for name in view_files],
         "model": {"core": backends[0].describe(), "upgrades": backends[1].describe(),
-                  "output_format": dict(accounting.output_formats)},
+                  "output_format": dict(accounting.output_formats), **clients(backends)},
         "skills": [s.get("id") for s in skills],
         "calls": accounting.calls(),
         "tokens": accounting.tokens(),

@@ -117,6 +117,7 @@ class PassRunner:
                     yield stored[i]
                 else:
                     yield self._record(request, *futures[i].result())
+            self.folder.sync_state()  # the stage's answers, durable once (kept through a kill already)
         except BaseException as exc:
             self.pool.stop(futures.values(), interrupted=isinstance(exc, KeyboardInterrupt))
             raise

@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from jinja2 import (
     ChoiceLoader,
+    Environment,
     FileSystemLoader,
     PrefixLoader,
     StrictUndefined,
@@ -144,22 +145,28 @@ def fence_untrusted(text: str) -> str:
 def _locate(template: str | Path) -> tuple[Path | None, str]:
     """(user directory or None for built-ins, template name within the loader)."""
     path = Path(template)
-    if path.is_absolute():
+    if path.is_absolute() and path.parent != PROMPTS_DIR:  # a built-in named by its path (views do) is a built-in
         return path.parent, path.name
-    return None, str(template)
+    return None, path.name if path.is_absolute() else str(template)
 
 
 @lru_cache(maxsize=32)
-def _environment(directory: Path | None) -> SandboxedEnvironment:
-    """One environment per template folder, so compiled templates are reused across chunks."""
+def _environment(directory: Path | None) -> Environment:
+    """One environment per template folder, so compiled templates are reused across chunks.
+
+    A user's folder gets the sandbox (its templates are user input). The built-ins
+    (``directory`` None) are kgkit's own code, compiled once and never reloaded: they get a
+    plain environment, whose attribute lookups cost a third less per render than the
+    sandbox's checks (the document text is only ever data to them, never template code)."""
     search = [str(directory), str(PROMPTS_DIR)] if directory else [str(PROMPTS_DIR)]
-    env = SandboxedEnvironment(
+    env = (SandboxedEnvironment if directory else Environment)(
         loader=ChoiceLoader([PrefixLoader({"kgkit": _FolderLoader(str(PROMPTS_DIR))}), _FolderLoader(search)]),
         undefined=StrictUndefined,
         autoescape=False,  # prompts are plain text, not HTML
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=False,
+        auto_reload=directory is not None,  # a user may edit theirs between runs of one process
     )
     env.filters["untrusted"] = fence_untrusted
     env.filters["json"] = lambda value, indent=None: json.dumps(_plain(value), ensure_ascii=False, indent=indent)

@@ -1,0 +1,196 @@
+"""A direct client for OpenAI-compatible chat completions (OpenAI, vLLM, Ollama, llama.cpp, proxies).
+
+litellm costs ~5 ms of CPU per request (its logging, cost and response objects around the
+openai SDK) and seconds of import; at a few hundred requests a second that, not the
+provider, bounds a run. For the one wire format most servers speak, this module sends
+the request itself over aiohttp (which litellm brings anyway) and hands
+:class:`kgkit.backends.llm.LLMBackend` the same three things litellm would: the answer's
+text, its finish reason and its usage. Everything else — retries, pacing, the output
+format, validation, re-asks, cache keys — stays in the backend, so both clients give the
+same answers, the same run folders and the same errors.
+
+Failures are raised so that :func:`kgkit.backends.failures.classify` names them as it
+names litellm's: transport faults as aiohttp raises them (the socket error stays in the
+chain), an HTTP error as :class:`StatusError` with the status, the provider's own message
+and the response (for ``Retry-After``), and a 200 that is no chat completion as a 500,
+as litellm reports it. Prices and "takes a strict JSON Schema" come from litellm's local
+table (:mod:`kgkit.backends.cost_map`), read only when needed; litellm is never imported.
+
+Why aiohttp and not httpx: measured against the stub (benchmarks/provider_speed.py,
+RESULTS.md), an httpx ``AsyncClient`` request costs 0.8-1.0 ms of CPU (httpcore, h11 and
+anyio in pure Python), an aiohttp one 0.15 ms (its HTTP parser is compiled); at the 2 ms
+a call the run may spend in all, that difference decides.
+"""
+from __future__ import annotations
+
+import asyncio
+import atexit
+import json
+import os
+import urllib.request
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+from kgkit.backends import cost_map
+from kgkit.backends.base import cached_tokens
+
+PREFIX = "openai/"
+OPENAI_BASE = "https://api.openai.com/v1"
+# Models litellm rewrites parameters for (max_completion_tokens, no temperature): auto leaves them to litellm.
+_REWRITTEN = ("o1", "o3", "o4", "gpt-5")
+# How OpenAI-compatible servers say "the prompt is over the context window" (litellm's own list, in part).
+_CONTEXT_WINDOW = ("maximum context length", "context_length_exceeded", "exceed context limit",
+                   "model's maximum context limit", "is longer than the model's context length",
+                   "exceeds the available context size", "prompt is too long")
+
+_ACCOUNT_HEADERS = (("OPENAI_ORG_ID", "OpenAI-Organization"), ("OPENAI_PROJECT_ID", "OpenAI-Project"))
+
+_sessions: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]" = weakref.WeakKeyDictionary()
+
+
+class StatusError(Exception):
+    """The server answered with an HTTP error (or a body that is no chat completion)."""
+
+    def __init__(self, status: int | None, message: str, response: Any = None):
+        super().__init__(message)
+        self.status_code = status
+        self.message = message
+        self.response = response
+
+
+class ContextWindowExceededError(StatusError):
+    """A 400 that says the prompt is longer than the model's context window."""
+
+
+class MissingKeyError(StatusError):
+    """No key to send: refused before any request, as the openai SDK does."""
+
+
+def serves(model: str) -> bool:
+    """Whether ``auto`` sends ``model`` through the direct client: ``openai/...`` models
+    (OpenAI itself, or any OpenAI-compatible server at ``api_base``), except those whose
+    parameters litellm rewrites."""
+    return model.startswith(PREFIX) and not model[len(PREFIX):].startswith(_REWRITTEN)
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str
+    finish_reason: str | None
+    usage: dict[str, Any]
+
+
+class OpenAICompatible:
+    """Chat completions at ``api_base`` (or ``$OPENAI_BASE_URL``, ``$OPENAI_API_BASE``, OpenAI's)."""
+
+    def __init__(self, model: str, api_base: str | None):
+        self.model = model[len(PREFIX):] if model.startswith(PREFIX) else model.split("/", 1)[-1]
+        base = api_base or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or OPENAI_BASE
+        self.url = base.rstrip("/") + "/chat/completions"
+        # The openai SDK (under litellm) sends these when they are set; so does this client.
+        self.headers = {"Content-Type": "application/json", "Accept": "application/json",
+                        **{header: os.environ[name] for name, header in _ACCOUNT_HEADERS if os.environ.get(name)}}
+
+    def output_format(self, json_mode: bool) -> str:
+        """json_schema where litellm's table says the model takes one, else json_object (every
+        OpenAI-compatible model takes ``response_format``), plain without json_mode."""
+        if not json_mode:
+            return "plain"
+        return "json_schema" if cost_map.supports_response_schema(self.model) else "json_object"
+
+    def cost(self, usage: dict[str, Any]) -> float | None:
+        return cost_map.cost(self.model, usage["tokens_in"], usage["tokens_out"], usage["tokens_cached"])
+
+    async def complete(self, body: dict[str, Any], key: str | None, timeout: float) -> Answer:
+        """One request. Raises StatusError (and its kinds) or what aiohttp raises."""
+        if not key:
+            raise MissingKeyError(None, "no key is set: the api_key client option must be set")
+        session = _session(timeout)
+        payload = json.dumps({**body, "model": self.model}, ensure_ascii=False, allow_nan=False).encode()
+        async with session.post(self.url, data=payload,
+                                headers={**self.headers, "Authorization": f"Bearer {key}"}) as response:
+            content = await response.read()
+        if response.status >= 400:
+            raise _status_error(response, content)
+        try:
+            data = json.loads(content)
+        except ValueError as exc:  # an HTML error page behind a 200: litellm reports it as a 500
+            raise StatusError(500, str(exc), response) from None
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not choices or not isinstance(choices[0], dict):
+            raise StatusError(500, "the provider returned a response with no 'choices'", response)
+        message = choices[0].get("message") or {}
+        return Answer(text=message.get("content") or "", finish_reason=choices[0].get("finish_reason"),
+                      usage=_usage(data.get("usage")))
+
+
+def _session(timeout: float):
+    """This event loop's pooled session (the provider loop is one per process: one pool, no
+    bound of its own: ``llm.concurrency`` bounds the requests). The whole-request deadline is
+    :mod:`kgkit.backends.deadline`'s; aiohttp's own timeouts only bound a connect or a read."""
+    loop = asyncio.get_running_loop()
+    session = _sessions.get(loop)
+    if session is None:
+        import aiohttp
+
+        if not _sessions:
+            atexit.register(_close_sessions)
+        session = _sessions[loop] = aiohttp.ClientSession(
+            # A proxy from the environment, as litellm's client honours one; read only when
+            # one is set (aiohttp looks it up on a worker thread for every request).
+            connector=aiohttp.TCPConnector(limit=0), trust_env=bool(urllib.request.getproxies()),
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=timeout, sock_read=timeout))
+    return session
+
+
+def _close_sessions() -> None:
+    """At exit: close the pooled connections on their loops (briefly: exit must stay quick), so
+    aiohttp has no unclosed session to warn about."""
+    for loop, session in list(_sessions.items()):
+        if loop.is_running() and not session.closed:
+            future = asyncio.run_coroutine_threadsafe(session.close(), loop)
+            try:
+                future.result(timeout=0.2)
+            except BaseException:  # noqa: BLE001 - a stuck close must not hold the exit
+                future.cancel()
+    _sessions.clear()
+
+
+def errors() -> tuple[type[BaseException], ...]:
+    """What one request may raise: an HTTP error, or a transport fault."""
+    import aiohttp
+
+    return StatusError, aiohttp.ClientError, OSError
+
+
+def _status_error(response: Any, content: bytes) -> StatusError:
+    """The provider's own words for an HTTP error, as the openai SDK and litellm pass them on."""
+    status = response.status
+    try:
+        body = json.loads(content)
+    except ValueError:
+        body = None
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict) and error.get("message"):
+        message = str(error["message"])
+    elif isinstance(error, str) and error:
+        message = error
+    else:
+        message = f"Error code: {status}"
+    lowered = message.lower()
+    kind = ContextWindowExceededError if status == 400 and any(s in lowered for s in _CONTEXT_WINDOW) else StatusError
+    return kind(status, message, response)
+
+
+def _usage(usage: Any) -> dict[str, Any]:
+    usage = usage if isinstance(usage, dict) else {}
+
+    def number(value: Any) -> int:
+        try:
+            return int(value or 0)
+        except (TypeError, ValueError):
+            return 0
+
+    return {"tokens_in": number(usage.get("prompt_tokens")), "tokens_out": number(usage.get("completion_tokens")),
+            "tokens_cached": cached_tokens(usage)}

@@ -343,11 +343,15 @@ def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool) -> l
         return [[g] for g in order]
     clusters: list[list[_Group]] = []
     firsts: list[str] = []  # sorted form of each cluster's first member
-    index: dict[str, set[int]] = defaultdict(set)  # block key -> clusters holding it
+    # block key -> length of a cluster's first form -> clusters holding that key
+    index: dict[str, dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
     for g in order:
-        # the clusters sharing a block, gathered and screened in C: a name that shares a
-        # common first name with thousands of others is compared with all of them
-        ids = sorted(set().union(*(index.get(b, ()) for b in g.blocks))) if blocking else range(len(firsts))
+        # the clusters sharing a block whose first form's length lets the screen pass
+        # (_could_reach), gathered and screened in C: a name that shares a common first
+        # name with thousands of others is still compared with many of them
+        n = len(g.sorted_form)
+        ids = sorted(set().union(*(held for b in g.blocks for length, held in index.get(b, {}).items()
+                                   if _could_reach(n, length, threshold)))) if blocking else range(len(firsts))
         forms = list(itemgetter(*ids)(firsts)) if len(ids) > 1 else [firsts[c] for c in ids]
         screened = process.extract(g.sorted_form, forms, scorer=fuzz.ratio, score_cutoff=threshold, limit=None)
         best, best_score = None, 0.0
@@ -361,9 +365,19 @@ def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool) -> l
             best = len(clusters) - 1
         else:
             clusters[best].append(g)
+        length = len(firsts[best])
         for b in g.blocks:
-            index[b].add(best)
+            index[b][length].add(best)
     return clusters
+
+
+def _could_reach(la: int, lb: int, threshold: float) -> bool:
+    """Whether two strings of these lengths can have ``fuzz.ratio`` >= ``threshold``.
+
+    The ratio is 100 * (1 - d / (la + lb)) with d the insert/delete distance, and d is at
+    least ``|la - lb|``: so it is at most 200 * min / (la + lb). A small slack keeps every
+    pair the float comparison could pass; the screen itself still decides."""
+    return la + lb == 0 or 200.0 * min(la, lb) / (la + lb) >= threshold - 1e-6
 
 
 def key_blocks(key: str) -> frozenset[str]:

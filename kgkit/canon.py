@@ -46,6 +46,7 @@ an order derived from their content only, and every tie is broken by text.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -453,7 +454,11 @@ class CanonResult:
         self._choices: dict[str, list[tuple[str, str]]] = defaultdict(list)  # type -> (sorted key, key)
         for (t, key) in sorted(index):
             self._choices[t].append((" ".join(sorted(key.split())), key))
+        for choices in self._choices.values():  # by length, so a lookup screens only the lengths that can reach
+            choices.sort(key=lambda c: len(c[0]))
         self._forms = {t: [c[0] for c in choices] for t, choices in self._choices.items()}  # what fuzzy lookups screen
+        self._lengths = {t: [len(f) for f in forms] for t, forms in self._forms.items()}
+        self._distinct_lengths = {t: sorted(set(lengths)) for t, lengths in self._lengths.items()}
 
     def node(self, node_id: str) -> Node | None:
         return self._by_id.get(node_id)
@@ -477,11 +482,19 @@ class CanonResult:
         probe = _Group(type="", key=key)
         _prepare(probe)
         scored: dict[str, float] = {}
+        n = len(probe.sorted_form)
         for t in types:
-            choices = self._choices.get(t, [])
-            hits = process.extract(probe.sorted_form, self._forms.get(t, []), scorer=fuzz.ratio,
+            choices, lengths = self._choices.get(t, []), self._lengths.get(t, [])
+            # the forms whose length lets fuzz.ratio reach the threshold (_could_reach) lie
+            # in one run of the length order: screen that run only (scores are kept by
+            # node, so the order of the hits does not matter)
+            reach = [length for length in self._distinct_lengths.get(t, ()) if _could_reach(n, length, self.threshold)]
+            if not reach:
+                continue
+            lo, hi = bisect_left(lengths, reach[0]), bisect_right(lengths, reach[-1])
+            hits = process.extract(probe.sorted_form, self._forms[t][lo:hi], scorer=fuzz.ratio,
                                    score_cutoff=self.threshold, limit=None)
-            for _, score, i in hits:
+            for _, score, i in ((f, sc, lo + j) for f, sc, j in hits):
                 other = _Group(type=t, key=choices[i][1])
                 _prepare(other)
                 if not _labels_agree(other, probe):

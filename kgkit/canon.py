@@ -325,8 +325,7 @@ def _score(a: _Group, b: _Group, threshold: float) -> float:
     """Token-sort similarity of two groups, 0 when it cannot reach ``threshold``."""
     if not _labels_agree(a, b):
         return 0.0
-    la, lb = len(a.sorted_form), len(b.sorted_form)
-    if 200.0 * min(la, lb) / (la + lb) < threshold:  # length alone rules it out
+    if not _could_reach(len(a.sorted_form), len(b.sorted_form), threshold):  # length alone rules it out
         return 0.0
     return fuzz.ratio(a.sorted_form, b.sorted_form, score_cutoff=threshold)
 

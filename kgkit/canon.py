@@ -46,6 +46,7 @@ an order derived from their content only, and every tie is broken by text.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -324,8 +325,7 @@ def _score(a: _Group, b: _Group, threshold: float) -> float:
     """Token-sort similarity of two groups, 0 when it cannot reach ``threshold``."""
     if not _labels_agree(a, b):
         return 0.0
-    la, lb = len(a.sorted_form), len(b.sorted_form)
-    if 200.0 * min(la, lb) / (la + lb) < threshold:  # length alone rules it out
+    if not _could_reach(len(a.sorted_form), len(b.sorted_form), threshold):  # length alone rules it out
         return 0.0
     return fuzz.ratio(a.sorted_form, b.sorted_form, score_cutoff=threshold)
 
@@ -343,11 +343,15 @@ def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool) -> l
         return [[g] for g in order]
     clusters: list[list[_Group]] = []
     firsts: list[str] = []  # sorted form of each cluster's first member
-    index: dict[str, set[int]] = defaultdict(set)  # block key -> clusters holding it
+    # block key -> length of a cluster's first form -> clusters holding that key
+    index: dict[str, dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
     for g in order:
-        # the clusters sharing a block, gathered and screened in C: a name that shares a
-        # common first name with thousands of others is compared with all of them
-        ids = sorted(set().union(*(index.get(b, ()) for b in g.blocks))) if blocking else range(len(firsts))
+        # the clusters sharing a block whose first form's length lets the screen pass
+        # (_could_reach), gathered and screened in C: a name that shares a common first
+        # name with thousands of others is still compared with many of them
+        n = len(g.sorted_form)
+        ids = sorted(set().union(*(held for b in g.blocks for length, held in index.get(b, {}).items()
+                                   if _could_reach(n, length, threshold)))) if blocking else range(len(firsts))
         forms = list(itemgetter(*ids)(firsts)) if len(ids) > 1 else [firsts[c] for c in ids]
         screened = process.extract(g.sorted_form, forms, scorer=fuzz.ratio, score_cutoff=threshold, limit=None)
         best, best_score = None, 0.0
@@ -361,9 +365,19 @@ def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool) -> l
             best = len(clusters) - 1
         else:
             clusters[best].append(g)
+        length = len(firsts[best])
         for b in g.blocks:
-            index[b].add(best)
+            index[b][length].add(best)
     return clusters
+
+
+def _could_reach(la: int, lb: int, threshold: float) -> bool:
+    """Whether two strings of these lengths can have ``fuzz.ratio`` >= ``threshold``.
+
+    The ratio is 100 * (1 - d / (la + lb)) with d the insert/delete distance, and d is at
+    least ``|la - lb|``: so it is at most 200 * min / (la + lb). A small slack keeps every
+    pair the float comparison could pass; the screen itself still decides."""
+    return la + lb == 0 or 200.0 * min(la, lb) / (la + lb) >= threshold - 1e-6
 
 
 def key_blocks(key: str) -> frozenset[str]:
@@ -439,7 +453,11 @@ class CanonResult:
         self._choices: dict[str, list[tuple[str, str]]] = defaultdict(list)  # type -> (sorted key, key)
         for (t, key) in sorted(index):
             self._choices[t].append((" ".join(sorted(key.split())), key))
+        for choices in self._choices.values():  # by length, so a lookup screens only the lengths that can reach
+            choices.sort(key=lambda c: len(c[0]))
         self._forms = {t: [c[0] for c in choices] for t, choices in self._choices.items()}  # what fuzzy lookups screen
+        self._lengths = {t: [len(f) for f in forms] for t, forms in self._forms.items()}
+        self._distinct_lengths = {t: sorted(set(lengths)) for t, lengths in self._lengths.items()}
 
     def node(self, node_id: str) -> Node | None:
         return self._by_id.get(node_id)
@@ -463,11 +481,19 @@ class CanonResult:
         probe = _Group(type="", key=key)
         _prepare(probe)
         scored: dict[str, float] = {}
+        n = len(probe.sorted_form)
         for t in types:
-            choices = self._choices.get(t, [])
-            hits = process.extract(probe.sorted_form, self._forms.get(t, []), scorer=fuzz.ratio,
+            choices, lengths = self._choices.get(t, []), self._lengths.get(t, [])
+            # the forms whose length lets fuzz.ratio reach the threshold (_could_reach) lie
+            # in one run of the length order: screen that run only (scores are kept by
+            # node, so the order of the hits does not matter)
+            reach = [length for length in self._distinct_lengths.get(t, ()) if _could_reach(n, length, self.threshold)]
+            if not reach:
+                continue
+            lo, hi = bisect_left(lengths, reach[0]), bisect_right(lengths, reach[-1])
+            hits = process.extract(probe.sorted_form, self._forms[t][lo:hi], scorer=fuzz.ratio,
                                    score_cutoff=self.threshold, limit=None)
-            for _, score, i in hits:
+            for _, score, i in ((f, sc, lo + j) for f, sc, j in hits):
                 other = _Group(type=t, key=choices[i][1])
                 _prepare(other)
                 if not _labels_agree(other, probe):

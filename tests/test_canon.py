@@ -558,3 +558,18 @@ def test_a_persons_title_before_the_name_is_an_alias():
     # a title is read only right before the name, and never for things that are not people
     assert merge_entities([Mention("Acme Corp.", "Organization", span=(0, 10))], load_domain("general"),
                           text="Acme Corp.").nodes[0].aliases == ()
+
+
+def test_length_filter_never_drops_a_pair_the_screen_would_pass():
+    """_could_reach (the fuzzy merge's length filter) may only rule out pairs whose
+    fuzz.ratio is below the threshold: checked on every length pair up to 40 characters."""
+    from rapidfuzz import fuzz
+
+    from kgkit.canon import _could_reach
+
+    for threshold in (50.0, 85.0, 90.0, 100.0):
+        for la in range(0, 41):
+            for lb in range(0, 41):
+                a, b = "a" * la, "a" * lb  # one string inside the other: the best ratio these lengths allow
+                reaches = bool(fuzz.ratio(a, b, score_cutoff=threshold)) or la + lb == 0
+                assert _could_reach(la, lb, threshold) == reaches, (la, lb, threshold)  # safe, and tight

@@ -8,6 +8,7 @@ from kgkit.backends.offline import OfflineBackend, register_handler
 from kgkit.schema.catalog import load_domain, load_view
 from kgkit.documents.types import Chunk
 from kgkit.engine.core import ENTITIES_SCHEMA, RELATIONS_SCHEMA
+from kgkit.modes.base import validate_answer
 
 # Excerpts of CUAD v1 contracts (CC BY 4.0; the Atticus Project), quoted here so no shared data is needed:
 # cuad_ENTERTAINMENTGAMINGASIAINC_Distributor.txt (preamble and governing law, joined)
@@ -133,9 +134,17 @@ def test_entity_skills_add_patterns():
     assert ("Globex", "Organization") not in {(e["name"], e["type"]) for e in core("Globex hired Jane.", domain)[0]}
 
 
-def test_answers_are_checked_against_the_request_schema(legal):
+def test_answers_are_checked_against_the_request_schema_once(legal):
+    """Extraction answers are checked by the engine (validate_answer), not again here;
+    answers of kinds the engine does not check (the skill passes) are checked here."""
     strict = {"type": "object", "required": ["entities", "nothing_like_this"]}
     result = OfflineBackend().run(request(ENTITIES, DISTRIBUTOR, {"domain": legal}, schema=strict))
+    assert result.ok and "entities" in result.data
+    assert "nothing_like_this" in validate_answer(result.data, strict)
+    register_handler("test_off_schema", lambda req: {"echo": 1})
+    req = PassRequest(kind="test_off_schema", stage="skills", chunk=Chunk("c", "d", 0, "x", 0, 1),
+                      schema={"type": "object", "required": ["nothing_like_this"]}, context={}, prompt="x")
+    result = OfflineBackend().run(req)
     assert not result.ok and "does not match the pass schema" in result.error and result.raw
 
 
@@ -230,3 +239,36 @@ def test_boilerplate_fragments_and_role_words_are_no_entities(legal):
                       load_domain("general"))
     obligations = {e["name"] for e in answer["entities"] if e["type"] == "Obligation"}
     assert obligations and not [o for o in obligations if o.split()[-1] in ("the", "i")]
+
+
+def test_validate_answer_fast_yes_and_python_no_agree():
+    """The compiled check only lets valid answers through early; every no, and every schema
+    it cannot judge like jsonschema (pattern), is decided and worded by jsonschema."""
+    schema = {"type": "object", "required": ["items"], "properties": {"items": {"type": "array", "items": {
+        "type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}}}}
+    assert validate_answer({"items": [{"name": "a"}]}, schema) is None
+    assert "items/0/name" in validate_answer({"items": [{"name": 3}]}, schema)
+    patterned = {"type": "object", "properties": {"code": {"type": "string", "pattern": "^[A-Z]+$"}}}
+    assert validate_answer({"code": "ABC"}, patterned) is None
+    assert "code" in validate_answer({"code": "abc"}, patterned)
+
+
+def test_grouped_phrase_regex_matches_as_the_flat_alternation():
+    """compile_phrases groups phrases by first character; the matches are the flat
+    alternation's, overlaps, case, spacing, non-ASCII and window ends included."""
+    import re
+
+    from kgkit.backends.offline.entities import compile_phrases, phrase_pattern
+
+    text = ("In the United States of America, US and U.S. firms (AT&T) met. \u212aelvin k K x\ty xy É é "
+            "UNITED\n STATES USA us-based united states of america")
+    ascii_phrases = ("US", "U.S.", "United States", "united  states of america", "Kelvin", "k", "AT&T", "x y")
+    for phrases in (ascii_phrases, ascii_phrases + ("É",)):  # a non-ASCII first character: the flat form
+        ordered = sorted(set(phrases), key=lambda p: (-len(p), p))
+        flat = re.compile(r"(?<![\w])(?:" + "|".join(phrase_pattern(p) for p in ordered) + r")(?![\w])", re.I)
+        grouped = compile_phrases(phrases)
+        assert [m.span() for m in grouped.finditer(text)] == [m.span() for m in flat.finditer(text)]
+        for start in range(0, len(text), 7):
+            assert ([m.span() for m in grouped.finditer(text, start, start + 20)]
+                    == [m.span() for m in flat.finditer(text, start, start + 20)])
+        assert (grouped.pattern != flat.pattern) == (phrases == ascii_phrases)

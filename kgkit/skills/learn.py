@@ -427,7 +427,7 @@ def _fold(report: LearnReport, loop: "_Loop", lib: Library, dev_f1: float, cand:
     report.actions.append({**entry, **action, "outcome": "accepted" if accepted else "rejected",
                            "dev_f1": round(trial_f1, 4), "dev_f1_before": round(dev_f1, 4), "dev_gain": round(gain, 4)})
     if not accepted:
-        lib.rejected.append({**turned_down, "reason": f"dev F1 gain {gain:+.4f} < {s.min_gain}"})
+        lib.rejected.append({**turned_down, "reason": f"{s.gate} F1 gain {gain:+.4f} < {s.min_gain}"})
         return lib, dev_f1
     changed["dev_gain"] = round(gain, 4)
     return trial, trial_f1

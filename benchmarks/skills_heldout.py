@@ -10,11 +10,14 @@ The same seed gives the same split and the same library; the figures are whateve
 are (the offline backend's entity recall bounds them: a relation needs both ends found).
 
     python benchmarks/skills_heldout.py [--data ../shared/data] [--set conll04 --set scierc --set wikievents]
-        [--holdout 0.3] [--seed 0 --seed 1 --seed 2] [--top-k 3] [--temperature 0.7] [--rollouts 3] [--json]
+        [--holdout 0.3] [--seed 0 --seed 1 --seed 2] [--top-k 3] [--temperature 0.7] [--rollouts 3]
+        [--gate dev|train+dev] [--applied-precision 0.5] [--tune] [--json]
 
 Which documents: skills are learned (train and dev) on the set's ``tune`` half in
 ``splits.json`` only; the held-out share (0.3 of the ``report`` half, drawn by the seed) is
-scored before and after; the rest of the report half takes no part.
+scored before and after; the rest of the report half takes no part. With ``--tune`` the
+report half takes no part at all: the tune half alone is split into train, dev and held-out
+(CoNLL04: 18 documents to learn on, 9 to score) — the figure a loop variant is chosen on.
 """
 from __future__ import annotations
 
@@ -28,7 +31,8 @@ DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def run_set(data: Path, name: str, holdout: float, seed: int, top_k: int, work: Path, temperature: float = 0.7,
-            rollouts: int = 3) -> dict:
+            rollouts: int = 3, gate: str | None = None, tune: bool = False,
+            applied_precision: float | None = None) -> dict:
     from kgkit.config.model import Config
     from kgkit.schema.starter import starter_from_gold
     from kgkit.skills.learn import LearnSettings, learn_skills
@@ -36,11 +40,20 @@ def run_set(data: Path, name: str, holdout: float, seed: int, top_k: int, work: 
 
     domain_file = work / f"{name}.yaml"
     domain_file.write_text(starter_from_gold(name, data / name), encoding="utf-8")
-    report_half = tuple(json.loads((data / "splits.json").read_text())["sets"][name]["report"])
+    gold = data / name
+    if tune:  # the tune half alone: held-out drawn from it, the report half unread
+        from split_folder import build
+
+        gold = work / "tune"
+        build(data, name, "tune", gold)
+        heldout_from = None
+    else:
+        heldout_from = tuple(json.loads((data / "splits.json").read_text())["sets"][name]["report"])
     started = time.perf_counter()
     settings = LearnSettings.from_config(Config().skills, holdout=holdout, seed=seed, top_k=top_k,
-                                         temperature=temperature, rollouts=rollouts, heldout_from=report_half)
-    report = learn_skills(data / name, domain_file, config=Config(), settings=settings, library_dir=work / "lib")
+                                         temperature=temperature, rollouts=rollouts, heldout_from=heldout_from,
+                                         gate=gate, applied_precision=applied_precision)
+    report = learn_skills(gold, domain_file, config=Config(), settings=settings, library_dir=work / "lib")
     seconds = time.perf_counter() - started
     entities = {w: getattr(report, w).total.categories["entities"].micro.to_dict() for w in ("before", "after")}
     lib = load_library(name, work / "lib")
@@ -79,6 +92,9 @@ def main() -> None:
     parser.add_argument("--top-k", type=int, default=3)
     parser.add_argument("--temperature", type=float, default=0.7)
     parser.add_argument("--rollouts", type=int, default=3)
+    parser.add_argument("--gate", choices=("dev", "train+dev"), default=None, help="default: config skills.gate")
+    parser.add_argument("--applied-precision", type=float, default=None, help="default: config skills.applied_precision")
+    parser.add_argument("--tune", action="store_true", help="learn and score on the tune half only")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     results = []
@@ -86,7 +102,8 @@ def main() -> None:
         for seed in args.seeds or [0, 1, 2]:
             with tempfile.TemporaryDirectory(prefix=f"kgkit-bench-{name}-") as tmp:
                 results.append(run_set(args.data, name, args.holdout, seed, args.top_k, Path(tmp),
-                                       args.temperature, args.rollouts))
+                                       args.temperature, args.rollouts, args.gate, args.tune,
+                                       args.applied_precision))
     if args.json:
         print(json.dumps(results, indent=2))
         return

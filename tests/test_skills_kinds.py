@@ -102,13 +102,16 @@ def test_gazetteer_names_stay_within_their_share_of_a_runs_accepted_items():
     assert room_for_a_name({"skills": 0, "gazetteer": 3}, 1.0)  # share 1: names as the cap allows
 
 
-def test_a_cue_that_helps_train_but_changes_nothing_on_dev_is_rejected_with_its_figure(tmp_path):
-    """Vetting and the train check pass "employed by"; dev never states it: equal is a rejection."""
+def employed_by_gold(tmp_path):
+    """Six one-sentence documents: dev states where people live, train and held-out whom they work for.
+
+    So "employed by" (Work_For) is vetted and raises train F1 but changes nothing on dev.
+    Returns the split (seed 0) and the learn arguments.
+    """
     import json
 
     from kgkit.config.model import Config
-    from kgkit.skills.learn import LearnSettings, learn_skills, split_docs
-    from kgkit.skills.library import load_library
+    from kgkit.skills.learn import split_docs
 
     people, orgs, towns = ["Ann Lee", "Bo Stahl", "Cy Moe", "Di Poe", "Ed Roe", "Fe Loo"], \
         ["Acme", "Initech", "Globex", "Hooli", "Umbra", "Wonka"], ["Tarnow", "Brno", "Oslo", "Lima", "Nice", "Kyiv"]
@@ -128,7 +131,6 @@ relation_types:
     gold.mkdir()
     for i, doc in enumerate(ids):
         p, o, c = people[i], orgs[i], towns[i]
-        # dev documents state where people live; the others whom they work for
         head, rel, tail, sentence = (p, "Live_In", c, f"{p} lives in {c}.") if doc in split["dev"] else \
             (p, "Work_For", o, f"{p} is employed by {o}.")
         ents = [{"name": n, "type": t, "aliases": [], "spans": [[sentence.index(n), sentence.index(n) + len(n)]]}
@@ -138,10 +140,48 @@ relation_types:
             "doc_id": doc, "source": "test", "title": None, "entities": ents,
             "relations": [{"head": head, "relation": rel, "tail": tail, "evidence": sentence}],
             "hyperedges": [], "events": [], "temporal": []}))
-    report = learn_skills(gold, tmp_path / "staff.yaml", config=Config(), library_dir=tmp_path / "lib",
-                          settings=LearnSettings(rollouts=1, temperature=0.0, seed=0))
+    return split, {"config": Config(), "library_dir": tmp_path / "lib"}, (gold, tmp_path / "staff.yaml")
+
+
+def test_a_cue_that_helps_train_but_changes_nothing_on_dev_is_rejected_with_its_figure(tmp_path):
+    """Vetting and the train check pass "employed by"; dev never states it: equal is a rejection."""
+    from kgkit.skills.learn import LearnSettings, learn_skills
+    from kgkit.skills.library import load_library
+
+    split, kwargs, (gold, domain) = employed_by_gold(tmp_path)
+    report = learn_skills(gold, domain, settings=LearnSettings(rollouts=1, temperature=0.0, seed=0), **kwargs)
     first = report.actions[0]
     assert (first["pattern"]["phrases"], first["vetting"]["applied"]["new_right"], first["outcome"],
             first["dev_gain"]) == (["employed by"], len(split["train"]), "rejected", 0.0)
     assert load_library("staff", tmp_path / "lib").skills == {}
     assert report.accepted() == {"skills": 0, "gazetteer": 0, "induction": 0}
+
+
+def test_a_gate_on_train_and_dev_keeps_that_cue_with_its_gain_and_it_reaches_held_out(tmp_path):
+    """gate "train+dev": the same cue raises F1 over train and dev together, so it is kept,
+    its gain recorded; the held-out documents (never gated on) then find their relations."""
+    from kgkit.skills.learn import LearnSettings, gate_docs, learn_skills
+    from kgkit.skills.library import load_library
+
+    split, kwargs, (gold, domain) = employed_by_gold(tmp_path)
+    assert gate_docs(split, "train+dev") == sorted(split["train"] + split["dev"])
+    assert gate_docs(split, "dev") == split["dev"]
+    report = learn_skills(gold, domain, settings=LearnSettings(rollouts=1, temperature=0.0, seed=0, gate="train+dev"),
+                          **kwargs)
+    first = report.actions[0]
+    assert (first["pattern"]["phrases"], first["outcome"]) == (["employed by"], "accepted")
+    assert first["dev_gain"] > 0 and first["dev_f1"] > first["dev_f1_before"]
+    (kept,) = load_library("staff", tmp_path / "lib").skills.values()
+    assert kept["pattern"]["phrases"] == ["employed by"] and kept["dev_gain"] == first["dev_gain"]
+    assert report.heldout("before")["f1"] == 0.0 and report.heldout("after")["f1"] == 1.0
+
+
+def test_an_unknown_gate_is_a_configuration_error(tmp_path):
+    import pytest
+
+    from kgkit.errors import ConfigError
+    from kgkit.skills.learn import LearnSettings, learn_skills
+
+    _, kwargs, (gold, domain) = employed_by_gold(tmp_path)
+    with pytest.raises(ConfigError, match="skills.gate must be one of dev, train\\+dev"):
+        learn_skills(gold, domain, settings=LearnSettings(rollouts=1, temperature=0.0, gate="held-out"), **kwargs)

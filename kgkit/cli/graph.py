@@ -41,8 +41,13 @@ def _is_run(path: str) -> bool:
     return (Path(path) / "nodes.json").is_file()
 
 
-def _echo_json(data) -> None:
+def echo_json(data) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def _edge_line(edge: dict, names: dict[str, str]) -> str:
+    """``head -relation-> tail``, each end by its node's name where the snapshot has one."""
+    return f"{names.get(edge['head'], edge['head'])} -{edge['relation']}-> {names.get(edge['tail'], edge['tail'])}"
 
 
 @click.group("graph")
@@ -71,7 +76,7 @@ def add_cli(args, tenant, config_path, as_json):
     with open_store(graph, tenant, config_path) as store:
         results = store.add(runs)
     if as_json:
-        _echo_json([dataclasses.asdict(r) for r in results])
+        echo_json([dataclasses.asdict(r) for r in results])
     else:
         for r in results:
             click.echo(f"{r.doc}: {r.status} (graph version {r.version})")
@@ -99,7 +104,7 @@ def stats_cli(graph, tenant, config_path, as_json):
     with open_store(graph, tenant, config_path) as store:
         stats = store.stats()
     if as_json:
-        _echo_json(stats)
+        echo_json(stats)
     else:
         width = max(map(len, stats))
         for key, value in stats.items():
@@ -125,24 +130,24 @@ def show_cli(graph, node_id, tenant, config_path, as_json):
             raise NotFoundError(f"no node {node_id!r} in graph tenant {snap.tenant!r}")
         touching = [e for e in snap.edges + snap.temporal if node_id in (e["head"], e["tail"])]
         if as_json:
-            _echo_json({"node": node, "edges": touching,
+            echo_json({"node": node, "edges": touching,
                         "evidence": [e for e in snap.evidence if e["item"] == node_id]})
             return
         click.echo(f"{node['id']}  {node['type']}  {node['name']}")
         click.echo(f"  aliases: {', '.join(node['aliases']) or '-'}")
         click.echo(f"  documents: {', '.join(node['documents'])}")
         for e in touching:
-            click.echo(f"  {names.get(e['head'], e['head'])} -{e['relation']}-> {names.get(e['tail'], e['tail'])}")
+            click.echo(f"  {_edge_line(e, names)}")
         return
     if as_json:
-        _echo_json(dataclasses.asdict(snap))
+        echo_json(dataclasses.asdict(snap))
         return
     click.echo(f"tenant {snap.tenant}, version {snap.version}: {len(snap.documents)} documents, "
                f"{len(snap.nodes)} nodes, {len(snap.edges)} edges")
     for n in snap.nodes:
         click.echo(f"{n['id']}  {n['type']}  {n['name']}  ({len(n['documents'])} document(s))")
     for e in snap.edges:
-        click.echo(f"{names.get(e['head'], e['head'])} -{e['relation']}-> {names.get(e['tail'], e['tail'])}")
+        click.echo(_edge_line(e, names))
 
 
 @graph_cli.command("merges")
@@ -155,7 +160,7 @@ def merges_cli(graph, tenant, config_path, as_json):
     with open_store(graph, tenant, config_path) as store:
         log = store.merges()
     if as_json:
-        _echo_json(log)
+        echo_json(log)
         return
     for m in log:
         why = f" ({m['reason']} {m['score']})" if m["reason"] else ""

@@ -6,11 +6,9 @@ The work is in :mod:`kgkit.graph.review` through :class:`kgkit.graph.GraphStore`
 """
 from __future__ import annotations
 
-import json
-
 import click
 
-from kgkit.cli.graph import AS_JSON, CONFIG, TENANT, graph_and, open_store
+from kgkit.cli.graph import AS_JSON, CONFIG, TENANT, echo_json, graph_and, open_store
 
 
 @click.group("review")
@@ -32,7 +30,7 @@ def list_cli(graph, show_all, tenant, config_path, as_json):
     with open_store(graph, tenant, config_path) as store:
         entries = store.review_queue(pending_only=not show_all)
     if as_json:
-        click.echo(json.dumps(entries, indent=2, ensure_ascii=False))
+        echo_json(entries)
         return
     for e in entries:
         decided = f"  [{e['decision']} by {e['who']} {e['at']}]" if e["decision"] else ""
@@ -49,7 +47,7 @@ def show_cli(args, tenant, config_path):
     """Show one entry: the item, why it was held, its evidence and any decision (JSON)."""
     graph, entry_id = graph_and(args, "ID")
     with open_store(graph, tenant, config_path) as store:
-        click.echo(json.dumps(store.review_entry(entry_id), indent=2, ensure_ascii=False))
+        echo_json(store.review_entry(entry_id))
 
 
 def _decide(decision: str):

@@ -141,7 +141,7 @@ class LLMBackend:
         return {
             "model": self.settings.model,
             "messages": self.messages(request),
-            "temperature": self._temperature(request),
+            "temperature": self.temperature_for(request),
             "max_tokens": self.settings.max_tokens,
             "json_mode": self.settings.json_mode,
             "schema_sha256": _schema_hash(request.schema),
@@ -178,10 +178,10 @@ class LLMBackend:
             exc.requests, exc.retries = tally.requests, tally.retries  # type: ignore[attr-defined]
             raise
         return PassResult(
-            data=self._scrub(data),
+            data=self.scrub(data),
             ok=error is None,
-            error=self._scrub(error),
-            raw=self._scrub(raw) if error is not None else None,
+            error=self.scrub(error),
+            raw=self.scrub(raw) if error is not None else None,
             usage=tally.usage,
             requests=tally.requests,
             retries=tally.retries,
@@ -192,9 +192,9 @@ class LLMBackend:
     def _ask(self, request: PassRequest, tally: _Tally) -> tuple[dict[str, Any] | None, str | None, str]:
         """(data, error, raw text of the last answer) after at most one re-ask."""
         messages = self.messages(request)
-        temperature = self._temperature(request)
+        temperature = self.temperature_for(request)
         raw, finish = self._complete(messages, temperature, tally, request.schema)
-        data, error = self._check(raw, finish, request.schema)
+        data, error = self.check_answer(raw, finish, request.schema)
         if error is None:
             return data, None, raw
         log.info("%s: %s: answer invalid (%s); asking again", self.name, request.stage, error)
@@ -205,13 +205,13 @@ class LLMBackend:
         ]
         first_error = error
         raw, finish = self._complete(messages, temperature, tally, request.schema)
-        data, error = self._check(raw, finish, request.schema)
+        data, error = self.check_answer(raw, finish, request.schema)
         if error is not None:
             error = f"{error} (still invalid after one re-ask; first answer: {first_error})"
         return data, error, raw
 
     # -- one answer ------------------------------------------------------------------
-    def _check(
+    def check_answer(
         self, raw: str, finish: str | None, schema: Mapping[str, Any]
     ) -> tuple[dict[str, Any] | None, str | None]:
         """(data, None) for a usable answer, else (None, a short reason for the re-ask).
@@ -227,7 +227,7 @@ class LLMBackend:
         problem = _schema_problem(data, schema)
         return (None, problem) if problem else (data, None)
 
-    def _temperature(self, request: PassRequest) -> float:
+    def temperature_for(self, request: PassRequest) -> float:
         """Sampling passes (skill rollouts) ask for their own temperature; extraction uses
         the configured one, 0 by default."""
         return request.temperature if request.temperature else self.settings.temperature
@@ -236,8 +236,8 @@ class LLMBackend:
     def _complete(self, messages: list[dict[str, str]], temperature: float, tally: _Tally,
                   schema: Mapping[str, Any]) -> tuple[str, str | None]:
         s = self.settings
-        key = self._api_key()
-        tally.output_format, response_format = self._response_format(schema)
+        key = self.api_key()
+        tally.output_format, response_format = self.response_format_for(schema)
         if self._direct is not None:
             send, errors = self._direct_sender(messages, temperature, key, response_format)
         else:
@@ -254,7 +254,7 @@ class LLMBackend:
                 text, finish, usage = send()
             except (*errors, DeadlineExceeded) as exc:
                 status = getattr(exc, "status_code", None)
-                detail = self._scrub(_provider_message(exc))
+                detail = self.scrub(_provider_message(exc))
                 failure = classify(exc, status=status, detail=detail, endpoint=self._endpoint(), timeout=s.timeout,
                                    key_variable=self._key_variable(), key_env_set=bool(s.api_key_env))
                 if not failure.retryable or attempt >= s.retries:
@@ -321,7 +321,7 @@ class LLMBackend:
 
         return send, direct.errors()
 
-    def _response_format(self, schema: Mapping[str, Any]) -> tuple[str, dict[str, Any] | None]:
+    def response_format_for(self, schema: Mapping[str, Any]) -> tuple[str, dict[str, Any] | None]:
         """(output format, the ``response_format`` to send) for a pass with ``schema``.
 
         The strongest the provider takes, as litellm's local model table says: a strict JSON
@@ -367,7 +367,7 @@ class LLMBackend:
         )
 
     # -- the key and errors ------------------------------------------------------------
-    def _api_key(self) -> str | None:
+    def api_key(self) -> str | None:
         name = self.settings.api_key_env
         if not name:
             return None  # litellm reads its usual variables (OPENAI_API_KEY, …) itself
@@ -404,7 +404,7 @@ class LLMBackend:
         name = self.settings.api_key_env
         return os.environ.get(name) if name else os.environ.get(self._key_variable())
 
-    def _scrub(self, value: Any) -> Any:
+    def scrub(self, value: Any) -> Any:
         """``value`` with the key masked: some providers echo it back, in errors and answers."""
         return scrub(value, self._key())
 

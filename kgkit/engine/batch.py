@@ -114,18 +114,18 @@ class BatchBackend:
         entry = self.store.peek(key)
         if "direct" in entry:
             return PassResult(**{**entry["direct"], "usage": Usage(**entry["direct"]["usage"])})
-        output_format, response_format = self.llm._response_format(request.schema)
+        output_format, response_format = self.llm.response_format_for(request.schema)
         messages = self.llm.messages(request)
         answers, errors = entry["answers"], entry["errors"]
         if answers:
-            data, error = self.llm._check(answers[0]["text"], answers[0]["finish"], request.schema)
+            data, error = self.llm.check_answer(answers[0]["text"], answers[0]["finish"], request.schema)
             if error is not None and len(answers) == 1:  # re-asked in the next batch, as LLMBackend re-asks
                 messages = [*messages, {"role": "assistant", "content": answers[0]["text"]},
                             {"role": "user", "content": REASK.format(error=error)}]
             else:
                 if error is not None:
                     first = error
-                    data, error = self.llm._check(answers[1]["text"], answers[1]["finish"], request.schema)
+                    data, error = self.llm.check_answer(answers[1]["text"], answers[1]["finish"], request.schema)
                     if error is not None:
                         error = f"{error} (still invalid after one re-ask; first answer: {first})"
                 result = self._result(answers[:2], errors, data, error, output_format)
@@ -151,7 +151,7 @@ class BatchBackend:
                 self.store.save()
             return result
         kwargs = {"model": self.llm.settings.model, "messages": messages,
-                  "temperature": self.llm._temperature(request), "max_tokens": self.llm.settings.max_tokens}
+                  "temperature": self.llm.temperature_for(request), "max_tokens": self.llm.settings.max_tokens}
         if response_format:
             kwargs["response_format"] = response_format
         raise _Unanswered(self, request, key, kwargs)
@@ -161,9 +161,9 @@ class BatchBackend:
         usage = Usage()
         for answer in answers:
             usage.add(Usage(**answer["usage"]))
-        return PassResult(data=self.llm._scrub(data) if error is None else None, ok=error is None,
-                          error=self.llm._scrub(error),
-                          raw=self.llm._scrub(answers[-1]["text"]) if error is not None and answers else None,
+        return PassResult(data=self.llm.scrub(data) if error is None else None, ok=error is None,
+                          error=self.llm.scrub(error),
+                          raw=self.llm.scrub(answers[-1]["text"]) if error is not None and answers else None,
                           usage=usage, requests=len(answers) + len(errors), retries=len(errors),
                           model=self.llm.settings.model, output_format=output_format)
 

@@ -231,7 +231,7 @@ class BatchClient:
         out: dict[str, Any] = {}
         if self.settings.api_base:
             out["api_base"] = self.settings.api_base
-        key = self.backend._api_key()
+        key = self.backend.api_key()
         if key:
             out["api_key"] = key
         return out
@@ -256,7 +256,7 @@ class _ProviderErrors:
             return False
         response = getattr(exc, "response", None)
         status = getattr(exc, "status_code", None) or getattr(response, "status_code", None)
-        detail = (self.client.backend._scrub(str(getattr(exc, "message", None) or exc)).splitlines() or [""])[0][:300]
+        detail = (self.client.backend.scrub(str(getattr(exc, "message", None) or exc)).splitlines() or [""])[0][:300]
         model = self.client.settings.model
         if status == 404 and self.batch_id:
             raise BatchNotFound(f"{model}: the provider does not know batch {self.batch_id} (404 not found)",

@@ -92,7 +92,7 @@ def main() -> None:
     parser.add_argument("--top-k", type=int, default=3)
     parser.add_argument("--temperature", type=float, default=0.7)
     parser.add_argument("--rollouts", type=int, default=3)
-    parser.add_argument("--gate", choices=("dev", "train+dev"), default=None, help="default: config skills.gate")
+    parser.add_argument("--gate", choices=("dev", "train+dev", "cv"), default=None, help="default: config skills.gate")
     parser.add_argument("--applied-precision", type=float, default=None, help="default: config skills.applied_precision")
     parser.add_argument("--tune", action="store_true", help="learn and score on the tune half only")
     parser.add_argument("--json", action="store_true")

@@ -81,6 +81,7 @@ class SkillsConfig:
     # what the gate scores a change on (kgkit/skills/learn.py, gate_docs): "dev", the development gate the
     # issue asks for, or "train+dev" (opt-in: more documents, but partly the ones a skill was learned from)
     gate: str = "dev"
+    folds: int = 5  # gate "cv": folds of the learning documents (each scored by a learner that never saw it)
     min_precision: float = 0.5  # a candidate's precision on the train split must reach this
     applied_precision: float = 0.5  # ... and, applied by extraction to train, on the relations it adds
     min_support: int = 2  # ... and it must fire in this many train documents (or explain this many edges)

@@ -96,13 +96,13 @@ class LearnSettings:
     min_gain: float = 0.001  # the gate wants dev relation F1 to rise by at least this (equal is a rejection)
     min_precision: float = 0.5
     # of the relations a change adds to train as extraction applies it, the share right at least
-    applied_precision: float = 0.5
+    applied_precision: float = 0.33
     min_support: int = 2
     gazetteer_cap: int = 25
     gazetteer_share: float = 0.2  # names are folded last, and at most this share of a run's accepted items
     heldout_from: tuple[str, ...] | None = None  # documents the held-out share is drawn from (None: all)
-    gate: str = "dev"  # documents the gate scores a change on: "dev", "train+dev" or "cv" (folds of the
-    # learning documents, each scored only by a learner that never saw it: Gate)
+    gate: str = "cv"  # what the gate scores a change on: "cv" (folds of the learning documents, each scored
+    # only by a learner that never saw it: Gate), "dev" (the dev split) or "train+dev"
     folds: int = 5  # gate "cv": the learning documents dealt into this many folds
 
     @classmethod

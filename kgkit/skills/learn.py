@@ -17,9 +17,13 @@ touching model weights (docs/skills.md):
 6. **fold** it with the deterministic controller (add/modify/merge/keep), then **apply**
    it to the train documents: it must raise train relation F1, with ``applied_precision``
    on the relations it adds (vetting reads gold mentions; this reads what extraction does);
-7. **gate**: a change is kept only if relation F1 on the dev split (``gate`` "dev") or on
-   train and dev together ("train+dev") rises by at least ``min_gain`` (> 0; equal is a
-   rejection); turn-downs are remembered in the library
+7. **gate**: a change is kept only if relation F1 rises by at least ``min_gain`` (> 0;
+   equal is a rejection) on documents it was not learned from: by default ("cv") the mean
+   over folds of the learning documents, each fold scored by a learner that vetted and
+   applied the change without it (:class:`Gate`); or on the dev split ("dev"), or on train
+   and dev together ("train+dev", not a development gain). The same candidate proposed for
+   several edges is gated once, with all of them as provenance; one turned down before
+   later changes were accepted is tried once more. Turn-downs are remembered in the library
    with their reason. Gazetteer names come after all skills, at most
    ``gazetteer_share`` of the run's accepted items;
 8. **write** the library (version + 1 and a changelog entry, turn-downs included) only
@@ -531,7 +535,7 @@ class Gate:
     def gain(self, loop: "_Loop", lib: Library, trial: Library, cand: dict[str, Any]) -> tuple[float, dict[str, Any]]:
         """The change's gain on the gate, and the figures to log beside it."""
         if self.settings.gate != "cv":
-            before, after = loop.evaluate(lib, self.docs).f1("relations"), loop.evaluate(trial, self.docs).f1("relations")
+            before, after = (loop.evaluate(x, self.docs).f1("relations") for x in (lib, trial))
             return after - before, {"dev_f1": round(after, 4), "dev_f1_before": round(before, 4)}
         origin = {p["doc"] for p in cand.get("provenance", ())}
         per_fold: list[float | str] = []
@@ -547,7 +551,8 @@ class Gate:
             if applied["f1_gain"] <= 0 or applied["precision"] < self.settings.applied_precision:
                 per_fold.append(0.0)
                 continue
-            per_fold.append(round(loop.evaluate(trial, fold).f1("relations") - loop.evaluate(lib, fold).f1("relations"), 4))
+            before, after = (loop.evaluate(x, fold).f1("relations") for x in (lib, trial))
+            per_fold.append(round(after - before, 4))
         scored = [g for g in per_fold if not isinstance(g, str)]
         return (sum(scored) / len(scored) if scored else 0.0), {"fold_gains": per_fold}
 

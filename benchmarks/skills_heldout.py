@@ -11,7 +11,7 @@ are (the offline backend's entity recall bounds them: a relation needs both ends
 
     python benchmarks/skills_heldout.py [--data ../shared/data] [--set conll04 --set scierc --set wikievents]
         [--holdout 0.3] [--seed 0 --seed 1 --seed 2] [--top-k 3] [--temperature 0.7] [--rollouts 3]
-        [--gate dev|train+dev|cv] [--folds 5] [--applied-precision 0.5] [--tune] [--json]
+        [--gate cv|dev|train+dev] [--folds 5] [--applied-precision 0.33] [--tune] [--json]
 
 Which documents: skills are learned (train and dev) on the set's ``tune`` half in
 ``splits.json`` only; the held-out share (0.3 of the ``report`` half, drawn by the seed) is

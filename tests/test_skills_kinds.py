@@ -251,3 +251,22 @@ def test_an_unknown_gate_is_a_configuration_error(tmp_path):
         learn_skills(gold, domain, settings=LearnSettings(rollouts=1, temperature=0.0, gate="held-out"), **kwargs)
     with pytest.raises(ConfigError, match="skills.folds must be at least 2"):
         learn_skills(gold, domain, settings=LearnSettings(rollouts=1, temperature=0.0, gate="cv", folds=1), **kwargs)
+
+
+def test_the_same_candidate_from_several_edges_is_one_candidate_with_all_their_provenance():
+    """Grouped by kind, target and pattern (phrase order and case aside), in proposal order;
+    an unstable edge among its proposers makes it a path-induction candidate."""
+    from kgkit.skills.learn import EdgeLabel, candidate_key, group_candidates
+
+    def cand(phrase, label):
+        return {"kind": "relation", "target": "Work_For", "pattern": {"phrases": [phrase], "regex": []},
+                "instruction": "", "example": "",
+                "provenance": [{"doc": label.doc, "edge": list(label.edge), "label": label.label}]}
+
+    a = EdgeLabel("d1", ("A", "Work_For", "X"), "miss", 0)
+    b = EdgeLabel("d2", ("B", "Work_For", "Y"), "unstable", 1)
+    groups = group_candidates([(a, [cand("chief of", a), cand("of", a)]), (b, [cand("Of", b)])])
+    assert list(groups) == [candidate_key(cand("chief of", a)), candidate_key(cand("of", a))]
+    of, by = groups[candidate_key(cand("of", b))]
+    assert by == [a, b] and [p["doc"] for p in of["provenance"]] == ["d1", "d2"]
+    assert groups[candidate_key(cand("chief of", a))][1] == [a]

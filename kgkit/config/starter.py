@@ -68,7 +68,7 @@ COMMENTS: dict[str, dict[str, str]] = {
         "jaccard_merge": "a new skill this similar to an old one merges into it",
         "jaccard_modify": "this similar: a new version of the old one; below: a new skill",
         "min_gain": "> 0: the gate keeps a change only if dev relation F1 rises at least this much",
-        "gate": "dev, train+dev or cv: the documents the gate scores a change on (7 dev documents alone reject every cue they never see; cv: folds of all learning documents)",
+        "gate": "cv, dev or train+dev: how a change's development gain is measured (cv: folds of all learning documents, each scored by a learner that never saw it; dev: a dev split alone)",
         "folds": "gate cv: the learning documents dealt into this many folds, each scored by a learner that never saw it",
         "min_precision": "a candidate skill's precision on the train documents must reach this",
         "applied_precision": "and, applied by extraction to the train documents, on the relations it adds",

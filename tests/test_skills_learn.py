@@ -125,6 +125,7 @@ def test_learn_text_report_and_bad_input(project):
     runner = CliRunner()
     result = runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml", "--gate", "dev"])
     lines = result.output.splitlines()
+    assert lines[1] == "split (seed 0): 3 train, 1 dev, 2 held-out; 3 rollouts at temperature 0.7; gate dev"
     assert lines[2:9] == [
         "edges: 0 stable, 0 unstable, 6 miss",
         "misses by diagnosis: 6 other",
@@ -147,6 +148,11 @@ def test_learn_text_report_and_bad_input(project):
     assert result.exit_code == 2 and result.output == "Error: gold folder not found: nope\n"
     result = runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml", "--gate", "dev", "--holdout", "1.5"])
     assert result.exit_code == 2 and "--holdout" in result.output
+    # the default gate folds every document that is not held out: no dev split
+    result = runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml", "--library", "cv"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[1] == ("split (seed 0): 4 train, 0 dev, 2 held-out; 3 rollouts at temperature 0.7; "
+                                             "gate cv (4 folds of the train documents)")
 
 
 def test_library_commands(project):

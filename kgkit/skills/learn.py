@@ -199,7 +199,9 @@ class LearnReport:
         lines = [
             f"skills learn: domain {self.domain}, gold {self.gold_dir}, backend {self.backend}",
             f"split (seed {s.seed}): {len(self.split['train'])} train, {len(self.split['dev'])} dev, "
-            f"{len(self.split['heldout'])} held-out; {s.rollouts} rollouts at temperature {s.temperature}",
+            f"{len(self.split['heldout'])} held-out; {s.rollouts} rollouts at temperature {s.temperature}; "
+            f"gate {s.gate}" + (f" ({min(s.folds, len(self.split['train']))} folds of the train documents)"
+                                if s.gate == "cv" else ""),
             "edges: " + ", ".join(f"{v} {k}" for k, v in self.label_counts().items()),
             "misses by diagnosis: " + (", ".join(f"{v} {k}" for k, v in self.diagnosis_counts().items()) or "none"),
             "accepted: {skills} skills ({induction} from path induction), {gazetteer} gazetteer entries".format(

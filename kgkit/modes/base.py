@@ -45,18 +45,45 @@ class Skeleton:
         Types disambiguate: a defined term that the merge also saw as a Location still
         names the Party when only a Party may stand there.
         """
+        key = (name, tuple(types))
+        found = self._looked_up.get(key, self)
+        if found is self:
+            found = self._looked_up[key] = self._lookup(name, key[1])
+        return found
+
+    def _lookup(self, name: str, types: tuple[str, ...]) -> str | None:
         typed = [t for t in types if t != "*"]
         if not typed or len(typed) < len(types):
-            found = self.resolve(name, None)
+            found = self._resolve(name, None)
             if found:
                 return found
-            every = self.candidates(name)
+            every = self.meanings(name)
             return every[0] if len(every) == 1 else None
-        hits = {self.resolve(name, t) for t in typed} - {None}
+        hits = {self._resolve(name, t) for t in typed} - {None}
         return hits.pop() if len(hits) == 1 else None
+
+    def _resolve(self, name: str, type_: str | None) -> str | None:
+        key = (name, type_)
+        found = self._resolved.get(key, self)
+        if found is self:
+            found = self._resolved[key] = self.resolve(name, type_)
+        return found
+
+    def meanings(self, name: str) -> list[str]:
+        """``candidates(name)``: every node id ``name`` may mean (read it, do not change it)."""
+        every = self._meanings.get(name)
+        if every is None:
+            every = self._meanings[name] = self.candidates(name)
+        return every
 
     def __post_init__(self) -> None:
         self._by_id = {n["id"]: n for n in self.nodes}
+        # ``resolve`` and ``candidates`` answer from the finished merge, so each name is
+        # resolved once per skeleton however many chunks, relation ends and views ask for
+        # it (a fuzzy lookup screens every node name of its type)
+        self._looked_up: dict[tuple[str, tuple[str, ...]], str | None] = {}
+        self._resolved: dict[tuple[str, str | None], str | None] = {}
+        self._meanings: dict[str, list[str]] = {}
 
     def part_for(self, chunk: Chunk) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The chunk's share of the skeleton, in the shape prompts read: the nodes mentioned
@@ -341,15 +368,15 @@ def resolve_ends(relation: RelationType, raw: dict[str, Any],
     ends = relation.head + relation.tail if relation.symmetric else None
     head = skeleton.lookup(raw["head"], ends or relation.head)
     tail = skeleton.lookup(raw["tail"], ends or relation.tail)
-    if head is None and not skeleton.candidates(raw["head"]):
+    if head is None and not skeleton.meanings(raw["head"]):
         return None, None, ("unknown_head", f"{raw['head']!r} is not an entity of the document")
-    if tail is None and not skeleton.candidates(raw["tail"]):
+    if tail is None and not skeleton.meanings(raw["tail"]):
         return None, None, ("unknown_tail", f"{raw['tail']!r} is not an entity of the document")
     if head is None or tail is None or not relation.allows(skeleton.node(head)["type"], skeleton.node(tail)["type"]):
         def kind(name: str, found: str | None) -> str:
             if found:
                 return skeleton.node(found)["type"]
-            return "/".join(sorted({skeleton.node(c)["type"] for c in skeleton.candidates(name)}))
+            return "/".join(sorted({skeleton.node(c)["type"] for c in skeleton.meanings(name)}))
 
         return None, None, ("type_not_allowed",
                             f"{relation.name} does not allow {kind(raw['head'], head)} -> {kind(raw['tail'], tail)}")

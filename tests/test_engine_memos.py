@@ -71,3 +71,39 @@ def test_lookup_of_an_unknown_name_is_remembered_as_none():
     assert skeleton.lookup("Nobody", ("Person",)) is None
     assert skeleton.lookup("Nobody", ("Person",)) is None
     assert asked == [("Nobody", "Person")]
+
+
+def _chunk(i: int, text: str):
+    from kgkit.documents.types import Chunk
+
+    return Chunk(id=f"c{i}", doc_id="d", index=i, text=text, start=0, end=len(text))
+
+
+def test_part_for_is_made_once_per_chunk_and_its_lists_are_the_callers():
+    nodes = [{"id": "a", "name": "Acme Corp", "type": "Org", "aliases": ["Acme"], "mentions": [{"chunk": "c0"}]},
+             {"id": "j", "name": "Jane Doe", "type": "Person", "aliases": [], "mentions": [{"chunk": "c1"}]}]
+    edges = [{"id": "e", "head": "a", "relation": "employs", "tail": "j", "evidence": {"chunk": "c0"}}]
+    skeleton = Skeleton(doc_id="d", nodes=nodes, edges=edges, resolve=lambda n, t: None, candidates=lambda n: [])
+    chunk = _chunk(0, "Acme hired Jane Doe.")
+    first = skeleton.part_for(chunk)
+    assert first == ([{"id": "a", "name": "Acme Corp", "type": "Org", "aliases": ["Acme"]},
+                      {"id": "j", "name": "Jane Doe", "type": "Person", "aliases": []}],
+                     [{"id": "e", "head": "Acme Corp", "relation": "employs", "tail": "Jane Doe"}])
+    first[0].clear()  # a caller's list is its own
+    again = skeleton.part_for(chunk)
+    assert len(again[0]) == 2 and again[0][0] is skeleton.part_for(chunk)[0][0]  # the rows are made once
+    # the same row stands for the node in a relation prompt's list
+    assert skeleton.prompt_rows(skeleton.node_positions(_chunk(1, "no names"), {"a"}))[0] is again[0][0]
+    # a chunk of another text under the same id is a chunk of its own
+    assert skeleton.part_for(_chunk(0, "Nothing named."))[0] == [again[0][0]]  # mentioned there, not named
+
+
+def test_part_for_forgets_what_it_made_when_the_nodes_change():
+    nodes = [{"id": "a", "name": "Acme Corp", "type": "Org", "aliases": []}]
+    skeleton = Skeleton(doc_id="d", nodes=nodes, edges=[], resolve=lambda n, t: None, candidates=lambda n: [])
+    chunk = _chunk(0, "Acme Corp hired Jane Doe.")
+    assert [n["id"] for n in skeleton.part_for(chunk)[0]] == ["a"]
+    skeleton.nodes[0] = {"id": "b", "name": "Jane Doe", "type": "Person", "aliases": []}
+    skeleton.nodes.append({"id": "a", "name": "Acme Corp", "type": "Org", "aliases": []})
+    skeleton._by_id = {n["id"]: n for n in skeleton.nodes}
+    assert [n["id"] for n in skeleton.part_for(chunk)[0]] == ["b", "a"]

@@ -74,11 +74,11 @@ def entity_request(chunk: Chunk, domain: Domain, settings: CoreSettings, title: 
 
 
 def prompt_nodes(chunk: Chunk, skeleton: Skeleton, document: set[str]) -> list[dict[str, Any]]:
-    """The nodes a relation pass on ``chunk`` is told about, in V_doc's order: those its
-    chunk mentions or names (:meth:`Skeleton.part_for`) and the ``document`` ones (the
-    parties, the agreement: :func:`document_level`), so tokens per call stay bounded however
-    long the document is."""
-    return [skeleton.nodes[i] for i in skeleton.node_positions(chunk, document)]
+    """The nodes a relation pass on ``chunk`` is told about, in V_doc's order and as the
+    prompt lists them (:meth:`Skeleton.prompt_rows`): those its chunk mentions or names
+    (:meth:`Skeleton.part_for`) and the ``document`` ones (the parties, the agreement:
+    :func:`document_level`), so tokens per call stay bounded however long the document is."""
+    return skeleton.prompt_rows(skeleton.node_positions(chunk, document))
 
 
 def document_level(nodes: list[dict[str, Any]], opening: str, n: int) -> set[str]:
@@ -92,8 +92,8 @@ def document_level(nodes: list[dict[str, Any]], opening: str, n: int) -> set[str
 
 
 def relation_request(chunk: Chunk, domain: Domain, settings: CoreSettings, title: str | None,
-                     nodes: list[dict[str, Any]]) -> PassRequest:
-    entities = [{"id": n["id"], "name": n["name"], "type": n["type"], "aliases": list(n["aliases"])} for n in nodes]
+                     entities: list[dict[str, Any]]) -> PassRequest:
+    """The relation pass on ``chunk``, told of ``entities`` (:func:`prompt_nodes`)."""
     context = {"domain": domain, "entities": entities, "skills": settings.skills, "title": title}
     return PassRequest(kind=RELATIONS, stage="relations", chunk=chunk, schema=RELATIONS_SCHEMA, context=context,
                        prompt=settings.prompts.get("relations", "relations.j2"))

@@ -88,18 +88,39 @@ class Skeleton:
     def part_for(self, chunk: Chunk) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The chunk's share of the skeleton, in the shape prompts read: the nodes mentioned
         in it (or named in its text) and the edges among them — wherever their evidence
-        was found, since a term's dates often sit in another part than its parties."""
-        nodes = [
-            {"id": n["id"], "name": n["name"], "type": n["type"], "aliases": list(n.get("aliases", ()))}
-            for n in map(self.nodes.__getitem__, self.node_positions(chunk))
-        ]
-        present = {n["id"] for n in nodes}
-        edges = [
-            {"id": e["id"], "head": self._by_id[e["head"]]["name"], "relation": e["relation"],
-             "tail": self._by_id[e["tail"]]["name"]}
-            for e in map(self.edges.__getitem__, self._parts().edge_positions(chunk.id, present))
-        ]
-        return nodes, edges
+        was found, since a term's dates often sit in another part than its parties.
+
+        Built once per chunk (every upgrade view asks for it): the lists are new, the
+        rows in them shared, so read the rows, do not change them."""
+        parts = self._parts()
+        key = (chunk.id, chunk.text)
+        found = self._chunk_parts.get(key)
+        if found is None:
+            nodes = self.prompt_rows(parts.node_positions(chunk.id, chunk.text))
+            present = {n["id"] for n in nodes}
+            edges = [
+                {"id": e["id"], "head": self._by_id[e["head"]]["name"], "relation": e["relation"],
+                 "tail": self._by_id[e["tail"]]["name"]}
+                for e in map(self.edges.__getitem__, parts.edge_positions(chunk.id, present))
+            ]
+            found = self._chunk_parts[key] = (nodes, edges)
+        return list(found[0]), list(found[1])
+
+    def prompt_rows(self, positions: Iterable[int]) -> list[dict[str, Any]]:
+        """The nodes at ``positions`` as prompts list them (id, name, type, aliases), each row
+        made once per skeleton and shared by every prompt that lists its node: read it, do
+        not change it."""
+        self._parts()  # the rows of the current nodes
+        rows = self._rows
+        out = []
+        for i in positions:
+            row = rows.get(i)
+            if row is None:
+                n = self.nodes[i]
+                row = rows[i] = {"id": n["id"], "name": n["name"], "type": n["type"],
+                                 "aliases": list(n.get("aliases", ()))}
+            out.append(row)
+        return out
 
     def node_positions(self, chunk: Chunk, also: Iterable[str] = ()) -> list[int]:
         """Positions in ``nodes`` of the chunk's nodes (those :meth:`part_for` gives) and of
@@ -107,10 +128,13 @@ class Skeleton:
         return self._parts().node_positions(chunk.id, chunk.text, also)
 
     def _parts(self) -> ChunkParts:
-        """The chunk indexes of the current nodes and edges (built again when either list changes)."""
+        """The chunk indexes of the current nodes and edges (built again, and what was made
+        from them forgotten, when either list changes)."""
         key = (id(self.nodes), len(self.nodes), id(self.edges), len(self.edges))
         if getattr(self, "_parts_key", None) != key:
             self._parts_index, self._parts_key = ChunkParts(self.nodes, self.edges), key
+            self._rows: dict[int, dict[str, Any]] = {}
+            self._chunk_parts: dict[tuple[str, str], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
         return self._parts_index
 
 

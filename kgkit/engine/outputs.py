@@ -29,7 +29,7 @@ import os
 import secrets
 import sys
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -52,20 +52,31 @@ def atomic_write(path: Path, text: str, durable: bool = True) -> None:
     The temp file is created exclusively, never through a symbolic link, with mode 0666 less
     the umask (``tempfile.mkstemp`` would force 0600, so a team folder could not read it).
     ``durable=False`` leaves out the fsync: the file still survives a killed process, and
-    the caller makes it durable later (:func:`sync_later`).
+    the caller makes it durable later (:func:`sync_later`). Written with plain system calls
+    (the folder made only when it is missing): a run writes one file per pass.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    data = text.encode("utf-8")
+    folder = os.path.dirname(path)
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
+        fd = os.open(tmp, flags, 0o666)
+    except FileNotFoundError:
+        os.makedirs(folder, exist_ok=True)
+        fd = os.open(tmp, flags, 0o666)
+    try:
+        try:
+            written = os.write(fd, data)
+            while written < len(data):
+                written += os.write(fd, memoryview(data)[written:])
             if durable:
-                os.fsync(fh.fileno())
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        with suppress(FileNotFoundError):
+            os.unlink(tmp)
         raise
 
 
@@ -155,6 +166,7 @@ def dumps(data: Any) -> str:
     return text + "\n"
 
 
+_STATE = json.JSONEncoder(ensure_ascii=False, allow_nan=False)  # a state file, one line: json.dumps with these
 _COMPACT = json.JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=False, separators=(",", ":"))
 
 
@@ -256,12 +268,13 @@ class RunFolder:
 
     def _inside(self, relative: str) -> Path:
         """``relative`` under the folder, refusing a link on the way (one made since the run began)."""
-        target = self.path / relative
-        for part in [*reversed(target.relative_to(self.path).parents[:-1]), target.relative_to(self.path)]:
-            if (self.path / part).is_symlink():
-                raise InputError(f"{self.path / part} is a symbolic link inside the run folder; "
+        at = str(self.path)
+        for part in Path(relative).parts:
+            at = os.path.join(at, part)
+            if os.path.islink(at):
+                raise InputError(f"{at} is a symbolic link inside the run folder; "
                                  "kgkit never follows links there", hint="remove it, or choose another --out")
-        return target
+        return Path(at)
 
     @property
     def views_dir(self) -> Path:
@@ -320,9 +333,8 @@ class RunFolder:
         return record["data"] if record.get("fingerprint") == key else None
 
     def save_pass(self, stage: str, chunk_id: str, key: str, data: dict[str, Any], model: str) -> None:
-        path = self._inside(str(self._state_path(stage, chunk_id).relative_to(self.path)))
-        atomic_write(path, json.dumps({"fingerprint": key, "model": model, "data": data}, ensure_ascii=False,
-                                      allow_nan=False), durable=False)
+        path = self._inside(f"state/{stage.replace(':', '.')}/{chunk_id}.json")  # _state_path, checked
+        atomic_write(path, _STATE.encode({"fingerprint": key, "model": model, "data": data}), durable=False)
         self._unsynced.append(path)  # list.append is atomic: worker threads save at once
 
     def sync_state(self) -> None:

@@ -1,8 +1,8 @@
-"""The engine's and the modes' memos give what asking afresh gives, and ask once.
+"""The engine's and the modes' shortcuts give what the long way gives, and save the work.
 
-Each memo stands in for work a run repeated (a name resolved for every relation end, chunk
-and view; a chunk's share of the skeleton built per view): these tests compare it with the
-unmemoised computation and count the calls it saves.
+Each stands in for work a run repeated (a name resolved for every relation end, chunk and
+view; a chunk's share of the skeleton built per view; every item of an answer measured as
+JSON): these tests compare it with the long way and count the calls it saves.
 """
 from __future__ import annotations
 
@@ -107,3 +107,58 @@ def test_part_for_forgets_what_it_made_when_the_nodes_change():
     skeleton.nodes.append({"id": "a", "name": "Acme Corp", "type": "Org", "aliases": []})
     skeleton._by_id = {n["id"]: n for n in skeleton.nodes}
     assert [n["id"] for n in skeleton.part_for(chunk)[0]] == ["b", "a"]
+
+
+def _old_bound_answer(data, limits):
+    """bound_answer as it was: every acceptable item measured as JSON on its own."""
+    import json
+
+    from kgkit.engine.limits import _problem
+
+    kept, out, size = {}, [], 0
+    for key, value in data.items():
+        items = value if isinstance(value, list) else [value]
+        taken = []
+        for item in items:
+            problem = _problem(item, limits)
+            if problem is None and isinstance(value, list) and len(taken) >= limits.items_per_answer:
+                problem = ("over_limit", f"more than {limits.items_per_answer} {key} in one answer "
+                                         "(limits.items_per_answer)")
+            if problem is None:
+                cost = len(json.dumps(item, ensure_ascii=False))
+                if size + cost > limits.answer_chars:
+                    problem = ("over_limit", f"the answer is over {limits.answer_chars} characters "
+                                             "(limits.answer_chars); the rest of it is left out")
+                else:
+                    size += cost
+            if problem:
+                out.append((item, *problem))
+            else:
+                taken.append(item)
+        if isinstance(value, list):
+            kept[key] = taken
+        elif taken:
+            kept[key] = taken[0]
+    return kept, out
+
+
+def test_bound_answer_measures_the_whole_answer_once_and_cuts_as_item_by_item():
+    from kgkit.config.model import LimitsConfig
+    from kgkit.engine.limits import bound_answer
+
+    rng = random.Random(9)
+    cut = whole = 0
+    for _ in range(600):
+        def item():
+            return {"name": rng.choice(NAMES) * rng.randint(1, 4), "type": rng.choice(TYPES),
+                    "evidence": "é" * rng.randint(0, 60),
+                    "confidence": rng.choice([0.5, 1.0, None, float("nan"), float("inf")])}
+        data = {"entities": [item() for _ in range(rng.randint(0, 8))],
+                "relations": [item() for _ in range(rng.randint(0, 3))], "note": item()}
+        limits = LimitsConfig(answer_chars=rng.randint(50, 1500), items_per_answer=rng.randint(1, 8),
+                              name_chars=rng.randint(10, 60))
+        got, expected = bound_answer(data, limits), _old_bound_answer(data, limits)
+        assert repr(got) == repr(expected)  # repr: NaN items compare equal as written
+        cut += any(reason == "over_limit" and "answer_chars" in detail for _, reason, detail in expected[1])
+        whole += not expected[1]
+    assert cut > 50 and whole > 20  # both ways were taken

@@ -162,3 +162,38 @@ def test_bound_answer_measures_the_whole_answer_once_and_cuts_as_item_by_item():
         cut += any(reason == "over_limit" and "answer_chars" in detail for _, reason, detail in expected[1])
         whole += not expected[1]
     assert cut > 50 and whole > 20  # both ways were taken
+
+
+def test_a_chunk_is_read_into_sentence_parts_once_for_every_view_that_reads_it_alike(monkeypatch):
+    import gc
+
+    from kgkit.backends.offline import upgrades
+    from kgkit.schema.catalog import load_domain
+
+    general, contracts = load_domain("general"), load_domain("legal_contracts")
+    text = ("Acme Corp hired Jane Doe on May 4, 2017. Jane Doe works for Acme Corp since March 3, 2018. "
+            "Acme Corp paid Jane Doe $5 million on June 1, 2020.")
+    entities = [{"name": "Acme Corp", "type": "Organization", "aliases": ["Acme"]},
+                {"name": "Jane Doe", "type": "Person", "aliases": []}]
+    edges = [{"id": "e", "head": "Jane Doe", "relation": "works_for", "tail": "Acme Corp"}]
+    expected = {fn: getattr(upgrades, fn)(text, general, entities, edges)
+                for fn in ("nary_answer", "event_answer", "temporal_answer")}
+    assert all(next(iter(answer.values())) for answer in expected.values())  # every view finds something
+    reads = []
+    real = upgrades.sentence_parts
+    monkeypatch.setattr(upgrades, "sentence_parts", lambda *a, **k: reads.append(a[0]) or real(*a, **k))
+    chunk = _chunk(0, text)
+    for _ in range(2):
+        for fn, answer in expected.items():
+            assert getattr(upgrades, fn)(chunk.text, general, entities, edges, chunk) == answer
+    assert len(reads) == 1  # the three views read their literal kinds alike in general
+    assert upgrades.chunk_parts(text, chunk, entities[:1], general.entity_types, ["date"]) == \
+        real(text, entities[:1], general.entity_types, ["date"])  # other entities, kinds: read anew
+    assert len(reads) == 2
+    # a domain whose types have label cues runs their regexes on every reading, under each pass's budget
+    upgrades.chunk_parts(text, chunk, entities, contracts.entity_types, ["date"])
+    upgrades.chunk_parts(text, chunk, entities, contracts.entity_types, ["date"])
+    assert len(reads) == 4
+    del chunk
+    gc.collect()
+    assert len(upgrades._READINGS) == 0  # kept no longer than the chunk

@@ -78,11 +78,11 @@ def _upgrade(request: PassRequest) -> dict[str, Any]:
     entities = ctx.get("entities") or []
     skeleton = ctx.get("skeleton") or []
     if mode == "nary":
-        return upgrades.nary_answer(text, ctx["domain"], entities, skeleton)
+        return upgrades.nary_answer(text, ctx["domain"], entities, skeleton, request.chunk)
     if mode == "temporal":
-        return upgrades.temporal_answer(text, ctx["domain"], entities, skeleton)
+        return upgrades.temporal_answer(text, ctx["domain"], entities, skeleton, request.chunk)
     if mode == "event":
-        return upgrades.event_answer(text, ctx["domain"], entities, skeleton)
+        return upgrades.event_answer(text, ctx["domain"], entities, skeleton, request.chunk)
     if mode == "diy":
         shared = upgrades.context_entities(entities, skeleton, ctx["domain"].relation_types) if "domain" in ctx else entities
         return upgrades.diy_answer(text, ctx.get("template") or view.template, shared)

@@ -17,7 +17,7 @@ from kgkit.engine import outputs
 
 
 def reference(data) -> str:
-    return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False, allow_nan=False) + "\n"
+    return (json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False, allow_nan=False) + "\n").encode()
 
 
 # every float, every character (surrogates aside: neither encoder writes them as UTF-8), deep nesting

@@ -46,8 +46,8 @@ TEMP_SUFFIX = ".kgkit-tmp"  # marks the temp files this module makes, and only t
 LOCK_FILE = ".kgkit.lock"
 
 
-def atomic_write(path: Path, text: str, durable: bool = True) -> None:
-    """Write ``text`` to ``path`` through a temp file of our own in the same folder.
+def atomic_write(path: Path, text: str | bytes, durable: bool = True) -> None:
+    """Write ``text`` (bytes: already UTF-8) to ``path`` through a temp file of our own in the same folder.
 
     The temp file is created exclusively, never through a symbolic link, with mode 0666 less
     the umask (``tempfile.mkstemp`` would force 0600, so a team folder could not read it).
@@ -55,7 +55,7 @@ def atomic_write(path: Path, text: str, durable: bool = True) -> None:
     the caller makes it durable later (:func:`sync_later`). Written with plain system calls
     (the folder made only when it is missing): a run writes one file per pass.
     """
-    data = text.encode("utf-8")
+    data = text.encode("utf-8") if isinstance(text, str) else text
     folder = os.path.dirname(path)
     tmp = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -153,26 +153,26 @@ def sync_later(paths: Iterable[Path]) -> None:
     _SYNCER.add(paths)
 
 
-def dumps(data: Any) -> str:
-    """JSON as the run folder holds it; NaN or Infinity is an error, never invalid JSON.
+def dumps(data: Any) -> bytes:
+    """JSON as the run folder holds it, UTF-8; NaN or Infinity is an error, never invalid JSON.
 
-    The text is ``json.dumps``'s (indent 2, UTF-8 as written), written by orjson where
-    :func:`_orjson_text` shows it is the same: ``json``'s indenting encoder runs in Python
-    and was a tenth of an offline run with every view.
+    The text is ``json.dumps``'s (indent 2, no escapes beyond JSON's own), written by
+    orjson where :func:`_orjson_text` shows it is the same: ``json``'s indenting encoder
+    runs in Python and was a tenth of an offline run with every view.
     """
     text = _orjson_text(data)
     if text is None:
-        text = json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False, allow_nan=False)
-    return text + "\n"
+        text = (json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False, allow_nan=False) + "\n").encode()
+    return text
 
 
 _STATE = json.JSONEncoder(ensure_ascii=False, allow_nan=False)  # a state file, one line: json.dumps with these
 _COMPACT = json.JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=False, separators=(",", ":"))
 
 
-def _orjson_text(data: Any) -> str | None:
-    """``json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False)`` written by orjson,
-    or None where it could differ.
+def _orjson_text(data: Any) -> bytes | None:
+    """``json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False)`` and a newline,
+    written by orjson, or None where it could differ.
 
     Both indent alike, so the texts are equal when their tokens are: orjson's compact text
     must be ``json``'s compact text (``json``'s encoder in C), or ``json`` writes. That
@@ -191,7 +191,7 @@ def _orjson_text(data: Any) -> str | None:
             return None
     except (TypeError, ValueError, RecursionError):  # orjson.JSONEncodeError is a TypeError
         return None
-    return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
+    return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
 
 
 def fingerprint(parts: Any) -> str:

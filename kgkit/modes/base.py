@@ -111,16 +111,11 @@ class Skeleton:
         made once per skeleton and shared by every prompt that lists its node: read it, do
         not change it."""
         self._parts()  # the rows of the current nodes
+        if self._rows is None:
+            self._rows = [{"id": n["id"], "name": n["name"], "type": n["type"], "aliases": list(n.get("aliases", ()))}
+                          for n in self.nodes]
         rows = self._rows
-        out = []
-        for i in positions:
-            row = rows.get(i)
-            if row is None:
-                n = self.nodes[i]
-                row = rows[i] = {"id": n["id"], "name": n["name"], "type": n["type"],
-                                 "aliases": list(n.get("aliases", ()))}
-            out.append(row)
-        return out
+        return [rows[i] for i in positions]
 
     def node_positions(self, chunk: Chunk, also: Iterable[str] = ()) -> list[int]:
         """Positions in ``nodes`` of the chunk's nodes (those :meth:`part_for` gives) and of
@@ -133,7 +128,7 @@ class Skeleton:
         key = (id(self.nodes), len(self.nodes), id(self.edges), len(self.edges))
         if getattr(self, "_parts_key", None) != key:
             self._parts_index, self._parts_key = ChunkParts(self.nodes, self.edges), key
-            self._rows: dict[int, dict[str, Any]] = {}
+            self._rows: list[dict[str, Any]] | None = None
             self._chunk_parts: dict[tuple[str, str], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
         return self._parts_index
 

@@ -86,7 +86,8 @@ class Part:
 
 
 def _distance(value: Value | EntityMention, hits: Sequence[tuple[int, int]]) -> int:
-    return min((max(s - value.end, value.start - e, 0) for s, e in hits), default=10_000)
+    start, end = value.start, value.end
+    return min((max(s - end, start - e, 0) for s, e in hits), default=10_000)
 
 
 def _literal_kinds(roles: Sequence[Role], types: Sequence[EntityType] = ()) -> list[str]:
@@ -366,6 +367,7 @@ def temporal_answer(text: str, domain, entities: Sequence[Mapping[str, Any]],
     entities = context_entities(entities, skeleton, domain.relation_types)
     kinds = [k for k in LITERAL_KINDS if any(q.type == k for q in domain.qualifiers)]
     parts = chunk_parts(text, chunk, entities, domain.entity_types, kinds)
+    named = [{m.name for m in part.mentions} | {v.node for v in part.values if v.node} for part in parts]
     said_by: dict[tuple[int, tuple[str, ...]], Any] = {}  # (sentence, qualifiers) -> statement
     edges = []
     seen: set[tuple[str, str, str]] = set()
@@ -379,8 +381,7 @@ def temporal_answer(text: str, domain, entities: Sequence[Mapping[str, Any]],
         ends = frozenset((edge["head"], edge["tail"]))
         quals: dict[str, Any] = {}
         used: list[Sentence] = []
-        for part in parts:  # the sentence stating the edge
-            names = {m.name for m in part.mentions} | {v.node for v in part.values if v.node}
+        for part, names in zip(parts, named):  # the sentence stating the edge
             if edge["head"] in names and edge["tail"] in names:
                 quals = qualifier_values(declared, text, part.sent, part.values, ends)
                 if quals:

@@ -197,3 +197,16 @@ def test_a_chunk_is_read_into_sentence_parts_once_for_every_view_that_reads_it_a
     del chunk
     gc.collect()
     assert len(upgrades._READINGS) == 0  # kept no longer than the chunk
+
+
+def test_document_level_picks_the_nodes_a_full_sort_picks():
+    from kgkit.engine.core import document_level
+
+    rng = random.Random(3)
+    for _ in range(300):
+        nodes = [{"id": f"n{i}", "mentions": [{"chunk": f"c{rng.randrange(4)}"} for _ in range(rng.randint(0, 5))]}
+                 for i in range(rng.randint(0, 30))]
+        n = rng.randint(0, 12)
+        ranked = sorted(range(len(nodes)), key=lambda i: (
+            not any(m.get("chunk") == "c0" for m in nodes[i]["mentions"]), -len(nodes[i]["mentions"]), i))
+        assert document_level(nodes, "c0", n) == {nodes[i]["id"] for i in ranked[:n]}

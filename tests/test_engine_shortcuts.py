@@ -210,3 +210,30 @@ def test_document_level_picks_the_nodes_a_full_sort_picks():
         ranked = sorted(range(len(nodes)), key=lambda i: (
             not any(m.get("chunk") == "c0" for m in nodes[i]["mentions"]), -len(nodes[i]["mentions"]), i))
         assert document_level(nodes, "c0", n) == {nodes[i]["id"] for i in ranked[:n]}
+
+
+def test_normalised_values_are_read_once_and_each_caller_gets_its_own_mapping():
+    from kgkit.modes.base import _normalised, normalised
+    from kgkit.timex import normalise
+
+    _normalised.cache_clear()
+    for kind, text in [("money", "$5 million"), ("date", "May 4, 2017"), ("duration", "sixty (60) days"),
+                       ("quantity", "3 tons"), ("date", "not a date")] * 2:
+        assert normalised(kind, text) == normalise(kind, text)
+    assert _normalised.cache_info().hits == 5
+    first, second = normalised("money", "$5 million"), normalised("money", "$5 million")
+    first["amount"] = 0
+    assert second == {"amount": 5000000.0, "currency": "USD"} == normalised("money", "$5 million")
+
+
+def test_role_cues_are_the_declared_qualifiers_with_triggers_whatever_was_asked_before():
+    from kgkit.backends.offline.upgrades import _cues
+    from kgkit.schema.catalog import load_domain
+
+    for name in ("general", "legal_contracts", "finance"):
+        domain = load_domain(name)
+        for rel in [*domain.nary_relation_types, *domain.event_types]:
+            by_name = {q.name: q for q in domain.qualifiers if q.triggers}
+            expected = {r.name: by_name[r.name] for r in rel.roles if r.name in by_name}
+            assert _cues(rel.roles, domain.qualifiers) == expected
+            assert _cues(rel.roles, domain.qualifiers) is _cues(rel.roles, domain.qualifiers)

@@ -318,16 +318,18 @@ class RunFolder:
 
     # -- state: one file per completed pass ------------------------------------------------
 
-    def _state_path(self, stage: str, chunk_id: str) -> Path:
-        return self.path / "state" / stage.replace(":", ".") / f"{chunk_id}.json"
+    def _state_path(self, stage: str, chunk_id: str) -> str:
+        return os.path.join(self.path, "state", stage.replace(":", "."), f"{chunk_id}.json")
 
     def load_pass(self, stage: str, chunk_id: str, key: str) -> dict[str, Any] | None:
         """The stored answer of a completed pass with this fingerprint, else None."""
-        path = self._state_path(stage, chunk_id)
-        if path.is_symlink():
-            return None  # never read through a link (refuse_links has refused the run already)
+        try:  # never through a link (refuse_links has refused the run already); most are not stored yet
+            fd = os.open(self._state_path(stage, chunk_id), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            return None
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
+            with open(fd, encoding="utf-8") as fh:
+                record = json.loads(fh.read())
         except (OSError, json.JSONDecodeError):
             return None
         return record["data"] if record.get("fingerprint") == key else None

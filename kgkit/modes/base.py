@@ -10,6 +10,7 @@ mode can forget them.
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -271,7 +272,7 @@ class Scope:
     def resolve(self, name: str, types: tuple[str, ...] = ()) -> str | None:
         """A V_doc (or this view's own) node id for ``name``, honouring allowed types."""
         found = self.skeleton.lookup(name, types)
-        if found:
+        if found or not self.extra_nodes:
             return found
         key = canonical_key(name, legal_suffixes=self.skeleton.legal_suffixes)  # as the view's node ids were made
         for node_id, node in self.extra_nodes.items():
@@ -307,7 +308,20 @@ class Scope:
 def literal(text: str, kind: str) -> dict[str, Any]:
     """A literal filler: original text kept, ``value`` normalised (ISO 8601 for dates)."""
     kind = kind if kind in LITERAL_TYPES else "text"
-    return {"literal": text, "type": kind, "value": normalise_literal(kind, text)}
+    return {"literal": text, "type": kind, "value": normalised(kind, text)}
+
+
+def normalised(kind: str, text: str) -> Any:
+    """:func:`kgkit.timex.normalise`, read once per kind and text (the same dates and amounts
+    fill roles and qualifiers in every view); a mapping value (an amount and its currency)
+    comes as a copy of its own."""
+    value = _normalised(kind, text)
+    return dict(value) if isinstance(value, dict) else value
+
+
+@functools.lru_cache(maxsize=4096)
+def _normalised(kind: str, text: str) -> Any:
+    return normalise_literal(kind, text)
 
 
 _validators: dict[int, Any] = {}  # one compiled validator per view schema, not per chunk

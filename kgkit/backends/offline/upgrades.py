@@ -267,8 +267,19 @@ def _complete(roles: Sequence[Role], filled: Mapping[str, Any]) -> bool:
 
 
 def _cues(roles: Sequence[Role], qualifiers: Sequence[Qualifier]) -> dict[str, Qualifier]:
-    by_name = {q.name: q for q in qualifiers if q.triggers}
-    return {r.name: by_name[r.name] for r in roles if r.name in by_name}
+    """Role name -> the declared qualifier of that name with triggers (its cue); made once
+    per relation type's roles, which every sentence of every chunk fills (read it only)."""
+    key = (id(roles), id(qualifiers))
+    hit = _CUES.get(key)
+    if hit is None or hit[0] is not roles or hit[1] is not qualifiers:
+        by_name = {q.name: q for q in qualifiers if q.triggers}
+        if len(_CUES) > 256:  # a process that loads domain after domain
+            _CUES.clear()
+        hit = _CUES[key] = (roles, qualifiers, {r.name: by_name[r.name] for r in roles if r.name in by_name})
+    return hit[2]
+
+
+_CUES: dict[tuple[int, int], tuple[Sequence[Role], Sequence[Qualifier], dict[str, Qualifier]]] = {}
 
 
 def nary_answer(text: str, domain, entities: Sequence[Mapping[str, Any]],

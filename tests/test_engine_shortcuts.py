@@ -237,3 +237,25 @@ def test_role_cues_are_the_declared_qualifiers_with_triggers_whatever_was_asked_
             expected = {r.name: by_name[r.name] for r in rel.roles if r.name in by_name}
             assert _cues(rel.roles, domain.qualifiers) == expected
             assert _cues(rel.roles, domain.qualifiers) is _cues(rel.roles, domain.qualifiers)
+
+
+def test_a_name_in_plain_ascii_text_is_located_as_the_pattern_locates_it():
+    import re
+
+    from kgkit import evidence
+
+    rng = random.Random(11)
+    alphabet = ["a", "b", "A", "B", "_", "1", " ", " ", "'", "`", "-", ".", "ab", "Ab"]
+    plain = 0
+    for _ in range(4000):
+        name = "".join(rng.choice(alphabet[:-2] + ["\t"]) for _ in range(rng.randint(1, 5)))
+        pieces = alphabet + ["\n", "  "] * (rng.random() < 0.2) + [name, name.upper()] * 3  # overlapping repeats too
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        surface = name.strip()
+        if not surface:
+            continue
+        pattern = re.compile(r"(?<!\w)(?:" + evidence._surface_pattern(surface) + r")(?!\w)", re.IGNORECASE)
+        assert evidence.locate_mention(name, text) == [(m.start(), m.end()) for m in pattern.finditer(text)], \
+            (name, text)
+        plain += bool(text) and not evidence._ODD_SPACE.search(text)
+    assert plain > 2000  # the str.find way was taken

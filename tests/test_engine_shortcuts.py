@@ -259,3 +259,105 @@ def test_a_name_in_plain_ascii_text_is_located_as_the_pattern_locates_it():
             (name, text)
         plain += bool(text) and not evidence._ODD_SPACE.search(text)
     assert plain > 2000  # the str.find way was taken
+
+
+def _yaml_files():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    for kind, schema in (("domains", "domain"), ("views", "view"), ("templates", "template")):
+        for folder in (root / kind, root / "tests" / "broken" / kind, root / "tests" / "schema_fixtures" / kind):
+            for path in sorted(folder.glob("*.yaml")):
+                yield schema, path
+
+
+def test_the_compiled_schema_check_says_yes_only_where_jsonschema_finds_no_error():
+    import copy
+
+    import yaml
+
+    from kgkit.schema.json_schemas import _conforms, validator
+
+    rng = random.Random(2)
+    seen = {True: 0, False: 0}
+    odd = [None, 1, 1.5, True, "", "x\n", "Has Space", "ok_name", [], {}, {"x": 1}, ["a"], "é", "bad-", "2x"]
+
+    def mutate(value):
+        """The value with one random place changed (a key dropped, a value swapped)."""
+        if isinstance(value, dict) and value and rng.random() < 0.8:
+            key = rng.choice(list(value))
+            if rng.random() < 0.15:
+                value.pop(key)
+            elif rng.random() < 0.3:
+                value[key] = rng.choice(odd)
+            else:
+                mutate(value[key])
+        elif isinstance(value, list) and value and rng.random() < 0.8:
+            i = rng.randrange(len(value))
+            if rng.random() < 0.3:
+                value[i] = rng.choice(odd)
+            else:
+                mutate(value[i])
+
+    for schema, path in _yaml_files():
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (yaml.YAMLError, UnicodeDecodeError, ValueError):
+            continue
+        for attempt in range(40):
+            value = copy.deepcopy(data)
+            if attempt:
+                mutate(value)
+            yes = _conforms(schema, value)
+            seen[yes] += 1
+            if yes:
+                assert not list(validator(schema).iter_errors(value)), (path, value)
+    assert seen[True] > 100 and seen[False] > 100
+
+
+def test_a_view_schema_is_taken_without_jsonschema_only_where_jsonschema_takes_it():
+    import copy
+
+    import yaml
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    from kgkit.schema.validation import _certainly_a_schema
+
+    rng = random.Random(8)
+    odd = ["strin", "string", -1, 0, 2.5, None, True, [], {}, ["a", "a"], {"type": "object"}, "x"]
+    seen = {True: 0, False: 0}
+    schemas = []
+    for kind, path in _yaml_files():
+        if kind == "view":
+            try:
+                data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            except (yaml.YAMLError, UnicodeDecodeError, ValueError):
+                continue
+            schema = ((data or {}).get("upgrade") or {}).get("output_schema") if isinstance(data, dict) else None
+            if isinstance(schema, dict):
+                schemas.append(schema)
+    assert schemas
+    for schema in schemas:
+        for attempt in range(300):
+            value = copy.deepcopy(schema)
+            for _ in range(attempt % 3):
+                place, keys = value, []
+                while isinstance(place, dict) and place and rng.random() < 0.7:
+                    key = rng.choice(list(place))
+                    keys.append(key)
+                    if not isinstance(place[key], dict):
+                        break
+                    place = place[key]
+                if isinstance(place, dict):
+                    place[rng.choice(keys or ["type"]) if rng.random() < 0.7 else
+                          rng.choice(["type", "minItems", "required", "items", "enum", "minimum"])] = \
+                        copy.deepcopy(rng.choice(odd))
+            yes = _certainly_a_schema(value)
+            seen[yes] += 1
+            if yes:
+                try:
+                    Draft202012Validator.check_schema(value)
+                except SchemaError as exc:  # pragma: no cover - the failure this test looks for
+                    raise AssertionError((value, exc.message)) from None
+    assert seen[True] > 100 and seen[False] > 100

@@ -16,8 +16,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-import jsonschema
-
 from kgkit import evidence as evidence_check
 from kgkit.chunk_parts import ChunkParts
 from kgkit.name_keys import canonical_key
@@ -352,6 +350,8 @@ def validate_answer(data: Any, schema: dict[str, Any] | None) -> str | None:
     fast = _fast_validator(schema)
     if fast is not None and fast.is_valid(data):
         return None
+    import jsonschema  # only for an answer the compiled check refused or could not judge
+
     validator = _validators.get(id(schema))
     if validator is None or validator.schema is not schema:
         validator = _validators[id(schema)] = jsonschema.Draft202012Validator(schema)

@@ -109,42 +109,25 @@ def test_part_for_forgets_what_it_made_when_the_nodes_change():
     assert [n["id"] for n in skeleton.part_for(chunk)[0]] == ["b", "a"]
 
 
-def _old_bound_answer(data, limits):
-    """bound_answer as it was: every acceptable item measured as JSON on its own."""
+def test_bound_answer_measures_the_whole_answer_once_and_cuts_as_item_by_item(monkeypatch):
     import json
 
-    from kgkit.engine.limits import _problem
-
-    kept, out, size = {}, [], 0
-    for key, value in data.items():
-        items = value if isinstance(value, list) else [value]
-        taken = []
-        for item in items:
-            problem = _problem(item, limits)
-            if problem is None and isinstance(value, list) and len(taken) >= limits.items_per_answer:
-                problem = ("over_limit", f"more than {limits.items_per_answer} {key} in one answer "
-                                         "(limits.items_per_answer)")
-            if problem is None:
-                cost = len(json.dumps(item, ensure_ascii=False))
-                if size + cost > limits.answer_chars:
-                    problem = ("over_limit", f"the answer is over {limits.answer_chars} characters "
-                                             "(limits.answer_chars); the rest of it is left out")
-                else:
-                    size += cost
-            if problem:
-                out.append((item, *problem))
-            else:
-                taken.append(item)
-        if isinstance(value, list):
-            kept[key] = taken
-        elif taken:
-            kept[key] = taken[0]
-    return kept, out
-
-
-def test_bound_answer_measures_the_whole_answer_once_and_cuts_as_item_by_item():
     from kgkit.config.model import LimitsConfig
+    from kgkit.engine import limits as limits_module
     from kgkit.engine.limits import bound_answer
+
+    class ItemByItem(json.JSONEncoder):
+        """Refuses the whole answer, so bound_answer measures every item on its own (the long way)."""
+
+        def encode(self, o):
+            if isinstance(o, dict) and "entities" in o:
+                raise TypeError("measure each item")
+            return super().encode(o)
+
+    def _old_bound_answer(data, limits):
+        with monkeypatch.context() as m:
+            m.setattr(limits_module, "_SIZE", ItemByItem(ensure_ascii=False))
+            return bound_answer(data, limits)
 
     rng = random.Random(9)
     cut = whole = 0

@@ -344,3 +344,61 @@ def test_a_view_schema_is_taken_without_jsonschema_only_where_jsonschema_takes_i
                 except SchemaError as exc:  # pragma: no cover - the failure this test looks for
                     raise AssertionError((value, exc.message)) from None
     assert seen[True] > 100 and seen[False] > 100
+
+
+def test_the_collector_is_paced_while_documents_run_and_left_as_it_was():
+    import gc
+    import threading
+
+    from kgkit.engine import collector
+
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        first, second = collector.paced(), collector.paced()
+        first.__enter__()
+        assert gc.get_threshold() == (collector.YOUNG, 10, 10)
+        second.__enter__()  # a second document overlapping the first
+        first.__exit__(None, None, None)  # the first ends before the second
+        assert gc.get_threshold() == (collector.YOUNG, 10, 10)
+        second.__exit__(None, None, None)
+        assert gc.get_threshold() == (700, 10, 10)
+        gc.set_threshold(50_000, 20, 5)  # a process that set its own pace keeps what is higher
+        with collector.paced():
+            assert gc.get_threshold() == (50_000, 20, 10)
+        assert gc.get_threshold() == (50_000, 20, 5)
+        gc.set_threshold(700, 10, 10)
+
+        unpaced = []
+
+        def documents():
+            for _ in range(200):
+                with collector.paced():
+                    unpaced.append(gc.get_threshold()[0] != collector.YOUNG)
+
+        threads = [threading.Thread(target=documents) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert gc.get_threshold() == (700, 10, 10) and len(unpaced) == 800 and not any(unpaced)
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_a_run_paces_the_collector_and_restores_it(tmp_path, monkeypatch):
+    import gc
+
+    import kgkit
+    from kgkit.config.model import CacheConfig, Config
+    from kgkit.engine import run as run_module
+
+    seen = []
+    real = run_module.extract_document
+    monkeypatch.setattr(run_module, "extract_document", lambda *a, **k: seen.append(gc.get_threshold()) or real(*a, **k))
+    before = gc.get_threshold()
+    text = tmp_path / "doc.txt"
+    text.write_text("Acme Corp hired Jane Doe in Paris on May 4, 2017.\n", encoding="utf-8")
+    kgkit.extract([text], domain="general", views="binary", config=Config(cache=CacheConfig(enabled=False)),
+                  out_dir=tmp_path / "out", skills=False)
+    assert seen and seen[0][0] >= 20_000 and gc.get_threshold() == before

@@ -34,7 +34,7 @@ from kgkit.backends.offline.mentions import Mention, collapse, name_key
 from kgkit.backends.offline.names import (ORG_WORDS, ROLE_WORDS, STATE_AFTER, acronym_mentions, add_surname_aliases,
                                          add_title_aliases, is_title_word, name_mentions, source_credit_mentions,
                                          trim_org_edges)
-from kgkit.backends.offline.sentences import ABBREVIATIONS, Sentence, split_sentences
+from kgkit.backends.offline.sentences import ABBREVIATIONS, Sentence, sentence_at, split_sentences
 from kgkit.schema.model import EntityType, Patterns
 from kgkit.type_kinds import generic_type_map
 
@@ -406,7 +406,7 @@ def find_entities(text: str, types: Sequence[EntityType], skills: Sequence[dict]
         if owner is not None and owner is not m and m.priority < 3:
             continue
         key = (name_key(m.name), m.type)
-        sent = next((s for s in sentences if s.start <= m.start < s.end), None)
+        sent = sentence_at(sentences, m.start)
         evidence = sent.text if sent else text[m.start:m.end]
         prev = merged.get(key)
         if prev is None:

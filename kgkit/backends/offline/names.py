@@ -309,6 +309,7 @@ _CALENDAR = frozenset(
     "january february march april may june july august september october november december monday tuesday "
     "wednesday thursday friday saturday sunday christmas easter".split()
 )
+_NOT_SINGLE_NAMES = _CALENDAR | _SENTENCE_STOP | ABBREVIATIONS  # lone words never read as names
 _LANGUAGE = re.compile(r"(?:ish|ese|ian|ean|ic)$|^(?:French|Dutch|Greek|Thai)$")  # "in English", "in Arabic"
 _SINGLE_PLACE_CUE = re.compile(r"\b(?:in|at|from|near|outside|throughout|across|(?:north|south|east|west)(?:east|west)?\s+of)\s+$")
 # "a Fresno native", "Leeds residents": a place named by who comes from or lives in it.
@@ -326,7 +327,7 @@ def _single_mentions(text: str, kinds: dict[str, str], lower: frozenset[str]) ->
     out = []
     for m in _SINGLE.finditer(text):
         word = m.group(0)
-        if word.lower() in lower or word.lower() in _CALENDAR | _SENTENCE_STOP | ABBREVIATIONS:
+        if word.lower() in lower or word.lower() in _NOT_SINGLE_NAMES:
             continue
         before, after = text[max(0, m.start() - 40):m.start()], text[m.end():m.end() + 60]
         if re.search(r"[A-Z][\w.]*[ \t]+$", before) or re.match(r"(?:['’]s)?[ \t]+(?:[A-Z]|of\b|and\b)", after):

@@ -31,7 +31,7 @@ from kgkit.backends.offline.entities import (CLAUSE_LENGTH, collapse, name_key, 
                                              trigger_spans)
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals, normalise
 from kgkit.type_kinds import literal_types
-from kgkit.backends.offline.sentences import split_sentences
+from kgkit.backends.offline.sentences import sentence_at, split_sentences
 from kgkit.schema.model import EntityType, Patterns, RelationType
 
 ATTACHED = 30  # characters: a trigger this close to a tail binds it even when another is nearer
@@ -265,6 +265,7 @@ def _categories_of_self(text: str, mentions: list[EntityMention], types: Sequenc
         for t in mentions:
             key3 = (self_.name, rule.relation, t.name)
             if t.type in rule.tail and key3 not in out:
-                sent = next((x.text for x in sentences if x.start <= t.start < x.end), text[t.start:t.end])
+                sent = sentence_at(sentences, t.start)
+                sent = sent.text if sent else text[t.start:t.end]
                 out[key3] = FoundRelation(self_.name, rule.relation, t.name, sent, round(rule.confidence - 0.3, 2))
 

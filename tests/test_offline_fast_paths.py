@@ -73,3 +73,91 @@ def test_sentence_at_equals_a_scan():
         found = split_sentences(text)
         for offset in range(len(text) + 1):
             assert sentence_at(found, offset) == next((s for s in found if s.start <= offset < s.end), None)
+
+
+# --------------------------------------------------------------------------- safe_regex: required text
+
+import regex  # noqa: E402
+
+from kgkit import safe_regex  # noqa: E402
+
+_ATOMS = ["a", "b", "K", "s", "i", "\\.", "-", " ", "[ab]", "\\w", ".", "\\s", "x", "ab", "\\b", "^", "$", "\\1"]
+_GROUPS = ["(?:", "(", "(?=", "(?!", "(?>", "(?-i:", "(?i:", "(?P<g>", "(?s:"]
+
+
+def _random_pattern(rng: random.Random, depth: int = 0) -> str:
+    parts = []
+    for _ in range(rng.randint(1, 4)):
+        if rng.random() < 0.25 and depth < 3:
+            kind = rng.choice(_GROUPS + ["(?<=", "(?<!"])
+            if kind in ("(?<=", "(?<!"):
+                inner = rng.choice(["a", "b", "ab", "K", "x|y"])  # a look-behind has a fixed width
+            else:
+                inner = "|".join(_random_pattern(rng, depth + 1) for _ in range(rng.randint(1, 3)))
+            atom = kind + inner + ")"
+        else:
+            atom = rng.choice(_ATOMS)
+        if atom not in ("\\b", "^", "$") and rng.random() < 0.3:
+            atom += rng.choice(["*", "+", "?", "{2}", "{0,2}", "{1,3}", "+?", "*+", "++", "{,2}"])
+        parts.append(atom)
+    return ("(?x)" if rng.random() < 0.1 else "") + "".join(parts)
+
+
+def test_required_text_is_in_every_match():
+    """Wherever a pattern matches, one of its required strings is in the folded text: the
+    shortcut never hides a match (random patterns of groups, look-arounds, quantifiers and
+    case-folding letters, on random texts with the letters that fold to ASCII)."""
+    rng = random.Random(4)
+    letters = "abKsxiI .-\u212a\u017f\u0130\u0131ABS\n"
+    analysed = skipped = 0
+    for _ in range(4000):
+        pattern = _random_pattern(rng)
+        try:
+            rx = regex.compile(pattern, safe_regex.FLAGS)
+        except regex.error:
+            continue
+        needed = safe_regex.required_text(pattern)
+        if needed is None:
+            continue
+        analysed += 1
+        for _ in range(6):
+            text = "".join(rng.choice(letters) for _ in range(rng.randint(0, 12)))
+            folded = safe_regex._folded(text)
+            if not any(s in folded for s in needed):
+                skipped += 1
+                assert rx.search(text) is None, (pattern, needed, text)
+    assert analysed > 1000 and skipped > 1000  # the test reaches both sides
+
+
+def test_only_four_characters_beyond_ascii_match_an_ascii_one():
+    everything = "".join(map(chr, range(128, sys.maxunicode + 1)))
+    ascii_any = regex.compile("(?:" + "|".join(regex.escape(chr(c)) for c in range(128)) + ")", safe_regex.FLAGS)
+    matched = {ord(m.group()) for m in ascii_any.finditer(everything)}
+    assert matched == set(safe_regex._TO_ASCII)
+    for code, ascii_char in safe_regex._TO_ASCII.items():  # folded to the lower case of what it matches
+        assert any(regex.fullmatch(regex.escape(c), chr(code), safe_regex.FLAGS) for c in (ascii_char, ascii_char.upper()))
+    # offsets of the folded text are the text's: only U+0130 lowers to two characters
+    assert [c for c in range(sys.maxunicode + 1) if len(chr(c).lower()) != 1] == [0x130]
+
+
+def test_required_text_reads_literals_groups_and_assertions():
+    assert safe_regex.required_text(r"\bfoo(?:bar|baz)+") == ("foo",)
+    assert safe_regex.required_text(r"\b(?:Mr|Dr)\.?\s+(?P<name>[A-Z]\w+)") == ("dr", "mr")
+    assert safe_regex.required_text(r"(?=x)ab(?!c)cd") == ("abcd",)  # look-arounds consume nothing
+    assert safe_regex.required_text(r"a?b*") is None
+    assert safe_regex.required_text(r"(?:abc|)") is None  # an empty branch needs nothing
+    assert safe_regex.required_text(r"(?:abc|)d") == ("d",)
+    assert safe_regex.required_text(r"(a)?(?(1)bc|de)") is None  # conditionals are not read
+    assert safe_regex.required_text(r"a(?x: b c )d") is None  # verbose for a part only
+    assert safe_regex.required_text(r"(?x) a b \ c # note") is None  # verbose: "a ?" quantifies the a
+    assert safe_regex.required_text(r"\p{Lu}abc") is None  # regex-only syntax
+
+
+def test_a_pattern_without_its_required_text_finds_nothing_and_keeps_its_budget():
+    with safe_regex.chunk_budget(0.05) as budget:
+        # would run out of time on this text, but it holds no "z", which every match needs
+        assert safe_regex.finditer("(?:a|aa)+z", "a" * 60 + "!") == []
+        assert [m.group() for m in safe_regex.finditer("(?:a|aa)+z", "aaz", 0, 3)] == ["aaz"]
+        assert safe_regex.finditer("(?:a|aa)+z", "aaz", 0, 2) == []  # only within pos..endpos
+    assert budget.skipped == {}
+

@@ -161,3 +161,22 @@ def test_a_pattern_without_its_required_text_finds_nothing_and_keeps_its_budget(
         assert safe_regex.finditer("(?:a|aa)+z", "aaz", 0, 2) == []  # only within pos..endpos
     assert budget.skipped == {}
 
+
+
+# --------------------------------------------------------------------------- relations: "this Agreement"
+
+from kgkit.backends.offline.relations import _head_nouns  # noqa: E402
+
+
+def test_head_nouns_equal_the_regex():
+    rng = random.Random(5)
+    words = ["agreement", "Agreement", "AGREEMENT", "agreements", "university", "Bank", "bank", "s", "ſ", "kit",
+             "\u212ait", "the", "The", "THIS", "this", "thistle", "x_y", "Co.", "co", "é", "Inc", "inc."]
+    pool = ["agreement", "university", "bank", "kit", "s", "co", "co.", "inc", "inc.", "the", "x_y", "agreements", "é"]
+    for _ in range(3000):
+        text = "".join(rng.choice(words) + rng.choice([" ", "  ", "\n", "", ".", ",", "\u00a0"])
+                       for _ in range(rng.randint(0, 12)))
+        heads = set(rng.sample(pool, rng.randint(1, 5)))
+        rx = re.compile(r"\b(this|the)\s+(" + "|".join(re.escape(h) for h in sorted(heads)) + r")\b", re.I)
+        expected = [(m.start(), m.end(), m.group(1), m.group(2)) for m in rx.finditer(text)]
+        assert list(_head_nouns(text, heads)) == expected, (text, heads)

@@ -180,3 +180,20 @@ def test_head_nouns_equal_the_regex():
         rx = re.compile(r"\b(this|the)\s+(" + "|".join(re.escape(h) for h in sorted(heads)) + r")\b", re.I)
         expected = [(m.start(), m.end(), m.group(1), m.group(2)) for m in rx.finditer(text)]
         assert list(_head_nouns(text, heads)) == expected, (text, heads)
+
+
+# --------------------------------------------------------------------------- literals: kept per text and kind
+
+def test_kept_literals_equal_a_fresh_scan():
+    from kgkit.backends.offline import literals
+
+    rng = random.Random(7)
+    pieces = ["on May 26, 2017", "for $5 million", "30 days", "12.5%", "sixty (60) days", "5 mg", "in 1998",
+              "the 26th day of May, 2017", "2014-01-20", "one year", "and", ",", "\n"]
+    for _ in range(300):
+        text = " ".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        kinds = rng.sample(literals.KINDS, rng.randint(1, len(literals.KINDS)))
+        fresh = literals._longest_first([lit for k in kinds for lit in literals._FINDERS[k](text)])
+        first = literals.find_literals(text, kinds)
+        first.clear()  # a caller's changes do not reach the next caller
+        assert literals.find_literals(text, kinds) == fresh

@@ -197,3 +197,16 @@ def test_kept_literals_equal_a_fresh_scan():
         first = literals.find_literals(text, kinds)
         first.clear()  # a caller's changes do not reach the next caller
         assert literals.find_literals(text, kinds) == fresh
+
+
+# --------------------------------------------------------------------------- phrase_match: odd spaces
+
+def test_odd_space_runs_equal_the_plain_regex():
+    from kgkit.phrase_match import _ODD_SPACE
+
+    plain = re.compile(r"\s{2,}|[^\S ]")
+    rng = random.Random(6)
+    for _ in range(3000):
+        text = "".join(rng.choice(["a", "b.", " ", " ", "\n", "\t", "\u00a0", "\u2003", "x y"])
+                       for _ in range(rng.randint(0, 20)))
+        assert [m.span() for m in _ODD_SPACE.finditer(text)] == [m.span() for m in plain.finditer(text)]

@@ -210,3 +210,29 @@ def test_odd_space_runs_equal_the_plain_regex():
         text = "".join(rng.choice(["a", "b.", " ", " ", "\n", "\t", "\u00a0", "\u2003", "x y"])
                        for _ in range(rng.randint(0, 20)))
         assert [m.span() for m in _ODD_SPACE.finditer(text)] == [m.span() for m in plain.finditer(text)]
+
+
+# --------------------------------------------------------------------------- entities: overlaps by bisection
+
+def test_resolve_overlaps_equals_the_pairwise_test():
+    from kgkit.backends.offline.entities import _clause_long, _resolve_overlaps
+    from kgkit.backends.offline.mentions import Mention
+
+    def pairwise(mentions):
+        ordered = sorted(mentions, key=lambda m: (-m.priority, -(m.end - m.start), m.start, m.type, m.name))
+        kept = []
+        for m in ordered:
+            if all(m.end <= k.start or m.start >= k.end or _clause_long(m) != _clause_long(k) for k in kept):
+                kept.append(m)
+        return sorted(kept, key=lambda m: (m.start, m.end))
+
+    rng = random.Random(8)
+    names = ["Acme", "Acme Corp", "the court finds that the party shall pay", "Jane Smith", "x"]
+    for _ in range(2000):
+        mentions = []
+        for _ in range(rng.randint(0, 12)):
+            start = rng.randint(0, 80)
+            end = start + rng.choice([0, 1, 3, 8, 20, 45, 60]) if rng.random() < 0.05 else start + rng.randint(1, 60)
+            mentions.append(Mention(rng.choice(names), rng.choice(["Person", "Organization"]), start, end,
+                                    rng.randint(1, 3), 0.5))
+        assert _resolve_overlaps(list(mentions)) == pairwise(mentions)

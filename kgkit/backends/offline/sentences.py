@@ -23,6 +23,7 @@ ABBREVIATIONS = frozenset(
 # upper-case letter, digit, quote or bracket; or at a blank line.
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[A-Z0-9\"“(\[])|\n\s*\n")
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)\.$")
+_DOTTED = re.compile(r"(?:[a-z]\.)+[a-z]")  # "u.s.a", "e.g"
 MAX_SENTENCE = 1200  # characters; longer runs (tables, unpunctuated lists) are cut at line ends
 SPANS_KEPT = 2048  # chunks whose sentence offsets are kept (a few tens of bytes each, plus the chunk's text)
 
@@ -40,7 +41,7 @@ def _is_abbreviation(text: str, dot: int) -> bool:
     if not m:
         return False
     word = m.group(1).lower()
-    return word in ABBREVIATIONS or len(word) == 1 or bool(re.fullmatch(r"(?:[a-z]\.)+[a-z]", word))
+    return word in ABBREVIATIONS or len(word) == 1 or bool(_DOTTED.fullmatch(word))
 
 
 _SMALL = frozenset("a an and of the for to in on by with or de la du".split())

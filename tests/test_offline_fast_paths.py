@@ -236,3 +236,44 @@ def test_resolve_overlaps_equals_the_pairwise_test():
             mentions.append(Mention(rng.choice(names), rng.choice(["Person", "Organization"]), start, end,
                                     rng.randint(1, 3), 0.5))
         assert _resolve_overlaps(list(mentions)) == pairwise(mentions)
+
+
+def test_surname_aliases_equal_the_scan_of_every_mention():
+    from kgkit.backends.offline import names
+    from kgkit.backends.offline.mentions import Mention
+
+    def by_scan(text, mentions, person_type):  # the rule as written before, a scan per occurrence
+        persons = [m for m in mentions if m.type == person_type and len(m.name.split()) > 1]
+        by_surname = {}
+        for m in persons:
+            by_surname.setdefault(m.name.split()[-1], set()).add(m.name.lower())
+        for m in persons:
+            surname = m.name.split()[-1]
+            if len(by_surname[surname]) > 1 or not re.fullmatch(r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?", surname):
+                continue
+            for start, end in names._standalone(text, surname):
+                if not any(o.start <= start and end <= o.end for o in mentions) and not re.match(
+                        r"[ \t]+[A-Z]", text[end:end + 2]):
+                    m.aliases.append(surname)
+                    break
+
+    rng = random.Random(9)
+    words = ["Jane Smith", "Smith", "Bob Lee", "Lee", "said", "met", "Lee Corp", "and", "Smith."]
+    for _ in range(1000):
+        pieces, at = [], 0
+        for _ in range(rng.randint(1, 12)):
+            pieces.append(rng.choice(words))
+        text = " ".join(pieces)
+        spans = []
+        for w in ("Jane Smith", "Bob Lee", "Lee Corp", "Smith"):
+            at = text.find(w)
+            while at >= 0:
+                if rng.random() < 0.6:
+                    spans.append((w, at, at + len(w)))
+                at = text.find(w, at + 1)
+        def build():
+            return [Mention(w, "Person" if w != "Lee Corp" else "Organization", s, e, 1, 0.5) for w, s, e in spans]
+        fast, slow = build(), build()
+        names.add_surname_aliases(text, fast, "Person")
+        by_scan(text, slow, "Person")
+        assert [m.aliases for m in fast] == [m.aliases for m in slow], text

@@ -32,6 +32,8 @@ gets them only where its merge does.)
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from itertools import accumulate
 
 from kgkit.backends.offline.mentions import Mention, name_key
 from kgkit.backends.offline.sentences import ABBREVIATIONS, is_heading
@@ -434,12 +436,18 @@ def add_surname_aliases(text: str, mentions: list[Mention], person_type: str | N
     by_surname: dict[str, set[str]] = {}
     for m in persons:
         by_surname.setdefault(m.name.split()[-1], set()).add(name_key(m.name))
+    # Whether a span lies inside a mention: the furthest end among the mentions starting at
+    # or before it reaches its end (one bisection instead of a scan of every mention).
+    spans = sorted((o.start, o.end) for o in mentions)
+    starts = [s for s, _ in spans]
+    reach = list(accumulate((e for _, e in spans), max))
     for m in persons:
         surname = m.name.split()[-1]
         if len(by_surname[surname]) > 1 or not _SURNAME.fullmatch(surname):
             continue
         for start, end in _standalone(text, surname):
-            covered = any(o.start <= start and end <= o.end for o in mentions)
+            before = bisect_right(starts, start)
+            covered = before > 0 and reach[before - 1] >= end
             if not covered and not _CAPITAL_NEXT.match(text[end:end + 2]):
                 m.aliases.append(surname)
                 break

@@ -277,3 +277,25 @@ def test_surname_aliases_equal_the_scan_of_every_mention():
         names.add_surname_aliases(text, fast, "Person")
         by_scan(text, slow, "Person")
         assert [m.aliases for m in fast] == [m.aliases for m in slow], text
+
+
+# --------------------------------------------------------------------------- names: role nouns by first letter
+
+def test_role_cues_grouped_by_first_letter_match_as_the_flat_list():
+    from kgkit.backends.offline import names
+
+    flat = {rx: re.compile(rx.pattern.replace(names._ROLE_ALTERNATION, names._ROLE_NOUNS))
+            for rx in (names._PERSON_BEFORE, names._PERSON_AFTER)}
+    assert all(fast.pattern != slow.pattern for fast, slow in flat.items())
+    rng = random.Random(12)
+    roles = names._ROLE_NOUNS.split("|")
+    words = roles[:40] + ["said", "his", "her", "former", "the", "a", "Smith", "who", "45", "'s", "wife", "x"]
+    found = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(words) + rng.choice([" ", ", ", "s ", "s, ", "", "\n"])
+                       for _ in range(rng.randint(0, 6)))
+        for fast, slow in flat.items():
+            m, n = fast.search(text), slow.search(text)
+            assert (m and m.span()) == (n and n.span()), text
+            found += bool(m)
+    assert found > 500

@@ -106,6 +106,20 @@ _ROLE_NOUNS = (
     "emperor|dictator|clerk|chief|head|partner"
 )
 _ROLES = frozenset(_ROLE_NOUNS.split("|"))
+
+
+def by_first_letter(words: list[str]) -> str:
+    """``words`` as a regex alternation grouped under their first character
+    (``a(?:ctor|ctress)|s(?:inger)``), each group keeping the words' order: at any place only
+    one group can match, so it matches as the flat ``actor|actress|singer`` does, without
+    trying every word at every character (3-4x faster on the role nouns)."""
+    groups: dict[str, list[str]] = {}
+    for w in words:
+        groups.setdefault(w[0], []).append(re.escape(w[1:]))
+    return "|".join(f"{re.escape(first)}(?:{'|'.join(rests)})" for first, rests in groups.items())
+
+
+_ROLE_ALTERNATION = by_first_letter(_ROLE_NOUNS.split("|"))
 # Role and title words: a "person" named by these alone ("Chief Executive Officer") is a role.
 ROLE_WORDS = _ROLES | frozenset("officer executive counsel general vice title name sales marketing operations "
                                 "financial technical senior managing".split())
@@ -116,13 +130,13 @@ _TITLE_IN_NAME = frozenset(
     "democrat republican democratic professor".split()
 )
 _PERSON_BEFORE = re.compile(
-    rf"(?:\b(?:{_ROLE_NOUNS})s?,?|\b(?:said|says|told|according\s+to|killed|shot|assassinated|murdered|"
+    rf"(?:\b(?:{_ROLE_ALTERNATION})s?,?|\b(?:said|says|told|according\s+to|killed|shot|assassinated|murdered|"
     r"stabbed|kidnapped|assassination\s+of|murder\s+of)|\b(?:his|her)\s+(?:\w+\s+)?(?:husband|wife|son|"
     r"daughter|father|mother|brother|sister|widow|friend))\s+$"
 )
 _PERSON_AFTER = re.compile(
-    rf"^(?:,\s+(?:who|whose)\b|,\s+\d{{1,3}},|,\s+(?:a|an|the|his|her)\s+(?:[\w-]+\s+){{0,3}}?(?:{_ROLE_NOUNS})\b"
-    rf"|,\s+(?:former\s+|acting\s+|deputy\s+|vice\s+)?(?:{_ROLE_NOUNS})\b|['’]s\s+(?:husband|wife|son|daughter|father|"
+    rf"^(?:,\s+(?:who|whose)\b|,\s+\d{{1,3}},|,\s+(?:a|an|the|his|her)\s+(?:[\w-]+\s+){{0,3}}?(?:{_ROLE_ALTERNATION})\b"
+    rf"|,\s+(?:former\s+|acting\s+|deputy\s+|vice\s+)?(?:{_ROLE_ALTERNATION})\b|['’]s\s+(?:husband|wife|son|daughter|father|"
     r"mother|brother|sister|widow|family|lawyer|attorney)\b|\s+(?:said|says|told|testified|recalled|wrote|"
     r"died|was\s+born|killed|shot|assassinated|murdered|stabbed)\b)"
 )

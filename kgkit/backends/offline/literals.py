@@ -50,7 +50,7 @@ CURRENCY_WORDS = {"dollars": "USD", "dollar": "USD", "euros": "EUR", "euro": "EU
                   "yen": "JPY", "rupees": "INR", "yuan": "CNY", "francs": "CHF"}
 SCALES = {"thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "mm": 1e6, "mn": 1e6,
           "billion": 1e9, "bn": 1e9, "b": 1e9, "trillion": 1e12}
-LITERALS_KEPT = 8192  # (text, kind) pairs whose finds are kept: a few kinds for each of the last chunks
+LITERALS_KEPT = 4096  # (text, kind) pairs whose finds are kept: a few kinds for each of the last ~1,000 chunks
 QUANTITY_UNITS = ("mg/kg", "mg/m2", "mg/day", "mg/dl", "mmol/l", "µg", "μg", "mcg", "mg", "kg", "g",
                   "ml", "mL", "l", "nm", "nM", "µM", "μM", "mM", "iu", "IU", "units", "tablets",
                   "km", "m2", "sq ft", "square feet", "barrels", "tons", "tonnes", "MW", "GW", "kWh",

@@ -25,7 +25,7 @@ _BOUNDARY = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[A-Z0-9\"“(\[])|\n\s*\
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)\.$")
 _DOTTED = re.compile(r"(?:[a-z]\.)+[a-z]")  # "u.s.a", "e.g"
 MAX_SENTENCE = 1200  # characters; longer runs (tables, unpunctuated lists) are cut at line ends
-SPANS_KEPT = 2048  # chunks whose sentence offsets are kept (a few tens of bytes each, plus the chunk's text)
+SPANS_KEPT = 1024  # chunks whose sentence offsets are kept (a few hundred bytes each, and the chunk's text)
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,12 @@ import random
 import re
 import sys
 
+import regex
+
+from kgkit import safe_regex
 from kgkit.backends.offline import sentences
 from kgkit.backends.offline.mentions import collapse
+from kgkit.backends.offline.relations import _head_nouns
 from kgkit.backends.offline.sentences import is_heading, sentence_at, split_sentences
 
 # Every character ``\s`` matches, a few that look like spaces but are not, and text.
@@ -76,10 +80,6 @@ def test_sentence_at_equals_a_scan():
 
 
 # --------------------------------------------------------------------------- safe_regex: required text
-
-import regex  # noqa: E402
-
-from kgkit import safe_regex  # noqa: E402
 
 _ATOMS = ["a", "b", "K", "s", "i", "\\.", "-", " ", "[ab]", "\\w", ".", "\\s", "x", "ab", "\\b", "^", "$", "\\1"]
 _GROUPS = ["(?:", "(", "(?=", "(?!", "(?>", "(?-i:", "(?i:", "(?P<g>", "(?s:"]
@@ -164,9 +164,6 @@ def test_a_pattern_without_its_required_text_finds_nothing_and_keeps_its_budget(
 
 
 # --------------------------------------------------------------------------- relations: "this Agreement"
-
-from kgkit.backends.offline.relations import _head_nouns  # noqa: E402
-
 
 def test_head_nouns_equal_the_regex():
     rng = random.Random(5)

@@ -59,6 +59,7 @@ from kgkit.type_kinds import generic_type_map, literal_types
 from kgkit.backends.offline.literals import normalise
 from kgkit.evidence import locate_mention
 from kgkit.name_keys import canonical_key, fold_tokens, split_trade_name, squash
+from kgkit.ratio_index import RatioIndex, could_reach as _could_reach
 from kgkit.schema.model import Domain
 
 #: Every reason a surface form can have joined a node, in the order the stages run.
@@ -334,24 +335,23 @@ def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool) -> l
     """Complete-link clusters of one type's groups, in a content-derived order.
 
     Each group joins the candidate cluster whose *weakest* similarity to it is highest,
-    if that reaches the threshold. Candidates are first screened against each cluster's
-    first member in one vectorised rapidfuzz call (a cluster that fails there fails
-    complete link anyway), then checked member by member.
+    if that reaches the threshold. Candidates are the clusters sharing a blocking key with
+    it whose first member it reaches (a cluster that fails there fails complete link
+    anyway); they are then checked member by member. The first members are found through
+    a :class:`~kgkit.ratio_index.RatioIndex`, which returns every one the ratio can reach
+    and few others, so a block of thousands of names costs little more than a small one;
+    the screen itself is still rapidfuzz on each.
     """
     order = sorted(groups, key=lambda g: (-len(g.mentions), g.key))
     if threshold > 100:  # fuzzy merging switched off
         return [[g] for g in order]
     clusters: list[list[_Group]] = []
     firsts: list[str] = []  # sorted form of each cluster's first member
-    # block key -> length of a cluster's first form -> clusters holding that key
-    index: dict[str, dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
+    blocks: list[frozenset[str]] = []  # each cluster's blocking keys (its members')
+    reachable = RatioIndex((g.sorted_form for g in order), threshold)
+    everything = frozenset({""})  # the one key when not blocking
     for g in order:
-        # the clusters sharing a block whose first form's length lets the screen pass
-        # (_could_reach), gathered and screened in C: a name that shares a common first
-        # name with thousands of others is still compared with many of them
-        n = len(g.sorted_form)
-        ids = sorted(set().union(*(held for b in g.blocks for length, held in index.get(b, {}).items()
-                                   if _could_reach(n, length, threshold)))) if blocking else range(len(firsts))
+        ids = list(reachable.candidates(g.sorted_form, g.blocks if blocking else everything))
         forms = list(itemgetter(*ids)(firsts)) if len(ids) > 1 else [firsts[c] for c in ids]
         screened = process.extract(g.sorted_form, forms, scorer=fuzz.ratio, score_cutoff=threshold, limit=None)
         best, best_score = None, 0.0
@@ -362,22 +362,14 @@ def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool) -> l
         if best is None:
             clusters.append([g])
             firsts.append(g.sorted_form)
-            best = len(clusters) - 1
+            blocks.append(g.blocks)
+            reachable.add(g.sorted_form, len(clusters) - 1, g.blocks if blocking else everything)
         else:
             clusters[best].append(g)
-        length = len(firsts[best])
-        for b in g.blocks:
-            index[b][length].add(best)
+            if blocking and not g.blocks <= blocks[best]:
+                reachable.add_keys(best, g.blocks - blocks[best])
+                blocks[best] |= g.blocks
     return clusters
-
-
-def _could_reach(la: int, lb: int, threshold: float) -> bool:
-    """Whether two strings of these lengths can have ``fuzz.ratio`` >= ``threshold``.
-
-    The ratio is 100 * (1 - d / (la + lb)) with d the insert/delete distance, and d is at
-    least ``|la - lb|``: so it is at most 200 * min / (la + lb). A small slack keeps every
-    pair the float comparison could pass; the screen itself still decides."""
-    return la + lb == 0 or 200.0 * min(la, lb) / (la + lb) >= threshold - 1e-6
 
 
 def key_blocks(key: str) -> frozenset[str]:

@@ -573,3 +573,57 @@ def test_length_filter_never_drops_a_pair_the_screen_would_pass():
                 a, b = "a" * la, "a" * lb  # one string inside the other: the best ratio these lengths allow
                 reaches = bool(fuzz.ratio(a, b, score_cutoff=threshold)) or la + lb == 0
                 assert _could_reach(la, lb, threshold) == reaches, (la, lb, threshold)  # safe, and tight
+
+
+def _reference_clusters(groups, threshold, blocking):
+    """The fuzzy clustering as first written: every cluster sharing a blocking key with a
+    group (every cluster, without blocking) screened against its first member."""
+    from kgkit.canon import _score
+
+    clusters, blocks = [], []
+    for g in sorted(groups, key=lambda g: (-len(g.mentions), g.key)):
+        best, best_score = None, 0.0
+        for c, members in enumerate(clusters):
+            if blocking and g.blocks.isdisjoint(blocks[c]):
+                continue
+            if fuzz.ratio(g.sorted_form, members[0].sorted_form, score_cutoff=threshold) < threshold:
+                continue
+            worst = min(_score(g, m, threshold) for m in members)
+            if worst and worst > best_score:
+                best, best_score = c, worst
+        if best is None:
+            clusters.append([g])
+            blocks.append(set(g.blocks))
+        else:
+            clusters[best].append(g)
+            blocks[best] |= g.blocks
+    return clusters
+
+
+@pytest.mark.parametrize("threshold", [0.0, 70.0, 85.0, 90.0, 95.0])
+@pytest.mark.parametrize("blocking", [True, False])
+def test_fuzzy_clusters_are_those_of_comparing_every_cluster(threshold, blocking):
+    """The q-gram index (kgkit.ratio_index) only narrows which clusters are compared: the
+    clusters, their members and their order are those of comparing with every cluster.
+    Names share blocking keys heavily ("...ville", "... Holdings", a few first names),
+    many are one or two letters apart, some are a single letter."""
+    from kgkit.canon import _Group, _fuzzy_clusters, _prepare
+
+    rng = random.Random(int(threshold) * 2 + blocking)
+    syllables = ["ka", "lo", "mi", "ren", "tor", "vas", "bel", "os"]
+    names = set()
+    while len(names) < 500:
+        word = "".join(rng.choice(syllables) for _ in range(rng.randint(1, 3)))
+        if rng.random() < 0.3:  # a one-letter typo
+            i = rng.randrange(len(word))
+            word = word[:i] + rng.choice("aeiours") + word[i + 1:]
+        names.add(rng.choice([word, f"{word}ville", f"{word} holdings", f"anna {word}", f"{word} b", word[:1]]))
+    groups = []
+    for key in sorted(names):
+        g = _Group(type="Thing", key=key, mentions=[None] * rng.randint(1, 3))
+        _prepare(g)
+        groups.append(g)
+    got = _fuzzy_clusters(groups, threshold, blocking)
+    want = _reference_clusters(groups, threshold, blocking)
+    assert [[g.key for g in c] for c in got] == [[g.key for g in c] for c in want]
+    assert any(len(c) > 1 for c in got) and len(got) > 1

@@ -46,7 +46,6 @@ an order derived from their content only, and every tie is broken by text.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -226,6 +225,7 @@ _DEFINED_TERMS = re.compile(
     r"(?:the\s+)?(" + _QUOTED + r"(?:\s*(?:,|or|,\s*or)\s*(?:the\s+)?" + _QUOTED + r")*)\s*\)",
     re.IGNORECASE,
 )
+_DEFINITION_REACH = 300  # characters after a name that its definition may take
 _QUOTED_TEXT = re.compile(r"""["\u201c]([^"\u201c\u201d()]{1,60})["\u201d]""")
 
 
@@ -236,7 +236,7 @@ def defined_terms_after(text: str, end: int) -> list[str]:
     appositive such as ", a Delaware corporation with offices at ...") counts, so a
     definition that belongs to the next party in a list is not picked up.
     """
-    m = _DEFINED_TERMS.match(text, end, min(len(text), end + 300))
+    m = _DEFINED_TERMS.match(text, end, min(len(text), end + _DEFINITION_REACH))
     return [squash(t) for t in _QUOTED_TEXT.findall(m.group(1))] if m else []
 
 
@@ -273,12 +273,13 @@ def _defined_terms(mention: Mention, text: str | None) -> list[str]:
     nothing follows the span the name is also looked for inside it.
     """
     def places():
+        # a definition needs its "(": where none follows, the name is not looked for
         if text is not None and mention.span is not None:
             start, end = mention.span
             yield text, end
-            if end - start > len(mention.name):
+            if end - start > len(mention.name) and "(" in text[start:end + _DEFINITION_REACH]:
                 yield from ((text, start + e) for _, e in locate_mention(mention.name, text[start:end]))
-        if mention.evidence:
+        if mention.evidence and "(" in mention.evidence:
             yield from ((mention.evidence, e) for _, e in locate_mention(mention.name, mention.evidence))
 
     for where, end in places():
@@ -442,56 +443,63 @@ class CanonResult:
         self._by_id = {n.id: n for n in nodes}
         self._domain = domain
         self._legal = legal_suffixes
-        self._choices: dict[str, list[tuple[str, str]]] = defaultdict(list)  # type -> (sorted key, key)
-        for (t, key) in sorted(index):
-            self._choices[t].append((" ".join(sorted(key.split())), key))
-        for choices in self._choices.values():  # by length, so a lookup screens only the lengths that can reach
-            choices.sort(key=lambda c: len(c[0]))
-        self._forms = {t: [c[0] for c in choices] for t, choices in self._choices.items()}  # what fuzzy lookups screen
-        self._lengths = {t: [len(f) for f in forms] for t, forms in self._forms.items()}
-        self._distinct_lengths = {t: sorted(set(lengths)) for t, lengths in self._lengths.items()}
+        self._choices: list[tuple[str, str, str]] = [  # (type, sorted key, key): what fuzzy lookups screen
+            (t, " ".join(sorted(key.split())), key) for (t, key) in sorted(index)]
+        self._types = {t for t, _, _ in self._choices}
+        self._reachable: RatioIndex | None = None  # built on the first fuzzy lookup
+        self._found: dict[tuple[str, str | None], tuple[list[tuple[Node, float]], bool]] = {}
 
     def node(self, node_id: str) -> Node | None:
         return self._by_id.get(node_id)
 
     def _candidates(self, name: str, type: str | None) -> tuple[list[tuple[Node, float]], bool]:
-        """Candidate nodes with scores, and whether they matched exactly (key or alias)."""
+        """Candidate nodes with scores, and whether they matched exactly (key or alias).
+
+        Kept per (name, type): the views ask for the same relation ends and fillers again
+        and again."""
+        if not isinstance(name, str) or not (type is None or isinstance(type, str)):
+            return self._lookup(name, type)
+        if (name, type) not in self._found:
+            self._found[(name, type)] = self._lookup(name, type)
+        return self._found[(name, type)]
+
+    def _lookup(self, name: str, type: str | None) -> tuple[list[tuple[Node, float]], bool]:
         if not isinstance(name, str) or not name.strip():
             return [], False
         if type is not None:
             wanted = entity_type_name(self._domain, type)
             if self._domain is None and wanted is not None:  # no declared types: any spelling of one seen
-                wanted = next((t for t in self._choices if t.casefold() == wanted.casefold()), wanted)
+                wanted = next((t for t in sorted(self._types) if t.casefold() == wanted.casefold()), wanted)
             if wanted is None:
                 return [], False
             type = wanted
-        types = [type] if type is not None else sorted(self._choices)
+        types = [type] if type is not None else sorted(self._types)
         key = canonical_key(name, legal_suffixes=self._legal)
         exact = dict.fromkeys(i for t in types for i in self._index.get((t, key), ()))
         if exact:
             return [(self._by_id[i], 100.0) for i in exact], True
+        if self.threshold > 100:  # fuzzy matching switched off
+            return [], False
         probe = _Group(type="", key=key)
         _prepare(probe)
+        if self._reachable is None:
+            self._reachable = RatioIndex((form for _, form, _ in self._choices), self.threshold)
+            for i, (t, form, _) in enumerate(self._choices):
+                self._reachable.add(form, i, (t,))
+        # the forms of these types that can reach the threshold, screened in C (scores are
+        # kept by node, so the order of the hits does not matter)
+        ids = list(self._reachable.candidates(probe.sorted_form, types))
+        forms = [self._choices[i][1] for i in ids]
         scored: dict[str, float] = {}
-        n = len(probe.sorted_form)
-        for t in types:
-            choices, lengths = self._choices.get(t, []), self._lengths.get(t, [])
-            # the forms whose length lets fuzz.ratio reach the threshold (_could_reach) lie
-            # in one run of the length order: screen that run only (scores are kept by
-            # node, so the order of the hits does not matter)
-            reach = [length for length in self._distinct_lengths.get(t, ()) if _could_reach(n, length, self.threshold)]
-            if not reach:
+        for _, score, j in process.extract(probe.sorted_form, forms, scorer=fuzz.ratio, score_cutoff=self.threshold,
+                                           limit=None):
+            t, _, other_key = self._choices[ids[j]]
+            other = _Group(type=t, key=other_key)
+            _prepare(other)
+            if not _labels_agree(other, probe):
                 continue
-            lo, hi = bisect_left(lengths, reach[0]), bisect_right(lengths, reach[-1])
-            hits = process.extract(probe.sorted_form, self._forms[t][lo:hi], scorer=fuzz.ratio,
-                                   score_cutoff=self.threshold, limit=None)
-            for _, score, i in ((f, sc, lo + j) for f, sc, j in hits):
-                other = _Group(type=t, key=choices[i][1])
-                _prepare(other)
-                if not _labels_agree(other, probe):
-                    continue
-                for node_id in self._index[(t, other.key)]:
-                    scored[node_id] = max(scored.get(node_id, 0.0), score)
+            for node_id in self._index[(t, other.key)]:
+                scored[node_id] = max(scored.get(node_id, 0.0), score)
         ranked = sorted(scored, key=lambda i: (-scored[i], i))
         return [(self._by_id[i], scored[i]) for i in ranked], False
 

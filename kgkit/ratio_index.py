@@ -107,6 +107,7 @@ class RatioIndex:
         self._postings: dict[tuple[str, str | int], set[int]] = defaultdict(set)
         self._items: dict[int, tuple[int, list[str]]] = {}  # item -> (length, prefix)
         self._plans: dict[int, tuple[int, list[int]]] = {}
+        self._prefixes: dict[str, list[str]] = {}  # form -> the q-grams it is indexed or probed by
 
     def _plan(self, length: int) -> tuple[int, list[int]]:
         """For a string of ``length``: how many of its rarest q-grams to index or probe (the
@@ -117,13 +118,15 @@ class RatioIndex:
             reach = [m for m in range(int(length * (200.0 - t) / t) + 3) if could_reach(length, m, t)]
             bounds = {m: shared_qgrams_bound(length, m, t, self.q) for m in reach}
             grams = max(0, length - self.q + 1)
-            self._plans[length] = (max(0, grams - min(bounds.values()) + 1), [m for m in reach if bounds[m] <= 0])
+            self._plans[length] = (max(0, grams - min(bounds.values(), default=grams + 1) + 1), [m for m in reach if bounds[m] <= 0])
         return self._plans[length]
 
     def _prefix(self, form: str) -> list[str]:
-        elements = self._elements.get(form) or qgram_elements(form, self.q)
-        rank = self._rank.get
-        return sorted(elements, key=lambda e: rank(e, 0))[:self._plan(len(form))[0]]
+        if form not in self._prefixes:
+            rank = self._rank.get
+            elements = self._elements.get(form) or qgram_elements(form, self.q)
+            self._prefixes[form] = sorted(elements, key=lambda e: rank(e, 0))[:self._plan(len(form))[0]]
+        return self._prefixes[form]
 
     def add(self, form: str, item: int, keys: Iterable[str]) -> None:
         """Store ``form`` as ``item`` (an item is added once), found under ``keys``."""
@@ -145,12 +148,5 @@ class RatioIndex:
         get, empty = self._postings.get, ()
         if self.threshold <= 0:  # every string reaches every other
             return set().union(*[get((key, -1), empty) for key in keys])
-        always = self._plan(len(form))[1]
-        prefix = self._prefix(form)
-        found: set[int] = set()
-        for key in keys:
-            for e in prefix:
-                found.update(get((key, e), empty))
-            for m in always:
-                found.update(get((key, m), empty))
-        return found
+        probes = self._prefix(form) + self._plan(len(form))[1]
+        return set().union(*[get((key, e), empty) for key in keys for e in probes])

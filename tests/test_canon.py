@@ -627,3 +627,43 @@ def test_fuzzy_clusters_are_those_of_comparing_every_cluster(threshold, blocking
     want = _reference_clusters(groups, threshold, blocking)
     assert [[g.key for g in c] for c in got] == [[g.key for g in c] for c in want]
     assert any(len(c) > 1 for c in got) and len(got) > 1
+
+
+def test_fuzzy_resolution_finds_what_screening_every_name_finds():
+    """CanonResult looks fuzzy names up through the q-gram index: the nodes and scores are
+    those of screening every name of the type (or of every type), for probes that are near
+    copies, strangers, one letter long and of a type nobody has."""
+    from kgkit.canon import _Group, _labels_agree, _prepare
+
+    rng = random.Random(5)
+    syllables = ["ka", "lo", "mi", "ren", "tor", "vas", "bel", "os"]
+    words = ["".join(rng.choice(syllables) for _ in range(rng.randint(1, 3))) for _ in range(300)]
+    mentions = [Mention(rng.choice([w, f"{w}ville", f"{w} Holdings", f"Anna {w}"]), rng.choice(["Person", "Place"]))
+                for w in words]
+    result = merge_entities(mentions)
+
+    def screened(name, types):
+        probe = _Group(type="", key=canonical_key(name))
+        _prepare(probe)
+        scored = {}
+        for (t, key), node_ids in result._index.items():
+            other = _Group(type=t, key=key)
+            _prepare(other)
+            score = fuzz.ratio(probe.sorted_form, other.sorted_form, score_cutoff=result.threshold)
+            if t in types and score and _labels_agree(other, probe):
+                for i in node_ids:
+                    scored[i] = max(scored.get(i, 0.0), score)
+        return sorted(scored, key=lambda i: (-scored[i], i))
+
+    probes = [w[:i] + rng.choice("aeio") + w[i + 1:] for w in words[:150] for i in [rng.randrange(len(w))]]
+    probes += [f"{w}vile" for w in words[:30]] + ["k", "zzzzzz", "Anna", "x" * 40]
+    fuzzy = 0
+    for name in probes:
+        for type_ in ("Person", "Place", None, "Ship"):
+            found = [n.id for n in result.resolve_all(name, type_)]
+            key = canonical_key(name)
+            types = {"Person", "Place"} if type_ is None else {type_}
+            if not any((t, key) in result._index for t in types):
+                assert found == screened(name, types), (name, type_)
+                fuzzy += bool(found)
+    assert fuzzy > 20  # the probes did reach names by similarity

@@ -24,12 +24,13 @@ first, and records why every surface form joined the node it did:
    normalised ``value`` (``2017-05-26``, ``P1Y``) computed here from the name; mentions of
    one value merge (``same-value``) and are never fuzzy-matched.
 4. **Fuzzy** -- rapidfuzz token-sort similarity of the keys within a type, above a
-   threshold. Candidates come from blocking (token prefixes and suffixes) so large
-   documents stay fast, and a group joins a cluster only if it is within the threshold
-   of *every* member (complete link), so A~B and B~C never drag A and C together when
-   A and C are below the threshold. Names whose numbers differ ("Phase 2", "Phase 3")
-   or whose one-letter labels differ ("Exhibit A", "Exhibit B"; "John F. Smith", "John
-   R. Smith") never fuzzy-merge.
+   threshold. Candidates come from blocking (token prefixes and suffixes) and, within a
+   block, from a q-gram filter that passes every name the ratio can reach
+   (:mod:`kgkit.ratio_index`), so large documents stay fast; a group joins a cluster
+   only if it is within the threshold of *every* member (complete link), so A~B and B~C
+   never drag A and C together when A and C are below the threshold. Names whose
+   numbers differ ("Phase 2", "Phase 3") or whose one-letter labels differ ("Exhibit A",
+   "Exhibit B"; "John F. Smith", "John R. Smith") never fuzzy-merge.
 
 Why token-sort ratio and not WRatio: WRatio (and token-set ratio) score a name that is
 contained in a longer one very high -- "Apple" against "Apple Bank" gets 90 -- which
@@ -48,6 +49,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from operator import itemgetter
 from typing import Any, Iterable
 
@@ -71,8 +73,10 @@ FURNITURE_REPEATS = 3
 # Tokens too common to be useful blocking keys.
 _STOP_TOKENS = frozenset({"the", "of", "and", "for", "a", "an", "in", "on", "to", "de", "la"})
 
+@lru_cache(maxsize=1 << 16)
 def _base_name(surface: str) -> str:
-    """The display form of a surface: squashed, without a trade-name clause."""
+    """The display form of a surface: squashed, without a trade-name clause (kept per
+    distinct surface: a node's name is chosen by it, then its home group found by it)."""
     return split_trade_name(squash(surface))[0]
 
 

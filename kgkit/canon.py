@@ -357,8 +357,8 @@ def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool) -> l
     everything = frozenset({""})  # the one key when not blocking
     for g in order:
         ids = list(reachable.candidates(g.sorted_form, g.blocks if blocking else everything))
-        forms = list(itemgetter(*ids)(firsts)) if len(ids) > 1 else [firsts[c] for c in ids]
-        screened = process.extract(g.sorted_form, forms, scorer=fuzz.ratio, score_cutoff=threshold, limit=None)
+        screened = process.extract(g.sorted_form, _pick(firsts, ids), scorer=fuzz.ratio, score_cutoff=threshold,
+                                   limit=None)
         best, best_score = None, 0.0
         for c in sorted(ids[i] for _, _, i in screened):
             worst = min(_score(g, member, threshold) for member in clusters[c])
@@ -375,6 +375,11 @@ def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool) -> l
                 reachable.add_keys(best, g.blocks - blocks[best])
                 blocks[best] |= g.blocks
     return clusters
+
+
+def _pick(items: list[str], ids: list[int]) -> list[str]:
+    """``[items[i] for i in ids]``, gathered in C."""
+    return list(itemgetter(*ids)(items)) if len(ids) > 1 else [items[i] for i in ids]
 
 
 def key_blocks(key: str) -> frozenset[str]:
@@ -449,6 +454,7 @@ class CanonResult:
         self._legal = legal_suffixes
         self._choices: list[tuple[str, str, str]] = [  # (type, sorted key, key): what fuzzy lookups screen
             (t, " ".join(sorted(key.split())), key) for (t, key) in sorted(index)]
+        self._forms = [form for _, form, _ in self._choices]
         self._types = {t for t, _, _ in self._choices}
         self._reachable: RatioIndex | None = None  # built on the first fuzzy lookup
         self._found: dict[tuple[str, str | None], tuple[list[tuple[Node, float]], bool]] = {}
@@ -487,16 +493,15 @@ class CanonResult:
         probe = _Group(type="", key=key)
         _prepare(probe)
         if self._reachable is None:
-            self._reachable = RatioIndex((form for _, form, _ in self._choices), self.threshold)
+            self._reachable = RatioIndex(self._forms, self.threshold)
             for i, (t, form, _) in enumerate(self._choices):
                 self._reachable.add(form, i, (t,))
         # the forms of these types that can reach the threshold, screened in C (scores are
         # kept by node, so the order of the hits does not matter)
         ids = list(self._reachable.candidates(probe.sorted_form, types))
-        forms = [self._choices[i][1] for i in ids]
         scored: dict[str, float] = {}
-        for _, score, j in process.extract(probe.sorted_form, forms, scorer=fuzz.ratio, score_cutoff=self.threshold,
-                                           limit=None):
+        for _, score, j in process.extract(probe.sorted_form, _pick(self._forms, ids), scorer=fuzz.ratio,
+                                           score_cutoff=self.threshold, limit=None):
             t, _, other_key = self._choices[ids[j]]
             other = _Group(type=t, key=other_key)
             _prepare(other)

@@ -125,7 +125,7 @@ class RatioIndex:
         if form not in self._prefixes:
             rank = self._rank.get
             elements = self._elements.get(form) or qgram_elements(form, self.q)
-            self._prefixes[form] = sorted(elements, key=lambda e: rank(e, 0))[:self._plan(len(form))[0]]
+            self._prefixes[form] = sorted(elements, key=lambda e: (rank(e, 0), e))[:self._plan(len(form))[0]]
         return self._prefixes[form]
 
     def add(self, form: str, item: int, keys: Iterable[str]) -> None:

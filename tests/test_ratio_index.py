@@ -57,7 +57,7 @@ def test_candidates_hold_every_item_the_ratio_reaches(q, threshold, alphabet, le
     rng = random.Random(hash((q, threshold, alphabet)) & 0xFFFF)
     strings = random_strings(rng, 400, alphabet, lengths)
     stored, probes = strings[:250], strings[250:] + ["zzzz", ""]  # probes may hold q-grams nothing stored has
-    index = RatioIndex(stored, threshold, q=q)
+    index = RatioIndex(stored[:100], threshold, q=q)  # strings stored later may hold q-grams the order never saw
     keys_of = {i: ["k%d" % (i % 3), "all"] if i % 5 else ["k%d" % (i % 3)] for i in range(len(stored))}
     for i, s in enumerate(stored):
         index.add(s, i, keys_of[i][:1])

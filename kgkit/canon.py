@@ -49,7 +49,6 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from functools import lru_cache
 from operator import itemgetter
 from typing import Any, Iterable
 
@@ -73,10 +72,8 @@ FURNITURE_REPEATS = 3
 # Tokens too common to be useful blocking keys.
 _STOP_TOKENS = frozenset({"the", "of", "and", "for", "a", "an", "in", "on", "to", "de", "la"})
 
-@lru_cache(maxsize=1 << 16)
 def _base_name(surface: str) -> str:
-    """The display form of a surface: squashed, without a trade-name clause (kept per
-    distinct surface: a node's name is chosen by it, then its home group found by it)."""
+    """The display form of a surface: squashed, without a trade-name clause."""
     return split_trade_name(squash(surface))[0]
 
 
@@ -591,12 +588,18 @@ def merge_entities(
     rejected: list[Rejection] = []
     groups: dict[tuple[str, str], _Group] = {}
     claims: dict[tuple[str, str], dict[tuple[str, str], tuple[str, str]]] = defaultdict(dict)
-    key_cache: dict[str, str] = {}
+    key_cache: dict[str, str] = {}  # per distinct name: the names recur in every stage below
+    base_cache: dict[str, str] = {}
 
     def key_of(name: str) -> str:
         if name not in key_cache:
             key_cache[name] = canonical_key(name, legal_suffixes=legal_suffixes)
         return key_cache[name]
+
+    def base_name(surface: str) -> str:
+        if surface not in base_cache:
+            base_cache[surface] = _base_name(surface)
+        return base_cache[surface]
 
     declared = ", ".join(t.name for t in domain.entity_types) if domain is not None else ""
     literal_kind = literal_types(domain.entity_types) if domain is not None else {}
@@ -710,9 +713,9 @@ def merge_entities(
         counts: Counter = Counter()  # "X dba Y" counts as X: the node is X, Y an alias
         for g in primary:
             for surface, n in g.surfaces.items():
-                counts[_base_name(surface)] += n
+                counts[base_name(surface)] += n
         name = min(counts, key=lambda s: (-counts[s], -len(s), s))
-        home = next(g for g in primary if any(_base_name(s) == name for s in g.surfaces))
+        home = next(g for g in primary if any(base_name(s) == name for s in g.surfaces))
         etype = home.type
         merged_from = []
         for g in sorted(gs, key=lambda g: g.key):
@@ -732,7 +735,7 @@ def merge_entities(
         surfaces = {squash(s) for g in gs for s in g.surfaces} | aliases_of[root]
         mentions = tuple(sorted((m for g in gs for m in g.mentions), key=Mention._order))
         value = normalise(literal_kind[etype], name) if etype in literal_kind else None
-        node = Node(ids.node_id(etype, name, legal_suffixes=legal_suffixes), etype, name,
+        node = Node(ids.key_node_id(etype, key_of(name)), etype, name,
                     tuple(sorted(surfaces - {name})), mentions, tuple(merged_from), value)
         nodes.append(node)
         node_of_root[root] = node

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
 
 #: Legal-form words, in key form (lower case, dots removed: "L.L.C." -> "llc").
 #: Stripped from the end of a key, repeatedly ("Co., Ltd.", "Pty Ltd"), while a word
@@ -35,19 +34,8 @@ def squash(name: str) -> str:
     return _WS.sub(" ", unicodedata.normalize("NFKC", name)).strip()
 
 
-#: Distinct names whose fold and key are kept: the merge, node ids, relation ends and every
-#: view's lookups key the same names again and again (4-5% of an offline run before).
-#: Bounded, so a long corpus run does not grow with it.
-_CACHED_NAMES = 1 << 16
-
-
 def fold_tokens(name: str) -> list[str]:
     """Level 1: case, accents, quotes, punctuation, "&", spaced initials, a leading "the"."""
-    return list(_folded(name))
-
-
-@lru_cache(maxsize=_CACHED_NAMES)
-def _folded(name: str) -> tuple[str, ...]:
     text = squash(name).translate(_APOSTROPHES).casefold()
     text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
     text = unicodedata.normalize("NFC", text).replace("&", " and ").replace("'", "")
@@ -64,10 +52,10 @@ def _folded(name: str) -> tuple[str, ...]:
         in_initials = single
     if len(tokens) > 1 and tokens[0] == "the":
         tokens = tokens[1:]
-    return tuple(tokens)
+    return tokens
 
 
-def strip_legal(tokens: list[str] | tuple[str, ...]) -> list[str]:
+def strip_legal(tokens: list[str]) -> list[str]:
     tokens = list(tokens)
     while len(tokens) > 1 and tokens[-1] in LEGAL_SUFFIXES:
         tokens.pop()
@@ -107,12 +95,7 @@ def canonical_key(name: str, *, legal_suffixes: bool = True) -> str:
     ("X d/b/a Y" keys like "X"; see :func:`split_trade_name`). A name with no letters or
     digits keys to its case-folded self rather than to "".
     """
-    return _key(name, legal_suffixes)
-
-
-@lru_cache(maxsize=_CACHED_NAMES)
-def _key(name: str, legal_suffixes: bool) -> str:
-    tokens = _folded(split_trade_name(name)[0])
+    tokens = fold_tokens(split_trade_name(name)[0])
     if legal_suffixes:
         tokens = strip_legal(tokens)
     return " ".join(tokens) if tokens else squash(name).casefold()

@@ -341,8 +341,9 @@ def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool) -> l
     it whose first member it reaches (a cluster that fails there fails complete link
     anyway); they are then checked member by member. The first members are found through
     a :class:`~kgkit.ratio_index.RatioIndex`, which returns every one the ratio can reach
-    and few others, so a block of thousands of names costs little more than a small one;
-    the screen itself is still rapidfuzz on each.
+    and fewer others than the blocks do (on the 3.2 MB benchmark text, ~670 first members
+    per name against ~1,500 by block alone: the stage is still quadratic on such names,
+    with a smaller factor); the screen itself is still rapidfuzz on each.
     """
     order = sorted(groups, key=lambda g: (-len(g.mentions), g.key))
     if threshold > 100:  # fuzzy merging switched off

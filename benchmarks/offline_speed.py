@@ -110,7 +110,8 @@ main()
 """
 
 
-def child_run(args: list[str], env: dict[str, str], log: Path, wrap: list[str] = ()) -> tuple[float, float, int, int, float]:
+def child_run(args: list[str], env: dict[str, str], log: Path,
+              wrap: list[str] = ()) -> tuple[float, float, int, int, float]:
     """(wall s, CPU s, peak RSS in KB, exit code, merge CPU s) of one ``kgkit`` child
     process, from its own rusage (``os.wait4``), so earlier children's peaks do not count.
     ``wrap``: a command the child runs under (valgrind)."""
@@ -177,7 +178,8 @@ def speed(args, work: Path, env: dict[str, str]) -> None:
                 chunks, nodes = data["input"]["chunks"], data["counts"]["nodes"]
             size = path.stat().st_size / 1000
             row = (f"| {view} | {size:,.0f} | {chunks} | {nodes} | {wall:.2f} | {cpu:.2f} | {size / wall:.0f} | "
-                   f"{size / cpu:.0f} | {ratio(cpu, previous)} | {merge_cpu:.2f} | {ratio(merge_cpu, previous_merge)} |")
+                   f"{size / cpu:.0f} | {ratio(cpu, previous)} | {merge_cpu:.2f} | "
+                   f"{ratio(merge_cpu, previous_merge)} |")
             previous, previous_merge = cpu, merge_cpu
             if counted:
                 if kb <= args.instructions_max_kb:

@@ -121,7 +121,8 @@ class RatioIndex:
             reach = [m for m in range(int(length * (200.0 - t) / t) + 3) if could_reach(length, m, t)]
             bounds = {m: shared_qgrams_bound(length, m, t, self.q) for m in reach}
             grams = max(0, length - self.q + 1)
-            self._plans[length] = (max(0, grams - min(bounds.values(), default=grams + 1) + 1), [m for m in reach if bounds[m] <= 0])
+            least = min(bounds.values(), default=grams + 1)  # no reachable length: probe nothing
+            self._plans[length] = (max(0, grams - least + 1), [m for m in reach if bounds[m] <= 0])
         return self._plans[length]
 
     def _prefix(self, form: str) -> list[str]:

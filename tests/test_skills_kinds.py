@@ -149,7 +149,7 @@ def test_a_cue_that_helps_train_but_changes_nothing_on_dev_is_rejected_with_its_
     from kgkit.skills.library import load_library
 
     split, kwargs, (gold, domain) = employed_by_gold(tmp_path)
-    report = learn_skills(gold, domain, settings=LearnSettings(rollouts=1, temperature=0.0, seed=0), **kwargs)
+    report = learn_skills(gold, domain, settings=LearnSettings(rollouts=1, temperature=0.0, seed=0, gate="dev"), **kwargs)
     first = report.actions[0]
     assert (first["pattern"]["phrases"], first["vetting"]["applied"]["new_right"], first["outcome"],
             first["dev_gain"]) == (["employed by"], len(split["train"]), "rejected", 0.0)
@@ -176,6 +176,70 @@ def test_a_gate_on_train_and_dev_keeps_that_cue_with_its_gain_and_it_reaches_hel
     assert report.heldout("before")["f1"] == 0.0 and report.heldout("after")["f1"] == 1.0
 
 
+def test_the_cross_validated_gate_keeps_that_cue_with_the_gain_of_each_fold(tmp_path):
+    """gate "cv" (the default): no dev split; the four learning documents are four folds, each
+    scored by a learner that vetted and applied "employed by" on the other three. It wins
+    F1 1.0 on each of the three documents that say it and nothing on the one that does not."""
+    from kgkit.skills.learn import LearnSettings, learn_skills, split_docs
+    from kgkit.skills.library import load_library
+
+    _, kwargs, (gold, domain) = employed_by_gold(tmp_path)
+    report = learn_skills(gold, domain, settings=LearnSettings(rollouts=1, temperature=0.0, seed=0), **kwargs)
+    learning = split_docs([f"doc{i}" for i in range(6)], 0.3, 0.0, seed=0)
+    assert report.split == learning and len(learning["train"]) == 4
+    first = report.actions[0]
+    assert (first["pattern"]["phrases"], len(first["edges"]), first["outcome"]) == (["employed by"], 3, "accepted")
+    assert sorted(first["fold_gains"]) == [0.0, 1.0, 1.0, 1.0] and first["dev_gain"] == 0.75
+    (kept,) = load_library("staff", tmp_path / "lib").skills.values()
+    assert kept["dev_gain"] == 0.75
+    assert report.heldout("before")["f1"] == 0.0 and report.heldout("after")["f1"] == 1.0
+
+
+class _Scores:
+    """A stand-in for the loop: relation F1 1.0 on every document with the trial library, 0 without."""
+
+    def __init__(self, trial):
+        self.trial = trial
+
+    def evaluate(self, lib, docs):
+        class Report:
+            def f1(self, _category, value=1.0 if lib is self.trial else 0.0):
+                return value
+        return Report()
+
+    def applied(self, lib, trial, docs):
+        return {"f1_gain": 0.5, "precision": 1.0}
+
+
+class _Vetter:
+    def __init__(self, verdict):
+        self.verdict = verdict
+
+    def vet(self, cand):
+        from kgkit.skills.vetting import Vetting
+
+        return Vetting(self.verdict)
+
+
+def test_a_fold_is_never_scored_by_a_learner_that_could_not_have_proposed_the_candidate():
+    """A candidate drawn from fold 0's documents alone is not scored there (that fold's
+    learner never saw the edge); drawn from folds 0 and 1, every fold is scored; a fold
+    whose learner refuses it in vetting counts a gain of 0."""
+    from kgkit.skills.learn import Gate, LearnSettings, cv_folds
+
+    folds = cv_folds([f"d{i}" for i in range(6)], 3, seed=0)
+    assert sorted(d for f in folds for d in f) == [f"d{i}" for i in range(6)] and all(len(f) == 2 for f in folds)
+    assert folds == cv_folds([f"d{i}" for i in reversed(range(6))], 3, seed=0) != cv_folds(
+        [f"d{i}" for i in range(6)], 3, seed=1)
+    trial = object()
+    gate = Gate(LearnSettings(gate="cv"), sorted(d for f in folds for d in f), folds,
+                [_Vetter("skill"), _Vetter("skill"), _Vetter("refused")])
+    alone = {"provenance": [{"doc": folds[0][0]}, {"doc": folds[0][1]}]}
+    assert gate.gain(_Scores(trial), object(), trial, alone) == (0.5, {"fold_gains": ["learned from", 1.0, 0.0]})
+    both = {"provenance": [{"doc": folds[0][0]}, {"doc": folds[1][0]}]}
+    assert gate.gain(_Scores(trial), object(), trial, both) == (2 / 3, {"fold_gains": [1.0, 1.0, 0.0]})
+
+
 def test_an_unknown_gate_is_a_configuration_error(tmp_path):
     import pytest
 
@@ -183,5 +247,26 @@ def test_an_unknown_gate_is_a_configuration_error(tmp_path):
     from kgkit.skills.learn import LearnSettings, learn_skills
 
     _, kwargs, (gold, domain) = employed_by_gold(tmp_path)
-    with pytest.raises(ConfigError, match="skills.gate must be one of dev, train\\+dev"):
+    with pytest.raises(ConfigError, match="skills.gate must be one of dev, train\\+dev, cv"):
         learn_skills(gold, domain, settings=LearnSettings(rollouts=1, temperature=0.0, gate="held-out"), **kwargs)
+    with pytest.raises(ConfigError, match="skills.folds must be at least 2"):
+        learn_skills(gold, domain, settings=LearnSettings(rollouts=1, temperature=0.0, gate="cv", folds=1), **kwargs)
+
+
+def test_the_same_candidate_from_several_edges_is_one_candidate_with_all_their_provenance():
+    """Grouped by kind, target and pattern (phrase order and case aside), in proposal order;
+    an unstable edge among its proposers makes it a path-induction candidate."""
+    from kgkit.skills.learn import EdgeLabel, candidate_key, group_candidates
+
+    def cand(phrase, label):
+        return {"kind": "relation", "target": "Work_For", "pattern": {"phrases": [phrase], "regex": []},
+                "instruction": "", "example": "",
+                "provenance": [{"doc": label.doc, "edge": list(label.edge), "label": label.label}]}
+
+    a = EdgeLabel("d1", ("A", "Work_For", "X"), "miss", 0)
+    b = EdgeLabel("d2", ("B", "Work_For", "Y"), "unstable", 1)
+    groups = group_candidates([(a, [cand("chief of", a), cand("of", a)]), (b, [cand("Of", b)])])
+    assert list(groups) == [candidate_key(cand("chief of", a)), candidate_key(cand("of", a))]
+    of, by = groups[candidate_key(cand("of", b))]
+    assert by == [a, b] and [p["doc"] for p in of["provenance"]] == ["d1", "d2"]
+    assert groups[candidate_key(cand("chief of", a))][1] == [a]

@@ -86,7 +86,7 @@ def test_split_is_seeded_sorted_and_disjoint():
 
 def test_learn_offline_improves_heldout_and_relearning_changes_nothing(project):
     runner = CliRunner()
-    args = ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml", "--holdout", "0.3", "--json"]
+    args = ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml", "--gate", "dev", "--holdout", "0.3", "--json"]
     result = runner.invoke(cli, args)
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
@@ -97,8 +97,9 @@ def test_learn_offline_improves_heldout_and_relearning_changes_nothing(project):
     assert report["diagnoses"] == {"other": 6}  # ends found, a cue in the sentence, no trigger
     assert report["notes"] == [SAMPLED_NOTE]
     log = [(a["action"], a["target"], a["pattern"]["phrases"], a["outcome"]) for a in report["action_log"]]
-    assert log == [("add", "Work_For", ["works for"], "accepted"), ("add", "Live_In", ["lives in"], "accepted")] + \
-        [("keep", "Work_For", ["works for"], "accepted"), ("keep", "Live_In", ["lives in"], "accepted")] * 2
+    # each cue, proposed by all three train documents, is folded once with the three edges as provenance
+    assert log == [("add", "Work_For", ["works for"], "accepted"), ("add", "Live_In", ["lives in"], "accepted")]
+    assert [len(a["edges"]) for a in report["action_log"]] == [3, 3]
     assert report["action_log"][0]["dev_f1_before"] == 0.0 and report["action_log"][0]["dev_f1"] == 0.6667
     assert report["heldout_relations"] == {"before": {"precision": 0.0, "recall": 0.0, "f1": 0.0},
                                            "after": {"precision": 1.0, "recall": 1.0, "f1": 1.0}}
@@ -122,13 +123,14 @@ def test_learn_offline_improves_heldout_and_relearning_changes_nothing(project):
 
 def test_learn_text_report_and_bad_input(project):
     runner = CliRunner()
-    result = runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml"])
+    result = runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml", "--gate", "dev"])
     lines = result.output.splitlines()
+    assert lines[1] == "split (seed 0): 3 train, 1 dev, 2 held-out; 3 rollouts at temperature 0.7; gate dev"
     assert lines[2:9] == [
         "edges: 0 stable, 0 unstable, 6 miss",
         "misses by diagnosis: 6 other",
         "accepted: 2 skills (0 from path induction), 0 gazetteer entries",
-        "actions: 2 add, 4 keep",
+        "actions: 2 add",
         "held-out relations   P      R      F1",
         "  before            0.000  0.000  0.000",
         "  after             1.000  1.000  1.000",
@@ -141,16 +143,21 @@ def test_learn_text_report_and_bad_input(project):
         f"  miss     0/3  {train[0]}  {PEOPLE[first]} --Work_For--> {ORGS[first]} [other]  add {sk['Work_For']} accepted",
         f"  miss     0/3  {train[0]}  {PEOPLE[first]} --Live_In--> {CITIES[first]} [other]  add {sk['Live_In']} accepted",
     ]
-    assert len(edges) == 6 and edges[2].endswith(f"keep {sk['Work_For']} accepted")
+    assert len(edges) == 6 and edges[2].endswith(f"add {sk['Work_For']} accepted")
     result = runner.invoke(cli, ["skills", "learn", "--gold", "nope", "--domain", "staff.yaml"])
     assert result.exit_code == 2 and result.output == "Error: gold folder not found: nope\n"
-    result = runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml", "--holdout", "1.5"])
+    result = runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml", "--gate", "dev", "--holdout", "1.5"])
     assert result.exit_code == 2 and "--holdout" in result.output
+    # the default gate folds every document that is not held out: no dev split
+    result = runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml", "--library", "cv"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[1] == ("split (seed 0): 4 train, 0 dev, 2 held-out; 3 rollouts at temperature 0.7; "
+                                             "gate cv (4 folds of the train documents)")
 
 
 def test_library_commands(project):
     runner = CliRunner()
-    assert runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml"]).exit_code == 0
+    assert runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml", "--gate", "dev"]).exit_code == 0
     saved = project / "before"
     import shutil
 
@@ -240,7 +247,7 @@ def test_an_entity_type_cue_must_give_back_the_gold_name():
 
 def test_extraction_uses_the_learned_skills_and_lists_them(project):
     runner = CliRunner()
-    assert runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml"]).exit_code == 0
+    assert runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml", "--gate", "dev"]).exit_code == 0
     lib = load_library("staff", project / "skill_library")
     doc = project / "new.txt"
     doc.write_text("Zed Ash works for Acme. Zed Ash lives in Oslo.")  # "Zed Ash" is no declared person
@@ -266,7 +273,7 @@ def test_skills_travel_from_the_user_library(project, monkeypatch):
 
     shutil.rmtree(project / "skill_library")
     runner = CliRunner()
-    assert runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml"]).exit_code == 0
+    assert runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml", "--gate", "dev"]).exit_code == 0
     from kgkit.skills.library import user_library_root
 
     user = user_library_root()
@@ -286,7 +293,7 @@ def test_skills_travel_from_the_user_library(project, monkeypatch):
 
 def test_eval_scores_only_the_named_documents(project):
     runner = CliRunner()
-    learned = runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml", "--json"])
+    learned = runner.invoke(cli, ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml", "--gate", "dev", "--json"])
     (project / "learn.json").write_text(learned.output)
     heldout = json.loads(learned.output)["split"]["heldout"]
 

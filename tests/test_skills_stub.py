@@ -92,7 +92,8 @@ def _isolated(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
 
 
-def test_loop_against_an_imperfect_stub_extractor(stub_provider, tmp_path):
+def run_loop(stub_provider, tmp_path, settings):
+    """The loop against the stub: its report, rollout requests per prompt, skill passes, relation prompts."""
     from stub_provider import Reply
 
     write_gold(tmp_path / "gold")
@@ -134,25 +135,31 @@ def test_loop_against_an_imperfect_stub_extractor(stub_provider, tmp_path):
     config = Config(llm=LLMConfig(model="openai/test-model", api_base=stub_provider.openai_base,
                                   api_key_env="KGKIT_TEST_KEY", backoff=0.0),
                     cache=CacheConfig(enabled=True, dir=tmp_path / "cache"))
-    settings = LearnSettings(rollouts=3, temperature=0.7, holdout=0.3, dev=0.25, seed=0)
     report = learn_skills(tmp_path / "gold", tmp_path / "staff.yaml", config=config, settings=settings,
                           library_dir=tmp_path / "lib")
+    return report, samples, skill_passes, relation_prompts
+
+
+def test_loop_against_an_imperfect_stub_extractor(stub_provider, tmp_path):
+    """The development gate (skills.gate: dev): 5 train, 2 dev, 3 held-out documents."""
+    settings = LearnSettings(rollouts=3, temperature=0.7, holdout=0.3, dev=0.25, seed=0, gate="dev",
+                             applied_precision=0.5)
+    report, samples, skill_passes, relation_prompts = run_loop(stub_provider, tmp_path, settings)
 
     assert report.split == SPLIT
     assert report.label_counts() == {"stable": 3, "unstable": 5, "miss": 2}
     assert set(samples.values()) == {3}  # each sample its own cache key: three requests per train prompt
     assert skill_passes == {"induction": 5, "hindsight": 2}
     assert report.diagnosis_counts() == {"other": 2}  # both ends found, a cue there, no relation
-    assert [(a["action"], a["target"], a["pattern"]["phrases"], a["label"], a["outcome"], a.get("dev_gain"))
-            for a in report.actions] == [
-        ("add", "Live_In", ["resides in"], "unstable", "accepted", 0.1905),   # dev F1 0.6667 -> 0.8571
-        ("add", "Work_For", ["employed by"], "unstable", "accepted", 0.1429),  # -> 1.0
-        ("keep", "Work_For", ["employed by"], "miss", "accepted", None),
-        ("keep", "Live_In", ["resides in"], "unstable", "accepted", None),
+    # each cue is one candidate, folded once with every edge that proposed it (it was one
+    # "add" and then a "keep" per further edge before candidates were grouped)
+    assert [(a["action"], a["target"], a["pattern"]["phrases"], a["labels"], len(a["edges"]), a["outcome"],
+             a.get("dev_gain")) for a in report.actions] == [
+        ("add", "Live_In", ["resides in"], ["unstable"], 2, "accepted", 0.1905),   # dev F1 0.6667 -> 0.8571
+        ("add", "Work_For", ["employed by"], ["miss", "unstable"], 3, "accepted", 0.1429),  # -> 1.0
         # already known: as applied on train they add nothing, so they never reach the gate
-        ("add", "Work_For", ["works for"], "unstable", "refused", None),
-        ("add", "Live_In", ["lives in"], "unstable", "refused", None),
-        ("keep", "Work_For", ["employed by"], "miss", "accepted", None),
+        ("add", "Work_For", ["works for"], ["unstable"], 1, "refused", None),
+        ("add", "Live_In", ["lives in"], ["unstable"], 1, "refused", None),
     ]
     assert report.accepted() == {"skills": 2, "gazetteer": 0, "induction": 2}
     assert report.heldout("before") == {"precision": 1.0, "recall": 0.3333, "f1": 0.5}
@@ -177,3 +184,38 @@ def test_loop_against_an_imperfect_stub_extractor(stub_provider, tmp_path):
     assert any("[Person] employed by [Org]" in p for p in held_out_prompts)
     train_texts = [DOCS[d][0] for d in SPLIT["train"]]
     assert not any(t in p for p in held_out_prompts for t in train_texts)
+
+
+def test_loop_with_the_default_cross_validated_gate(stub_provider, tmp_path):
+    """The default gate (skills.gate: cv): the 7 documents beside the held-out ones are all
+    learned from and dealt into 5 folds; each fold is scored only by a learner that vetted
+    and applied the cue on the other folds. Same stub, same held-out documents."""
+    from kgkit.config.model import SkillsConfig
+
+    defaults = LearnSettings.from_config(SkillsConfig(), rollouts=3, temperature=0.7, holdout=0.3, seed=0)
+    assert (defaults.gate, defaults.folds, defaults.applied_precision) == ("cv", 5, 0.33)
+    report, samples, skill_passes, relation_prompts = run_loop(stub_provider, tmp_path, defaults)
+
+    assert report.split == {"train": sorted(SPLIT["train"] + SPLIT["dev"]), "dev": [], "heldout": SPLIT["heldout"]}
+    assert report.label_counts() == {"stable": 4, "unstable": 7, "miss": 3}
+    assert set(samples.values()) == {3}
+    assert skill_passes == {"induction": 7, "hindsight": 3}
+    assert report.diagnosis_counts() == {"other": 3}
+    assert [(a["action"], a["target"], a["pattern"]["phrases"], a["labels"], a["outcome"], a.get("dev_gain"),
+             a.get("fold_gains")) for a in report.actions] == [
+        # the mean gain over the folds scored; a fold whose documents do not say "resides in"
+        # (or whose learner would not have kept the cue) gains 0
+        ("add", "Live_In", ["resides in"], ["miss", "unstable"], "accepted", 0.1581, [0.1905, 0.2667, 0.0, 0.3333, 0.0]),
+        ("add", "Work_For", ["employed by"], ["miss", "unstable"], "accepted", 0.1619, [0.1429, 0.3333, 0.3333, 0.0, 0.0]),
+        ("add", "Work_For", ["works for"], ["unstable"], "refused", None, None),
+        ("add", "Live_In", ["lives in"], ["unstable"], "refused", None, None),
+    ]
+    assert report.accepted() == {"skills": 2, "gazetteer": 0, "induction": 2}
+    assert report.heldout("before") == {"precision": 1.0, "recall": 0.3333, "f1": 0.5}
+    assert report.heldout("after") == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
+    lib = load_library("staff", tmp_path / "lib")
+    assert sorted((s["target"], s["dev_gain"]) for s in lib.skills.values()) == [("Live_In", 0.1581),
+                                                                                  ("Work_For", 0.1619)]
+    held_out_prompts = [p for p in relation_prompts if any(DOCS[d][0] in p for d in SPLIT["heldout"])]
+    assert any('"resides in" between a person' in p for p in held_out_prompts)
+    assert any("[Person] employed by [Org]" in p for p in held_out_prompts)

@@ -27,7 +27,9 @@ def skills_cli():
 @click.option("--holdout", type=click.FloatRange(0, 1, max_open=True), default=0.3, show_default=True,
               help="Share of documents held out and scored before and after.")
 @click.option("--dev", type=click.FloatRange(0, 1, max_open=True), default=0.25, show_default=True,
-              help="Share of the rest used by the acceptance gate.")
+              help="Share of the rest held as the dev split (gates dev and train+dev; cv folds them all).")
+@click.option("--gate", type=click.Choice(["cv", "dev", "train+dev"]), default=None,
+              help="What the acceptance gate scores a change on (default: config skills.gate, cv).")
 @click.option("--top-k", type=click.IntRange(min=0), default=None, help="Skills retrieved per document (default: config, 3).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the document split.")
 @click.option("--heldout-from", "heldout_file", type=click.Path(dir_okay=False), default=None,
@@ -38,8 +40,8 @@ def skills_cli():
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None, help="kgkit.yaml to use.")
 @library_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def learn_cli(gold_dir, domain, rollouts, temperature, holdout, dev, top_k, seed, heldout_file, min_gain, config_path,
-              library_dir, as_json):
+def learn_cli(gold_dir, domain, rollouts, temperature, holdout, dev, gate, top_k, seed, heldout_file, min_gain,
+              config_path, library_dir, as_json):
     """Improve DOMAIN's skill library from the gold documents in GOLD, without touching
     model weights; prints edge labels, controller actions and held-out P/R/F1 before and after."""
     from kgkit.engine.run import resolve_config
@@ -52,7 +54,8 @@ def learn_cli(gold_dir, domain, rollouts, temperature, holdout, dev, top_k, seed
 
         heldout_from = tuple(read_doc_ids(heldout_file))
     settings = LearnSettings.from_config(config.skills, rollouts=rollouts, temperature=temperature, holdout=holdout,
-                                         dev=dev, top_k=top_k, seed=seed, min_gain=min_gain, heldout_from=heldout_from)
+                                         dev=dev, gate=gate, top_k=top_k, seed=seed, min_gain=min_gain,
+                                         heldout_from=heldout_from)
     report = learn_skills(gold_dir, domain, config=config, settings=settings,
                           library_dir=library_dir or config.skills.library)
     click.echo(json.dumps(report.to_dict(), indent=2) if as_json else report.format_text())

@@ -78,11 +78,13 @@ class SkillsConfig:
     jaccard_merge: float = 0.7  # >= : merge into the existing skill
     jaccard_modify: float = 0.4  # >= : modify (new version of) the existing skill; below: add
     min_gain: float = 0.001  # the gate keeps a change only if its relation F1 rises by at least this
-    # what the gate scores a change on (kgkit/skills/learn.py, gate_docs): "dev", the development gate the
-    # issue asks for, or "train+dev" (opt-in: more documents, but partly the ones a skill was learned from)
-    gate: str = "dev"
+    # what the gate scores a change on (kgkit/skills/learn.py, Gate): "cv", folds of the learning documents,
+    # each scored by a learner that never saw it (a development gain on all of them); "dev", a dev split alone;
+    # "train+dev" (more documents, but partly the ones a skill was learned from: not a development gain)
+    gate: str = "cv"
+    folds: int = 5  # gate "cv": the learning documents dealt into this many folds
     min_precision: float = 0.5  # a candidate's precision on the train split must reach this
-    applied_precision: float = 0.5  # ... and, applied by extraction to train, on the relations it adds
+    applied_precision: float = 0.33  # ... and, applied by extraction to train, on the relations it adds
     min_support: int = 2  # ... and it must fire in this many train documents (or explain this many edges)
     gazetteer_cap: int = 25  # literal names kept per domain (not skills; listed apart)
     gazetteer_share: float = 0.2  # at most this share of the items one learn run accepts are gazetteer names

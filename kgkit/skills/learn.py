@@ -17,9 +17,13 @@ touching model weights (docs/skills.md):
 6. **fold** it with the deterministic controller (add/modify/merge/keep), then **apply**
    it to the train documents: it must raise train relation F1, with ``applied_precision``
    on the relations it adds (vetting reads gold mentions; this reads what extraction does);
-7. **gate**: a change is kept only if relation F1 on the dev split (``gate`` "dev") or on
-   train and dev together ("train+dev") rises by at least ``min_gain`` (> 0; equal is a
-   rejection); turn-downs are remembered in the library
+7. **gate**: a change is kept only if relation F1 rises by at least ``min_gain`` (> 0;
+   equal is a rejection) on documents it was not learned from: by default ("cv") the mean
+   over folds of the learning documents, each fold scored by a learner that vetted and
+   applied the change without it (:class:`Gate`); or on the dev split ("dev"), or on train
+   and dev together ("train+dev", not a development gain). The same candidate proposed for
+   several edges is gated once, with all of them as provenance; one turned down before
+   later changes were accepted is tried once more. Turn-downs are remembered in the library
    with their reason. Gazetteer names come after all skills, at most
    ``gazetteer_share`` of the run's accepted items;
 8. **write** the library (version + 1 and a changelog entry, turn-downs included) only
@@ -49,7 +53,7 @@ from kgkit.config.model import Config
 from kgkit.documents.types import Chunk
 from kgkit.errors import ConfigError
 from kgkit.eval.gold import GoldDoc, load_gold
-from kgkit.eval.metrics import relation_sets
+from kgkit.eval.metrics import Score, relation_sets
 from kgkit.eval.run import EvalReport, evaluate, read_predictions
 from kgkit.schema.model import Domain
 from kgkit.skills.controller import apply, plan
@@ -59,7 +63,7 @@ from kgkit.skills.library import (KINDS, LABELS, Library, domain_dir, load_libra
 from kgkit.skills.retrieve import HEAD_CHARS, rank_skills
 from kgkit.skills.vetting import GAZETTEER, Vetter, clean_text
 
-GATES = ("dev", "train+dev")  # what the acceptance gate scores a change on (gate_docs)
+GATES = ("dev", "train+dev", "cv")  # what the acceptance gate scores a change on (Gate)
 SKILL_SCHEMA = {
     "type": "object",
     "required": ["skills"],
@@ -96,13 +100,14 @@ class LearnSettings:
     min_gain: float = 0.001  # the gate wants dev relation F1 to rise by at least this (equal is a rejection)
     min_precision: float = 0.5
     # of the relations a change adds to train as extraction applies it, the share right at least
-    applied_precision: float = 0.5
+    applied_precision: float = 0.33
     min_support: int = 2
     gazetteer_cap: int = 25
     gazetteer_share: float = 0.2  # names are folded last, and at most this share of a run's accepted items
     heldout_from: tuple[str, ...] | None = None  # documents the held-out share is drawn from (None: all)
-    gate: str = "dev"  # documents the gate scores a change on: "dev" or "train+dev" (opt-in; with
-    # applied_precision 0.33 it did best on the tune half: benchmarks/RESULTS.md)
+    gate: str = "cv"  # what the gate scores a change on: "cv" (folds of the learning documents, each scored
+    # only by a learner that never saw it: Gate), "dev" (the dev split) or "train+dev"
+    folds: int = 5  # gate "cv": the learning documents dealt into this many folds
 
     @classmethod
     def from_config(cls, skills: Any, **overrides: Any) -> "LearnSettings":
@@ -111,7 +116,8 @@ class LearnSettings:
                 "merge": skills.jaccard_merge, "modify": skills.jaccard_modify, "min_gain": skills.min_gain,
                 "min_precision": skills.min_precision, "applied_precision": skills.applied_precision,
                 "min_support": skills.min_support,
-                "gazetteer_cap": skills.gazetteer_cap, "gazetteer_share": skills.gazetteer_share, "gate": skills.gate}
+                "gazetteer_cap": skills.gazetteer_cap, "gazetteer_share": skills.gazetteer_share, "gate": skills.gate,
+                "folds": skills.folds}
         return cls(**{**base, **{k: v for k, v in overrides.items() if v is not None}})
 
 
@@ -159,7 +165,7 @@ class LearnReport:
         ok = [a for a in self.actions if a["outcome"] == "accepted" and a["action"] != "keep"]
         return {"skills": sum(1 for a in ok if a["action"] != "gazetteer"),
                 "gazetteer": sum(1 for a in ok if a["action"] == "gazetteer"),
-                "induction": sum(1 for a in ok if a["action"] != "gazetteer" and a["label"] == "unstable")}
+                "induction": sum(1 for a in ok if a["action"] != "gazetteer" and "unstable" in a["labels"])}
 
     def action_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -193,7 +199,9 @@ class LearnReport:
         lines = [
             f"skills learn: domain {self.domain}, gold {self.gold_dir}, backend {self.backend}",
             f"split (seed {s.seed}): {len(self.split['train'])} train, {len(self.split['dev'])} dev, "
-            f"{len(self.split['heldout'])} held-out; {s.rollouts} rollouts at temperature {s.temperature}",
+            f"{len(self.split['heldout'])} held-out; {s.rollouts} rollouts at temperature {s.temperature}; "
+            f"gate {s.gate}" + (f" ({min(s.folds, len(self.split['train']))} folds of the train documents)"
+                                if s.gate == "cv" else ""),
             "edges: " + ", ".join(f"{v} {k}" for k, v in self.label_counts().items()),
             "misses by diagnosis: " + (", ".join(f"{v} {k}" for k, v in self.diagnosis_counts().items()) or "none"),
             "accepted: {skills} skills ({induction} from path induction), {gazetteer} gazetteer entries".format(
@@ -219,8 +227,8 @@ class LearnReport:
             return []
         done: dict[tuple, list[str]] = {}
         for a in self.actions:
-            for edge in a["edges"]:
-                done.setdefault((a["doc"], tuple(edge)), []).append(f"{a['action']} {a['skill']} {a['outcome']}")
+            for doc, edge in zip(a["docs"], a["edges"]):
+                done.setdefault((doc, tuple(edge)), []).append(f"{a['action']} {a['skill']} {a['outcome']}")
         k = self.settings.rollouts
         lines = ["edges (label, found in, document, edge, actions):"]
         for x in self.labels:
@@ -304,9 +312,13 @@ library is found, :func:`kgkit.skills.library.library_roots`).
         raise ConfigError("--rollouts must be at least 1")
     if settings.gate not in GATES:
         raise ConfigError(f"skills.gate must be one of {', '.join(GATES)}, not {settings.gate!r}")
+    if settings.gate == "cv" and settings.folds < 2:
+        raise ConfigError(f"skills.folds must be at least 2 for the cross-validated gate, not {settings.folds}")
     dom = load_domain(domain)
     docs = {d.doc_id: d for d in load_gold(gold_dir)}  # undeclared gold types: misses, as in eval
-    split = split_docs(list(docs), settings.holdout, settings.dev, settings.seed, settings.heldout_from)
+    # the cross-validated gate folds every learning document: no separate dev split
+    dev_share = 0.0 if settings.gate == "cv" else settings.dev
+    split = split_docs(list(docs), settings.holdout, dev_share, settings.seed, settings.heldout_from)
     factory = backend or _default_factory
     root = domain_dir(dom.name, library_dir).parent
     lib = load_library(dom.name, root)
@@ -318,16 +330,16 @@ library is found, :func:`kgkit.skills.library.library_roots`).
         report.notes.append(OFFLINE_NOTE if settings.temperature == 0 else SAMPLED_NOTE)
     vetter = Vetter(dom, [docs[d] for d in split["train"]], min_support=settings.min_support,
                     min_precision=settings.min_precision)
+    gate = Gate.build(settings, split, dom, docs)
 
     with tempfile.TemporaryDirectory(prefix="kgkit-learn-") as tmp:
         loop = _Loop(Path(tmp), dom, docs, cfg, settings, factory, gold_dir)
         report.before = loop.evaluate(lib, split["heldout"])
-        dev_f1 = loop.evaluate(lib, gate_docs(split, settings.gate)).f1("relations")
         labels, samples = loop.rollout(lib, split["train"])
         report.labels = labels
         date = today()
         learned = lib.learned_edges()
-        names: list[tuple[dict[str, Any], EdgeLabel]] = []  # gazetteer candidates: folded after the skills
+        proposed: list[tuple[EdgeLabel, list[dict[str, Any]]]] = []
         for label in labels:
             if label.label == "stable":
                 continue
@@ -337,18 +349,54 @@ library is found, :func:`kgkit.skills.library.library_roots`).
             kind = SKILL_INDUCTION if label.label == "unstable" else SKILL_HINDSIGHT
             candidates, invalid = loop.candidates(skill_backend, kind, label, samples[label.doc])
             report.invalid_candidates += invalid
-            held = set()  # relations this edge already has an accepted (or kept) cue for
+            proposed.append((label, candidates))
+        groups = group_candidates(proposed)
+        names: list[str] = []  # gazetteer candidates: folded after the skills
+        tried: set[str] = set()
+        held: set[tuple[str, tuple[str, ...], str]] = set()  # (doc, edge, relation) an accepted or kept cue covers
+        again: list[tuple[str, int]] = []  # turned down as applied or at the gate, with the changes accepted by then
+
+        def fold(key: str) -> None:
+            nonlocal lib
+            cand, by = groups[key]
+            lib = _fold(report, loop, lib, dict(cand), by, vetter, gate, split, date)
+            last = report.actions[-1]
+            if last["outcome"] == "accepted" and cand["kind"] == "relation":
+                held.update((x.doc, x.edge, cand["target"]) for x in by)
+            if last["action"] != "vet" and last["outcome"] != "accepted":
+                again.append((key, changes()))
+
+        def changes() -> int:
+            return sum(report.accepted()[k] for k in ("skills", "gazetteer"))
+
+        def covered(key: str) -> bool:
+            cand, by = groups[key]
+            return cand["kind"] == "relation" and all((x.doc, x.edge, cand["target"]) in held for x in by)
+
+        for label, candidates in proposed:
             for cand in candidates:
-                if cand["kind"] == "relation" and cand["target"] in held:
-                    continue  # a shorter or looser cue is tried only where the longer one did not hold
-                if vetter.vet(cand).verdict == GAZETTEER:
-                    names.append((cand, label))
+                key = candidate_key(cand)
+                if key in tried or covered(key):
+                    # folded once for every edge that proposed it; or a shorter or looser cue where
+                    # the longer one held
                     continue
-                lib, dev_f1 = _fold(report, loop, lib, dev_f1, cand, label, vetter, split, date)
-                if cand["kind"] == "relation" and report.actions[-1]["outcome"] == "accepted":
-                    held.add(cand["target"])
-        for cand, label in names:
-            lib, dev_f1 = _fold(report, loop, lib, dev_f1, cand, label, vetter, split, date)
+                tried.add(key)
+                if vetter.vet(cand).verdict == GAZETTEER:
+                    names.append(key)
+                    continue
+                fold(key)
+        # a change's worth depends on the skills beside it: one turned down (as applied on train or
+        # at the gate) before later changes were accepted is tried once more, against the library
+        # as the run left it; its first turn-down stays in the action log
+        for key, seen in list(again):
+            if seen < changes() and not covered(key):
+                fold(key)
+                if report.actions[-1]["outcome"] == "accepted":
+                    sid, edges = report.actions[-1]["skill"], set(zip(report.actions[-1]["docs"],
+                                                                      map(tuple, report.actions[-1]["edges"])))
+                    lib.rejected = [r for r in lib.rejected if (r["doc"], tuple(r["edge"])) not in edges]
+        for key in names:
+            lib = _fold(report, loop, lib, *groups[key], vetter, gate, split, date)
         report.after = loop.evaluate(lib, split["heldout"])
 
     # turn-downs alone are not written: an edge that this run's skills made regress would
@@ -367,21 +415,45 @@ library is found, :func:`kgkit.skills.library.library_roots`).
     return report
 
 
-def _fold(report: LearnReport, loop: "_Loop", lib: Library, dev_f1: float, cand: dict[str, Any], label: EdgeLabel,
-          vetter: Vetter, split: dict[str, list[str]], date: str) -> tuple[Library, float]:
-    """Vet one candidate, fold it in (skill or gazetteer entry) and gate it; the library and dev F1 after."""
+def group_candidates(proposed: list[tuple[EdgeLabel, list[dict[str, Any]]]]
+                     ) -> dict[str, tuple[dict[str, Any], list[EdgeLabel]]]:
+    """The same candidate proposed for several edges, once: with every proposing edge's
+    provenance, and the edges (in proposal order). A cue that explains several gold edges is
+    one candidate with that support, not one per edge; one an unstable edge's path
+    induction proposed counts as from path induction, whichever edge proposed it first."""
+    groups: dict[str, tuple[dict[str, Any], list[EdgeLabel]]] = {}
+    for label, candidates in proposed:
+        for cand in candidates:
+            key = candidate_key(cand)
+            if key not in groups:
+                groups[key] = (dict(cand), [label])
+            elif label not in groups[key][1]:
+                first, by = groups[key]
+                first["provenance"] = merge_provenance(first["provenance"], cand["provenance"])
+                by.append(label)
+    return groups
+
+
+def candidate_key(cand: dict[str, Any]) -> str:
+    return json.dumps([cand["kind"], cand["target"], normalise_pattern(cand["pattern"])], sort_keys=True)
+
+
+def _fold(report: LearnReport, loop: "_Loop", lib: Library, cand: dict[str, Any], by: list[EdgeLabel],
+          vetter: Vetter, gate: "Gate", split: dict[str, list[str]], date: str) -> Library:
+    """Vet one candidate (proposed for the edges ``by``), fold it in (skill or gazetteer entry)
+    and gate it; the library after."""
     s = report.settings
-    dev_docs = gate_docs(split, s.gate)
     verdict = vetter.vet(cand)
+    label = by[0]
     entry = {"kind": cand["kind"], "target": cand["target"], "pattern": normalise_pattern(cand["pattern"]),
-             "edges": [list(label.edge)], "doc": label.doc, "label": label.label, "vetting": verdict.to_dict()}
-    turned_down = {"skill": skill_id(cand["kind"], cand["target"], cand["pattern"]), "doc": label.doc,
-                   "edge": list(label.edge)}
+             "edges": [list(x.edge) for x in by], "docs": [x.doc for x in by], "doc": label.doc,
+             "label": label.label, "labels": sorted({x.label for x in by}), "vetting": verdict.to_dict()}
+    sid = skill_id(cand["kind"], cand["target"], cand["pattern"])
+    turned_down = [{"skill": sid, "doc": x.doc, "edge": list(x.edge)} for x in by]
     if verdict.verdict == "refused":
-        report.actions.append({**entry, "action": "vet", "skill": turned_down["skill"], "outcome": "refused",
-                               "reason": verdict.reason})
-        lib.rejected.append({**turned_down, "reason": verdict.reason})
-        return lib, dev_f1
+        report.actions.append({**entry, "action": "vet", "skill": sid, "outcome": "refused", "reason": verdict.reason})
+        lib.rejected.extend({**t, "reason": verdict.reason} for t in turned_down)
+        return lib
     trial = lib.copy()
     if verdict.verdict == GAZETTEER:
         names = normalise_pattern(cand["pattern"])["phrases"]
@@ -390,7 +462,7 @@ def _fold(report: LearnReport, loop: "_Loop", lib: Library, dev_f1: float, cand:
         if known is not None:  # the same name again: more provenance, nothing to gate
             known["provenance"] = merge_provenance(known["provenance"], cand["provenance"])
             report.actions.append({**entry, **action, "action": "keep", "outcome": "accepted"})
-            return trial, dev_f1
+            return trial
         acc = report.accepted()
         over_share = not room_for_a_name(acc, s.gazetteer_share)
         if len(trial.gazetteer) >= s.gazetteer_cap or over_share:
@@ -398,8 +470,8 @@ def _fold(report: LearnReport, loop: "_Loop", lib: Library, dev_f1: float, cand:
                       f"gazetteer share: {acc['gazetteer'] + 1} names of {acc['skills'] + acc['gazetteer'] + 1} "
                       f"accepted items would exceed {s.gazetteer_share:.0%}")
             report.actions.append({**entry, **action, "outcome": "refused", "reason": reason})
-            lib.rejected.append({**turned_down, "reason": reason})
-            return lib, dev_f1
+            lib.rejected.extend({**t, "reason": reason} for t in turned_down)
+            return lib
         trial.gazetteer.append({"id": action["skill"], "name": names[0], "type": cand["target"],
                                 "provenance": cand["provenance"], "dev_gain": 0.0})
         changed = trial.gazetteer[-1]
@@ -409,8 +481,8 @@ def _fold(report: LearnReport, loop: "_Loop", lib: Library, dev_f1: float, cand:
         action = {"action": planned.action, "skill": planned.skill, "similarity": round(planned.similarity, 4)}
         apply(trial, planned, date)
         if planned.action == "keep":  # no change to what extraction does: nothing to gate
-            report.actions.append({**entry, **action, "outcome": "accepted", "dev_f1": round(dev_f1, 4)})
-            return trial, dev_f1
+            report.actions.append({**entry, **action, "outcome": "accepted"})
+            return trial
         changed = trial.skills[planned.skill]
     applied = loop.applied(lib, trial, split["train"])
     entry["vetting"]["applied"] = applied
@@ -418,18 +490,81 @@ def _fold(report: LearnReport, loop: "_Loop", lib: Library, dev_f1: float, cand:
         reason = (f"as applied on train: {applied['new_right']:+d} right, {applied['new_wrong']:+d} wrong relations, "
                   f"F1 {applied['f1_gain']:+.4f} (needs a rise, and precision {s.applied_precision} on what it adds)")
         report.actions.append({**entry, **action, "outcome": "refused", "reason": reason})
-        lib.rejected.append({**turned_down, "reason": reason})
-        return lib, dev_f1
-    trial_f1 = loop.evaluate(trial, dev_docs).f1("relations")
-    gain = trial_f1 - dev_f1
+        lib.rejected.extend({**t, "reason": reason} for t in turned_down)
+        return lib
+    gain, figures = gate.gain(loop, lib, trial, cand)
     accepted = gain >= s.min_gain - 1e-9  # equal is a rejection (min_gain > 0)
-    report.actions.append({**entry, **action, "outcome": "accepted" if accepted else "rejected",
-                           "dev_f1": round(trial_f1, 4), "dev_f1_before": round(dev_f1, 4), "dev_gain": round(gain, 4)})
+    report.actions.append({**entry, **action, "outcome": "accepted" if accepted else "rejected", **figures,
+                           "dev_gain": round(gain, 4)})
     if not accepted:
-        lib.rejected.append({**turned_down, "reason": f"{s.gate} F1 gain {gain:+.4f} < {s.min_gain}"})
-        return lib, dev_f1
+        lib.rejected.extend({**t, "reason": f"{s.gate} F1 gain {gain:+.4f} < {s.min_gain}"} for t in turned_down)
+        return lib
     changed["dev_gain"] = round(gain, 4)
-    return trial, trial_f1
+    return trial
+
+
+@dataclass
+class Gate:
+    """What a change must gain before it is kept, and where that gain is measured.
+
+    "dev" and "train+dev" score the change on one set of documents (:func:`gate_docs`).
+    "cv" deals the learning documents into ``folds`` folds: for fold k a learner that never
+    saw it — vetting and the applied check on the other folds' documents only — decides
+    whether it would have learned the candidate, and the change is scored on fold k (a
+    gain of 0 where that learner would not have learned it). A fold is not scored when
+    the candidate was drawn from its documents alone (its learner would never have proposed
+    it); where other folds' edges proposed it too, that learner would have. The gain is the mean over the scored
+    folds: a development gain, measured on every learning document, each only by a learner
+    that did not learn from it — where a 7-document dev split rejects as "equal" every cue
+    it never contains.
+    """
+
+    settings: LearnSettings
+    docs: list[str]  # the documents scored: the dev split, train and dev, or the learning documents folded
+    folds: list[list[str]] = field(default_factory=list)
+    vetters: list[Vetter] = field(default_factory=list)  # per fold: vetting without that fold
+
+    @classmethod
+    def build(cls, settings: LearnSettings, split: dict[str, list[str]], domain: Domain,
+              docs: dict[str, GoldDoc]) -> "Gate":
+        if settings.gate != "cv":
+            return cls(settings, gate_docs(split, settings.gate))
+        folds = cv_folds(split["train"], settings.folds, settings.seed)
+        vetters = [Vetter(domain, [docs[d] for d in split["train"] if d not in set(fold)],
+                          min_support=settings.min_support, min_precision=settings.min_precision) for fold in folds]
+        return cls(settings, list(split["train"]), folds, vetters)
+
+    def gain(self, loop: "_Loop", lib: Library, trial: Library, cand: dict[str, Any]) -> tuple[float, dict[str, Any]]:
+        """The change's gain on the gate, and the figures to log beside it."""
+        if self.settings.gate != "cv":
+            before, after = (loop.evaluate(x, self.docs).f1("relations") for x in (lib, trial))
+            return after - before, {"dev_f1": round(after, 4), "dev_f1_before": round(before, 4)}
+        origin = {p["doc"] for p in cand.get("provenance", ())}
+        per_fold: list[float | str] = []
+        for fold, vetter in zip(self.folds, self.vetters):
+            if origin <= set(fold):  # only this fold's documents proposed it: its learner never would
+                per_fold.append("learned from")
+                continue
+            rest = [d for d in self.docs if d not in set(fold)]
+            if vetter.vet(cand).verdict == "refused":
+                per_fold.append(0.0)  # that learner would not have learned it
+                continue
+            applied = loop.applied(lib, trial, rest)
+            if applied["f1_gain"] <= 0 or applied["precision"] < self.settings.applied_precision:
+                per_fold.append(0.0)
+                continue
+            before, after = (loop.evaluate(x, fold).f1("relations") for x in (lib, trial))
+            per_fold.append(round(after - before, 4))
+        scored = [g for g in per_fold if not isinstance(g, str)]
+        return (sum(scored) / len(scored) if scored else 0.0), {"fold_gains": per_fold}
+
+
+def cv_folds(doc_ids: list[str], k: int, seed: int) -> list[list[str]]:
+    """The documents shuffled by ``seed`` and dealt into ``k`` folds (each sorted; none empty)."""
+    order = sorted(doc_ids)
+    random.Random(seed).shuffle(order)
+    k = max(1, min(k, len(order)))
+    return [sorted(order[i::k]) for i in range(k)]
 
 
 def gate_docs(split: dict[str, list[str]], gate: str) -> list[str]:
@@ -472,7 +607,7 @@ class _Loop:
         self.tmp, self.domain, self.docs, self.config = tmp, domain, docs, config
         self.settings, self.factory, self.gold_dir = settings, factory, gold_dir
         self.runs = 0
-        self._scores: dict[str, EvalReport] = {}
+        self._scores: dict[str, Score] = {}  # (document, skills it retrieves) -> its score
         self._heads: dict[str, tuple[str, str | None]] = {}
 
     def retrieved(self, lib: Library, doc_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
@@ -504,23 +639,28 @@ class _Loop:
         return self._heads[doc_id]
 
     def evaluate(self, lib: Library, doc_ids: list[str]) -> EvalReport:
-        """Relation scores of ``lib`` on these documents.
+        """Relation scores of ``lib`` on these documents, summed from per-document scores.
 
-        Memoised on the skills each document would retrieve — all extraction reads of the
-        library — so a candidate that no dev document retrieves costs no extraction.
+        Each document's score is memoised on the skills it would retrieve — all extraction
+        reads of the library — so a candidate no document retrieves costs no extraction, and
+        a document is extracted once per distinct set of skills it retrieves, whichever split
+        or fold asks for it (the cross-validated gate reads every learning document's score).
         """
-        key = json.dumps([[d, [{k: s[k] for k in ("id", "kind", "target", "pattern", "instruction", "example")}
-                               for s in skills]] for d, skills in self.retrieved(lib, doc_ids).items()],
-                         sort_keys=True)
-        if key not in self._scores:
-            if not doc_ids:
-                self._scores[key] = EvalReport(str(self.gold_dir), self.domain.name, ["binary"])
-            else:
-                cfg = self._config_for(lib, doc_ids)
-                self._scores[key] = evaluate(self.gold_dir, domain=self.domain, views=["binary"], config=cfg,
-                                             out_dir=self.tmp / f"run_{self.runs}", backend=self.factory,
-                                             docs=[self.docs[d] for d in doc_ids])
-        return self._scores[key]
+        retrieved = self.retrieved(lib, doc_ids)
+        keys = {d: json.dumps([d, [{k: s[k] for k in ("id", "kind", "target", "pattern", "instruction", "example")}
+                                   for s in retrieved[d]]], sort_keys=True) for d in doc_ids}
+        todo = [d for d in doc_ids if keys[d] not in self._scores]
+        if todo:
+            cfg = self._config_for(lib, todo)
+            run = evaluate(self.gold_dir, domain=self.domain, views=["binary"], config=cfg,
+                           out_dir=self.tmp / f"run_{self.runs}", backend=self.factory,
+                           docs=[self.docs[d] for d in todo])
+            for d in todo:
+                self._scores[keys[d]] = run.per_doc[d]
+        report = EvalReport(str(self.gold_dir), self.domain.name, ["binary"])
+        for d in doc_ids:
+            report.add(d, self._scores[keys[d]])
+        return report
 
     def applied(self, lib: Library, trial: Library, doc_ids: list[str]) -> dict[str, Any]:
         """What a change does when the backend applies it to these (train) documents: the

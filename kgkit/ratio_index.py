@@ -127,9 +127,12 @@ class RatioIndex:
 
     def _prefix(self, form: str) -> list[str]:
         if form not in self._prefixes:
-            rank = self._rank.get
             elements = self._elements.get(form) or qgram_elements(form, self.q)
-            self._prefixes[form] = sorted(elements, key=lambda e: (rank(e, 0), e))[:self._plan(len(form))[0]]
+            try:  # every q-gram known (ranks are distinct): sorted in C
+                ordered = sorted(elements, key=self._rank.__getitem__)
+            except KeyError:  # unknown ones first, by text: still one total order
+                ordered = sorted(elements, key=lambda e: (self._rank.get(e, 0), e))
+            self._prefixes[form] = ordered[:self._plan(len(form))[0]]
         return self._prefixes[form]
 
     def add(self, form: str, item: int, keys: Iterable[str]) -> None:

@@ -43,6 +43,10 @@ SYLLABLES = ("ka", "lo", "mi", "ren", "tor", "vas", "quin", "bel", "dra", "sho",
              "rak", "nel", "os", "tev", "ul", "wix", "yan", "cor", "dum", "hal")
 FIRST = ("Anna", "Boris", "Carla", "Dmitri", "Elena", "Farid", "Greta", "Hiro", "Ines", "Jonas", "Kemal", "Lucia",
          "Marek", "Nadia", "Oskar", "Priya", "Rafael", "Sofia", "Tomas", "Ursula", "Viktor", "Wanda", "Yusuf", "Zora")
+# ``--names wide``: 85 syllables (consonant and vowel) instead of the 24 of SYLLABLES, to see whether
+# near-duplicate names (which the fuzzy merge must score) grow with the square of the names in any
+# finite name space or only in a small one (RESULTS.md: in both).
+WIDE_SYLLABLES = tuple(c + v for c in "bcdfghjklmnprstvz" for v in "aeiou")
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
           "November", "December")
 
@@ -50,13 +54,14 @@ MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augus
 class Names:
     """Distinct capitalised words, one per call, from a seeded syllable generator."""
 
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, syllables: tuple[str, ...] = SYLLABLES):
         self.rng = random.Random(seed)
+        self.syllables = syllables
         self.seen: set[str] = set()
 
     def word(self) -> str:
         while True:
-            w = "".join(self.rng.choice(SYLLABLES) for _ in range(self.rng.randint(2, 4))).capitalize()
+            w = "".join(self.rng.choice(self.syllables) for _ in range(self.rng.randint(2, 4))).capitalize()
             if w not in self.seen:
                 self.seen.add(w)
                 return w
@@ -81,9 +86,11 @@ def paragraph(rng: random.Random, names: Names, recent: list[str]) -> str:
             f"The deal, announced by {person}, is expected to close within {rng.randint(2, 12)} months.")
 
 
-def synthetic_text(kilobytes: int, seed: int = 11) -> str:
-    """About ``kilobytes`` KB of the generator's text (whole paragraphs, blank-line separated)."""
-    rng, names, recent, parts, size = random.Random(seed), Names(seed), [], [], 0
+def synthetic_text(kilobytes: int, seed: int = 11, names: str = "narrow") -> str:
+    """About ``kilobytes`` KB of the generator's text (whole paragraphs, blank-line separated);
+    ``names``: ``narrow`` (24 syllables, the default every recorded figure used) or ``wide``."""
+    rng, recent, parts, size = random.Random(seed), [], [], 0
+    names = Names(seed, WIDE_SYLLABLES if names == "wide" else SYLLABLES)
     while size < kilobytes * 1000:
         parts.append(paragraph(rng, names, recent))
         size += len(parts[-1]) + 2
@@ -137,6 +144,23 @@ def instructions(args: list[str], env: dict[str, str], work: Path) -> int:
     return int(totals[0].split()[1])
 
 
+def near_pairs(nodes_file: Path, threshold: float = 90.0) -> int:
+    """Pairs of output nodes of one type whose token-sorted names reach the fuzzy threshold:
+    names the merge had to score against each other and kept apart. Their number is work
+    no exact candidate filter can skip, so it says whether the merge *must* grow faster than
+    the text (quadratic in this count's growth), or only did."""
+    import json
+    from collections import defaultdict
+
+    from rapidfuzz import fuzz, process
+
+    by_type = defaultdict(list)
+    for node in json.loads(nodes_file.read_text())["nodes"]:
+        by_type[node["type"]].append(" ".join(sorted(node["name"].lower().split())))
+    return sum(len(process.extract(name, names[i + 1:], scorer=fuzz.ratio, score_cutoff=threshold, limit=None))
+               for names in by_type.values() for i, name in enumerate(names))
+
+
 def load() -> str:
     return " / ".join(f"{x:.1f}" for x in os.getloadavg())
 
@@ -151,15 +175,17 @@ def ratio(value: float, previous: float | None) -> str:
 
 
 def speed(args, work: Path, env: dict[str, str]) -> None:
-    print(f"\n### Offline speed against document size (domain {args.domain}, generated text)\n")
+    print(f"\n### Offline speed against document size (domain {args.domain}, generated text, "
+          f"{args.names} name space)\n")
     counted = args.instructions
-    print("| view | KB | chunks | nodes | wall s | CPU s | KB/s (wall) | KB/s (CPU) | CPU ratio to half size | "
-          "merge CPU s | merge ratio |" + (" instructions (G) | ratio |" if counted else "") + " load avg |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if counted else "") + "---|")
+    print("| view | KB | chunks | nodes | near pairs | wall s | CPU s | KB/s (wall) | KB/s (CPU) | "
+          "CPU ratio to half size | merge CPU s | merge ratio |" + (" instructions (G) | ratio |" if counted else "")
+          + " load avg |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if counted else "") + "---|")
     texts = {}
     for kb in args.sizes:
         path = work / f"text{kb}.txt"
-        path.write_text(synthetic_text(kb), encoding="utf-8")
+        path.write_text(synthetic_text(kb, names=args.names), encoding="utf-8")
         texts[kb] = path
     for view in args.views:
         previous = previous_merge = previous_ir = None
@@ -170,14 +196,15 @@ def speed(args, work: Path, env: dict[str, str]) -> None:
             wall, cpu, _, code, merge_cpu = child_run(extract_args([path], out, view, args.domain), env,
                                                       work / "log.txt")
             manifest = next(out.glob("*/manifest.json"), None)
-            chunks = nodes = "?"
+            chunks = nodes = pairs = "?"
             if manifest is not None:
                 import json
 
                 data = json.loads(manifest.read_text())
                 chunks, nodes = data["input"]["chunks"], data["counts"]["nodes"]
+                pairs = near_pairs(manifest.parent / "nodes.json")
             size = path.stat().st_size / 1000
-            row = (f"| {view} | {size:,.0f} | {chunks} | {nodes} | {wall:.2f} | {cpu:.2f} | {size / wall:.0f} | "
+            row = (f"| {view} | {size:,.0f} | {chunks} | {nodes} | {pairs} | {wall:.2f} | {cpu:.2f} | {size / wall:.0f} | "
                    f"{size / cpu:.0f} | {ratio(cpu, previous)} | {merge_cpu:.2f} | "
                    f"{ratio(merge_cpu, previous_merge)} |")
             previous, previous_merge = cpu, merge_cpu
@@ -227,12 +254,14 @@ def main() -> None:
     parser.add_argument("--instructions", action="store_true",
                         help="also count the child's instructions with valgrind --tool=callgrind (slow)")
     parser.add_argument("--instructions-max-kb", type=int, default=400, help="the largest size counted, KB")
+    parser.add_argument("--names", choices=["narrow", "wide"], default="narrow",
+                        help="the generator's name space: narrow (24 syllables, fills up as the text grows) or wide")
     parser.add_argument("--write", type=Path, help="only write the generated texts of --sizes into this folder")
     args = parser.parse_args()
     if args.write:
         args.write.mkdir(parents=True, exist_ok=True)
         for kb in args.sizes:
-            (args.write / f"synthetic{kb}.txt").write_text(synthetic_text(kb), encoding="utf-8")
+            (args.write / f"synthetic{kb}.txt").write_text(synthetic_text(kb, names=args.names), encoding="utf-8")
         return
     with tempfile.TemporaryDirectory(prefix="kgkit-offline-speed-") as tmp:
         work = Path(tmp)

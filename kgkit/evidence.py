@@ -8,6 +8,7 @@ returns a span in the chunk's own offsets so the quote can be shown in context.
 from __future__ import annotations
 
 import re
+import string
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz
@@ -175,6 +176,8 @@ def locate_mention(name: str, text: str, aliases: tuple[str, ...] | list[str] = 
     surfaces = sorted({s.strip() for s in (name, *aliases) if s and s.strip()}, key=lambda s: (-len(s), s))
     if not surfaces or not text:
         return []
+    if len(surfaces) == 1 and surfaces[0].isascii() and text.isascii() and not _ODD_SPACE.search(text):
+        return _plain_spans(" ".join(surfaces[0].translate(_QUOTES).split()).lower(), text)
     found = find_alternation(text, [s.translate(_QUOTES) for s in surfaces], _QUOTE_CLASSES)
     if found is not None:  # the pattern below, without compiling one per name
         return [(start, end) for start, end, _ in found]
@@ -182,3 +185,26 @@ def locate_mention(name: str, text: str, aliases: tuple[str, ...] | list[str] = 
         r"(?<!\w)(?:" + "|".join(_surface_pattern(s) for s in surfaces) + r")(?!\w)", re.IGNORECASE
     )
     return [(m.start(), m.end()) for m in pattern.finditer(text)]
+
+
+# Whitespace other than single blanks: where a name's "\s+" could match more than one blank.
+_ODD_SPACE = re.compile(r"\s{2,}|[^\S ]")
+_ASCII_WORD = frozenset(string.ascii_letters + string.digits + "_")  # what "\w" matches in ASCII text
+
+
+def _plain_spans(phrase: str, text: str) -> list[tuple[int, int]]:
+    """:func:`locate_mention`'s spans of one name in the usual case, from ``str.find``: an
+    ASCII name (``phrase``: its words lower case, one blank apart) in ASCII text whose
+    spaces are single blanks, where the pattern's case folding is ``str.lower`` and each
+    ``\\s+`` one blank. Leftmost first, whole words, each match after the last, as the
+    pattern's ``finditer``; a quote of a sentence is searched for each name it holds."""
+    lowered, n, out = text.lower(), len(phrase), []
+    at = lowered.find(phrase)
+    while at >= 0:
+        end = at + n
+        if (at == 0 or text[at - 1] not in _ASCII_WORD) and (end == len(text) or text[end] not in _ASCII_WORD):
+            out.append((at, end))
+            at = lowered.find(phrase, end)
+        else:
+            at = lowered.find(phrase, at + 1)
+    return out

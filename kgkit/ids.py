@@ -35,7 +35,12 @@ def node_id(type: str, name: str, *, legal_suffixes: bool = True) -> str:
     "Acme Corporation") gets the same id; the same name under two types gets two ids.
     ``legal_suffixes`` must match the setting the merge used (config ``canon.legal_suffixes``).
     """
-    return "n_" + _digest(type + _SEP + canonical_key(name, legal_suffixes=legal_suffixes))
+    return key_node_id(type, canonical_key(name, legal_suffixes=legal_suffixes))
+
+
+def key_node_id(type: str, key: str) -> str:
+    """:func:`node_id` from the canonical key itself, for a caller that has it already (the merge)."""
+    return "n_" + _digest(type + _SEP + key)
 
 
 def edge_id(head_id: str, relation: str, tail_id: str) -> str:

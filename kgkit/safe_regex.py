@@ -14,6 +14,12 @@ such as ``(a+)+$`` takes seconds on 28 characters and hours on 40. Two guards:
   the chunk and recorded in :class:`Budget`; the offline backend turns that into a review
   entry, so no pattern hangs a run, and none is dropped silently.
 
+Before a pattern runs, its *required text* is looked for (:func:`required_text`): strings
+one of which every match contains, read from the pattern's literal characters
+(``University|Institute`` in an organisation pattern). Where none is in the text the pattern
+cannot match and is not run: the ``regex`` engine tries a pattern at every character, under a
+timeout that costs a third more, while ``str`` containment is a C scan.
+
 Patterns are compiled case-insensitive and multi-line, as the offline backend always has
 (``(?-i:...)`` where case matters).
 """
@@ -75,22 +81,28 @@ def finditer(pattern: str, text: str, pos: int = 0, endpos: int | None = None) -
     """All matches of a user ``pattern`` in ``text[pos:endpos]``, or none once it has used up
     its time in the current chunk (outside :func:`chunk_budget`, each call gets the default)."""
     end = len(text) if endpos is None else endpos
-    return _run(pattern, lambda rx, timeout: list(rx.finditer(text, pos, end, timeout=timeout)), [])
+    return _run(pattern, text, pos, end, lambda rx, timeout: list(rx.finditer(text, pos, end, timeout=timeout)), [])
 
 
 def search(pattern: str, text: str) -> regex.Match | None:
     """The first match of a user ``pattern`` in ``text``, under the same budget as :func:`finditer`."""
-    return _run(pattern, lambda rx, timeout: rx.search(text, timeout=timeout), None)
+    return _run(pattern, text, 0, len(text), lambda rx, timeout: rx.search(text, timeout=timeout), None)
 
 
-def _run(pattern: str, call, nothing):
+def _run(pattern: str, text: str, pos: int, end: int, call, nothing):
     budget = _BUDGET.get() or Budget()
     if pattern in budget.skipped:
         return nothing
     remaining = budget.seconds - budget.spent.get(pattern, 0.0)
     started = time.monotonic()
     try:
-        return call(compile(pattern), max(remaining, 0.001))
+        rx = compile(pattern)
+        needed = required_text(pattern)
+        if needed is not None:
+            folded = _folded(text)  # as long as text: offsets agree
+            if not any(folded.find(s, pos, end) >= 0 for s in needed):
+                return nothing  # no match can be there: every match holds one of ``needed``
+        return call(rx, max(remaining, 0.001))
     except TimeoutError:
         budget.skipped[pattern] = f"regex_timeout: ran over its {budget.seconds:g}s budget (input.regex_timeout)"
     except regex.error as exc:  # a learned skill's regex is not validated like a domain's
@@ -99,6 +111,123 @@ def _run(pattern: str, call, nothing):
         budget.spent[pattern] = budget.spent.get(pattern, 0.0) + time.monotonic() - started
     log.warning("regex %r skipped on this chunk: %s", pattern, budget.skipped[pattern])
     return nothing
+
+
+# --------------------------------------------------------------------------- required text
+
+# The characters beyond ASCII that the ``regex`` package, case-insensitive, matches to an ASCII
+# character (a test checks every code point): folded with them, a text holds a lower-case
+# ASCII string wherever the pattern's literal characters can match.
+_TO_ASCII = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+_folded_last: tuple[str, str] = ("", "")  # (text, folded): a chunk's text meets each pattern in turn
+
+
+def _folded(text: str) -> str:
+    """``text`` as :func:`required_text` strings are looked for in: lower case, with the
+    characters that match an ASCII one folded to it. As long as ``text`` (the one character
+    whose lower case is two, U+0130, is folded first)."""
+    global _folded_last
+    last = _folded_last
+    if last[0] is text:
+        return last[1]
+    folded = (text if text.isascii() else text.translate(_TO_ASCII)).lower()
+    _folded_last = (text, folded)
+    return folded
+
+
+_INLINE_FLAGS = re.compile(r"\(\?([aiLmsux]*(?:-[imsx]*)?)[:)]")
+
+
+@lru_cache(maxsize=4096)
+def required_text(pattern: str) -> tuple[str, ...] | None:
+    """Lower-case ASCII strings one of which is in every match of ``pattern`` (compared with
+    a text folded as :func:`_folded` does), or None when the pattern shows none.
+
+    Read from the pattern's literal characters: a run of them matched exactly once, in
+    sequence with nothing but zero-width assertions between, is in every match; a group
+    that must match requires one of its branches' strings. Of a sequence's candidates the
+    longest shortest string is kept. Case is ignored whatever the flags (a looser filter,
+    never a wrong one). Only patterns Python's ``re`` reads the same way are analysed (no
+    ``regex``-only syntax), and not conditional groups or verbose ones."""
+    if "(?(" in pattern:
+        return None  # a conditional's missing branch matches nothing
+    if any("x" in flags.group(1) for flags in _INLINE_FLAGS.finditer(pattern)):
+        return None  # verbose: "a ?" quantifies the a, which the parser does not see
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # "possible nested set": syntax the two packages read differently
+            re.compile(pattern, re.I | re.M)
+    except (re.error, FutureWarning, DeprecationWarning):
+        return None
+    parser = _Parser(pattern)
+    needed = _branches_need(parser.sequence(True))
+    return tuple(sorted(needed)) if needed else None
+
+
+def _branches_need(branches: list[list[_Node]]) -> frozenset[str] | None:
+    """What a choice of ``branches`` needs: every branch's strings together, or None."""
+    needed: set[str] = set()
+    for branch in branches:
+        strings = _sequence_needs(branch)
+        if strings is None:
+            return None
+        needed |= strings
+    return frozenset(needed)
+
+
+def _sequence_needs(seq: list[_Node]) -> frozenset[str] | None:
+    candidates: list[frozenset[str]] = []
+    run: list[str] = []
+
+    def close() -> None:
+        if run:
+            candidates.append(frozenset(["".join(run).lower()]))
+            run.clear()
+
+    for node in _spliced(seq):
+        if _zero_width(node):
+            continue  # consumes nothing: the characters around it are adjacent in the match
+        char = _literal(node)
+        if char is not None:
+            run.append(char)
+            continue
+        close()
+        if node.alternatives and node.low >= 1 and not node.text.startswith("(?P="):
+            inner = _branches_need(node.alternatives)
+            if inner:
+                candidates.append(inner)
+    close()
+    if not candidates:
+        return None
+    return max(candidates, key=lambda c: (min(map(len, c)), -len(c)))
+
+
+def _spliced(seq: list[_Node]) -> Iterator[_Node]:
+    """``seq`` with each group of one branch, matched exactly once, replaced by its nodes."""
+    for node in seq:
+        if (len(node.alternatives) == 1 and node.low == node.high == 1 and not _zero_width(node)
+                and not node.text.startswith("(?P=")):
+            yield from _spliced(node.alternatives[0])
+        else:
+            yield node
+
+
+def _zero_width(node: _Node) -> bool:
+    return node.text.startswith(("(?=", "(?!", "(?<=", "(?<!"))
+
+
+def _literal(node: _Node) -> str | None:
+    """The ASCII character an atom matched exactly once stands for, or None."""
+    if node.alternatives or node.low != 1 or node.high != 1 or node.guarded:
+        return None
+    text = node.text
+    if len(text) == 1 and text not in ".()[]{}|*+?^$\\":
+        char = text
+    elif len(text) == 2 and text[0] == "\\" and not text[1].isalnum() and text[1] != "_":
+        char = text[1]
+    else:
+        return None
+    return char if char.isascii() else None
 
 
 # --------------------------------------------------------------------------- validation

@@ -573,3 +573,97 @@ def test_length_filter_never_drops_a_pair_the_screen_would_pass():
                 a, b = "a" * la, "a" * lb  # one string inside the other: the best ratio these lengths allow
                 reaches = bool(fuzz.ratio(a, b, score_cutoff=threshold)) or la + lb == 0
                 assert _could_reach(la, lb, threshold) == reaches, (la, lb, threshold)  # safe, and tight
+
+
+def _reference_clusters(groups, threshold, blocking):
+    """The fuzzy clustering as first written: every cluster sharing a blocking key with a
+    group (every cluster, without blocking) screened against its first member."""
+    from kgkit.canon import _score
+
+    clusters, blocks = [], []
+    for g in sorted(groups, key=lambda g: (-len(g.mentions), g.key)):
+        best, best_score = None, 0.0
+        for c, members in enumerate(clusters):
+            if blocking and g.blocks.isdisjoint(blocks[c]):
+                continue
+            if fuzz.ratio(g.sorted_form, members[0].sorted_form, score_cutoff=threshold) < threshold:
+                continue
+            worst = min(_score(g, m, threshold) for m in members)
+            if worst and worst > best_score:
+                best, best_score = c, worst
+        if best is None:
+            clusters.append([g])
+            blocks.append(set(g.blocks))
+        else:
+            clusters[best].append(g)
+            blocks[best] |= g.blocks
+    return clusters
+
+
+@pytest.mark.parametrize("threshold", [0.0, 70.0, 85.0, 90.0, 95.0])
+@pytest.mark.parametrize("blocking", [True, False])
+def test_fuzzy_clusters_are_those_of_comparing_every_cluster(threshold, blocking):
+    """The q-gram index (kgkit.ratio_index) only narrows which clusters are compared: the
+    clusters, their members and their order are those of comparing with every cluster.
+    Names share blocking keys heavily ("...ville", "... Holdings", a few first names),
+    many are one or two letters apart, some are a single letter."""
+    from kgkit.canon import _Group, _fuzzy_clusters, _prepare
+
+    rng = random.Random(int(threshold) * 2 + blocking)
+    syllables = ["ka", "lo", "mi", "ren", "tor", "vas", "bel", "os"]
+    names = set()
+    while len(names) < 500:
+        word = "".join(rng.choice(syllables) for _ in range(rng.randint(1, 3)))
+        if rng.random() < 0.3:  # a one-letter typo
+            i = rng.randrange(len(word))
+            word = word[:i] + rng.choice("aeiours") + word[i + 1:]
+        names.add(rng.choice([word, f"{word}ville", f"{word} holdings", f"anna {word}", f"{word} b", word[:1]]))
+    groups = []
+    for key in sorted(names):
+        g = _Group(type="Thing", key=key, mentions=[None] * rng.randint(1, 3))
+        _prepare(g)
+        groups.append(g)
+    got = _fuzzy_clusters(groups, threshold, blocking)
+    want = _reference_clusters(groups, threshold, blocking)
+    assert [[g.key for g in c] for c in got] == [[g.key for g in c] for c in want]
+    assert any(len(c) > 1 for c in got) and len(got) > 1
+
+
+def test_fuzzy_resolution_finds_what_screening_every_name_finds():
+    """CanonResult looks fuzzy names up through the q-gram index: the nodes and scores are
+    those of screening every name of the type (or of every type), for probes that are near
+    copies, strangers, one letter long and of a type nobody has."""
+    from kgkit.canon import _Group, _labels_agree, _prepare
+
+    rng = random.Random(5)
+    syllables = ["ka", "lo", "mi", "ren", "tor", "vas", "bel", "os"]
+    words = ["".join(rng.choice(syllables) for _ in range(rng.randint(1, 3))) for _ in range(300)]
+    mentions = [Mention(rng.choice([w, f"{w}ville", f"{w} Holdings", f"Anna {w}"]), rng.choice(["Person", "Place"]))
+                for w in words]
+    result = merge_entities(mentions)
+
+    def screened(name, types):
+        probe = _Group(type="", key=canonical_key(name))
+        _prepare(probe)
+        scored = {}
+        for (t, key), node_ids in result._index.items():
+            other = _Group(type=t, key=key)
+            _prepare(other)
+            score = fuzz.ratio(probe.sorted_form, other.sorted_form, score_cutoff=result.threshold)
+            if t in types and score and _labels_agree(other, probe):
+                for i in node_ids:
+                    scored[i] = max(scored.get(i, 0.0), score)
+        return sorted(scored, key=lambda i: (-scored[i], i))
+
+    probes = [w[:i] + rng.choice("aeio") + w[i + 1:] for w in words[:150] for i in [rng.randrange(len(w))]]
+    probes += [f"{w}vile" for w in words[:30]] + ["k", "zzzzzz", "Anna", "x" * 40]
+    fuzzy = 0
+    for name in probes:
+        for type_ in ("Person", "Place", None, "Ship"):
+            found = [n.id for n in result.resolve_all(name, type_)]
+            key = canonical_key(name)
+            types = {"Person", "Place"} if type_ is None else {type_}
+            if not any((t, key) in result._index for t in types):
+                assert found == screened(name, types), (name, type_)
+                fuzzy += bool(found)
+    assert fuzzy > 20  # the probes did reach names by similarity

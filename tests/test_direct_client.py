@@ -195,6 +195,29 @@ def test_state_is_written_at_once_and_synced_once_per_stage(tmp_path, monkeypatc
     assert synced == [["c_0.json", "c_1.json", "c_2.json"]]
 
 
+def test_a_run_makes_every_stage_s_state_durable(tmp_path, monkeypatch):
+    """The engine reads each stage's answers with zip(), which never resumes the answers'
+    generator after the last one: the stage's sync must not wait for that."""
+    import kgkit
+    from kgkit.config.model import CacheConfig, Config
+    from kgkit.engine import outputs
+
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "user-config"))
+    synced = []
+    monkeypatch.setattr(outputs, "_make_durable", lambda paths: synced.extend(p.relative_to(tmp_path) for p in paths))
+    text = tmp_path / "doc.txt"
+    text.write_text("Acme Corp hired Jane Doe in Paris on May 4, 2017.\n\nJane Doe works for Acme Corp.\n",
+                    encoding="utf-8")
+    for combine in (False, True):
+        config = Config(cache=CacheConfig(enabled=False))
+        config.upgrades.combine = combine
+        kgkit.extract([text], domain="general", views=["binary", "nary", "temporal"], config=config,
+                      out_dir=tmp_path / f"out{combine}", skills=False)
+        outputs._SYNCER.flush()
+        written = sorted(p.relative_to(tmp_path) for p in (tmp_path / f"out{combine}").rglob("state/*/*.json"))
+        assert written and sorted(p for p in synced if p.parts[0] == f"out{combine}") == written
+
+
 def test_the_installed_program_exits_with_the_commands_code(tmp_path):
     """``kgkit`` (kgkit.cli:run) skips the interpreter's teardown but not the exit code or
     what was printed."""

@@ -49,7 +49,9 @@ def test_no_limit_never_waits():
 def test_a_429_holds_back_the_other_workers(stub_provider, tmp_path, monkeypatch):
     """Two workers: the first relation request gets 429 with Retry-After 1 while the other is
     in flight (answered after 0.2 s). Without the hold that worker would send its next pass
-    0.2 s later; with it, no request leaves until the second is over."""
+    0.2 s later; with it, no request leaves until the second is over. The 429 is sent only
+    once the other relation request has arrived, so a loaded machine that delays that
+    request cannot make it look like one sent during the hold."""
     monkeypatch.setenv(KEY_ENV, "sk-test-concurrency")
     monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "home"))
     inputs = write_inputs(tmp_path / "in", paragraphs=6)
@@ -57,13 +59,21 @@ def test_a_429_holds_back_the_other_workers(stub_provider, tmp_path, monkeypatch
     arrivals: list[float] = []
     limited: list[float] = []
     lock = threading.Lock()
+    second_relation_pass = threading.Event()
 
     def responder(request: Recorded) -> Reply:
+        relation = "binary relations" in request.messages[0]["content"]
         with lock:
             arrivals.append(time.monotonic())
-            if not limited and "binary relations" in request.messages[0]["content"]:
-                limited.append(arrivals[-1])
-                return Reply.error(429, "slow down", retry_after="1")
+            first = relation and not limited
+            if first:
+                limited.append(None)
+            elif relation:
+                second_relation_pass.set()
+        if first:
+            assert second_relation_pass.wait(10)
+            limited[0] = time.monotonic()
+            return Reply.error(429, "slow down", retry_after="1")
         return model(request)
 
     stub_provider.responder = responder

@@ -11,6 +11,7 @@ without a trace.
 """
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -74,26 +75,26 @@ def entity_request(chunk: Chunk, domain: Domain, settings: CoreSettings, title: 
 
 
 def prompt_nodes(chunk: Chunk, skeleton: Skeleton, document: set[str]) -> list[dict[str, Any]]:
-    """The nodes a relation pass on ``chunk`` is told about, in V_doc's order: those its
-    chunk mentions or names (:meth:`Skeleton.part_for`) and the ``document`` ones (the
-    parties, the agreement: :func:`document_level`), so tokens per call stay bounded however
-    long the document is."""
-    return [skeleton.nodes[i] for i in skeleton.node_positions(chunk, document)]
+    """The nodes a relation pass on ``chunk`` is told about, in V_doc's order and as the
+    prompt lists them (:meth:`Skeleton.prompt_rows`): those its chunk mentions or names
+    (:meth:`Skeleton.part_for`) and the ``document`` ones (the parties, the agreement:
+    :func:`document_level`), so tokens per call stay bounded however long the document is."""
+    return skeleton.prompt_rows(skeleton.node_positions(chunk, document))
 
 
 def document_level(nodes: list[dict[str, Any]], opening: str, n: int) -> set[str]:
     """Ids of ``n`` nodes that stand for the whole document: those its opening chunk names
     first (a contract's preamble names the agreement and its parties, a paper's its title
     and authors), then the most mentioned (ties: V_doc's order)."""
-    ranked = sorted(range(len(nodes)), key=lambda i: (
-        not any(m.get("chunk") == opening for m in nodes[i].get("mentions", ())),
-        -len(nodes[i].get("mentions", ())), i))
-    return {nodes[i]["id"] for i in ranked[:n]}
+    named_first = {i for i, node in enumerate(nodes) for m in node.get("mentions", ()) if m.get("chunk") == opening}
+    ranked = heapq.nsmallest(n, range(len(nodes)), key=lambda i: (
+        i not in named_first, -len(nodes[i].get("mentions", ())), i))
+    return {nodes[i]["id"] for i in ranked}
 
 
 def relation_request(chunk: Chunk, domain: Domain, settings: CoreSettings, title: str | None,
-                     nodes: list[dict[str, Any]]) -> PassRequest:
-    entities = [{"id": n["id"], "name": n["name"], "type": n["type"], "aliases": list(n["aliases"])} for n in nodes]
+                     entities: list[dict[str, Any]]) -> PassRequest:
+    """The relation pass on ``chunk``, told of ``entities`` (:func:`prompt_nodes`)."""
     context = {"domain": domain, "entities": entities, "skills": settings.skills, "title": title}
     return PassRequest(kind=RELATIONS, stage="relations", chunk=chunk, schema=RELATIONS_SCHEMA, context=context,
                        prompt=settings.prompts.get("relations", "relations.j2"))
@@ -215,8 +216,11 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_passes: Run
         review.append({"stage": "entities", "chunk": None,
                        "item": {"alias": ambiguity.alias, "type": ambiguity.type, "claimants": list(ambiguity.claimants)},
                        "reason": "ambiguous alias: claimed by more than one entity, so it merged nothing"})
+    # a node is unverified when all its mentions are (none are, in the usual run: then it
+    # takes no hashing of every mention to tell)
     nodes = [{**node.to_dict(), "origin": "core",
-              **({"verified": False} if all(m in unverified for m in node.mentions) else {})}
+              **({"verified": False} if (all(m in unverified for m in node.mentions) if unverified
+                                         else not node.mentions) else {})}
              for node in merged.nodes]
 
     def resolve(name: str, type_: str | None) -> str | None:

@@ -17,6 +17,10 @@ from typing import Any
 from kgkit.config.model import LimitsConfig
 
 _QUOTE_KEYS = ("evidence",)  # free text, bounded by the answer size alone
+# An item's size as JSON (``json.dumps(item, ensure_ascii=False)``): items are taken while
+# their sizes add up to no more than answer_chars, and all of them do when the whole
+# answer, separators and all, is no longer than that.
+_SIZE = json.JSONEncoder(ensure_ascii=False)
 
 
 def clip(value: Any, chars: int) -> Any:
@@ -63,6 +67,10 @@ def bound_answer(data: dict[str, Any], limits: LimitsConfig) -> tuple[dict[str, 
     kept: dict[str, Any] = {}
     out: list[tuple[Any, str, str]] = []
     size = 0
+    try:  # the usual answer: all of it within answer_chars, so no item needs measuring
+        roomy = len(_SIZE.encode(data)) <= limits.answer_chars
+    except (TypeError, ValueError, RecursionError):
+        roomy = False
     for key, value in data.items():
         items = value if isinstance(value, list) else [value]
         taken = []
@@ -71,8 +79,8 @@ def bound_answer(data: dict[str, Any], limits: LimitsConfig) -> tuple[dict[str, 
             if problem is None and isinstance(value, list) and len(taken) >= limits.items_per_answer:
                 problem = ("over_limit", f"more than {limits.items_per_answer} {key} in one answer "
                                          "(limits.items_per_answer)")
-            if problem is None:
-                cost = len(json.dumps(item, ensure_ascii=False))
+            if problem is None and not roomy:
+                cost = len(_SIZE.encode(item))
                 if size + cost > limits.answer_chars:
                     problem = ("over_limit", f"the answer is over {limits.answer_chars} characters "
                                              "(limits.answer_chars); the rest of it is left out")

@@ -29,7 +29,7 @@ import os
 import secrets
 import sys
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -46,26 +46,37 @@ TEMP_SUFFIX = ".kgkit-tmp"  # marks the temp files this module makes, and only t
 LOCK_FILE = ".kgkit.lock"
 
 
-def atomic_write(path: Path, text: str, durable: bool = True) -> None:
-    """Write ``text`` to ``path`` through a temp file of our own in the same folder.
+def atomic_write(path: Path, text: str | bytes, durable: bool = True) -> None:
+    """Write ``text`` (bytes: already UTF-8) to ``path`` through a temp file of our own in the same folder.
 
     The temp file is created exclusively, never through a symbolic link, with mode 0666 less
     the umask (``tempfile.mkstemp`` would force 0600, so a team folder could not read it).
     ``durable=False`` leaves out the fsync: the file still survives a killed process, and
-    the caller makes it durable later (:func:`sync_later`).
+    the caller makes it durable later (:func:`sync_later`). Written with plain system calls
+    (the folder made only when it is missing): a run writes one file per pass.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    folder = os.path.dirname(path)
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
+        fd = os.open(tmp, flags, 0o666)
+    except FileNotFoundError:
+        os.makedirs(folder, exist_ok=True)
+        fd = os.open(tmp, flags, 0o666)
+    try:
+        try:
+            written = os.write(fd, data)
+            while written < len(data):
+                written += os.write(fd, memoryview(data)[written:])
             if durable:
-                os.fsync(fh.fileno())
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        with suppress(FileNotFoundError):
+            os.unlink(tmp)
         raise
 
 
@@ -142,9 +153,45 @@ def sync_later(paths: Iterable[Path]) -> None:
     _SYNCER.add(paths)
 
 
-def dumps(data: Any) -> str:
-    """JSON as the run folder holds it; NaN or Infinity is an error, never invalid JSON."""
-    return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False, allow_nan=False) + "\n"
+def dumps(data: Any) -> bytes:
+    """JSON as the run folder holds it, UTF-8; NaN or Infinity is an error, never invalid JSON.
+
+    The text is ``json.dumps``'s (indent 2, no escapes beyond JSON's own), written by
+    orjson where :func:`_orjson_text` shows it is the same: ``json``'s indenting encoder
+    runs in Python and was a tenth of an offline run with every view.
+    """
+    text = _orjson_text(data)
+    if text is None:
+        text = (json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False, allow_nan=False) + "\n").encode()
+    return text
+
+
+_STATE = json.JSONEncoder(ensure_ascii=False, allow_nan=False)  # a state file, one line: json.dumps with these
+_COMPACT = json.JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=False, separators=(",", ":"))
+
+
+def _orjson_text(data: Any) -> bytes | None:
+    """``json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False)`` and a newline,
+    written by orjson, or None where it could differ.
+
+    Both indent alike, so the texts are equal when their tokens are: orjson's compact text
+    must be ``json``'s compact text (``json``'s encoder in C), or ``json`` writes. That
+    catches every difference — a number orjson writes otherwise (``0.00001`` for
+    ``1e-05``), NaN (orjson writes null, ``json`` refuses it), a value one of them refuses
+    (a dataclass, a date, an integer beyond 64 bits, a key that is not a string) — and
+    ``json`` then writes the text or raises its own error.
+    """
+    import orjson
+
+    if not isinstance(data, (dict, list)):
+        return None  # a bare value: nothing to gain
+    try:
+        compact = orjson.dumps(data)
+        if compact.decode() != _COMPACT.encode(data):
+            return None
+    except (TypeError, ValueError, RecursionError):  # orjson.JSONEncodeError is a TypeError
+        return None
+    return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
 
 
 def fingerprint(parts: Any) -> str:
@@ -221,12 +268,13 @@ class RunFolder:
 
     def _inside(self, relative: str) -> Path:
         """``relative`` under the folder, refusing a link on the way (one made since the run began)."""
-        target = self.path / relative
-        for part in [*reversed(target.relative_to(self.path).parents[:-1]), target.relative_to(self.path)]:
-            if (self.path / part).is_symlink():
-                raise InputError(f"{self.path / part} is a symbolic link inside the run folder; "
+        at = str(self.path)
+        for part in Path(relative).parts:
+            at = os.path.join(at, part)
+            if os.path.islink(at):
+                raise InputError(f"{at} is a symbolic link inside the run folder; "
                                  "kgkit never follows links there", hint="remove it, or choose another --out")
-        return target
+        return Path(at)
 
     @property
     def views_dir(self) -> Path:
@@ -270,24 +318,25 @@ class RunFolder:
 
     # -- state: one file per completed pass ------------------------------------------------
 
-    def _state_path(self, stage: str, chunk_id: str) -> Path:
-        return self.path / "state" / stage.replace(":", ".") / f"{chunk_id}.json"
+    def _state_path(self, stage: str, chunk_id: str) -> str:
+        return os.path.join(self.path, "state", stage.replace(":", "."), f"{chunk_id}.json")
 
     def load_pass(self, stage: str, chunk_id: str, key: str) -> dict[str, Any] | None:
         """The stored answer of a completed pass with this fingerprint, else None."""
-        path = self._state_path(stage, chunk_id)
-        if path.is_symlink():
-            return None  # never read through a link (refuse_links has refused the run already)
+        try:  # never through a link (refuse_links has refused the run already); most are not stored yet
+            fd = os.open(self._state_path(stage, chunk_id), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            return None
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
+            with open(fd, encoding="utf-8") as fh:
+                record = json.loads(fh.read())
         except (OSError, json.JSONDecodeError):
             return None
         return record["data"] if record.get("fingerprint") == key else None
 
     def save_pass(self, stage: str, chunk_id: str, key: str, data: dict[str, Any], model: str) -> None:
-        path = self._inside(str(self._state_path(stage, chunk_id).relative_to(self.path)))
-        atomic_write(path, json.dumps({"fingerprint": key, "model": model, "data": data}, ensure_ascii=False,
-                                      allow_nan=False), durable=False)
+        path = self._inside(f"state/{stage.replace(':', '.')}/{chunk_id}.json")  # _state_path, checked
+        atomic_write(path, _STATE.encode({"fingerprint": key, "model": model, "data": data}), durable=False)
         self._unsynced.append(path)  # list.append is atomic: worker threads save at once
 
     def sync_state(self) -> None:

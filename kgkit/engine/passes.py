@@ -110,14 +110,17 @@ class PassRunner:
         stored = [self.folder.load_pass(r.stage, r.chunk.id, k) for r, k in zip(requests, keys)]
         futures = {i: self.pool.submit(self._execute, r, k)
                    for i, (r, k, s) in enumerate(zip(requests, keys, stored)) if s is None}
+        last = len(requests) - 1
         try:
             for i, request in enumerate(requests):
                 if i not in futures:
                     self.accounting.count(request.stage, None)
-                    yield stored[i]
+                    answer = stored[i]
                 else:
-                    yield self._record(request, *futures[i].result())
-            self.folder.sync_state()  # the stage's answers, durable once (kept through a kill already)
+                    answer = self._record(request, *futures[i].result())
+                if i == last:  # every answer of the stage stored (kept through a kill already): durable once,
+                    self.folder.sync_state()  # before the last yield, as callers that zip never resume us
+                yield answer
         except BaseException as exc:
             self.pool.stop(futures.values(), interrupted=isinstance(exc, KeyboardInterrupt))
             raise

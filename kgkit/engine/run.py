@@ -22,6 +22,7 @@ from kgkit.schema.search_path import available
 from kgkit.config.model import Config
 from kgkit.documents.types import Chunk, Document
 from kgkit.engine.accounting import Accounting
+from kgkit.engine.collector import paced
 from kgkit.engine.combine import combined_answers
 from kgkit.engine.core import CoreSettings, run_core
 from kgkit.engine.corpus import CorpusInput, CorpusManifest, collect_inputs, run_row, skipped_row
@@ -419,7 +420,7 @@ class DocumentJob:
 
         doc = load_document(item.path, max_bytes=self.config.input.max_bytes)
         folder = RunFolder(self.root / item.folder)
-        with folder.locked():  # writable, free of links and ours before any call
+        with folder.locked(), paced():  # writable, free of links and ours before any call
             folder.remove_temp_files()  # a run killed mid-write (SIGKILL, power loss) may have left some
             given = {v.name for v in self.views}
             plan = self.views if self.replace_views else earlier_views(folder, given) + self.views

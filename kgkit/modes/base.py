@@ -10,12 +10,11 @@ mode can forget them.
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
-
-import jsonschema
 
 from kgkit import evidence as evidence_check
 from kgkit.chunk_parts import ChunkParts
@@ -45,34 +44,77 @@ class Skeleton:
         Types disambiguate: a defined term that the merge also saw as a Location still
         names the Party when only a Party may stand there.
         """
+        key = (name, tuple(types))
+        found = self._looked_up.get(key, self)
+        if found is self:
+            found = self._looked_up[key] = self._lookup(name, key[1])
+        return found
+
+    def _lookup(self, name: str, types: tuple[str, ...]) -> str | None:
         typed = [t for t in types if t != "*"]
         if not typed or len(typed) < len(types):
-            found = self.resolve(name, None)
+            found = self._resolve(name, None)
             if found:
                 return found
-            every = self.candidates(name)
+            every = self.meanings(name)
             return every[0] if len(every) == 1 else None
-        hits = {self.resolve(name, t) for t in typed} - {None}
+        hits = {self._resolve(name, t) for t in typed} - {None}
         return hits.pop() if len(hits) == 1 else None
+
+    def _resolve(self, name: str, type_: str | None) -> str | None:
+        key = (name, type_)
+        found = self._resolved.get(key, self)
+        if found is self:
+            found = self._resolved[key] = self.resolve(name, type_)
+        return found
+
+    def meanings(self, name: str) -> list[str]:
+        """``candidates(name)``: every node id ``name`` may mean (read it, do not change it)."""
+        every = self._meanings.get(name)
+        if every is None:
+            every = self._meanings[name] = self.candidates(name)
+        return every
 
     def __post_init__(self) -> None:
         self._by_id = {n["id"]: n for n in self.nodes}
+        # ``resolve`` and ``candidates`` answer from the finished merge, so each name is
+        # resolved once per skeleton however many chunks, relation ends and views ask for
+        # it (a fuzzy lookup screens every node name of its type)
+        self._looked_up: dict[tuple[str, tuple[str, ...]], str | None] = {}
+        self._resolved: dict[tuple[str, str | None], str | None] = {}
+        self._meanings: dict[str, list[str]] = {}
 
     def part_for(self, chunk: Chunk) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The chunk's share of the skeleton, in the shape prompts read: the nodes mentioned
         in it (or named in its text) and the edges among them — wherever their evidence
-        was found, since a term's dates often sit in another part than its parties."""
-        nodes = [
-            {"id": n["id"], "name": n["name"], "type": n["type"], "aliases": list(n.get("aliases", ()))}
-            for n in map(self.nodes.__getitem__, self.node_positions(chunk))
-        ]
-        present = {n["id"] for n in nodes}
-        edges = [
-            {"id": e["id"], "head": self._by_id[e["head"]]["name"], "relation": e["relation"],
-             "tail": self._by_id[e["tail"]]["name"]}
-            for e in map(self.edges.__getitem__, self._parts().edge_positions(chunk.id, present))
-        ]
-        return nodes, edges
+        was found, since a term's dates often sit in another part than its parties.
+
+        Built once per chunk (every upgrade view asks for it): the lists are new, the
+        rows in them shared, so read the rows, do not change them."""
+        parts = self._parts()
+        key = (chunk.id, chunk.text)
+        found = self._chunk_parts.get(key)
+        if found is None:
+            nodes = self.prompt_rows(parts.node_positions(chunk.id, chunk.text))
+            present = {n["id"] for n in nodes}
+            edges = [
+                {"id": e["id"], "head": self._by_id[e["head"]]["name"], "relation": e["relation"],
+                 "tail": self._by_id[e["tail"]]["name"]}
+                for e in map(self.edges.__getitem__, parts.edge_positions(chunk.id, present))
+            ]
+            found = self._chunk_parts[key] = (nodes, edges)
+        return list(found[0]), list(found[1])
+
+    def prompt_rows(self, positions: Iterable[int]) -> list[dict[str, Any]]:
+        """The nodes at ``positions`` as prompts list them (id, name, type, aliases), each row
+        made once per skeleton and shared by every prompt that lists its node: read it, do
+        not change it."""
+        self._parts()  # the rows of the current nodes
+        if self._rows is None:
+            self._rows = [{"id": n["id"], "name": n["name"], "type": n["type"], "aliases": list(n.get("aliases", ()))}
+                          for n in self.nodes]
+        rows = self._rows
+        return [rows[i] for i in positions]
 
     def node_positions(self, chunk: Chunk, also: Iterable[str] = ()) -> list[int]:
         """Positions in ``nodes`` of the chunk's nodes (those :meth:`part_for` gives) and of
@@ -80,10 +122,13 @@ class Skeleton:
         return self._parts().node_positions(chunk.id, chunk.text, also)
 
     def _parts(self) -> ChunkParts:
-        """The chunk indexes of the current nodes and edges (built again when either list changes)."""
+        """The chunk indexes of the current nodes and edges (built again, and what was made
+        from them forgotten, when either list changes)."""
         key = (id(self.nodes), len(self.nodes), id(self.edges), len(self.edges))
         if getattr(self, "_parts_key", None) != key:
             self._parts_index, self._parts_key = ChunkParts(self.nodes, self.edges), key
+            self._rows: list[dict[str, Any]] | None = None
+            self._chunk_parts: dict[tuple[str, str], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
         return self._parts_index
 
 
@@ -225,7 +270,7 @@ class Scope:
     def resolve(self, name: str, types: tuple[str, ...] = ()) -> str | None:
         """A V_doc (or this view's own) node id for ``name``, honouring allowed types."""
         found = self.skeleton.lookup(name, types)
-        if found:
+        if found or not self.extra_nodes:
             return found
         key = canonical_key(name, legal_suffixes=self.skeleton.legal_suffixes)  # as the view's node ids were made
         for node_id, node in self.extra_nodes.items():
@@ -261,7 +306,20 @@ class Scope:
 def literal(text: str, kind: str) -> dict[str, Any]:
     """A literal filler: original text kept, ``value`` normalised (ISO 8601 for dates)."""
     kind = kind if kind in LITERAL_TYPES else "text"
-    return {"literal": text, "type": kind, "value": normalise_literal(kind, text)}
+    return {"literal": text, "type": kind, "value": normalised(kind, text)}
+
+
+def normalised(kind: str, text: str) -> Any:
+    """:func:`kgkit.timex.normalise`, read once per kind and text (the same dates and amounts
+    fill roles and qualifiers in every view); a mapping value (an amount and its currency)
+    comes as a copy of its own."""
+    value = _normalised(kind, text)
+    return dict(value) if isinstance(value, dict) else value
+
+
+@functools.lru_cache(maxsize=4096)
+def _normalised(kind: str, text: str) -> Any:
+    return normalise_literal(kind, text)
 
 
 _validators: dict[int, Any] = {}  # one compiled validator per view schema, not per chunk
@@ -292,6 +350,8 @@ def validate_answer(data: Any, schema: dict[str, Any] | None) -> str | None:
     fast = _fast_validator(schema)
     if fast is not None and fast.is_valid(data):
         return None
+    import jsonschema  # only for an answer the compiled check refused or could not judge
+
     validator = _validators.get(id(schema))
     if validator is None or validator.schema is not schema:
         validator = _validators[id(schema)] = jsonschema.Draft202012Validator(schema)
@@ -341,15 +401,15 @@ def resolve_ends(relation: RelationType, raw: dict[str, Any],
     ends = relation.head + relation.tail if relation.symmetric else None
     head = skeleton.lookup(raw["head"], ends or relation.head)
     tail = skeleton.lookup(raw["tail"], ends or relation.tail)
-    if head is None and not skeleton.candidates(raw["head"]):
+    if head is None and not skeleton.meanings(raw["head"]):
         return None, None, ("unknown_head", f"{raw['head']!r} is not an entity of the document")
-    if tail is None and not skeleton.candidates(raw["tail"]):
+    if tail is None and not skeleton.meanings(raw["tail"]):
         return None, None, ("unknown_tail", f"{raw['tail']!r} is not an entity of the document")
     if head is None or tail is None or not relation.allows(skeleton.node(head)["type"], skeleton.node(tail)["type"]):
         def kind(name: str, found: str | None) -> str:
             if found:
                 return skeleton.node(found)["type"]
-            return "/".join(sorted({skeleton.node(c)["type"] for c in skeleton.candidates(name)}))
+            return "/".join(sorted({skeleton.node(c)["type"] for c in skeleton.meanings(name)}))
 
         return None, None, ("type_not_allowed",
                             f"{relation.name} does not allow {kind(raw['head'], head)} -> {kind(raw['tail'], tail)}")

@@ -8,8 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from kgkit import ids
-from kgkit.modes.base import Scope, fill_roles
-from kgkit.timex import normalise as normalise_literal
+from kgkit.modes.base import Scope, fill_roles, normalised
 from kgkit.modes.upgrade import UpgradeMode, find_by_name
 
 
@@ -30,7 +29,7 @@ class EventMode(UpgradeMode):
         if arguments is None:
             return None
         time_text = raw.get("time")
-        time = {"text": time_text, "value": normalise_literal("date", time_text)} if time_text else None
+        time = {"text": time_text, "value": normalised("date", time_text)} if time_text else None
         evidence, verified = scope.locate(raw)
         if evidence is None:
             return None  # held back: its quote is not in the chunk

@@ -12,8 +12,7 @@ from typing import Any
 
 from kgkit import ids
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
-from kgkit.modes.base import Scope, resolve_ends
-from kgkit.timex import normalise as normalise_literal
+from kgkit.modes.base import Scope, normalised, resolve_ends
 from kgkit.modes.upgrade import UpgradeMode
 
 
@@ -29,7 +28,7 @@ def qualify(raw_qualifiers: dict[str, Any], declared, relation: str, scope: Scop
             scope.reject("unknown_qualifier", item, f"qualifier {name!r} is not declared for {relation}")
             continue
         text = str(text)
-        out[q.name] = {"text": text, "type": q.type, "value": normalise_literal(q.type, text)}
+        out[q.name] = {"text": text, "type": q.type, "value": normalised(q.type, text)}
     return out
 
 

@@ -51,6 +51,59 @@ def validator(name: str):
     return Draft202012Validator(schema_for(name), registry=_registry())
 
 
+def _conforms(name: str, data: Any) -> bool:
+    """Whether ``data`` certainly conforms to schema ``name``: jsonschema_rs's yes, in
+    compiled code, so a valid file (every run reads a config, a domain and its views) costs
+    neither importing jsonschema nor its validation in Python. Its no is never trusted:
+    jsonschema then finds (or clears) the errors. False where the answer might differ: a
+    value JSON cannot hold (a YAML date) or a pattern beyond ASCII classes and literals."""
+    fast = _compiled(name)
+    if fast is None:
+        return False
+    try:
+        return fast.is_valid(data)
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+# A pattern whose matches Python's re and Rust's regex may not agree on: a shorthand class
+# reads Unicode differently. Patterns without one (ASCII classes and literals between ^ and
+# $) agree, except that Python's $ also matches before a final newline: there jsonschema_rs
+# says no and jsonschema is asked.
+_UNSHARED_PATTERN = re.compile(r"\\[wWdDsSbB]|[^\x00-\x7f]")
+
+
+@functools.cache
+def _compiled(name: str):
+    """A jsonschema_rs validator for schema ``name`` (the published schemas registered, formats
+    not checked, as jsonschema's default), or None where its yes might not be jsonschema's."""
+    if any(_UNSHARED_PATTERN.search(p) for p in _patterns([schema_for(n) for n in _published()])):
+        return None
+    import jsonschema_rs
+
+    registry = jsonschema_rs.Registry([(schema.get("$id", f"{n}.schema.json"), schema)
+                                       for n, schema in ((n, schema_for(n)) for n in _published())])
+    return jsonschema_rs.Draft202012Validator(schema_for(name), registry=registry, validate_formats=False)
+
+
+def _published() -> list[str]:
+    return sorted(path.name.removesuffix(".schema.json") for path in SCHEMA_DIR.glob("*.schema.json"))
+
+
+def _patterns(value: Any) -> Iterator[str]:
+    """Every ``pattern`` (and ``patternProperties`` key) in a schema."""
+    if isinstance(value, dict):
+        for key, child in value.items():
+            if key == "pattern" and isinstance(child, str):
+                yield child
+            elif key == "patternProperties" and isinstance(child, dict):
+                yield from child
+            yield from _patterns(child)
+    elif isinstance(value, list):
+        for child in value:
+            yield from _patterns(child)
+
+
 _NAME_RULES = {
     "^[A-Za-z_][A-Za-z0-9_.\\-]*$": "letters, digits, '_', '.' or '-', starting with a letter or '_'",
     "^[A-Za-z_*][A-Za-z0-9_.\\-/]*$": "letters, digits, '_', '.', '-' or '/', starting with a letter or '_'",
@@ -91,6 +144,8 @@ def schema_issues(src: Source, name: str) -> list[Issue]:
     foreign = _foreign_file(src, name)
     if foreign:
         return [foreign]
+    if _conforms(name, src.data):
+        return []
     issues: list[Issue] = []
     for error in validator(name).iter_errors(src.data):
         issues.extend(explain(src, error))

@@ -27,6 +27,7 @@ file are collected and raised together as one :class:`~kgkit.errors.ValidationEr
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable, Iterator
@@ -327,9 +328,6 @@ def _check_template_examples(src: Source, entity_types: list[str], relations: li
 
 
 def _check_view(src: Source) -> list[Issue]:
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import SchemaError
-
     issues = _check_common(src)
     mode = src.data.get("mode")
     if isinstance(mode, str):
@@ -350,13 +348,36 @@ def _check_view(src: Source) -> list[Issue]:
             "or the name of a built-in prompt (kgkit/prompts)",
         ))
     schema = upgrade.get("output_schema")
-    if isinstance(schema, dict):
+    if isinstance(schema, dict) and not _certainly_a_schema(schema):
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
+
         try:
             Draft202012Validator.check_schema(schema)
         except SchemaError as exc:
             issues.append(src.issue(("upgrade", "output_schema") + tuple(exc.absolute_path),
                                     f"not a valid JSON Schema: {exc.message}"))
     return issues
+
+
+def _certainly_a_schema(schema: dict) -> bool:
+    """Whether jsonschema's ``check_schema`` would pass ``schema``, from jsonschema_rs's yes
+    against the same meta-schema (Draft 2020-12), so a run need not import jsonschema for
+    its views. Only for a schema without what the two may judge apart: keywords whose
+    values the meta-schema checks by format (a pattern, a ``$ref`` or ``$id``), ``format``
+    itself, or another draft named by ``$schema``."""
+    try:
+        text = json.dumps(schema)
+    except (TypeError, ValueError, RecursionError):  # not JSON (a YAML date, a cycle): jsonschema says why
+        return False
+    if '"pattern' in text or '"format"' in text or '"$' in text:
+        return False
+    import jsonschema_rs
+
+    try:
+        return jsonschema_rs.meta.is_valid(schema)
+    except (TypeError, ValueError, OverflowError, jsonschema_rs.ReferencingError):
+        return False
 
 
 def resolve_prompt(base: Path, ref: str) -> Path | None:

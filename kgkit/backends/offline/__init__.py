@@ -20,8 +20,6 @@ import dataclasses
 import json
 from typing import Any, Callable
 
-import jsonschema
-
 from kgkit import safe_regex
 from kgkit.backends.base import COMBINED, ENTITIES, RELATIONS, UPGRADE, PassRequest, PassResult, pass_validator
 from kgkit.backends.offline import sampling, upgrades
@@ -78,11 +76,11 @@ def _upgrade(request: PassRequest) -> dict[str, Any]:
     entities = ctx.get("entities") or []
     skeleton = ctx.get("skeleton") or []
     if mode == "nary":
-        return upgrades.nary_answer(text, ctx["domain"], entities, skeleton)
+        return upgrades.nary_answer(text, ctx["domain"], entities, skeleton, request.chunk)
     if mode == "temporal":
-        return upgrades.temporal_answer(text, ctx["domain"], entities, skeleton)
+        return upgrades.temporal_answer(text, ctx["domain"], entities, skeleton, request.chunk)
     if mode == "event":
-        return upgrades.event_answer(text, ctx["domain"], entities, skeleton)
+        return upgrades.event_answer(text, ctx["domain"], entities, skeleton, request.chunk)
     if mode == "diy":
         shared = upgrades.context_entities(entities, skeleton, ctx["domain"].relation_types) if "domain" in ctx else entities
         return upgrades.diy_answer(text, ctx.get("template") or view.template, shared)
@@ -92,6 +90,13 @@ def _upgrade(request: PassRequest) -> dict[str, Any]:
 register_handler(ENTITIES, _entities)
 register_handler(RELATIONS, _relations)
 register_handler(UPGRADE, _upgrade)
+
+
+def _schema_error(schema: dict[str, Any], data: Any) -> Any:
+    """jsonschema's best error for an answer the engine does not check (a skill pass's), or None."""
+    import jsonschema  # not at import: an extraction run checks its answers in compiled code
+
+    return jsonschema.exceptions.best_match(pass_validator(schema).iter_errors(data))
 
 
 def _allows_key(schema: Any, list_key: str, key: str) -> bool:
@@ -131,8 +136,7 @@ class OfflineBackend:
         except _Unsupported as exc:
             return PassResult(data=None, ok=False, error=str(exc))
         warnings = [{"regex": rx, "reason": why} for rx, why in budget.skipped.items()]
-        error = None if request.kind in ENGINE_CHECKED else \
-            jsonschema.exceptions.best_match(pass_validator(request.schema).iter_errors(data))
+        error = None if request.kind in ENGINE_CHECKED else _schema_error(request.schema, data)
         if error is not None:
             # A rule produced an off-schema answer: a bug here, reported like a bad model answer.
             return PassResult(data=None, ok=False, raw=json.dumps(data, ensure_ascii=False),

@@ -24,6 +24,7 @@ one of whose ``aliases`` is one of the keywords in :data:`kgkit.type_kinds.GENER
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterable, Mapping, Sequence
@@ -34,7 +35,7 @@ from kgkit.backends.offline.mentions import Mention, collapse, name_key
 from kgkit.backends.offline.names import (ORG_WORDS, ROLE_WORDS, STATE_AFTER, acronym_mentions, add_surname_aliases,
                                          add_title_aliases, is_title_word, name_mentions, source_credit_mentions,
                                          trim_org_edges)
-from kgkit.backends.offline.sentences import ABBREVIATIONS, Sentence, split_sentences
+from kgkit.backends.offline.sentences import ABBREVIATIONS, Sentence, sentence_at, split_sentences
 from kgkit.schema.model import EntityType, Patterns
 from kgkit.type_kinds import generic_type_map
 
@@ -59,6 +60,11 @@ _DEFINITION = re.compile(
     re.I,
 )
 _MEANS = re.compile(r"[\"“](?P<term>[A-Z][^\"”]{0,60}?)[\"”]\s+(?:shall\s+(?:mean|have\s+the\s+meaning)|means|has\s+the\s+meaning|refers\s+to|is\s+defined)")
+_LETTER = re.compile(r"[A-Za-z]")
+_LETTERS = re.compile(r"[A-Za-z]+")
+_INDEFINITE_BEFORE = re.compile(r"\b(?:a|an)\s+$", re.I)
+_HEADING_END = re.compile(r"[ \t]*(?:\.|:|\n|$)")
+_COMMA_BEFORE = re.compile(r",[ \t]*$")
 
 
 def phrase_pattern(phrase: str) -> str:
@@ -160,7 +166,7 @@ def _org_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
         name = raw[offset:]
         s = m.start("name") + offset
         before = text[max(0, s - 8):s]
-        if not re.search(r"[A-Za-z]", name.split()[0]) or re.search(r"\b(?:a|an)\s+$", before, re.I):
+        if not _LETTER.search(name.split()[0]) or _INDEFINITE_BEFORE.search(before):
             continue  # "a Delaware Corporation" describes a party, it does not name one
         if len(name.split()) < 2 and "," not in name:
             continue
@@ -199,7 +205,7 @@ DOCUMENT_NOUNS = frozenset(
 
 def _clause_shaped(name: str) -> bool:
     """A clause word written in lower case, or any clause word in an all-caps run."""
-    words = re.findall(r"[A-Za-z]+", name)
+    words = _LETTERS.findall(name)
     shouted = bool(words) and all(w.isupper() for w in words if len(w) > 1)
     return any((w.islower() or shouted) and w.lower() in CLAUSE_WORDS for w in words)
 
@@ -225,7 +231,7 @@ def _heading(m: Mention, text: str) -> bool:
     or the line's end ("6.02 Representations and Warranties Company. As of …")."""
     if not _SECTION_NUMBER.search(text, max(0, m.start - 40), m.start):
         return False
-    return bool(re.match(r"[ \t]*(?:\.|:|\n|$)", text[m.end:m.end + 3]))
+    return bool(_HEADING_END.match(text[m.end:m.end + 3]))
 
 
 # A word of four letters or more, a full stop, a capitalised word: a sentence ends inside.
@@ -266,9 +272,22 @@ def _resolve_overlaps(mentions: list[Mention]) -> list[Mention]:
     inside it, and names do not hide it."""
     ordered = sorted(mentions, key=lambda m: (-m.priority, -(m.end - m.start), m.start, m.type, m.name))
     kept: list[Mention] = []
+    if any(m.end <= m.start for m in ordered):  # an empty span: the pairwise test (never seen)
+        for m in ordered:
+            if all(m.end <= k.start or m.start >= k.end or _clause_long(m) != _clause_long(k) for k in kept):
+                kept.append(m)
+        return sorted(kept, key=lambda m: (m.start, m.end))
+    # Kept spans of one granularity never overlap, so in start order their ends rise too:
+    # a span overlaps one of them exactly when the last to start before its end reaches past its start.
+    spans: dict[bool, tuple[list[int], list[int]]] = {False: ([], []), True: ([], [])}
     for m in ordered:
-        if all(m.end <= k.start or m.start >= k.end or _clause_long(m) != _clause_long(k) for k in kept):
-            kept.append(m)
+        starts, ends = spans[_clause_long(m)]
+        i = bisect_left(starts, m.end)
+        if i and ends[i - 1] > m.start:
+            continue
+        starts.insert(i, m.start)
+        ends.insert(i, m.end)
+        kept.append(m)
     return sorted(kept, key=lambda m: (m.start, m.end))
 
 
@@ -352,7 +371,7 @@ def _join_place_with_region(text: str, mentions: list[Mention], kinds: dict[str,
         return mentions
     out = list(mentions)
     for i, a in enumerate(mentions):
-        if a.type != loc or re.search(r",[ \t]*$", text[max(0, a.start - 3):a.start]):
+        if a.type != loc or _COMMA_BEFORE.search(text[max(0, a.start - 3):a.start]):
             continue
         b = mentions[i + 1] if i + 1 < len(mentions) else None
         if b is not None and b.type == loc and _PLACE_COMMA.fullmatch(text, a.end, b.start):
@@ -406,7 +425,7 @@ def find_entities(text: str, types: Sequence[EntityType], skills: Sequence[dict]
         if owner is not None and owner is not m and m.priority < 3:
             continue
         key = (name_key(m.name), m.type)
-        sent = next((s for s in sentences if s.start <= m.start < s.end), None)
+        sent = sentence_at(sentences, m.start)
         evidence = sent.text if sent else text[m.start:m.end]
         prev = merged.get(key)
         if prev is None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Iterable
 
 from kgkit.type_kinds import LITERAL_KINDS as KINDS
@@ -49,6 +50,7 @@ CURRENCY_WORDS = {"dollars": "USD", "dollar": "USD", "euros": "EUR", "euro": "EU
                   "yen": "JPY", "rupees": "INR", "yuan": "CNY", "francs": "CHF"}
 SCALES = {"thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "mm": 1e6, "mn": 1e6,
           "billion": 1e9, "bn": 1e9, "b": 1e9, "trillion": 1e12}
+LITERALS_KEPT = 4096  # (text, kind) pairs whose finds are kept: a few kinds for each of the last ~1,000 chunks
 QUANTITY_UNITS = ("mg/kg", "mg/m2", "mg/day", "mg/dl", "mmol/l", "µg", "μg", "mcg", "mg", "kg", "g",
                   "ml", "mL", "l", "nm", "nM", "µM", "μM", "mM", "iu", "IU", "units", "tablets",
                   "km", "m2", "sq ft", "square feet", "barrels", "tons", "tonnes", "MW", "GW", "kWh",
@@ -231,18 +233,37 @@ def find_literals(text: str, kinds: Iterable[str] = KINDS) -> list[Literal]:
     Overlaps are resolved across kinds too ("30 days" is a duration, never a quantity;
     "$5 million" is money, never a bare number), so each character belongs to at most
     one literal. Results are sorted by position.
+
+    Each kind's finds in a text are kept for the last texts seen: the entity, relation and
+    upgrade rules and the view modes ask for the same chunk's literals in turn, each pass
+    after every chunk's previous one.
     """
-    found: list[Literal] = []
-    for kind in kinds:
-        if kind not in _FINDERS:
-            raise ValueError(f"unknown literal kind {kind!r}; known: {', '.join(KINDS)}")
-        found.extend(_FINDERS[kind](text))
+    return _longest_first([lit for kind in kinds for lit in _kept(text, _known(kind))])
+
+
+@lru_cache(maxsize=LITERALS_KEPT)
+def _kept(text: str, kind: str) -> tuple[Literal, ...]:
+    return tuple(_FINDERS[kind](text))
+
+
+def _known(kind: str) -> str:
+    if kind not in _FINDERS:
+        raise ValueError(f"unknown literal kind {kind!r}; known: {', '.join(KINDS)}")
+    return kind
+
+
+def _longest_first(found: list[Literal]) -> list[Literal]:
     found.sort(key=lambda lit: (-(lit.end - lit.start), lit.start, KINDS.index(lit.kind)))
     taken: list[Literal] = []
     for lit in found:
         if all(lit.end <= t.start or lit.start >= t.end for t in taken):
             taken.append(lit)
     return sorted(taken, key=lambda lit: lit.start)
+
+
+def _read_as(kind: str, text: str) -> list[Literal]:
+    """``find_literals(text, (kind,))`` for a name or a value, not a chunk: not kept."""
+    return _longest_first(list(_FINDERS[_known(kind)](text)))
 
 
 def normalise(kind: str, text: str) -> Any:
@@ -256,11 +277,11 @@ def normalise(kind: str, text: str) -> Any:
         return re.sub(r"\s+", " ", text).strip() or None
     if kind == "date" and re.fullmatch(r"\s*(?:19|20)\d\d\s*", text):
         return text.strip()
-    hits = find_literals(text, (kind,))
+    hits = _read_as(kind, text)
     return hits[0].value if hits else None
 
 
 def literal_name(kind: str, text: str) -> str | None:
     """The canonical label of ``text`` as a ``kind`` literal ("6 months", "2014-01-20")."""
-    hits = find_literals(text, (kind,))
+    hits = _read_as(kind, text)
     return hits[0].name if hits else None

@@ -13,7 +13,13 @@ _WS = re.compile(r"\s+")
 
 
 def collapse(text: str) -> str:
-    """Whitespace collapsed and trimmed: the form names are compared and emitted in."""
+    """Whitespace collapsed and trimmed: the form names are compared and emitted in.
+
+    Most names have no whitespace but single plain spaces, and then only the trim applies:
+    every other character ``\\s`` matches is not printable, so one C-level check skips the
+    regex (a name is collapsed many times per chunk)."""
+    if "  " not in text and text.isprintable():
+        return text.strip()
     return _WS.sub(" ", text).strip()
 
 

@@ -32,6 +32,8 @@ gets them only where its merge does.)
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from itertools import accumulate
 
 from kgkit.backends.offline.mentions import Mention, name_key
 from kgkit.backends.offline.sentences import ABBREVIATIONS, is_heading
@@ -41,6 +43,17 @@ _CAPS_NAME = re.compile(
     rf"(?<![\w.&-])(?P<name>(?:[A-Z]\.[ \t]+(?=[A-Z][a-z]))?{_NAME_WORD}(?:[ \t]+(?:(?:of|the|de|van|von|for|and)[ \t]+)?"
     rf"(?:{_NAME_WORD}|[A-Z]\.)){{1,7}})(?![\w])"
 )
+# Regexes of the per-name checks, compiled once (re's cache lookup per call added up).
+_NAME_WORD_RE = re.compile(_NAME_WORD)
+_NAME_SHAPED = re.compile(r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?|[A-Z][a-z]?[A-Z][a-z]+|[A-Z]\.")
+_INITIAL = re.compile(r"[A-Z]\.")
+_ENUMERATED = re.compile(r"[.:]")
+_SURNAME = re.compile(r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?")
+_CAPITAL_NEXT = re.compile(r"[ \t]+[A-Z]")
+_CAPITAL_BEFORE = re.compile(r"[A-Z][\w.]*[ \t]+$")
+_RUN_GOES_ON = re.compile(r"(?:['’]s)?[ \t]+(?:[A-Z]|of\b|and\b)")
+_TOKEN = re.compile(r"[\w.&'’-]+")
+_LOWER_WORD = re.compile(r"\b[a-z]+\b")
 _HONORIFIC = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Prof|Sen|Rep|Gov|Gen|Lt|Col|Capt|Sgt|President|Senator|Governor|Judge|Justice|Chairman|Minister|Secretary|Ambassador|Pope|King|Queen|Prince|Sir|Lord|Rev)\.?\s+$")
 ORG_WORDS = frozenset(
     "university institute association bank group agency ministry department council committee foundation "
@@ -93,6 +106,20 @@ _ROLE_NOUNS = (
     "emperor|dictator|clerk|chief|head|partner"
 )
 _ROLES = frozenset(_ROLE_NOUNS.split("|"))
+
+
+def by_first_letter(words: list[str]) -> str:
+    """``words`` as a regex alternation grouped under their first character
+    (``a(?:ctor|ctress)|s(?:inger)``), each group keeping the words' order: at any place only
+    one group can match, so it matches as the flat ``actor|actress|singer`` does, without
+    trying every word at every character (3-4x faster on the role nouns)."""
+    groups: dict[str, list[str]] = {}
+    for w in words:
+        groups.setdefault(w[0], []).append(re.escape(w[1:]))
+    return "|".join(f"{re.escape(first)}(?:{'|'.join(rests)})" for first, rests in groups.items())
+
+
+_ROLE_ALTERNATION = by_first_letter(_ROLE_NOUNS.split("|"))
 # Role and title words: a "person" named by these alone ("Chief Executive Officer") is a role.
 ROLE_WORDS = _ROLES | frozenset("officer executive counsel general vice title name sales marketing operations "
                                 "financial technical senior managing".split())
@@ -103,13 +130,13 @@ _TITLE_IN_NAME = frozenset(
     "democrat republican democratic professor".split()
 )
 _PERSON_BEFORE = re.compile(
-    rf"(?:\b(?:{_ROLE_NOUNS})s?,?|\b(?:said|says|told|according\s+to|killed|shot|assassinated|murdered|"
+    rf"(?:\b(?:{_ROLE_ALTERNATION})s?,?|\b(?:said|says|told|according\s+to|killed|shot|assassinated|murdered|"
     r"stabbed|kidnapped|assassination\s+of|murder\s+of)|\b(?:his|her)\s+(?:\w+\s+)?(?:husband|wife|son|"
     r"daughter|father|mother|brother|sister|widow|friend))\s+$"
 )
 _PERSON_AFTER = re.compile(
-    rf"^(?:,\s+(?:who|whose)\b|,\s+\d{{1,3}},|,\s+(?:a|an|the|his|her)\s+(?:[\w-]+\s+){{0,3}}?(?:{_ROLE_NOUNS})\b"
-    rf"|,\s+(?:former\s+|acting\s+|deputy\s+|vice\s+)?(?:{_ROLE_NOUNS})\b|['’]s\s+(?:husband|wife|son|daughter|father|"
+    rf"^(?:,\s+(?:who|whose)\b|,\s+\d{{1,3}},|,\s+(?:a|an|the|his|her)\s+(?:[\w-]+\s+){{0,3}}?(?:{_ROLE_ALTERNATION})\b"
+    rf"|,\s+(?:former\s+|acting\s+|deputy\s+|vice\s+)?(?:{_ROLE_ALTERNATION})\b|['’]s\s+(?:husband|wife|son|daughter|father|"
     r"mother|brother|sister|widow|family|lawyer|attorney)\b|\s+(?:said|says|told|testified|recalled|wrote|"
     r"died|was\s+born|killed|shot|assassinated|murdered|stabbed)\b)"
 )
@@ -159,7 +186,7 @@ def trim_org_edges(m: Mention, text: str) -> Mention:
     if "of" in words[lead:-1] and _HONORIFIC.search(text[max(0, m.start - 20):m.start]):
         lead = words.index("of", lead) + 1  # "Dr. Ana Lind of Avalon University": her university
     tail = len(words)
-    if re.match(r"[ \t]+[A-Z]", text[m.end:m.end + 2]):
+    if _CAPITAL_NEXT.match(text[m.end:m.end + 2]):
         while tail - 1 > lead and _is_title(words[tail - 1]):
             tail -= 1
     if (lead, tail) == (0, len(words)):
@@ -192,7 +219,7 @@ def _person_default(words: list[str], text: str, start: int, lower: frozenset[st
     like a common-noun phrase, a heading, or the domain is about contracting parties."""
     if not 2 <= len(words) <= 3 or _has_parties(kinds):
         return False
-    if not all(re.fullmatch(r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?|[A-Z][a-z]?[A-Z][a-z]+|[A-Z]\.", w) for w in words):
+    if not all(_NAME_SHAPED.fullmatch(w) for w in words):
         return False
     if any(w.lower() in lower or w.lower() in _TITLE_IN_NAME for w in words) or words[-1].endswith("."):
         return False
@@ -200,15 +227,15 @@ def _person_default(words: list[str], text: str, start: int, lower: frozenset[st
         return False  # a quoted title: "War Is Hell"
     if _DETERMINED.search(text, max(0, start - 20), start):
         return False  # "the Internal Revenue", "any Government Sales", "COOL TECH's Mobile Generation"
-    if re.fullmatch(r"[A-Z]\.", words[0]) and re.match(r"[.:]", text[start + len(" ".join(words)):][:1]):
+    if _INITIAL.fullmatch(words[0]) and _ENUMERATED.match(text[start + len(" ".join(words)):][:1]):
         return False  # an enumerated heading: "A. Entire Agreement:"
     return not _line_is_heading(text, start)
 
 
 def _middle_initial(words: list[str]) -> bool:
     """Given name, middle initial, surname: "John F. Kennedy" (and "David K. Heap CEO")."""
-    return len(words) >= 3 and bool(re.fullmatch(r"[A-Z]\.", words[1])) and all(
-        re.fullmatch(_NAME_WORD, w) and not w.isupper() for w in (words[0], words[2]))
+    return len(words) >= 3 and bool(_INITIAL.fullmatch(words[1])) and all(
+        _NAME_WORD_RE.fullmatch(w) and not w.isupper() for w in (words[0], words[2]))
 
 
 def _name_kind(words: list[str], text: str, start: int, end: int, lower: frozenset[str], kinds: dict[str, str]) -> str:
@@ -261,7 +288,7 @@ def name_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
         rest = words[titled[-1] + 1:] if titled else []
         titled_person = bool(titled) and "person" in targets and not (
             words[-1].lower() in ORG_WORDS or words[-1].lower() in _TITLE_IN_NAME
-            or not all(re.fullmatch(r"[A-Z]\.", w) or re.fullmatch(_NAME_WORD, w) and not w.isupper()
+            or not all(_INITIAL.fullmatch(w) or _NAME_WORD_RE.fullmatch(w) and not w.isupper()
                        and w.lower() not in _ROLES for w in rest))
         if titled_person:
             out += _organisation_before_title(words[:titled[0]], m, text, kinds)
@@ -309,6 +336,7 @@ _CALENDAR = frozenset(
     "january february march april may june july august september october november december monday tuesday "
     "wednesday thursday friday saturday sunday christmas easter".split()
 )
+_NOT_SINGLE_NAMES = _CALENDAR | _SENTENCE_STOP | ABBREVIATIONS  # lone words never read as names
 _LANGUAGE = re.compile(r"(?:ish|ese|ian|ean|ic)$|^(?:French|Dutch|Greek|Thai)$")  # "in English", "in Arabic"
 _SINGLE_PLACE_CUE = re.compile(r"\b(?:in|at|from|near|outside|throughout|across|(?:north|south|east|west)(?:east|west)?\s+of)\s+$")
 # "a Fresno native", "Leeds residents": a place named by who comes from or lives in it.
@@ -326,10 +354,10 @@ def _single_mentions(text: str, kinds: dict[str, str], lower: frozenset[str]) ->
     out = []
     for m in _SINGLE.finditer(text):
         word = m.group(0)
-        if word.lower() in lower or word.lower() in _CALENDAR | _SENTENCE_STOP | ABBREVIATIONS:
+        if word.lower() in lower or word.lower() in _NOT_SINGLE_NAMES:
             continue
         before, after = text[max(0, m.start() - 40):m.start()], text[m.end():m.end() + 60]
-        if re.search(r"[A-Z][\w.]*[ \t]+$", before) or re.match(r"(?:['’]s)?[ \t]+(?:[A-Z]|of\b|and\b)", after):
+        if _CAPITAL_BEFORE.search(before) or _RUN_GOES_ON.match(after):
             continue  # part of a longer capitalised run, or of a name with a possessive ("Ford's Theater")
         if "person" in kinds and (_PERSON_BEFORE.search(before) or _PERSON_AFTER_STRONG.search(after)):
             kind = "person"
@@ -387,10 +415,10 @@ def acronym_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
     for m in _ACRONYM.finditer(text):
         word = m.group(0)
         before, after = text[max(0, m.start() - 30):m.start()], text[m.end():m.end() + 30]
-        neighbours = re.findall(r"[\w.&'’-]+", before)[-1:] + re.findall(r"[\w.&'’-]+", after)[:1]
+        neighbours = _TOKEN.findall(before)[-1:] + _TOKEN.findall(after)[:1]
         if word.lower() in _NOT_ORG_ACRONYMS or any(w.isupper() and len(w) > 1 for w in neighbours):
             continue
-        if not re.search(r"\b[a-z]+\b", text[max(0, m.start() - 30):m.start()] + text[m.end():m.end() + 30]):
+        if not _LOWER_WORD.search(text[max(0, m.start() - 30):m.start()] + text[m.end():m.end() + 30]):
             continue
         out.append(Mention(word, org, m.start(), m.end(), 1, 0.5, "organization"))
     return out
@@ -422,13 +450,19 @@ def add_surname_aliases(text: str, mentions: list[Mention], person_type: str | N
     by_surname: dict[str, set[str]] = {}
     for m in persons:
         by_surname.setdefault(m.name.split()[-1], set()).add(name_key(m.name))
+    # Whether a span lies inside a mention: the furthest end among the mentions starting at
+    # or before it reaches its end (one bisection instead of a scan of every mention).
+    spans = sorted((o.start, o.end) for o in mentions)
+    starts = [s for s, _ in spans]
+    reach = list(accumulate((e for _, e in spans), max))
     for m in persons:
         surname = m.name.split()[-1]
-        if len(by_surname[surname]) > 1 or not re.fullmatch(r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?", surname):
+        if len(by_surname[surname]) > 1 or not _SURNAME.fullmatch(surname):
             continue
         for start, end in _standalone(text, surname):
-            covered = any(o.start <= start and end <= o.end for o in mentions)
-            if not covered and not re.match(r"[ \t]+[A-Z]", text[end:end + 2]):
+            before = bisect_right(starts, start)
+            covered = before > 0 and reach[before - 1] >= end
+            if not covered and not _CAPITAL_NEXT.match(text[end:end + 2]):
                 m.aliases.append(surname)
                 break
 

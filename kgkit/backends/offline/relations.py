@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Collection, Iterator, Mapping, Sequence
 
 from kgkit import safe_regex
 from kgkit.phrase_match import find_alternation
@@ -31,7 +31,7 @@ from kgkit.backends.offline.entities import (CLAUSE_LENGTH, collapse, name_key, 
                                              trigger_spans)
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals, normalise
 from kgkit.type_kinds import literal_types
-from kgkit.backends.offline.sentences import split_sentences
+from kgkit.backends.offline.sentences import sentence_at, split_sentences
 from kgkit.schema.model import EntityType, Patterns, RelationType
 
 ATTACHED = 30  # characters: a trigger this close to a tail binds it even when another is nearer
@@ -109,17 +109,15 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
         words = collapse(_PAREN_TAIL.sub("", ent["name"])).split()
         if len(words) > 1 and words[-1][:1].isupper():
             heads.setdefault(words[-1].lower(), []).append(ent)
-    if heads:
-        rx = re.compile(r"\b(this|the)\s+(" + "|".join(re.escape(h) for h in sorted(heads)) + r")\b", re.I)
-        for m in rx.finditer(text):
-            deictic = m.group(1).lower() == "this"  # "this agreement" is the document's own, whatever the case
-            if not (m.group(2)[:1].isupper() or deictic) or (name_key(m.group(2)) in surface_owner and not deictic):
-                continue
-            # an entity of the type the head noun names first ("this Agreement" is an
-            # Agreement, not a place whose name ends in "Agreement")
-            cands = sorted(heads[m.group(2).lower()], key=lambda e: e["type"].lower() != m.group(2).lower())
-            if len(cands) == 1 or m.group(1).lower() == "this":
-                found.append(EntityMention(cands[0]["name"], cands[0]["type"], m.start(), m.end(), deictic))
+    for start, end, article, head in _head_nouns(text, heads):
+        deictic = article.lower() == "this"  # "this agreement" is the document's own, whatever the case
+        if not (head[:1].isupper() or deictic) or (name_key(head) in surface_owner and not deictic):
+            continue
+        # an entity of the type the head noun names first ("this Agreement" is an
+        # Agreement, not a place whose name ends in "Agreement")
+        cands = sorted(heads[head.lower()], key=lambda e: e["type"].lower() != head.lower())
+        if len(cands) == 1 or article.lower() == "this":
+            found.append(EntityMention(cands[0]["name"], cands[0]["type"], start, end, deictic))
     found.sort(key=lambda x: (-(x.end - x.start), x.start))
     kept: list[EntityMention] = []
     for x in found:
@@ -128,6 +126,48 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
                or long != (k.end - k.start >= CLAUSE_LENGTH) for k in kept):
             kept.append(x)
     return sorted(kept, key=lambda x: (x.start, x.name))
+
+
+_ARTICLE = re.compile(r"\b(this|the)\s+", re.I)
+_WORD_EDGE = re.compile(r"\b")
+
+
+def _head_nouns(text: str, heads: Collection[str]) -> Iterator[tuple[int, int, str, str]]:
+    """(start, end, article, head noun) of each match of
+    ``re.compile(r"\\b(this|the)\\s+(" + "|".join(map(re.escape, sorted(heads))) + r")\\b", re.I).finditer(text)``,
+    without compiling that regex for every chunk (its entities differ from chunk to chunk).
+
+    After each "this"/"the" and its spaces the alternation takes the first head in sorted
+    order written there (any case) and ending at a word edge; heads have no spaces, so the
+    spaces are never given back, and no other match can begin inside the article or its
+    spaces. Heads beyond ASCII, where ``re`` folds case its own way, go to the regex."""
+    ordered = sorted(heads)
+    if not ordered:
+        return
+    if not all(h.isascii() for h in ordered):
+        rx = re.compile(r"\b(this|the)\s+(" + "|".join(re.escape(h) for h in ordered) + r")\b", re.I)
+        yield from ((m.start(), m.end(), m.group(1), m.group(2)) for m in rx.finditer(text))
+        return
+    wanted = set(ordered)
+    lengths = sorted({len(h) for h in ordered})
+    at = 0
+    while (m := _ARTICLE.search(text, at)) is not None:
+        at = m.end()
+        written = []
+        for n in lengths:
+            word = text[at:at + n]
+            if len(word) < n:
+                break
+            if word.isascii():
+                fits = [word.lower()] if word.lower() in wanted else []
+            else:  # "ſ" or the Kelvin sign, which re matches to an ASCII letter
+                fits = [h for h in ordered if len(h) == n and re.fullmatch(re.escape(h), word, re.I)]
+            if fits and _WORD_EDGE.match(text, at + n):
+                written.append((min(fits), n))
+        if written:
+            _, n = min(written)
+            yield m.start(), at + n, m.group(1), text[at:at + n]
+            at += n
 
 
 @dataclass(frozen=True)
@@ -265,6 +305,7 @@ def _categories_of_self(text: str, mentions: list[EntityMention], types: Sequenc
         for t in mentions:
             key3 = (self_.name, rule.relation, t.name)
             if t.type in rule.tail and key3 not in out:
-                sent = next((x.text for x in sentences if x.start <= t.start < x.end), text[t.start:t.end])
+                sent = sentence_at(sentences, t.start)
+                sent = sent.text if sent else text[t.start:t.end]
                 out[key3] = FoundRelation(self_.name, rule.relation, t.name, sent, round(rule.confidence - 0.3, 2))
 

@@ -8,7 +8,10 @@ contracts and papers ("Inc.", "Corp.", "No.", "e.g.", "et al.", "U.S.").
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Sequence
 
 ABBREVIATIONS = frozenset(
     "inc corp co ltd llc l.l.c plc lp l.p n.v b.v s.a ag gmbh pty bros no nos art sec secs para "
@@ -20,7 +23,9 @@ ABBREVIATIONS = frozenset(
 # upper-case letter, digit, quote or bracket; or at a blank line.
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[A-Z0-9\"“(\[])|\n\s*\n")
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)\.$")
+_DOTTED = re.compile(r"(?:[a-z]\.)+[a-z]")  # "u.s.a", "e.g"
 MAX_SENTENCE = 1200  # characters; longer runs (tables, unpunctuated lists) are cut at line ends
+SPANS_KEPT = 1024  # chunks whose sentence offsets are kept (a few hundred bytes each, and the chunk's text)
 
 
 @dataclass(frozen=True)
@@ -36,10 +41,9 @@ def _is_abbreviation(text: str, dot: int) -> bool:
     if not m:
         return False
     word = m.group(1).lower()
-    return word in ABBREVIATIONS or len(word) == 1 or bool(re.fullmatch(r"(?:[a-z]\.)+[a-z]", word))
+    return word in ABBREVIATIONS or len(word) == 1 or bool(_DOTTED.fullmatch(word))
 
 
-_LINE = re.compile(r"[^\n]*\n")
 _SMALL = frozenset("a an and of the for to in on by with or de la du".split())
 
 
@@ -56,12 +60,17 @@ def is_heading(line: str) -> bool:
 
 def _heading_cuts(text: str) -> list[tuple[int, int]]:
     """(end of a heading line, start of the next line) where a heading precedes a line
-    that starts a sentence."""
+    that starts a sentence. Lines are found with ``str.find`` (a regex walking every
+    character of a line cost more than the rest of the splitting)."""
     cuts = []
-    for m in _LINE.finditer(text):
-        nxt = text[m.end():m.end() + 1]
-        if nxt and (nxt.isupper() or nxt.isdigit()) and is_heading(m.group(0)):
-            cuts.append((m.end() - 1, m.end()))
+    line_start = 0
+    newline = text.find("\n")
+    while newline >= 0:
+        nxt = text[newline + 1:newline + 2]
+        if nxt and (nxt.isupper() or nxt.isdigit()) and is_heading(text[line_start:newline + 1]):
+            cuts.append((newline, newline + 1))
+        line_start = newline + 1
+        newline = text.find("\n", line_start)
     return cuts
 
 
@@ -80,6 +89,21 @@ def _cut_long(text: str, start: int, end: int) -> list[tuple[int, int]]:
 
 def split_sentences(text: str) -> list[Sentence]:
     """Sentences of ``text`` in order; ``text[s.start:s.end] == s.text`` (stripped of edge space)."""
+    return [Sentence(text[s:e], s, e) for s, e in _sentence_spans(text)]
+
+
+def sentence_at(sentences: Sequence[Sentence], offset: int) -> Sentence | None:
+    """The sentence of ``sentences`` (in order, as :func:`split_sentences` gives them) that
+    holds the character at ``offset``, found by bisection; None between sentences."""
+    k = bisect_right(sentences, offset, key=lambda s: s.start) - 1
+    return sentences[k] if k >= 0 and offset < sentences[k].end else None
+
+
+@lru_cache(maxsize=SPANS_KEPT)
+def _sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
+    """(start, end) of each sentence of ``text``. Kept for the last chunks seen: the entity
+    rules, the relation rules and the upgrade rules each split the same chunk, the relation
+    pass after the entity pass of every chunk of the document."""
     spans: list[tuple[int, int]] = []
     start = 0
     heads = _heading_cuts(text)
@@ -101,12 +125,12 @@ def split_sentences(text: str) -> list[Sentence]:
         spans.append((start, m.start()))
         start = m.end()
     spans.append((start, len(text)))
-    out: list[Sentence] = []
+    out: list[tuple[int, int]] = []
     for s, e in spans:
         for s2, e2 in _cut_long(text, s, e):
             raw = text[s2:e2]
             lead = len(raw) - len(raw.lstrip())
             trail = len(raw.rstrip())
             if trail > lead:
-                out.append(Sentence(raw[lead:trail], s2 + lead, s2 + trail))
-    return out
+                out.append((s2 + lead, s2 + trail))
+    return tuple(out)

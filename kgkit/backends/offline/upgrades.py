@@ -31,6 +31,8 @@ ends are never its qualifiers.
 """
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
@@ -39,6 +41,7 @@ from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, Literal, fin
 from kgkit.type_kinds import literal_types
 from kgkit.backends.offline.relations import EntityMention, find_mentions, find_relations
 from kgkit.backends.offline.sentences import Sentence, split_sentences
+from kgkit.documents.types import Chunk
 from kgkit.schema.model import EntityType, Qualifier, RelationType, Role
 
 NEAR = 60  # characters: how far a qualifier's trigger may stand from its value
@@ -83,7 +86,8 @@ class Part:
 
 
 def _distance(value: Value | EntityMention, hits: Sequence[tuple[int, int]]) -> int:
-    return min((max(s - value.end, value.start - e, 0) for s, e in hits), default=10_000)
+    start, end = value.start, value.end
+    return min((max(s - end, start - e, 0) for s, e in hits), default=10_000)
 
 
 def _literal_kinds(roles: Sequence[Role], types: Sequence[EntityType] = ()) -> list[str]:
@@ -136,6 +140,33 @@ def sentence_parts(text: str, entities: Sequence[Mapping[str, Any]], types: Sequ
     for sent in split_sentences(text):
         parts.append(Part(sent, [m for m in mentions if sent.start <= m.start and m.end <= sent.end],
                           [v for v in values if sent.start <= v.start and v.end <= sent.end]))
+    return parts
+
+
+_READINGS: "weakref.WeakKeyDictionary[Chunk, dict[tuple, tuple[Sequence[EntityType], list[Part]]]]" = \
+    weakref.WeakKeyDictionary()
+_READINGS_LOCK = threading.Lock()
+
+
+def chunk_parts(text: str, chunk: Chunk | None, entities: Sequence[Mapping[str, Any]], types: Sequence[EntityType],
+                literal_kinds: Sequence[str]) -> list[Part]:
+    """:func:`sentence_parts` of ``text``, read once per chunk for every view that reads it
+    alike: the n-ary, event and temporal passes on a chunk see the same entities and, in
+    most domains, the same literal kinds. Kept while ``chunk`` (the one ``text`` is) lives,
+    and only where the reading runs no domain regex (a type's label cues): such a regex may
+    be skipped on a chunk that uses up its time, which each pass records for itself.
+    Read the parts; do not change them."""
+    if chunk is None or chunk.text is not text or any(t.patterns.labels for t in types):
+        return sentence_parts(text, entities, types, literal_kinds)
+    key = (tuple((e["name"], e["type"], tuple(e.get("aliases") or ())) for e in entities), id(types),
+           tuple(literal_kinds))
+    with _READINGS_LOCK:
+        hit = _READINGS.setdefault(chunk, {}).get(key)
+    if hit is not None and hit[0] is types:
+        return hit[1]
+    parts = sentence_parts(text, entities, types, literal_kinds)
+    with _READINGS_LOCK:
+        _READINGS.setdefault(chunk, {})[key] = (types, parts)
     return parts
 
 
@@ -236,16 +267,28 @@ def _complete(roles: Sequence[Role], filled: Mapping[str, Any]) -> bool:
 
 
 def _cues(roles: Sequence[Role], qualifiers: Sequence[Qualifier]) -> dict[str, Qualifier]:
-    by_name = {q.name: q for q in qualifiers if q.triggers}
-    return {r.name: by_name[r.name] for r in roles if r.name in by_name}
+    """Role name -> the declared qualifier of that name with triggers (its cue); made once
+    per relation type's roles, which every sentence of every chunk fills (read it only)."""
+    key = (id(roles), id(qualifiers))
+    hit = _CUES.get(key)
+    if hit is None or hit[0] is not roles or hit[1] is not qualifiers:
+        by_name = {q.name: q for q in qualifiers if q.triggers}
+        if len(_CUES) > 256:  # a process that loads domain after domain
+            _CUES.clear()
+        hit = _CUES[key] = (roles, qualifiers, {r.name: by_name[r.name] for r in roles if r.name in by_name})
+    return hit[2]
+
+
+_CUES: dict[tuple[int, int], tuple[Sequence[Role], Sequence[Qualifier], dict[str, Qualifier]]] = {}
 
 
 def nary_answer(text: str, domain, entities: Sequence[Mapping[str, Any]],
-                skeleton: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+                skeleton: Sequence[Mapping[str, Any]] = (),
+                chunk: Chunk | None = None) -> dict[str, Any]:
     entities = context_entities(entities, skeleton, domain.relation_types)
     kinds = _literal_kinds([r for t in domain.nary_relation_types for r in t.roles], domain.entity_types)
     hyperedges: list[dict[str, Any]] = []
-    for part in sentence_parts(text, entities, domain.entity_types, kinds):
+    for part in chunk_parts(text, chunk, entities, domain.entity_types, kinds):
         for rel in domain.nary_relation_types:
             hits = trigger_spans(rel.triggers, text, part.sent)
             if not hits:
@@ -259,12 +302,13 @@ def nary_answer(text: str, domain, entities: Sequence[Mapping[str, Any]],
 
 
 def event_answer(text: str, domain, entities: Sequence[Mapping[str, Any]],
-                 skeleton: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+                 skeleton: Sequence[Mapping[str, Any]] = (),
+                 chunk: Chunk | None = None) -> dict[str, Any]:
     entities = context_entities(entities, skeleton, domain.relation_types)
     kinds = sorted(set(_literal_kinds([r for t in domain.event_types for r in t.roles], domain.entity_types)) | {"date"},
                    key=LITERAL_KINDS.index)
     events = []
-    for part in sentence_parts(text, entities, domain.entity_types, kinds):
+    for part in chunk_parts(text, chunk, entities, domain.entity_types, kinds):
         for ev in domain.event_types:
             hits = trigger_spans(ev.triggers, text, part.sent)
             if not hits:
@@ -330,10 +374,11 @@ def _statement(part: Part, text: str, qualifiers: Sequence[Qualifier]) -> tuple[
 
 
 def temporal_answer(text: str, domain, entities: Sequence[Mapping[str, Any]],
-                    skeleton: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+                    skeleton: Sequence[Mapping[str, Any]], chunk: Chunk | None = None) -> dict[str, Any]:
     entities = context_entities(entities, skeleton, domain.relation_types)
     kinds = [k for k in LITERAL_KINDS if any(q.type == k for q in domain.qualifiers)]
-    parts = sentence_parts(text, entities, domain.entity_types, kinds)
+    parts = chunk_parts(text, chunk, entities, domain.entity_types, kinds)
+    named = [{m.name for m in part.mentions} | {v.node for v in part.values if v.node} for part in parts]
     said_by: dict[tuple[int, tuple[str, ...]], Any] = {}  # (sentence, qualifiers) -> statement
     edges = []
     seen: set[tuple[str, str, str]] = set()
@@ -347,8 +392,7 @@ def temporal_answer(text: str, domain, entities: Sequence[Mapping[str, Any]],
         ends = frozenset((edge["head"], edge["tail"]))
         quals: dict[str, Any] = {}
         used: list[Sentence] = []
-        for part in parts:  # the sentence stating the edge
-            names = {m.name for m in part.mentions} | {v.node for v in part.values if v.node}
+        for part, names in zip(parts, named):  # the sentence stating the edge
             if edge["head"] in names and edge["tail"] in names:
                 quals = qualifier_values(declared, text, part.sent, part.values, ends)
                 if quals:

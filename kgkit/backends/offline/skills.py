@@ -233,7 +233,7 @@ def split_shaped(patterns: Patterns) -> tuple[Patterns, Patterns]:
     return Patterns(tuple(r for r in patterns.regex if r not in near), patterns.phrases), Patterns(near)
 
 
-def _split_shaped(skills: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]], list[dict[str, Any]]]:
+def _shaped_skills(skills: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]], list[dict[str, Any]]]:
     """Each relation skill's nearest-shaped regexes apart from the rest of its pattern."""
     plain: list[Mapping[str, Any]] = []
     shaped: list[dict[str, Any]] = []
@@ -265,7 +265,7 @@ def relations_with_skills(text: str, entities: Sequence[Mapping[str, Any]], type
     and 12 bound nearest. Such a cue is proposed in both forms, the plain one first; the
     loop's checks decide which, if either, is kept.
     """
-    plain, shaped = _split_shaped(skills)
+    plain, shaped = _shaped_skills(skills)
     found = find_relations(text, entities, types, relation_types, plain)
     rules = rules_for([dataclasses.replace(r, triggers=Patterns()) for r in relation_types], shaped)
     if not rules:

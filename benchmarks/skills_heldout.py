@@ -11,7 +11,8 @@ are (the offline backend's entity recall bounds them: a relation needs both ends
 
     python benchmarks/skills_heldout.py [--data ../shared/data] [--set conll04 --set scierc --set wikievents]
         [--holdout 0.3] [--seed 0 --seed 1 --seed 2] [--top-k 3] [--temperature 0.7] [--rollouts 3]
-        [--gate cv|dev|train+dev] [--folds 5] [--applied-precision 0.33] [--tune] [--json]
+        [--gate cv|dev|train+dev] [--folds 5] [--applied-precision 0.33] [--min-precision 0.5] [--nearest-cues]
+        [--tune] [--json]
 
 Which documents: skills are learned (train and dev) on the set's ``tune`` half in
 ``splits.json`` only; the held-out share (0.3 of the ``report`` half, drawn by the seed) is
@@ -32,7 +33,8 @@ DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 def run_set(data: Path, name: str, holdout: float, seed: int, top_k: int, work: Path, temperature: float = 0.7,
             rollouts: int = 3, gate: str | None = None, tune: bool = False,
-            applied_precision: float | None = None, folds: int | None = None) -> dict:
+            applied_precision: float | None = None, folds: int | None = None,
+            min_precision: float | None = None, nearest_cues: bool | None = None) -> dict:
     from kgkit.config.model import Config
     from kgkit.schema.starter import starter_from_gold
     from kgkit.skills.learn import LearnSettings, learn_skills
@@ -52,7 +54,8 @@ def run_set(data: Path, name: str, holdout: float, seed: int, top_k: int, work: 
     started = time.perf_counter()
     settings = LearnSettings.from_config(Config().skills, holdout=holdout, seed=seed, top_k=top_k,
                                          temperature=temperature, rollouts=rollouts, heldout_from=heldout_from,
-                                         gate=gate, applied_precision=applied_precision, folds=folds)
+                                         gate=gate, applied_precision=applied_precision, folds=folds,
+                                         min_precision=min_precision, nearest_cues=nearest_cues)
     report = learn_skills(gold, domain_file, config=Config(), settings=settings, library_dir=work / "lib")
     seconds = time.perf_counter() - started
     entities = {w: getattr(report, w).total.categories["entities"].micro.to_dict() for w in ("before", "after")}
@@ -77,7 +80,9 @@ def shape(action: dict) -> str:
         return "gazetteer name"
     pattern = action["pattern"]
     if action["kind"] == "relation":
-        return "relation cue" if pattern["phrases"] else "tight cue"
+        if pattern["phrases"]:
+            return "relation cue"
+        return "nearest cue" if all(r.startswith("(?#nearest)") for r in pattern["regex"]) else "tight cue"
     if pattern["regex"] and all(r.startswith(r"(?<![\w.])(?P<name>(?-i:") for r in pattern["regex"]):
         return "title pattern"
     return "entity type cue" if pattern["regex"] else "entity phrase"
@@ -94,6 +99,10 @@ def main() -> None:
     parser.add_argument("--rollouts", type=int, default=3)
     parser.add_argument("--gate", choices=("dev", "train+dev", "cv"), default=None, help="default: config skills.gate")
     parser.add_argument("--applied-precision", type=float, default=None, help="default: config skills.applied_precision")
+    parser.add_argument("--min-precision", type=float, default=None,
+                        help="vetting precision on train (default: config skills.min_precision)")
+    parser.add_argument("--nearest-cues", action="store_true", default=None,
+                        help="offline skill passes also propose each relation cue in its nearest shape")
     parser.add_argument("--folds", type=int, default=None, help="gate cv: folds (default: config skills.folds)")
     parser.add_argument("--tune", action="store_true", help="learn and score on the tune half only")
     parser.add_argument("--json", action="store_true")
@@ -104,7 +113,8 @@ def main() -> None:
             with tempfile.TemporaryDirectory(prefix=f"kgkit-bench-{name}-") as tmp:
                 results.append(run_set(args.data, name, args.holdout, seed, args.top_k, Path(tmp),
                                        args.temperature, args.rollouts, args.gate, args.tune,
-                                       args.applied_precision, args.folds))
+                                       args.applied_precision, args.folds, args.min_precision,
+                                       args.nearest_cues))
     if args.json:
         print(json.dumps(results, indent=2))
         return

@@ -9,7 +9,8 @@ import regex
 
 from kgkit.backends.offline.entities import find_entities
 from kgkit.backends.offline.relations import find_relations
-from kgkit.backends.offline.skills import NAME_RX, relation_candidates, tight_cue, title_candidates
+from kgkit.backends.offline.skills import (NAME_RX, nearest_cue, relation_candidates, relations_with_skills, tight_cue,
+                                          title_candidates)
 from kgkit.schema.catalog import load_domain
 from kgkit.skills.learn import room_for_a_name
 from kgkit.skills.library import make_skill
@@ -48,12 +49,18 @@ def test_tight_cue_is_the_shape_between_two_names_never_the_names():
 
 
 def test_relation_candidates_go_from_the_whole_trigger_to_shorter_cues_then_the_shape():
+    """Longest cue first; with ``nearest`` (skills.nearest_cues) each cue plain, then in its nearest shape; the tight cue last."""
     edge = {"head": "Tarnow", "relation": "Located_In", "tail": "Galicia", "head_type": "Place", "tail_type": "Place"}
     cands = relation_candidates(edge, "The town of Tarnow, a market town of Galicia, grew.")
     assert [c["pattern"]["phrases"] for c in cands] == [["market town of"], ["town of"], ["of"]]
-    cands = relation_candidates(edge, "The mill in Tarnow in Galicia closed.")
-    assert [c["pattern"]["phrases"] or c["pattern"]["regex"] for c in cands] == [["in"], [tight_cue(" in ")]]
-    assert cands[1]["example"] == "[Place] in [Place]"
+    cands = relation_candidates(edge, "The town of Tarnow, a market town of Galicia, grew.", nearest=True)
+    assert [c["pattern"]["phrases"] or c["pattern"]["regex"] for c in cands] == [
+        ["market town of"], [nearest_cue("market town of")], ["town of"], [nearest_cue("town of")],
+        ["of"], [nearest_cue("of")]]
+    cands = relation_candidates(edge, "The mill in Tarnow in Galicia closed.", nearest=True)
+    assert [c["pattern"]["phrases"] or c["pattern"]["regex"] for c in cands] == [
+        ["in"], [nearest_cue("in")], [tight_cue(" in ")]]
+    assert cands[2]["example"] == "[Place] in [Place]" and "nearest" in cands[1]["instruction"]
     assert all("Tarnow" not in c["instruction"] + c["example"] for c in cands)
 
 
@@ -91,6 +98,30 @@ def test_the_offline_backend_applies_every_kind_of_accepted_skill(tmp_path):
                                                                   domain.relation_types, [phrase, shape])}
     assert got == {("Mayor Ida Brandt", "Mayor_Of", "Tarnow"), ("Olek Wirth", "Mayor_Of", "Brno"),
                    ("Tarnow", "Located_In", "Galicia")}
+
+
+def test_a_nearest_shaped_cue_binds_only_the_two_names_nearest_to_it_in_one_clause(tmp_path):
+    """Plain, "in" binds any two towns it stands between; in its nearest shape only the
+    names next to it, when no comma cuts them off and their types are the relation's ends."""
+    (tmp_path / "towns.yaml").write_text(DOMAIN)
+    domain = load_domain(tmp_path / "towns.yaml")
+    text = ("Tarnow traders, the guide said, met in Brno. The Galicia mill in Moravia closed. "
+            "Brno hosted Lee in Tarnow.")
+    entities = [{"name": n, "type": "Town"} for n in ("Tarnow", "Brno", "Galicia", "Moravia")] + [
+        {"name": "Lee", "type": "Official"}]
+
+    def located(skills):
+        return {(r.head, r.tail) for r in relations_with_skills(text, entities, domain.entity_types,
+                                                                domain.relation_types, skills)}
+
+    assert located([]) == set()
+    assert located([skill("relation", "Located_In", phrases=["in"])]) == {
+        ("Tarnow", "Brno"), ("Galicia", "Moravia"), ("Brno", "Tarnow")}
+    assert located([skill("relation", "Located_In", regexes=[nearest_cue("in")])]) == {("Galicia", "Moravia")}
+    # the same as find_relations when no cue is shaped
+    plain = [skill("relation", "Located_In", phrases=["in"])]
+    assert relations_with_skills(text, entities, domain.entity_types, domain.relation_types, plain) == \
+        find_relations(text, entities, domain.entity_types, domain.relation_types, plain)
 
 
 def test_gazetteer_names_stay_within_their_share_of_a_runs_accepted_items():

@@ -321,3 +321,56 @@ def test_heldout_from_keeps_learning_on_the_other_documents():
     assert len(split["heldout"]) == 2 and set(split["heldout"]) <= {"d0", "d1", "d2", "d3"}
     assert not set(split["train"] + split["dev"]) & {"d0", "d1", "d2", "d3"}
     assert sorted(split["train"] + split["dev"]) == ids[4:]
+
+
+def _scripted_gate(monkeypatch, script):
+    """Replace the gate's measurement (not the loop) by ``script``: candidate phrase or regex ->
+    the gains of its successive gate calls. Returns the list of (target, cue) the gate was asked about."""
+    from kgkit.skills.learn import Gate
+
+    asked = []
+
+    def gain(self, loop, lib, trial, cand):
+        cue = (cand["pattern"]["phrases"] or ["regex"])[0]
+        asked.append((cand["target"], cue))
+        gains = script.get((cand["target"], cue), [0.0])
+        return gains[min(asked.count((cand["target"], cue)), len(gains)) - 1], {"fold_gains": []}
+
+    monkeypatch.setattr(Gate, "gain", gain)
+    return asked
+
+
+def test_a_change_turned_down_before_a_later_acceptance_is_tried_once_more_at_the_end(project, monkeypatch):
+    """"works for" is turned down at the gate (gain 0), then "lives in" is accepted: the
+    library has changed since, so "works for" is gated again at the end, accepted, and its
+    edges leave ``rejected``. "for" and the tight cue, turned down for the same edges, are not
+    retried: the accepted "works for" covers those edges. Vetting and the applied check are real."""
+    from kgkit.skills.learn import LearnSettings, learn_skills
+
+    asked = _scripted_gate(monkeypatch, {("Work_For", "works for"): [0.0, 0.1], ("Live_In", "lives in"): [0.1]})
+    report = learn_skills(project / "gold", project / "staff.yaml",
+                          settings=LearnSettings(rollouts=1, temperature=0.0, seed=0),
+                          library_dir=project / "skill_library")
+    assert asked == [("Work_For", "works for"), ("Work_For", "for"), ("Work_For", "regex"), ("Live_In", "lives in"),
+                     ("Work_For", "works for")]
+    log = [(a["target"], a["pattern"]["phrases"], a["outcome"]) for a in report.actions]
+    assert log == [("Work_For", ["works for"], "rejected"), ("Work_For", ["for"], "rejected"),
+                   ("Work_For", [], "rejected"), ("Live_In", ["lives in"], "accepted"),
+                   ("Work_For", ["works for"], "accepted")]
+    assert report.actions[-1]["dev_gain"] == 0.1 and report.accepted()["skills"] == 2
+    lib = load_library("staff", project / "skill_library")
+    assert sorted(s["pattern"]["phrases"][0] for s in lib.skills.values()) == ["lives in", "works for"]
+    assert lib.rejected == []  # the retry's acceptance took its edges (and the shorter cues' turn-downs) out
+
+
+def test_a_run_that_accepts_nothing_retries_nothing(project, monkeypatch):
+    """No change was accepted after any turn-down, so no candidate meets the gate twice and nothing is written."""
+    from kgkit.skills.learn import LearnSettings, learn_skills
+
+    asked = _scripted_gate(monkeypatch, {})
+    report = learn_skills(project / "gold", project / "staff.yaml",
+                          settings=LearnSettings(rollouts=1, temperature=0.0, seed=0),
+                          library_dir=project / "skill_library")
+    assert len(asked) == len(set(asked)) == 6  # three cues for each relation, each gated once
+    assert report.accepted()["skills"] == 0 and not report.changed
+    assert load_library("staff", project / "skill_library").skills == {}

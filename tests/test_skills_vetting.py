@@ -91,3 +91,26 @@ def test_each_miss_gets_a_diagnosis(gold):
     assert why(d2, ("Cy Moe", "Work_For", "Acme"), [("Cy Moe", "Person"), ("Acme", "Org")]) == "relation across sentences"
     assert why(d2, ("Cy Moe", "Live_In", "Lima"), [("Cy Moe", "Person"), ("Lima", "City")]) == "no cue in the sentence"
     assert why(d0, ("Ann Lee", "Work_For", "Acme"), [("Ann Lee", "Person"), ("Acme", "Org")]) == "other"
+
+
+
+def test_vetting_reads_a_nearest_shaped_cue_as_extraction_binds_it(tmp_path):
+    """Plain, "in" fires in both documents (right in the first); in its nearest shape the
+    comma cuts "Ann Lee" off from it, so it fires only in the second, where it is wrong."""
+    from kgkit.backends.offline.skills import nearest_cue
+
+    docs = [("Ann Lee, a guest, slept in Oslo.", [("Ann Lee", "Person"), ("Oslo", "City")],
+             [("Ann Lee", "Live_In", "Oslo")]),
+            ("Bob Stone sang in Rome.", [("Bob Stone", "Person"), ("Rome", "City")], [])]
+    for i, (text, ents, rels) in enumerate(docs):
+        (tmp_path / f"s{i}.txt").write_text(text)
+        (tmp_path / f"s{i}.gold.json").write_text(json.dumps({
+            "doc_id": f"s{i}", "source": "t", "title": None, "hyperedges": [], "events": [], "temporal": [],
+            "entities": [{"name": n, "type": t, "aliases": [], "spans": [[text.index(n), text.index(n) + len(n)]]}
+                         for n, t in ents],
+            "relations": [{"head": h, "relation": r, "tail": t, "evidence": None} for h, r, t in rels]}))
+    vetter = Vetter(DOMAIN, load_gold(tmp_path), min_support=1, min_precision=0.0)
+    plain = vetter.vet({"kind": "relation", "target": "Live_In", "pattern": {"phrases": ["in"], "regex": []}})
+    shaped = vetter.vet({"kind": "relation", "target": "Live_In", "pattern": {"phrases": [], "regex": [nearest_cue("in")]}})
+    assert (plain.fires_in, plain.explains, plain.precision) == (2, 1, 0.5)
+    assert (shaped.fires_in, shaped.explains, shaped.precision) == (1, 0, 0.0)

@@ -86,6 +86,7 @@ class SkillsConfig:
     min_precision: float = 0.5  # a candidate's precision on the train split must reach this
     applied_precision: float = 0.33  # ... and, applied by extraction to train, on the relations it adds
     min_support: int = 2  # ... and it must fire in this many train documents (or explain this many edges)
+    nearest_cues: bool = False  # offline skill passes also propose each relation cue in its nearest shape
     gazetteer_cap: int = 25  # literal names kept per domain (not skills; listed apart)
     gazetteer_share: float = 0.2  # at most this share of the items one learn run accepts are gazetteer names
     sample_rule_drop: float = 0.2  # offline simulation of sampling, at temperature 1: rule left out

@@ -73,6 +73,7 @@ COMMENTS: dict[str, dict[str, str]] = {
         "min_precision": "a candidate skill's precision on the train documents must reach this",
         "applied_precision": "and, applied by extraction to the train documents, on the relations it adds",
         "min_support": "train documents a candidate must fire in (or gold edges it must explain)",
+        "nearest_cues": "offline learning: also propose each relation cue binding only the two names nearest to it",
         "gazetteer_cap": "literal names kept per domain, apart from skills",
         "gazetteer_share": "at most this share of the items one learn run accepts are gazetteer names (names go last)",
         "sample_rule_drop": "offline sampling simulation (temperature 1): chance a rule is left out",

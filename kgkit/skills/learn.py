@@ -108,6 +108,7 @@ class LearnSettings:
     gate: str = "cv"  # what the gate scores a change on: "cv" (folds of the learning documents, each scored
     # only by a learner that never saw it: Gate), "dev" (the dev split) or "train+dev"
     folds: int = 5  # gate "cv": the learning documents dealt into this many folds
+    nearest_cues: bool = False  # offline skill passes: each relation cue in its nearest shape too
 
     @classmethod
     def from_config(cls, skills: Any, **overrides: Any) -> "LearnSettings":
@@ -117,7 +118,7 @@ class LearnSettings:
                 "min_precision": skills.min_precision, "applied_precision": skills.applied_precision,
                 "min_support": skills.min_support,
                 "gazetteer_cap": skills.gazetteer_cap, "gazetteer_share": skills.gazetteer_share, "gate": skills.gate,
-                "folds": skills.folds}
+                "folds": skills.folds, "nearest_cues": skills.nearest_cues}
         return cls(**{**base, **{k: v for k, v in overrides.items() if v is not None}})
 
 
@@ -732,6 +733,7 @@ class _Loop:
                                                          for s in samples))
         context = {
             "domain": self.domain, "title": doc.title, "skills": [], "evidence": evidence or "",
+            "nearest_cues": self.settings.nearest_cues,  # read by the offline skill passes only
             # in the domain's terms: gold "Peop" is general's "Person" by alias; None if undeclared
             "gold_edge": {"head": rel["head"], "relation": rel["relation"], "tail": rel["tail"],
                           "head_type": entity_type_name(self.domain, head["type"]) if head else None,

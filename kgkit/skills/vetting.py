@@ -29,6 +29,7 @@ from typing import Any, Iterable
 
 from kgkit import safe_regex
 from kgkit.backends.offline.entities import trigger_spans
+from kgkit.backends.offline.skills import nearest_pair, split_shaped
 from kgkit.backends.offline.sentences import split_sentences
 from kgkit.canon import entity_type_name
 from kgkit.eval.gold import GoldDoc
@@ -117,6 +118,7 @@ class Vetter:
 
     def _relation_stats(self, target: str, cues: Patterns) -> tuple[int, int, int, int]:
         rt = self.domain.relation_type(target)
+        plain, shaped = split_shaped(cues)
         fires_in, explained, right, total = set(), set(), 0, 0
         for doc in self.docs:
             gold = {(canonical_key(r["head"]), canonical_key(r["tail"])) for r in doc.relations
@@ -126,8 +128,11 @@ class Vetter:
                 in_sent = [m for m in mentions if sent.start <= m.start and m.end <= sent.end]
                 if len(in_sent) < 2:
                     continue
-                for s, e in trigger_spans(cues, doc.text, sent):
-                    pairs = [(h, t) for h in in_sent for t in in_sent if h.name != t.name and h.type and t.type
+                for s, e, near in [(*sp, False) for sp in trigger_spans(plain, doc.text, sent)] + \
+                        [(*sp, True) for sp in trigger_spans(shaped, doc.text, sent)]:
+                    # a nearest-shaped cue reads only the nearest mentions around it, as extraction binds it
+                    ends = nearest_pair(doc.text, in_sent, s, e) or () if near else in_sent
+                    pairs = [(h, t) for h in ends for t in ends if h.name != t.name and h.type and t.type
                              and rt.allows(h.type, t.type) and min(h.end, t.end) <= s and e <= max(h.start, t.start)]
                     if not pairs:
                         continue

@@ -24,7 +24,6 @@ from kgkit import safe_regex
 from kgkit.backends.base import COMBINED, ENTITIES, RELATIONS, UPGRADE, PassRequest, PassResult, pass_validator
 from kgkit.backends.offline import sampling, upgrades
 from kgkit.backends.offline.entities import find_entities
-from kgkit.backends.offline.relations import find_relations
 
 __all__ = ["OfflineBackend", "register_handler", "VERSION"]
 
@@ -61,8 +60,9 @@ def _entities(request: PassRequest) -> dict[str, Any]:
 
 def _relations(request: PassRequest) -> dict[str, Any]:
     domain, draws = request.context["domain"], sampling.current()
-    found = find_relations(request.chunk.text, request.context.get("entities") or [], domain.entity_types,
-                           draws.relation_types(domain.relation_types), draws.skills(request.context.get("skills") or ()))
+    found = _skills.relations_with_skills(request.chunk.text, request.context.get("entities") or [],
+                                          domain.entity_types, draws.relation_types(domain.relation_types),
+                                          draws.skills(request.context.get("skills") or ()))
     found = draws.items(found, key=lambda r: f"{r.head}:{r.relation}:{r.tail}")
     return {"relations": [{"head": r.head, "relation": r.relation, "tail": r.tail, "evidence": r.evidence,
                            "confidence": r.confidence} for r in found]}

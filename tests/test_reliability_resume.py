@@ -32,7 +32,9 @@ CONCURRENCY = 4  # llm.concurrency: the passes of a stage in flight at once, so 
 
 class KillSwitch:
     """The stub's model, plus a trap: when request ``at`` arrives, tell the test; if ``hold``,
-    keep that answer back until the test has killed the child."""
+    keep that answer back until the test has killed the child. Requests after ``at`` wait
+    for the kill in either case, so a child fast enough to finish within the test's few
+    milliseconds cannot exit before it is killed."""
 
     def __init__(self, model: GoldModel, at: int, hold: bool):
         self.model, self.at, self.hold = model, at, hold
@@ -46,6 +48,8 @@ class KillSwitch:
             self.reached.set()
             if self.hold:
                 self.released.wait(30)
+        elif number > self.at:
+            self.released.wait(30)
         return self.model(request)
 
 
@@ -110,7 +114,7 @@ def test_killed_at_a_random_point_then_resumed_matches_an_uninterrupted_run(worl
         if not hold:
             time.sleep(rng.uniform(0, 0.08))
         child.send_signal(signal.SIGKILL)
-        assert child.wait(30) == -signal.SIGKILL
+        assert child.wait(30) == -signal.SIGKILL, (tmp_path / "stderr.txt").read_text()
     finally:
         switch.released.set()
         if child.poll() is None:

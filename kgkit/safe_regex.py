@@ -352,8 +352,24 @@ class _Parser:
 
     def quantifier(self, node: _Node) -> None:
         start = self.i
+        self.i = self._blanks_after(start)  # verbose: "(a+) +" repeats the group
+        before = self.i
         self._quantifier(node)
+        if self.i == before:
+            self.i = start  # no quantifier: the blanks are the sequence's to skip
         node.text += self.p[start:self.i]
+
+    def _blanks_after(self, i: int) -> int:
+        """The first position from ``i`` that is not whitespace or a comment, in a verbose
+        pattern (where both are ignored, also between an atom and its quantifier)."""
+        p = self.p
+        while self.verbose and i < len(p) and (p[i] in " \t\n\r\f\v" or p[i] == "#"):
+            if p[i] == "#":
+                i = p.find("\n", i)
+                if i < 0:
+                    return len(p)
+            i += 1
+        return i
 
     def _quantifier(self, node: _Node) -> None:
         p, i = self.p, self.i
@@ -369,7 +385,9 @@ class _Parser:
             low = int(m.group(1) or 0)
             node.low, node.high = low, (int(m.group(3)) if m.group(3) else (None if m.group(2) else low))
             self.i = m.end()
-        if self.i < len(p) and p[self.i] in "?+":
+        suffix = self._blanks_after(self.i)
+        if suffix < len(p) and p[suffix] in "?+":
+            self.i = suffix
             node.guarded = node.guarded or p[self.i] == "+"  # possessive: gives nothing back
             self.i += 1
 

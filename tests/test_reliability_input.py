@@ -213,14 +213,16 @@ def test_stdin_over_the_limit_is_refused_without_reading_it_all():
 
 
 @pytest.mark.parametrize("pattern", [r"(a+)+$", r"(a*)*", r"(a|a)*", r"(\w+\s?)+$", r"(?:[a-z]+\s*)+\.",
-                                     r"(\s*\w+\s*)+$", r"((a+))+", r"(\w|\d)+", r"(.|\s)*", r"(ab|ab)+"])
+                                     r"(\s*\w+\s*)+$", r"((a+))+", r"(\w|\d)+", r"(.|\s)*", r"(ab|ab)+",
+                                     "(?x)(a+) +", "(?x)( a + ) +$", "(?x)(\\w+ # a word\n)+", "(?x)(a+)#c\n+"])
 def test_nested_quantifiers_are_found(pattern):
     assert safe_regex.nested_quantifier(pattern) is not None
 
 
 @pytest.mark.parametrize("pattern", [r"(,\s*\w+)*", r"([a-z]+\.)+[a-z]+", r"(\d+,)*\d+", r"(?>a+)+", r"(a++)+",
                                      r"(a|b)*", r"(ab|ac)*", r"(?-i:(?:[A-Z][a-z]+\s?)+)", r"[(a+)+]", r"\(a+\)+",
-                                     r"(?:[ \t]+[A-Z][A-Z0-9&/\-]*){0,5}", r"(?#(a+)+)x"])
+                                     r"(?:[ \t]+[A-Z][A-Z0-9&/\-]*){0,5}", r"(?#(a+)+)x", "(?x)(a + b)+",
+                                     "(?x)(a+) # one round, then a comment +\n"])
 def test_safe_repeats_are_not_refused(pattern):
     assert safe_regex.nested_quantifier(pattern) is None
 

@@ -94,3 +94,21 @@ def test_a_dry_run_plans_a_folder(corpus, tmp_path, capsys):
         main(["extract", str(corpus / "a"), str(corpus / "c"), "--dry-run", "--json"])
     assert done.value.code == 0
     assert [p["document"] for p in json.loads(capsys.readouterr().out)["plan"]] == ["notes", "memo"]
+
+
+def test_runs_jsonl_replaces_the_last_run_then_grows_in_place(tmp_path):
+    """A corpus run's first line replaces the last run's file; later lines are appended to
+    the same file (one write each), not the whole file rewritten per document."""
+    import json
+
+    from kgkit.engine.corpus import CorpusManifest
+
+    path = tmp_path / "runs.jsonl"
+    path.write_text('{"input": "from the last run"}\n')
+    runs = CorpusManifest(tmp_path)
+    runs.add({"input": "a.txt", "status": "ok"})
+    first = path.stat().st_ino
+    runs.add({"input": "b.txt", "status": "ok"})
+    runs.add({"input": "c.txt", "status": "unreadable"})
+    assert [json.loads(line)["input"] for line in path.read_text().splitlines()] == ["a.txt", "b.txt", "c.txt"]
+    assert path.stat().st_ino == first

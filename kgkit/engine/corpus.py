@@ -101,20 +101,34 @@ def distinct_names(parts: list[tuple[str, ...]], safe_name) -> list[str]:
 
 
 class CorpusManifest:
-    """``runs.jsonl`` in --out: one line per document of the last corpus run, rewritten
-    (atomically) after each document, so it is complete up to the document in progress."""
+    """``runs.jsonl`` in --out: one line per document of the last corpus run, written as each
+    document ends, so it is complete up to the document in progress.
+
+    The first line replaces the file atomically (a new run's lines never mix with the last
+    run's); each later one is appended with one write and synced, so a corpus of n documents
+    writes n lines, not the n²/2 a rewrite per document cost (15 GB at 10,000 documents)."""
 
     def __init__(self, out_dir: Path):
         self.path = Path(out_dir) / CORPUS_MANIFEST
-        self.rows: list[dict[str, Any]] = []
+        self._started = False
         for stale in Path(out_dir).glob(f".{CORPUS_MANIFEST}.*{TEMP_SUFFIX}"):  # left by a killed run
             if stale.is_file() and not stale.is_symlink():
                 stale.unlink()
 
     def add(self, row: dict[str, Any]) -> None:
-        self.rows.append(row)
-        atomic_write(self.path, "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n"
-                                        for r in self.rows))
+        line = (json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+        if not self._started:
+            atomic_write(self.path, line)
+            self._started = True
+            return
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            written = os.write(fd, line)
+            while written < len(line):
+                written += os.write(fd, memoryview(line)[written:])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def run_row(document: CorpusInput, manifest: dict[str, Any]) -> dict[str, Any]:

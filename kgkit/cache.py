@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kgkit.backends.base import Backend, PassRequest, PassResult, Usage
+from kgkit.backends.base import Backend, PassRequest, PassResult
 from kgkit.config.loader import expand_path
 from kgkit.config.model import CacheConfig, Config
 from kgkit.errors import ConfigError
@@ -88,8 +88,7 @@ class CachedBackend:
     """Answers from the cache when it can, from ``backend`` (then stored) when it must.
 
     A hit is ``PassResult(cached=True, requests=0)`` with empty ``usage``: nothing was
-    spent, so a run's accounting can add up every result's usage. What the original
-    calls cost is added up in :attr:`saved` instead.
+    spent, so a run's accounting can add up every result's usage (and counts the hits).
     """
 
     def __init__(self, backend: Backend, cache):
@@ -99,18 +98,12 @@ class CachedBackend:
         self.cache = cache
         self.name = backend.name
         self.llm_client = getattr(backend, "llm_client", None)  # named in the manifest
-        self.hits = 0
-        self.misses = 0
-        self.saved = Usage()  # tokens and cost the hits would have spent
 
     def run(self, request: PassRequest) -> PassResult:
         key = cache_key(self.backend.cache_key_parts(request))
         stored = self.cache.get(key)
         if stored is not None:
-            self.hits += 1
-            self.saved.add(Usage(**stored["usage"]))
             return PassResult(data=stored["data"], cached=True, requests=0, retries=0, model=stored["model"])
-        self.misses += 1
         result = self.backend.run(request)
         self.remember(request, result, key)
         return result

@@ -72,8 +72,6 @@ def test_second_identical_pass_is_a_hit_with_no_request(tmp_path):
     assert (again.usage.tokens_in, again.usage.tokens_out, again.usage.cost) == (0, 0, None)  # nothing spent
     assert again.model == "scripted/model"
     assert len(backend.asked) == 1
-    assert (cached.hits, cached.misses) == (1, 1)
-    assert (cached.saved.tokens_in, cached.saved.tokens_out, cached.saved.cost) == (30, 5, 0.0001)
     # another process (a fresh cache object on the same directory) sees it too
     later = CachedBackend(Scripted(), open_cache(CacheConfig(dir=tmp_path / "c")))
     assert later.run(request()).cached

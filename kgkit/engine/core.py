@@ -216,11 +216,8 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_passes: Run
         review.append({"stage": "entities", "chunk": None,
                        "item": {"alias": ambiguity.alias, "type": ambiguity.type, "claimants": list(ambiguity.claimants)},
                        "reason": "ambiguous alias: claimed by more than one entity, so it merged nothing"})
-    # a node is unverified when all its mentions are (none are, in the usual run: then it
-    # takes no hashing of every mention to tell)
     nodes = [{**node.to_dict(), "origin": "core",
-              **({"verified": False} if (all(m in unverified for m in node.mentions) if unverified
-                                         else not node.mentions) else {})}
+              **({"verified": False} if all(m in unverified for m in node.mentions) else {})}
              for node in merged.nodes]
 
     def resolve(name: str, type_: str | None) -> str | None:

@@ -318,13 +318,16 @@ class RunFolder:
 
     # -- state: one file per completed pass ------------------------------------------------
 
-    def _state_path(self, stage: str, chunk_id: str) -> str:
-        return os.path.join(self.path, "state", stage.replace(":", "."), f"{chunk_id}.json")
+    @staticmethod
+    def _state_file(stage: str, chunk_id: str) -> str:
+        """A pass's state file, relative to the run folder."""
+        return f"state/{stage.replace(':', '.')}/{chunk_id}.json"
 
     def load_pass(self, stage: str, chunk_id: str, key: str) -> dict[str, Any] | None:
         """The stored answer of a completed pass with this fingerprint, else None."""
         try:  # never through a link (refuse_links has refused the run already); most are not stored yet
-            fd = os.open(self._state_path(stage, chunk_id), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            fd = os.open(os.path.join(self.path, self._state_file(stage, chunk_id)),
+                         os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError:
             return None
         try:
@@ -335,7 +338,7 @@ class RunFolder:
         return record["data"] if record.get("fingerprint") == key else None
 
     def save_pass(self, stage: str, chunk_id: str, key: str, data: dict[str, Any], model: str) -> None:
-        path = self._inside(f"state/{stage.replace(':', '.')}/{chunk_id}.json")  # _state_path, checked
+        path = self._inside(self._state_file(stage, chunk_id))
         atomic_write(path, _STATE.encode({"fingerprint": key, "model": model, "data": data}), durable=False)
         self._unsynced.append(path)  # list.append is atomic: worker threads save at once
 

@@ -24,6 +24,15 @@ from kgkit.schema.model import LITERAL_TYPES, Domain, RelationType, Role, View
 from kgkit.timex import normalise as normalise_literal
 
 
+def _remembered(store: dict, key: Any, make: Callable[[], Any]) -> Any:
+    """``store[key]``, made by ``make()`` the first time it is asked for (None is an answer too)."""
+    try:
+        return store[key]
+    except KeyError:
+        found = store[key] = make()
+        return found
+
+
 @dataclass
 class Skeleton:
     """The core result for one document: V_doc and the binary edges among it."""
@@ -44,11 +53,8 @@ class Skeleton:
         Types disambiguate: a defined term that the merge also saw as a Location still
         names the Party when only a Party may stand there.
         """
-        key = (name, tuple(types))
-        found = self._looked_up.get(key, self)
-        if found is self:
-            found = self._looked_up[key] = self._lookup(name, key[1])
-        return found
+        types = tuple(types)
+        return _remembered(self._looked_up, (name, types), lambda: self._lookup(name, types))
 
     def _lookup(self, name: str, types: tuple[str, ...]) -> str | None:
         typed = [t for t in types if t != "*"]
@@ -62,18 +68,11 @@ class Skeleton:
         return hits.pop() if len(hits) == 1 else None
 
     def _resolve(self, name: str, type_: str | None) -> str | None:
-        key = (name, type_)
-        found = self._resolved.get(key, self)
-        if found is self:
-            found = self._resolved[key] = self.resolve(name, type_)
-        return found
+        return _remembered(self._resolved, (name, type_), lambda: self.resolve(name, type_))
 
     def meanings(self, name: str) -> list[str]:
         """``candidates(name)``: every node id ``name`` may mean (read it, do not change it)."""
-        every = self._meanings.get(name)
-        if every is None:
-            every = self._meanings[name] = self.candidates(name)
-        return every
+        return _remembered(self._meanings, name, lambda: self.candidates(name))
 
     def __post_init__(self) -> None:
         self._by_id = {n["id"]: n for n in self.nodes}

@@ -227,10 +227,15 @@ def nearest_pair(text: str, in_sent: Sequence[Any], start: int, end: int) -> tup
     return left, right
 
 
+def _partition(regexes: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(plain regexes, nearest-shaped ones)."""
+    return [r for r in regexes if not r.startswith(NEAREST)], [r for r in regexes if r.startswith(NEAREST)]
+
+
 def split_shaped(patterns: Patterns) -> tuple[Patterns, Patterns]:
     """A cue's plain patterns and its nearest-shaped regexes, apart."""
-    near = tuple(r for r in patterns.regex if r.startswith(NEAREST))
-    return Patterns(tuple(r for r in patterns.regex if r not in near), patterns.phrases), Patterns(near)
+    plain, near = _partition(patterns.regex)
+    return Patterns(tuple(plain), patterns.phrases), Patterns(tuple(near))
 
 
 def _shaped_skills(skills: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]], list[dict[str, Any]]]:
@@ -239,11 +244,11 @@ def _shaped_skills(skills: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[st
     shaped: list[dict[str, Any]] = []
     for sk in skills:
         pattern = sk.get("pattern") or {}
-        near = [r for r in pattern.get("regex", ()) if r.startswith(NEAREST)]
+        rest, near = _partition(pattern.get("regex", ()))
         if sk.get("kind") != "relation" or not near:
             plain.append(sk)
             continue
-        plain.append({**sk, "pattern": {**pattern, "regex": [r for r in pattern["regex"] if r not in near]}})
+        plain.append({**sk, "pattern": {**pattern, "regex": rest}})
         shaped.append({**sk, "pattern": {"phrases": [], "regex": near}})
     return plain, shaped
 

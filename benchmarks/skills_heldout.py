@@ -12,7 +12,7 @@ are (the offline backend's entity recall bounds them: a relation needs both ends
     python benchmarks/skills_heldout.py [--data ../shared/data] [--set conll04 --set scierc --set wikievents]
         [--holdout 0.3] [--seed 0 --seed 1 --seed 2] [--top-k 3] [--temperature 0.7] [--rollouts 3]
         [--gate cv|dev|train+dev] [--folds 5] [--applied-precision 0.33] [--min-precision 0.5] [--nearest-cues]
-        [--no-families] [--family-size 8] [--family-max-wrong 0]
+        [--families] [--family-size 8] [--family-max-wrong 0]
         [--tune] [--json]
 
 Which documents: skills are learned (train and dev) on the set's ``tune`` half in
@@ -116,8 +116,8 @@ def main() -> None:
                         help="vetting precision on train (default: config skills.min_precision)")
     parser.add_argument("--nearest-cues", action="store_true", default=None,
                         help="offline skill passes also propose each relation cue in its nearest shape")
-    parser.add_argument("--no-families", dest="families", action="store_false", default=None,
-                        help="no cue families (default: config skills.families)")
+    parser.add_argument("--families", action="store_true", default=None,
+                        help="pool clean cues of one relation into a cue family (default: config skills.families)")
     parser.add_argument("--family-size", type=int, default=None, help="default: config skills.family_size")
     parser.add_argument("--family-max-wrong", type=int, default=None, help="default: config skills.family_max_wrong")
     parser.add_argument("--folds", type=int, default=None, help="gate cv: folds (default: config skills.folds)")

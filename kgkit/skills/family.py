@@ -17,8 +17,9 @@ does not hold yet. A candidate joins when, on the documents the rule is given:
   most ``family_max_wrong`` wrong.
 
 A cue phrase that holds another member's phrase ("station chief", "chief") is left out:
-wherever it fires, the shorter one does. The members are ordered by right relations
-(most first), then wrong (fewest), then text, and capped at ``family_size``; a family needs
+wherever it fires, the shorter one does; so is a tight cue of a member phrase (the shape
+"Name chief Name"). The members are ordered by right relations (most first), then wrong
+(fewest), phrases before regexes, then text, and capped at ``family_size``; a family needs
 two. It is then vetted (support counts for the family as a whole), applied and gated like
 any candidate. Honest under the cross-validated gate only because the rule itself is
 cross-validated: in fold k the family scored is the one :meth:`FamilyRule.form` makes from
@@ -31,6 +32,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kgkit.backends.offline.skills import tight_cue
 from kgkit.skills.library import Library, make_skill, merge_provenance, normalise_pattern
 from kgkit.skills.vetting import Vetter, pattern_text
 
@@ -79,9 +81,10 @@ class FamilyRule:
             clean.append(({**cand, "pattern": pattern, "provenance": prov}, here,
                           applied["new_right"], applied["new_wrong"]))
         phrases = [p for c, *_ in clean for p in c["pattern"]["phrases"]]
+        tight = {tight_cue(f" {p} ") for p in phrases}
         clean = [m for m in clean if not any(_holds(p, q) for p in m[0]["pattern"]["phrases"] for q in phrases
-                                             if q != p)]
-        clean.sort(key=lambda m: (-m[2], m[3], _text(m[0])))
+                                             if q != p) and not set(m[0]["pattern"]["regex"]) & tight]
+        clean.sort(key=lambda m: (-m[2], m[3], not m[0]["pattern"]["phrases"], _text(m[0])))
         return clean[:self.settings.family_size]
 
     def form(self, doc_ids: list[str], vetter: Vetter) -> tuple[dict[str, Any], list["EdgeLabel"]] | None:

@@ -30,14 +30,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kgkit.backends.offline.skills import tight_cue
 from kgkit.skills.library import Library, make_skill, merge_provenance, normalise_pattern
 from kgkit.skills.vetting import Vetter, pattern_text
-
-if TYPE_CHECKING:  # the loop imports this module
-    from kgkit.skills.learn import EdgeLabel, LearnSettings, _Loop
 
 MIN_MEMBERS = 2  # one clean cue is not a family: alone it was already folded and gated
 
@@ -52,12 +49,12 @@ class FamilyRule:
     """
 
     target: str
-    pool: list[tuple[dict[str, Any], list["EdgeLabel"]]]
-    loop: "_Loop"
+    pool: list[tuple[dict[str, Any], list[Any]]]  # (candidate, kgkit.skills.learn.EdgeLabel list)
+    loop: Any  # kgkit.skills.learn._Loop (which imports this module): applied(lib, trial, doc_ids), domain
     lib: Library
-    settings: "LearnSettings"
+    settings: Any  # kgkit.skills.learn.LearnSettings: family_size, family_max_wrong
 
-    def members(self, doc_ids: list[str], vetter: Vetter) -> list[tuple[dict[str, Any], list["EdgeLabel"], int, int]]:
+    def members(self, doc_ids: list[str], vetter: Vetter) -> list[tuple[dict[str, Any], list[Any], int, int]]:
         """The clean candidates on these documents: (candidate restricted to them, its edges there, right, wrong)."""
         docs = set(doc_ids)
         clean = []
@@ -87,7 +84,7 @@ class FamilyRule:
         clean.sort(key=lambda m: (-m[2], m[3], not m[0]["pattern"]["phrases"], _text(m[0])))
         return clean[:self.settings.family_size]
 
-    def form(self, doc_ids: list[str], vetter: Vetter) -> tuple[dict[str, Any], list["EdgeLabel"]] | None:
+    def form(self, doc_ids: list[str], vetter: Vetter) -> tuple[dict[str, Any], list[Any]] | None:
         """The family this rule makes from these documents (None: fewer than two clean members)."""
         members = self.members(doc_ids, vetter)
         if len(members) < MIN_MEMBERS:
@@ -96,7 +93,7 @@ class FamilyRule:
                                      "regex": [r for c, *_ in members for r in c["pattern"]["regex"]]})
         instruction, example = pattern_text("relation", self.target, pattern, self.loop.domain)
         provenance: list[dict[str, Any]] = []
-        by: list["EdgeLabel"] = []
+        by: list[Any] = []
         for cand, here, *_ in members:
             provenance = merge_provenance(provenance, cand["provenance"])
             by += [x for x in here if x not in by]
@@ -106,12 +103,12 @@ class FamilyRule:
         return cand, by
 
 
-def family_pools(groups: dict[str, tuple[dict[str, Any], list["EdgeLabel"]]], lib: Library
-                 ) -> dict[str, list[tuple[dict[str, Any], list["EdgeLabel"]]]]:
+def family_pools(groups: dict[str, tuple[dict[str, Any], list[Any]]], lib: Library
+                 ) -> dict[str, list[tuple[dict[str, Any], list[Any]]]]:
     """The run's relation candidates per target, less those the library holds (in proposal order)."""
     held = {(s["target"], p) for s in lib.skills.values() if s["kind"] == "relation"
             for p in s["pattern"]["phrases"] + s["pattern"]["regex"]}
-    pools: dict[str, list[tuple[dict[str, Any], list["EdgeLabel"]]]] = {}
+    pools: dict[str, list[tuple[dict[str, Any], list[Any]]]] = {}
     for cand, by in groups.values():
         pattern = normalise_pattern(cand["pattern"])
         if cand["kind"] != "relation" or all((cand["target"], p) in held

@@ -24,8 +24,10 @@ touching model weights (docs/skills.md):
    and dev together ("train+dev", not a development gain). The same candidate proposed for
    several edges is gated once, with all of them as provenance; one turned down before
    later changes were accepted is tried once more. Turn-downs are remembered in the library
-   with their reason. Gazetteer names come after all skills, at most
-   ``gazetteer_share`` of the run's accepted items;
+   with their reason. With ``families``, the clean cues of one relation, each too rare to
+   pass alone, are then pooled and gated as one skill (:mod:`kgkit.skills.family`).
+   Gazetteer names come after all skills, at most ``gazetteer_share`` of the run's
+   accepted items;
 8. **write** the library (version + 1 and a changelog entry, turn-downs included) only
    if its skills or gazetteer changed.
 

@@ -49,7 +49,6 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import Any, Iterable
 
 from rapidfuzz import fuzz, process
@@ -349,22 +348,17 @@ def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool) -> l
     if threshold > 100:  # fuzzy merging switched off
         return [[g] for g in order]
     clusters: list[list[_Group]] = []
-    firsts: list[str] = []  # sorted form of each cluster's first member
     blocks: list[frozenset[str]] = []  # each cluster's blocking keys (its members')
     reachable = RatioIndex((g.sorted_form for g in order), threshold)
     everything = frozenset({""})  # the one key when not blocking
     for g in order:
-        ids = list(reachable.candidates(g.sorted_form, g.blocks if blocking else everything))
-        screened = process.extract(g.sorted_form, _pick(firsts, ids), scorer=fuzz.ratio, score_cutoff=threshold,
-                                   limit=None)
         best, best_score = None, 0.0
-        for c in sorted(ids[i] for _, _, i in screened):
+        for c, _ in reachable.matches(g.sorted_form, g.blocks if blocking else everything):
             worst = min(_score(g, member, threshold) for member in clusters[c])
             if worst and worst > best_score:
                 best, best_score = c, worst
         if best is None:
             clusters.append([g])
-            firsts.append(g.sorted_form)
             blocks.append(g.blocks)
             reachable.add(g.sorted_form, len(clusters) - 1, g.blocks if blocking else everything)
         else:
@@ -373,11 +367,6 @@ def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool) -> l
                 reachable.add_keys(best, g.blocks - blocks[best])
                 blocks[best] |= g.blocks
     return clusters
-
-
-def _pick(items: list[str], ids: list[int]) -> list[str]:
-    """``[items[i] for i in ids]``, gathered in C."""
-    return list(itemgetter(*ids)(items)) if len(ids) > 1 else [items[i] for i in ids]
 
 
 def key_blocks(key: str) -> frozenset[str]:
@@ -440,7 +429,7 @@ class CanonResult:
     its node.
     """
 
-    def __init__(self, nodes, merges, rejected, ambiguous, index, domain, threshold, legal_suffixes):
+    def __init__(self, nodes, merges, rejected, ambiguous, index, domain, threshold, legal_suffixes, keys=None):
         self.nodes: list[Node] = nodes
         self.merges: list[MergeRecord] = merges
         self.rejected: list[Rejection] = rejected
@@ -450,6 +439,8 @@ class CanonResult:
         self._by_id = {n.id: n for n in nodes}
         self._domain = domain
         self._legal = legal_suffixes
+        # name -> canonical key: the merge's, since the views resolve the names it has keyed
+        self._keys: dict[str, str] = keys if keys is not None else {}
         self._choices: list[tuple[str, str, str]] = [  # (type, sorted key, key): what fuzzy lookups screen
             (t, " ".join(sorted(key.split())), key) for (t, key) in sorted(index)]
         self._forms = [form for _, form, _ in self._choices]
@@ -482,7 +473,9 @@ class CanonResult:
                 return [], False
             type = wanted
         types = [type] if type is not None else sorted(self._types)
-        key = canonical_key(name, legal_suffixes=self._legal)
+        key = self._keys.get(name)
+        if key is None:
+            key = self._keys[name] = canonical_key(name, legal_suffixes=self._legal)
         exact = dict.fromkeys(i for t in types for i in self._index.get((t, key), ()))
         if exact:
             return [(self._by_id[i], 100.0) for i in exact], True
@@ -494,13 +487,10 @@ class CanonResult:
             self._reachable = RatioIndex(self._forms, self.threshold)
             for i, (t, form, _) in enumerate(self._choices):
                 self._reachable.add(form, i, (t,))
-        # the forms of these types that can reach the threshold, screened in C (scores are
-        # kept by node, so the order of the hits does not matter)
-        ids = list(self._reachable.candidates(probe.sorted_form, types))
+        # the forms of these types that reach the threshold, screened in C
         scored: dict[str, float] = {}
-        for _, score, j in process.extract(probe.sorted_form, _pick(self._forms, ids), scorer=fuzz.ratio,
-                                           score_cutoff=self.threshold, limit=None):
-            t, _, other_key = self._choices[ids[j]]
+        for j, score in self._reachable.matches(probe.sorted_form, types):
+            t, _, other_key = self._choices[j]
             other = _Group(type=t, key=other_key)
             _prepare(other)
             if not _labels_agree(other, probe):
@@ -756,4 +746,4 @@ def merge_entities(
 
     nodes.sort(key=lambda n: (n.type, n.name, n.id))
     merges.sort(key=lambda r: (r.type, r.kept, r.merged))
-    return CanonResult(nodes, merges, rejected, ambiguous, dict(index), domain, threshold, legal_suffixes)
+    return CanonResult(nodes, merges, rejected, ambiguous, dict(index), domain, threshold, legal_suffixes, key_cache)

@@ -236,7 +236,10 @@ def defined_terms_after(text: str, end: int) -> list[str]:
     appositive such as ", a Delaware corporation with offices at ...") counts, so a
     definition that belongs to the next party in a list is not picked up.
     """
-    m = _DEFINED_TERMS.match(text, end, min(len(text), end + _DEFINITION_REACH))
+    stop = min(len(text), end + _DEFINITION_REACH)
+    if text.find("(", end, stop) < 0:  # every definition has its "(": skip the regex's slow failure
+        return []
+    m = _DEFINED_TERMS.match(text, end, stop)
     return [squash(t) for t in _QUOTED_TEXT.findall(m.group(1))] if m else []
 
 
@@ -338,11 +341,11 @@ def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool) -> l
     Each group joins the candidate cluster whose *weakest* similarity to it is highest,
     if that reaches the threshold. Candidates are the clusters sharing a blocking key with
     it whose first member it reaches (a cluster that fails there fails complete link
-    anyway); they are then checked member by member. The first members are found through
-    a :class:`~kgkit.ratio_index.RatioIndex`, which returns every one the ratio can reach
-    and fewer others than the blocks do (on the 3.2 MB benchmark text, ~670 first members
-    per name against ~1,500 by block alone: the stage is still quadratic on such names,
-    with a smaller factor); the screen itself is still rapidfuzz on each.
+    anyway); they are then checked member by member. The first members that reach it come
+    from :meth:`~kgkit.ratio_index.RatioIndex.matches`: a q-gram filter, then rapidfuzz on
+    what passes (on the 3.2 MB benchmark text ~700 first members a name pass the filter,
+    ~1,500 share a block, 0.3 reach 90: the stage is still quadratic on such names, with a
+    small factor; the ratio_index docstring says why no sharper exact filter was found).
     """
     order = sorted(groups, key=lambda g: (-len(g.mentions), g.key))
     if threshold > 100:  # fuzzy merging switched off
@@ -701,10 +704,11 @@ def merge_entities(
     node_of_root: dict[int, Node] = {}
     for root, gs in members.items():
         primary = [g for g in gs if (g.type, g.key) not in link_reason] or gs
-        counts: Counter = Counter()  # "X dba Y" counts as X: the node is X, Y an alias
+        counts: dict[str, int] = {}  # "X dba Y" counts as X: the node is X, Y an alias
         for g in primary:
             for surface, n in g.surfaces.items():
-                counts[base_name(surface)] += n
+                base = base_name(surface)
+                counts[base] = counts.get(base, 0) + n
         name = min(counts, key=lambda s: (-counts[s], -len(s), s))
         home = next(g for g in primary if any(base_name(s) == name for s in g.surfaces))
         etype = home.type

@@ -37,12 +37,23 @@ bound over every length the other side could have, finds every pair that shares 
 a longer prefix than necessary only finds more. The rare elements come first, so the
 posting lists probed are the shorter ones, and the common ones ("ll", "le" of "...ville")
 are never probed at all. How sharp that is depends on the names: on names built from two
-dozen syllables (benchmarks/offline_speed.py, 3.2 MB) ~670 strings come back per probe,
-against ~1,500 sharing a blocking key, so the filter narrows the quadratic work but does
-not remove it (benchmarks/RESULTS.md).
+dozen syllables (benchmarks/offline_speed.py, 3.2 MB) ~350-1,000 strings come back per
+probe (Person, Organization) against ~1,500 sharing a blocking key, while only 0.04-0.3 a
+probe reach 90: the filter narrows the quadratic work but does not remove it. Sharper
+exact filters were measured on the same probes (benchmarks/RESULTS.md, 2026-11-30 issue 11
+H28): a per-length-pair bound with length-partitioned postings, trigrams, two or three
+shared prefix q-grams instead of one, and PassJoin's pigeonhole segments (with and without
+picking each string's rarest segments) return 150-1,000 a probe too, and all but the
+plainest cost more lookups than they save. The reason is the names, not the filters:
+at 90 two names of 15-22 characters may differ by 2-4 edits, so every exact piece a
+pigeonhole can promise is 2-5 characters long, and in a name space of a few dozen
+syllables any such piece is shared by hundreds of names. Only whole-string signatures
+(deletion neighbourhoods: up to C(22, 4) variants a name) are output-sensitive there.
+:meth:`RatioIndex.matches` therefore scores the candidates in one rapidfuzz call (~35 ns
+a candidate in C) rather than filtering them further in Python.
 
-tests/test_ratio_index.py checks both against brute force on random strings, short ones
-included.
+tests/test_ratio_index.py checks both, and :meth:`RatioIndex.matches`, against brute force
+on random strings (short ones and repeats included) and on syllable-built names.
 """
 from __future__ import annotations
 

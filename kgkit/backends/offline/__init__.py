@@ -9,8 +9,8 @@ passes, ``kgkit.modes.base.validate_answer``), so those are returned as built: a
 check here was ~15% of an offline run. Answers the engine does not check (the skill
 passes) are checked here before they are returned.
 
-Pass kinds are dispatched through a table keyed by ``PassRequest.kind``. Other modules
-add kinds with :func:`register_handler` (the skill passes live in
+Pass kinds are dispatched through the table of :mod:`kgkit.backends.offline.handlers`.
+Other modules add kinds with :func:`register_handler` (the skill passes live in
 ``kgkit.backends.offline.skills``, imported at the end of this module); a handler takes
 the :class:`~kgkit.backends.base.PassRequest` and returns the answer dict.
 """
@@ -18,29 +18,23 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Callable
+from typing import Any
 
 from kgkit import safe_regex
 from kgkit.backends.base import COMBINED, ENTITIES, RELATIONS, UPGRADE, PassRequest, PassResult, pass_validator
 from kgkit.backends.offline import sampling, upgrades
+from kgkit.backends.offline.handlers import HANDLERS, register_handler
 from kgkit.backends.offline.entities import find_entities
 
 __all__ = ["OfflineBackend", "register_handler", "VERSION"]
 
 VERSION = "6"  # bump when a rule change alters answers (it is part of the engine's pass key)
 
-Handler = Callable[[PassRequest], dict[str, Any]]
 ENGINE_CHECKED = frozenset({ENTITIES, RELATIONS, UPGRADE, COMBINED})  # validated once, by the engine
-_HANDLERS: dict[str, Handler] = {}
 
 
 class _Unsupported(Exception):
     """A request the offline rules cannot answer (an unknown view mode): a failed pass, not a crash."""
-
-
-def register_handler(kind: str, handler: Handler) -> None:
-    """Answer passes of ``kind`` with ``handler(request) -> answer dict`` (last registration wins)."""
-    _HANDLERS[kind] = handler
 
 
 def _entities(request: PassRequest) -> dict[str, Any]:
@@ -125,10 +119,10 @@ class OfflineBackend:
         self.knobs = knobs or sampling.SamplingKnobs()
 
     def run(self, request: PassRequest) -> PassResult:
-        handler = _HANDLERS.get(request.kind)
+        handler = HANDLERS.get(request.kind)
         if handler is None:
             return PassResult(data=None, ok=False, error=f"the offline backend cannot answer {request.kind!r} passes "
-                              f"(known: {', '.join(sorted(_HANDLERS))})")
+                              f"(known: {', '.join(sorted(HANDLERS))})")
         try:
             with safe_regex.chunk_budget(self.regex_timeout) as budget, \
                     sampling.sampling(request.sample, request.temperature, self.knobs):

@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from kgkit.backends.base import COMBINED, UPGRADE, PassRequest
-from kgkit.backends.offline import _HANDLERS, register_handler
+from kgkit.backends.offline.handlers import HANDLERS, register_handler
 from kgkit.modes.combined import part_requests
 
 
 def _combined(request: PassRequest) -> dict[str, Any]:
-    return {part.stage: _HANDLERS[UPGRADE](part) for part in part_requests(request)}
+    return {part.stage: HANDLERS[UPGRADE](part) for part in part_requests(request)}
 
 
 register_handler(COMBINED, _combined)

@@ -31,7 +31,7 @@ import re
 from typing import Any, Mapping, Sequence
 
 from kgkit.backends.base import SKILL_HINDSIGHT, SKILL_INDUCTION, PassRequest
-from kgkit.backends.offline import register_handler
+from kgkit.backends.offline.handlers import register_handler
 from kgkit.backends.offline.entities import collapse, name_key, phrase_pattern, trigger_spans
 from kgkit.backends.offline.relations import FoundRelation, find_mentions, find_relations, rules_for
 from kgkit.backends.offline.sentences import split_sentences

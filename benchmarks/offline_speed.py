@@ -152,13 +152,18 @@ def near_pairs(nodes_file: Path, threshold: float = 90.0) -> int:
     import json
     from collections import defaultdict
 
-    from rapidfuzz import fuzz, process
+    from kgkit.ratio_index import RatioIndex
 
     by_type = defaultdict(list)
     for node in json.loads(nodes_file.read_text())["nodes"]:
         by_type[node["type"]].append(" ".join(sorted(node["name"].lower().split())))
-    return sum(len(process.extract(name, names[i + 1:], scorer=fuzz.ratio, score_cutoff=threshold, limit=None))
-               for names in by_type.values() for i, name in enumerate(names))
+    pairs = 0
+    for names in by_type.values():  # each name against the ones before it: every pair once, exactly
+        index = RatioIndex(names, threshold)
+        for i, name in enumerate(names):
+            pairs += len(index.matches(name, ("",)))
+            index.add(name, i, ("",))
+    return pairs
 
 
 def load() -> str:

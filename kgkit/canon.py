@@ -49,7 +49,6 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import Any, Iterable
 
 from rapidfuzz import fuzz, process
@@ -237,7 +236,10 @@ def defined_terms_after(text: str, end: int) -> list[str]:
     appositive such as ", a Delaware corporation with offices at ...") counts, so a
     definition that belongs to the next party in a list is not picked up.
     """
-    m = _DEFINED_TERMS.match(text, end, min(len(text), end + _DEFINITION_REACH))
+    stop = min(len(text), end + _DEFINITION_REACH)
+    if text.find("(", end, stop) < 0:  # every definition has its "(": skip the regex's slow failure
+        return []
+    m = _DEFINED_TERMS.match(text, end, stop)
     return [squash(t) for t in _QUOTED_TEXT.findall(m.group(1))] if m else []
 
 
@@ -339,32 +341,27 @@ def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool) -> l
     Each group joins the candidate cluster whose *weakest* similarity to it is highest,
     if that reaches the threshold. Candidates are the clusters sharing a blocking key with
     it whose first member it reaches (a cluster that fails there fails complete link
-    anyway); they are then checked member by member. The first members are found through
-    a :class:`~kgkit.ratio_index.RatioIndex`, which returns every one the ratio can reach
-    and fewer others than the blocks do (on the 3.2 MB benchmark text, ~670 first members
-    per name against ~1,500 by block alone: the stage is still quadratic on such names,
-    with a smaller factor); the screen itself is still rapidfuzz on each.
+    anyway); they are then checked member by member. The first members that reach it come
+    from :meth:`~kgkit.ratio_index.RatioIndex.matches`: a q-gram filter, then rapidfuzz on
+    what passes (on the 3.2 MB benchmark text ~700 first members a name pass the filter,
+    ~1,500 share a block, 0.3 reach 90: the stage is still quadratic on such names, with a
+    small factor; the ratio_index docstring says why no sharper exact filter was found).
     """
     order = sorted(groups, key=lambda g: (-len(g.mentions), g.key))
     if threshold > 100:  # fuzzy merging switched off
         return [[g] for g in order]
     clusters: list[list[_Group]] = []
-    firsts: list[str] = []  # sorted form of each cluster's first member
     blocks: list[frozenset[str]] = []  # each cluster's blocking keys (its members')
     reachable = RatioIndex((g.sorted_form for g in order), threshold)
     everything = frozenset({""})  # the one key when not blocking
     for g in order:
-        ids = list(reachable.candidates(g.sorted_form, g.blocks if blocking else everything))
-        screened = process.extract(g.sorted_form, _pick(firsts, ids), scorer=fuzz.ratio, score_cutoff=threshold,
-                                   limit=None)
         best, best_score = None, 0.0
-        for c in sorted(ids[i] for _, _, i in screened):
+        for c, _ in reachable.matches(g.sorted_form, g.blocks if blocking else everything):
             worst = min(_score(g, member, threshold) for member in clusters[c])
             if worst and worst > best_score:
                 best, best_score = c, worst
         if best is None:
             clusters.append([g])
-            firsts.append(g.sorted_form)
             blocks.append(g.blocks)
             reachable.add(g.sorted_form, len(clusters) - 1, g.blocks if blocking else everything)
         else:
@@ -373,11 +370,6 @@ def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool) -> l
                 reachable.add_keys(best, g.blocks - blocks[best])
                 blocks[best] |= g.blocks
     return clusters
-
-
-def _pick(items: list[str], ids: list[int]) -> list[str]:
-    """``[items[i] for i in ids]``, gathered in C."""
-    return list(itemgetter(*ids)(items)) if len(ids) > 1 else [items[i] for i in ids]
 
 
 def key_blocks(key: str) -> frozenset[str]:
@@ -440,7 +432,7 @@ class CanonResult:
     its node.
     """
 
-    def __init__(self, nodes, merges, rejected, ambiguous, index, domain, threshold, legal_suffixes):
+    def __init__(self, nodes, merges, rejected, ambiguous, index, domain, threshold, legal_suffixes, keys=None):
         self.nodes: list[Node] = nodes
         self.merges: list[MergeRecord] = merges
         self.rejected: list[Rejection] = rejected
@@ -450,6 +442,8 @@ class CanonResult:
         self._by_id = {n.id: n for n in nodes}
         self._domain = domain
         self._legal = legal_suffixes
+        # name -> canonical key: the merge's, since the views resolve the names it has keyed
+        self._keys: dict[str, str] = keys if keys is not None else {}
         self._choices: list[tuple[str, str, str]] = [  # (type, sorted key, key): what fuzzy lookups screen
             (t, " ".join(sorted(key.split())), key) for (t, key) in sorted(index)]
         self._forms = [form for _, form, _ in self._choices]
@@ -482,7 +476,9 @@ class CanonResult:
                 return [], False
             type = wanted
         types = [type] if type is not None else sorted(self._types)
-        key = canonical_key(name, legal_suffixes=self._legal)
+        key = self._keys.get(name)
+        if key is None:
+            key = self._keys[name] = canonical_key(name, legal_suffixes=self._legal)
         exact = dict.fromkeys(i for t in types for i in self._index.get((t, key), ()))
         if exact:
             return [(self._by_id[i], 100.0) for i in exact], True
@@ -494,13 +490,10 @@ class CanonResult:
             self._reachable = RatioIndex(self._forms, self.threshold)
             for i, (t, form, _) in enumerate(self._choices):
                 self._reachable.add(form, i, (t,))
-        # the forms of these types that can reach the threshold, screened in C (scores are
-        # kept by node, so the order of the hits does not matter)
-        ids = list(self._reachable.candidates(probe.sorted_form, types))
+        # the forms of these types that reach the threshold, screened in C
         scored: dict[str, float] = {}
-        for _, score, j in process.extract(probe.sorted_form, _pick(self._forms, ids), scorer=fuzz.ratio,
-                                           score_cutoff=self.threshold, limit=None):
-            t, _, other_key = self._choices[ids[j]]
+        for j, score in self._reachable.matches(probe.sorted_form, types):
+            t, _, other_key = self._choices[j]
             other = _Group(type=t, key=other_key)
             _prepare(other)
             if not _labels_agree(other, probe):
@@ -711,10 +704,11 @@ def merge_entities(
     node_of_root: dict[int, Node] = {}
     for root, gs in members.items():
         primary = [g for g in gs if (g.type, g.key) not in link_reason] or gs
-        counts: Counter = Counter()  # "X dba Y" counts as X: the node is X, Y an alias
+        counts: dict[str, int] = {}  # "X dba Y" counts as X: the node is X, Y an alias
         for g in primary:
             for surface, n in g.surfaces.items():
-                counts[base_name(surface)] += n
+                base = base_name(surface)
+                counts[base] = counts.get(base, 0) + n
         name = min(counts, key=lambda s: (-counts[s], -len(s), s))
         home = next(g for g in primary if any(base_name(s) == name for s in g.surfaces))
         etype = home.type
@@ -756,4 +750,4 @@ def merge_entities(
 
     nodes.sort(key=lambda n: (n.type, n.name, n.id))
     merges.sort(key=lambda r: (r.type, r.kept, r.merged))
-    return CanonResult(nodes, merges, rejected, ambiguous, dict(index), domain, threshold, legal_suffixes)
+    return CanonResult(nodes, merges, rejected, ambiguous, dict(index), domain, threshold, legal_suffixes, key_cache)

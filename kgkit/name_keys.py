@@ -36,9 +36,14 @@ def squash(name: str) -> str:
 
 def fold_tokens(name: str) -> list[str]:
     """Level 1: case, accents, quotes, punctuation, "&", spaced initials, a leading "the"."""
-    text = squash(name).translate(_APOSTROPHES).casefold()
-    text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-    text = unicodedata.normalize("NFC", text).replace("&", " and ").replace("'", "")
+    text = squash(name)
+    if text.isascii():  # most names: no curly quotes, accents or decompositions, and casefold is lower
+        text = text.replace("`", "'").lower()
+    else:
+        text = text.translate(_APOSTROPHES).casefold()
+        text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+        text = unicodedata.normalize("NFC", text)
+    text = text.replace("&", " and ").replace("'", "")
     text = _NON_WORD.sub(" ", _ABBREV_DOT.sub("", text))
     tokens: list[str] = []
     in_initials = False

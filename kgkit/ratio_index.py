@@ -37,18 +37,33 @@ bound over every length the other side could have, finds every pair that shares 
 a longer prefix than necessary only finds more. The rare elements come first, so the
 posting lists probed are the shorter ones, and the common ones ("ll", "le" of "...ville")
 are never probed at all. How sharp that is depends on the names: on names built from two
-dozen syllables (benchmarks/offline_speed.py, 3.2 MB) ~670 strings come back per probe,
-against ~1,500 sharing a blocking key, so the filter narrows the quadratic work but does
-not remove it (benchmarks/RESULTS.md).
+dozen syllables (benchmarks/offline_speed.py, 3.2 MB) ~350-1,000 strings come back per
+probe (Person, Organization) against ~1,500 sharing a blocking key, while only 0.04-0.3 a
+probe reach 90: the filter narrows the quadratic work but does not remove it. Sharper
+exact filters were measured on the same probes (benchmarks/RESULTS.md, 2026-11-30 issue 11
+H28): a per-length-pair bound with length-partitioned postings, trigrams, two or three
+shared prefix q-grams instead of one, and PassJoin's pigeonhole segments (with and without
+picking each string's rarest segments) return 150-1,000 a probe too, and all but the
+plainest cost more lookups than they save. The reason is the names, not the filters:
+at 90 two names of 15-22 characters may differ by 2-4 edits, so every exact piece a
+pigeonhole can promise is 2-5 characters long, and in a name space of a few dozen
+syllables any such piece is shared by hundreds of names. Only whole-string signatures
+(deletion neighbourhoods: up to C(22, 4) variants a name) are output-sensitive there.
+:meth:`RatioIndex.matches` therefore scores the candidates in one rapidfuzz call (~35 ns
+a candidate in C) rather than filtering them further in Python.
 
-tests/test_ratio_index.py checks both against brute force on random strings, short ones
-included.
+tests/test_ratio_index.py checks both, and :meth:`RatioIndex.matches`, against brute force
+on random strings (short ones and repeats included) and on syllable-built names.
 """
 from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from itertools import chain
+from operator import itemgetter
 from typing import Iterable
+
+from rapidfuzz import fuzz, process
 
 
 def could_reach(la: int, lb: int, threshold: float) -> bool:
@@ -74,13 +89,18 @@ def qgram_elements(form: str, q: int) -> list[str]:
     grams = [form[i:i + q] for i in range(len(form) - q + 1)]
     if len(set(grams)) == len(grams):
         return grams
-    seen: Counter = Counter()
+    seen: dict[str, int] = {}
     out = []
     for gram in grams:
-        k = seen[gram]
+        k = seen.get(gram, 0)
         seen[gram] = k + 1
         out.append(gram if not k else f"{gram}\x00{k}")
     return out
+
+
+def pick(items, ids: list[int]) -> list:
+    """``[items[i] for i in ids]``, gathered in C (``items``: a list or a dict)."""
+    return list(itemgetter(*ids)(items)) if len(ids) > 1 else [items[i] for i in ids]
 
 
 class RatioIndex:
@@ -102,13 +122,14 @@ class RatioIndex:
     def __init__(self, vocabulary: Iterable[str], threshold: float, q: int = 2):
         self.threshold, self.q = threshold, q
         self._elements = {form: qgram_elements(form, q) for form in vocabulary}
-        counts = Counter(e for elements in self._elements.values() for e in elements)
+        counts = Counter(chain.from_iterable(self._elements.values()))
         self._rank = {e: i + 1 for i, e in enumerate(sorted(counts, key=lambda e: (counts[e], e)))}
         # (key, q-gram) -> items; (key, length) -> items of that length, for the lengths
         # where the bound is <= 0 and so every pair is a candidate (-1: every item, when
         # the threshold is <= 0 and every string reaches every other)
         self._postings: dict[tuple[str, str | int], set[int]] = defaultdict(set)
         self._items: dict[int, tuple[int, list[str]]] = {}  # item -> (length, prefix)
+        self._forms: dict[int, str] = {}  # item -> its string
         self._plans: dict[int, tuple[int, list[int]]] = {}
         self._prefixes: dict[str, list[str]] = {}  # form -> the q-grams it is indexed or probed by
 
@@ -138,6 +159,7 @@ class RatioIndex:
     def add(self, form: str, item: int, keys: Iterable[str]) -> None:
         """Store ``form`` as ``item`` (an item is added once), found under ``keys``."""
         self._items[item] = (len(form), self._prefix(form) if self.threshold > 0 else [])
+        self._forms[item] = form
         self.add_keys(item, keys)
 
     def add_keys(self, item: int, keys: Iterable[str]) -> None:
@@ -157,3 +179,14 @@ class RatioIndex:
             return set().union(*[get((key, -1), empty) for key in keys])
         probes = self._prefix(form) + self._plan(len(form))[1]
         return set().union(*[get((key, e), empty) for key in keys for e in probes])
+
+    def matches(self, form: str, keys: Iterable[str]) -> list[tuple[int, float]]:
+        """``(item, fuzz.ratio)`` of every item under one of ``keys`` whose string reaches
+        the threshold with ``form``, by item: :meth:`candidates` scored in one rapidfuzz
+        call (C), so the filter's false positives cost no Python work each."""
+        ids = list(self.candidates(form, keys))
+        if not ids:
+            return []
+        hits = process.extract(form, pick(self._forms, ids), scorer=fuzz.ratio, score_cutoff=self.threshold,
+                               limit=None)
+        return sorted((ids[i], score) for _, score, i in hits)

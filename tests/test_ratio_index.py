@@ -83,3 +83,42 @@ def test_the_filter_leaves_out_most_unlike_strings():
     for i, s in enumerate(strings):
         index.add(s, i, [""])
     assert sum(len(index.candidates(s, [""])) for s in strings) < 0.1 * len(strings) ** 2
+
+
+def syllable_names(rng: random.Random, n: int) -> list[str]:
+    """Names built like benchmarks/offline_speed.py's (its own syllables, not its text): a
+    few syllables, then a common word or first name, token-sorted as the merge compares them,
+    so most pairs share long common parts and only a few reach the threshold."""
+    syllables = ("ka", "lo", "mi", "ren", "tor", "vas", "bel", "os", "ul", "zu")
+    out = []
+    for _ in range(n):
+        word = "".join(rng.choice(syllables) for _ in range(rng.randint(1, 4)))
+        form = rng.choice([f"{word} holdings", f"{word}ville", f"anna {word}", f"{word} {word[:3]}", word])
+        out.append(" ".join(sorted(form.split())))
+    return out
+
+
+@pytest.mark.parametrize("threshold", [0.0, 60.0, 90.0, 97.0, 100.0])
+@pytest.mark.parametrize("kind", ["random", "repeats", "syllables"])
+def test_matches_are_exactly_the_stored_items_that_reach_the_threshold(threshold, kind):
+    rng = random.Random(hash((threshold, kind)) & 0xFFFF)
+    if kind == "random":
+        strings = random_strings(rng, 300, "abcdefgh ", (0, 20))
+    elif kind == "repeats":  # runs and repeated q-grams ("aaaa", "abab"), short ones included
+        strings = random_strings(rng, 300, "ab", (0, 10))
+    else:
+        strings = syllable_names(rng, 400)
+    stored, probes = strings[: len(strings) // 2], strings[len(strings) // 2:]
+    index = RatioIndex(stored[: len(stored) // 2], threshold)
+    for i, s in enumerate(stored):
+        index.add(s, i, ["k%d" % (i % 2)])
+    found_any = 0
+    for probe in probes + stored[:50]:
+        for keys in (["k0"], ["k0", "k1"]):
+            expected = [(i, fuzz.ratio(probe, s)) for i, s in enumerate(stored)
+                        if "k%d" % (i % 2) in keys and fuzz.ratio(probe, s) >= threshold]
+            got = index.matches(probe, keys)
+            assert [i for i, _ in got] == [i for i, _ in expected], (probe, keys)
+            assert [round(x, 6) for _, x in got] == [round(x, 6) for _, x in expected]
+            found_any += len(got)
+    assert found_any  # the strings were built so that some pairs reach every threshold

@@ -9,8 +9,8 @@ import regex
 
 from kgkit.backends.offline.entities import find_entities
 from kgkit.backends.offline.relations import find_relations
-from kgkit.backends.offline.skills import (NAME_RX, nearest_cue, relation_candidates, relations_with_skills, tight_cue,
-                                          title_candidates)
+from kgkit.backends.offline.skills import (NAME_RX, juxtaposition_cue, nearest_cue, relation_candidates,
+                                          relations_with_skills, role_cue, tight_cue, title_candidates)
 from kgkit.schema.catalog import load_domain
 from kgkit.skills.learn import room_for_a_name
 from kgkit.skills.library import make_skill
@@ -122,6 +122,50 @@ def test_a_nearest_shaped_cue_binds_only_the_two_names_nearest_to_it_in_one_clau
     plain = [skill("relation", "Located_In", phrases=["in"])]
     assert relations_with_skills(text, entities, domain.entity_types, domain.relation_types, plain) == \
         find_relations(text, entities, domain.entity_types, domain.relation_types, plain)
+
+
+def test_names_side_by_side_give_a_juxtaposition_cue_in_the_shape_the_evidence_writes_them(tmp_path):
+    """Nothing between the two names: the cue is their adjacency, nearest-shaped, and when the
+    later name is in capitals (a source line) only before a name in capitals."""
+    edge = {"head": "Tarnow", "relation": "Located_In", "tail": "Galicia", "head_type": "Town", "tail_type": "Town"}
+    (caps,) = relation_candidates(edge, "Tarnow GALICIA in Polish, 3 May.")
+    (plain,) = relation_candidates(edge, "Tarnow Galicia reported on 3 May.")
+    assert caps["pattern"] == {"phrases": [], "regex": [juxtaposition_cue(True)]}
+    assert plain["pattern"] == {"phrases": [], "regex": [juxtaposition_cue(False)]}
+    assert "Tarnow" not in caps["instruction"] + caps["example"] and "capitals" in caps["instruction"]
+    (tmp_path / "towns.yaml").write_text(DOMAIN)
+    domain = load_domain(tmp_path / "towns.yaml")
+    text = "Tarnow GALICIA in Polish. Brno Moravia fair. Tarnow, Old Mill and Moravia."
+    entities = [{"name": n, "type": "Town"} for n in ("Tarnow", "GALICIA", "Brno", "Moravia")]
+
+    def located(regexes):
+        return {(r.head, r.tail) for r in relations_with_skills(
+            text, entities, domain.entity_types, domain.relation_types,
+            [skill("relation", "Located_In", regexes=regexes)])}
+
+    assert located([juxtaposition_cue(True)]) == {("Tarnow", "GALICIA")}
+    assert located([juxtaposition_cue(False)]) == {("Tarnow", "GALICIA"), ("Brno", "Moravia")}
+    # bound as a plain trigger, the blank inside "Old Mill" joins the names around it
+    assert ("Tarnow", "Moravia") in located([juxtaposition_cue(False).removeprefix("(?#nearest)")])
+
+
+def test_a_role_noun_trigger_is_generalised_to_the_role_class(tmp_path):
+    """"spokesman" between a town and its official: also proposed as any role noun, nearest-shaped."""
+    edge = {"head": "Olek Wirth", "relation": "Mayor_Of", "tail": "Brno", "head_type": "Official",
+            "tail_type": "Town"}
+    cands = relation_candidates(edge, "The Brno spokesman Olek Wirth spoke.")
+    assert [c["pattern"]["phrases"] or c["pattern"]["regex"] for c in cands] == [
+        ["spokesman"], [role_cue()], [tight_cue(" spokesman ")]]
+    assert "Wirth" not in cands[1]["instruction"] + cands[1]["example"]
+    assert role_cue() not in str(relation_candidates(edge, "Olek Wirth governs Brno."))
+    (tmp_path / "towns.yaml").write_text(DOMAIN)
+    domain = load_domain(tmp_path / "towns.yaml")
+    text = "The Tarnow mayor Ida Brandt spoke, and Brno said Olek Wirth left."
+    entities = [{"name": "Tarnow", "type": "Town"}, {"name": "Brno", "type": "Town"},
+                {"name": "Ida Brandt", "type": "Official"}, {"name": "Olek Wirth", "type": "Official"}]
+    got = relations_with_skills(text, entities, domain.entity_types, domain.relation_types,
+                                [skill("relation", "Mayor_Of", regexes=[role_cue()])])
+    assert {(r.head, r.relation, r.tail) for r in got} == {("Ida Brandt", "Mayor_Of", "Tarnow")}
 
 
 def test_gazetteer_names_stay_within_their_share_of_a_runs_accepted_items():

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from kgkit.backends.base import SKILL_HINDSIGHT, PassRequest
 from kgkit.backends.offline import OfflineBackend
+from kgkit.backends.offline.skills import role_cue
 from kgkit.cli import cli
 from kgkit.documents.types import Chunk
 from kgkit.skills.learn import SAMPLED_NOTE, SKILL_SCHEMA, split_docs
@@ -211,14 +212,17 @@ def test_offline_hindsight_reads_the_words_between_the_mentions():
     edge = {"head": "John Smith", "relation": "Work_For", "tail": "Acme", "head_type": "Peop", "tail_type": "Org"}
     sentence = "John Smith, who was for many years an employee of Acme, retired."
     # the cue next to the later mention, without its article: it can fire in another document;
-    # then the shorter cue inside it (vetting and the gate decide which, if any, holds)
+    # then the shorter cue inside it (vetting and the gate decide which, if any, holds); "employee"
+    # is a role noun, so the role class too
     assert ask(edge, sentence, ["John Smith", "Acme"]) == [("relation", "Work_For", ["employee of"]),
-                                                           ("relation", "Work_For", ["of"])]
+                                                           ("relation", "Work_For", ["of"]),
+                                                           ("relation", "Work_For", [role_cue()])]
     # an end never extracted: the relation cannot come out, so entity skills are proposed too —
     # a type cue (a capitalised name right before "retired"), then the name itself
     assert ask(edge, sentence, ["John Smith"]) == [
         ("relation", "Work_For", ["employee of"]),
         ("relation", "Work_For", ["of"]),
+        ("relation", "Work_For", [role_cue()]),
         ("entity", "Org", [r"(?P<name>(?-i:[A-Z][A-Za-z'.-]*(?:\s+(?:[A-Z][A-Za-z'.-]*|de|van|von|der|la|bin|al))"
                            r"{0,4})),?\s+retired\b"]),
         ("entity", "Org", ["Acme"])]
@@ -330,7 +334,7 @@ def _scripted_gate(monkeypatch, script):
 
     asked = []
 
-    def gain(self, loop, lib, trial, cand):
+    def gain(self, loop, lib, trial, cand, rule=None):
         cue = (cand["pattern"]["phrases"] or ["regex"])[0]
         asked.append((cand["target"], cue))
         gains = script.get((cand["target"], cue), [0.0])

@@ -24,8 +24,10 @@ touching model weights (docs/skills.md):
    and dev together ("train+dev", not a development gain). The same candidate proposed for
    several edges is gated once, with all of them as provenance; one turned down before
    later changes were accepted is tried once more. Turn-downs are remembered in the library
-   with their reason. Gazetteer names come after all skills, at most
-   ``gazetteer_share`` of the run's accepted items;
+   with their reason. With ``families``, the clean cues of one relation, each too rare to
+   pass alone, are then pooled and gated as one skill (:mod:`kgkit.skills.family`).
+   Gazetteer names come after all skills, at most ``gazetteer_share`` of the run's
+   accepted items;
 8. **write** the library (version + 1 and a changelog entry, turn-downs included) only
    if its skills or gazetteer changed.
 
@@ -58,6 +60,7 @@ from kgkit.eval.run import EvalReport, evaluate, read_predictions
 from kgkit.schema.model import Domain
 from kgkit.skills.controller import apply, plan
 from kgkit.skills.diagnosis import DIAGNOSES, diagnose, shared_sentence
+from kgkit.skills.family import FamilyRule, family_pools
 from kgkit.skills.library import (KINDS, LABELS, Library, domain_dir, load_library, merge_provenance, normalise_pattern,
                                   save_library, skill_id, today)
 from kgkit.skills.retrieve import HEAD_CHARS, rank_skills
@@ -109,6 +112,9 @@ class LearnSettings:
     # only by a learner that never saw it: Gate), "dev" (the dev split) or "train+dev"
     folds: int = 5  # gate "cv": the learning documents dealt into this many folds
     nearest_cues: bool = False  # offline skill passes: each relation cue in its nearest shape too
+    families: bool = False  # clean cues of one relation pooled into one candidate (kgkit.skills.family)
+    family_size: int = 8  # at most this many cues in a family
+    family_max_wrong: int = 0  # a member adds at most this many wrong relations as applied alone
 
     @classmethod
     def from_config(cls, skills: Any, **overrides: Any) -> "LearnSettings":
@@ -118,7 +124,8 @@ class LearnSettings:
                 "min_precision": skills.min_precision, "applied_precision": skills.applied_precision,
                 "min_support": skills.min_support,
                 "gazetteer_cap": skills.gazetteer_cap, "gazetteer_share": skills.gazetteer_share, "gate": skills.gate,
-                "folds": skills.folds, "nearest_cues": skills.nearest_cues}
+                "folds": skills.folds, "nearest_cues": skills.nearest_cues, "families": skills.families,
+                "family_size": skills.family_size, "family_max_wrong": skills.family_max_wrong}
         return cls(**{**base, **{k: v for k, v in overrides.items() if v is not None}})
 
 
@@ -392,10 +399,16 @@ library is found, :func:`kgkit.skills.library.library_roots`).
         for key, seen in list(again):
             if seen < changes() and not covered(key):
                 fold(key)
-                if report.actions[-1]["outcome"] == "accepted":
-                    sid, edges = report.actions[-1]["skill"], set(zip(report.actions[-1]["docs"],
-                                                                      map(tuple, report.actions[-1]["edges"])))
-                    lib.rejected = [r for r in lib.rejected if (r["doc"], tuple(r["edge"])) not in edges]
+                unreject(lib, report.actions[-1])
+        # clean cues too rare to stand alone, pooled per relation and gated as one skill, the
+        # forming rule itself cross-validated (kgkit.skills.family)
+        if settings.families:
+            for target, pool in family_pools(groups, lib).items():
+                rule = FamilyRule(target, pool, loop, lib, settings)
+                formed = rule.form(split["train"], vetter)
+                if formed is not None:
+                    lib = _fold(report, loop, lib, *formed, vetter, gate, split, date, rule=rule)
+                    unreject(lib, report.actions[-1])
         for key in names:
             lib = _fold(report, loop, lib, *groups[key], vetter, gate, split, date)
         report.after = loop.evaluate(lib, split["heldout"])
@@ -414,6 +427,13 @@ library is found, :func:`kgkit.skills.library.library_roots`).
         save_library(lib, root)
     report.version_after = lib.version
     return report
+
+
+def unreject(lib: Library, action: dict[str, Any]) -> None:
+    """An accepted change's edges are decided: out of ``rejected`` (a retry, a family of turned-down cues)."""
+    if action["outcome"] == "accepted":
+        edges = set(zip(action["docs"], map(tuple, action["edges"])))
+        lib.rejected = [r for r in lib.rejected if (r["doc"], tuple(r["edge"])) not in edges]
 
 
 def group_candidates(proposed: list[tuple[EdgeLabel, list[dict[str, Any]]]]
@@ -440,15 +460,18 @@ def candidate_key(cand: dict[str, Any]) -> str:
 
 
 def _fold(report: LearnReport, loop: "_Loop", lib: Library, cand: dict[str, Any], by: list[EdgeLabel],
-          vetter: Vetter, gate: "Gate", split: dict[str, list[str]], date: str) -> Library:
+          vetter: Vetter, gate: "Gate", split: dict[str, list[str]], date: str,
+          rule: FamilyRule | None = None) -> Library:
     """Vet one candidate (proposed for the edges ``by``), fold it in (skill or gazetteer entry)
-    and gate it; the library after."""
+    and gate it; the library after. A cue family comes with the ``rule`` that formed it, which
+    the gate asks for each fold's own family."""
     s = report.settings
     verdict = vetter.vet(cand)
     label = by[0]
     entry = {"kind": cand["kind"], "target": cand["target"], "pattern": normalise_pattern(cand["pattern"]),
              "edges": [list(x.edge) for x in by], "docs": [x.doc for x in by], "doc": label.doc,
-             "label": label.label, "labels": sorted({x.label for x in by}), "vetting": verdict.to_dict()}
+             "label": label.label, "labels": sorted({x.label for x in by}), "vetting": verdict.to_dict(),
+             **({"family": cand.pop("members")} if "members" in cand else {})}
     sid = skill_id(cand["kind"], cand["target"], cand["pattern"])
     turned_down = [{"skill": sid, "doc": x.doc, "edge": list(x.edge)} for x in by]
     if verdict.verdict == "refused":
@@ -493,7 +516,7 @@ def _fold(report: LearnReport, loop: "_Loop", lib: Library, cand: dict[str, Any]
         report.actions.append({**entry, **action, "outcome": "refused", "reason": reason})
         lib.rejected.extend({**t, "reason": reason} for t in turned_down)
         return lib
-    gain, figures = gate.gain(loop, lib, trial, cand)
+    gain, figures = gate.gain(loop, lib, trial, cand, rule)
     accepted = gain >= s.min_gain - 1e-9  # equal is a rejection (min_gain > 0)
     report.actions.append({**entry, **action, "outcome": "accepted" if accepted else "rejected", **figures,
                            "dev_gain": round(gain, 4)})
@@ -535,8 +558,10 @@ class Gate:
                           min_support=settings.min_support, min_precision=settings.min_precision) for fold in folds]
         return cls(settings, list(split["train"]), folds, vetters)
 
-    def gain(self, loop: "_Loop", lib: Library, trial: Library, cand: dict[str, Any]) -> tuple[float, dict[str, Any]]:
-        """The change's gain on the gate, and the figures to log beside it."""
+    def gain(self, loop: "_Loop", lib: Library, trial: Library, cand: dict[str, Any],
+             rule: FamilyRule | None = None) -> tuple[float, dict[str, Any]]:
+        """The change's gain on the gate, and the figures to log beside it. For a cue family
+        (``rule``), fold k scores the family the rule forms without fold k, not ``cand``."""
         if self.settings.gate != "cv":
             before, after = (loop.evaluate(x, self.docs).f1("relations") for x in (lib, trial))
             return after - before, {"dev_f1": round(after, 4), "dev_f1_before": round(before, 4)}
@@ -547,14 +572,22 @@ class Gate:
                 per_fold.append("learned from")
                 continue
             rest = [d for d in self.docs if d not in set(fold)]
-            if vetter.vet(cand).verdict == "refused":
+            fold_cand, fold_trial = cand, trial
+            if rule is not None:  # the family that learner would form: its own members, found clean on rest
+                formed = rule.form(rest, vetter)
+                if formed is None:
+                    per_fold.append(0.0)
+                    continue
+                fold_cand, fold_trial = formed[0], lib.copy()
+                apply(fold_trial, plan(lib, fold_cand, merge=self.settings.merge, modify=self.settings.modify), "")
+            if vetter.vet(fold_cand).verdict == "refused":
                 per_fold.append(0.0)  # that learner would not have learned it
                 continue
-            applied = loop.applied(lib, trial, rest)
+            applied = loop.applied(lib, fold_trial, rest)
             if applied["f1_gain"] <= 0 or applied["precision"] < self.settings.applied_precision:
                 per_fold.append(0.0)
                 continue
-            before, after = (loop.evaluate(x, fold).f1("relations") for x in (lib, trial))
+            before, after = (loop.evaluate(x, fold).f1("relations") for x in (lib, fold_trial))
             per_fold.append(round(after - before, 4))
         scored = [g for g in per_fold if not isinstance(g, str)]
         return (sum(scored) / len(scored) if scored else 0.0), {"fold_gains": per_fold}

@@ -92,7 +92,9 @@ class Vetter:
         return any(len(n) > 2 and re.search(r"(?<!\w)" + re.escape(n) + r"(?!\w)", lowered) for n in self.forms)
 
     # -- the check --------------------------------------------------------------------
-    def vet(self, cand: dict[str, Any]) -> Vetting:
+    def vet(self, cand: dict[str, Any], *, min_support: int | None = None) -> Vetting:
+        """The verdict on ``cand``; ``min_support`` overrides the run's (a cue family's member: 1)."""
+        support = self.min_support if min_support is None else min_support
         pattern = cand["pattern"]
         phrases, regexes = list(pattern.get("phrases", ())), list(pattern.get("regex", ()))
         if cand["kind"] == "entity" and phrases and not regexes and all(self.is_name(p) for p in phrases):
@@ -108,9 +110,9 @@ class Vetter:
         else:
             fires, explains, right, total = self._entity_stats(cand["target"], Patterns(tuple(regexes), tuple(phrases)))
         precision = right / total if total else 0.0
-        if max(fires, explains) < self.min_support:
+        if max(fires, explains) < support:
             return Vetting("refused", f"fires in {fires} train document(s) and explains {explains} "
-                                      f"(needs {self.min_support})", fires, explains, precision)
+                                      f"(needs {support})", fires, explains, precision)
         if precision < self.min_precision:
             return Vetting("refused", f"precision {precision:.2f} on train < {self.min_precision}", fires, explains,
                            precision)

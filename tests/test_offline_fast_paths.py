@@ -281,7 +281,7 @@ def test_surname_aliases_equal_the_scan_of_every_mention():
 def test_role_cues_grouped_by_first_letter_match_as_the_flat_list():
     from kgkit.backends.offline import names
 
-    flat = {rx: re.compile(rx.pattern.replace(names._ROLE_ALTERNATION, names._ROLE_NOUNS))
+    flat = {rx: re.compile(rx.pattern.replace(names.ROLE_ALTERNATION, names._ROLE_NOUNS))
             for rx in (names._PERSON_BEFORE, names._PERSON_AFTER)}
     assert all(fast.pattern != slow.pattern for fast, slow in flat.items())
     rng = random.Random(12)

@@ -348,7 +348,7 @@ _NAME_GOES_ON = re.compile(r"[ \t]+[A-Z][a-z]")
 def _begins_longer_name(m: Mention, text: str, kinds: dict[str, str]) -> bool:
     """A listed place ("Texas") followed by a title-case word names something else: the
     longer capitalised run, typed by its own cues, is the entity. An abbreviation ("N.Y.")
-    may end its sentence and an all-caps place opens a dateline ("MOSCOW IZVESTIYA"), so
+    may end its sentence and an all-caps place opens a dateline ("LISBON GAZETA"), so
     neither counts."""
     return (m.type == kinds.get("location") and not m.kind and not m.name.endswith(".")
             and not m.name.isupper() and bool(_NAME_GOES_ON.match(text, m.end)))

@@ -105,7 +105,7 @@ _ROLE_NOUNS = (
     "student|collector|veteran|resident|member|employee|worker|farmer|king|queen|prince|princess|"
     "emperor|dictator|clerk|chief|head|partner"
 )
-_ROLES = frozenset(_ROLE_NOUNS.split("|"))
+ROLES = frozenset(_ROLE_NOUNS.split("|"))
 
 
 def by_first_letter(words: list[str]) -> str:
@@ -119,9 +119,9 @@ def by_first_letter(words: list[str]) -> str:
     return "|".join(f"{re.escape(first)}(?:{'|'.join(rests)})" for first, rests in groups.items())
 
 
-_ROLE_ALTERNATION = by_first_letter(_ROLE_NOUNS.split("|"))
+ROLE_ALTERNATION = by_first_letter(_ROLE_NOUNS.split("|"))
 # Role and title words: a "person" named by these alone ("Chief Executive Officer") is a role.
-ROLE_WORDS = _ROLES | frozenset("officer executive counsel general vice title name sales marketing operations "
+ROLE_WORDS = ROLES | frozenset("officer executive counsel general vice title name sales marketing operations "
                                 "financial technical senior managing".split())
 _TITLE_IN_NAME = frozenset(
     "president minister secretary senator governor mayor ambassador chairman general judge justice administrator "
@@ -130,13 +130,13 @@ _TITLE_IN_NAME = frozenset(
     "democrat republican democratic professor".split()
 )
 _PERSON_BEFORE = re.compile(
-    rf"(?:\b(?:{_ROLE_ALTERNATION})s?,?|\b(?:said|says|told|according\s+to|killed|shot|assassinated|murdered|"
+    rf"(?:\b(?:{ROLE_ALTERNATION})s?,?|\b(?:said|says|told|according\s+to|killed|shot|assassinated|murdered|"
     r"stabbed|kidnapped|assassination\s+of|murder\s+of)|\b(?:his|her)\s+(?:\w+\s+)?(?:husband|wife|son|"
     r"daughter|father|mother|brother|sister|widow|friend))\s+$"
 )
 _PERSON_AFTER = re.compile(
-    rf"^(?:,\s+(?:who|whose)\b|,\s+\d{{1,3}},|,\s+(?:a|an|the|his|her)\s+(?:[\w-]+\s+){{0,3}}?(?:{_ROLE_ALTERNATION})\b"
-    rf"|,\s+(?:former\s+|acting\s+|deputy\s+|vice\s+)?(?:{_ROLE_ALTERNATION})\b|['’]s\s+(?:husband|wife|son|daughter|father|"
+    rf"^(?:,\s+(?:who|whose)\b|,\s+\d{{1,3}},|,\s+(?:a|an|the|his|her)\s+(?:[\w-]+\s+){{0,3}}?(?:{ROLE_ALTERNATION})\b"
+    rf"|,\s+(?:former\s+|acting\s+|deputy\s+|vice\s+)?(?:{ROLE_ALTERNATION})\b|['’]s\s+(?:husband|wife|son|daughter|father|"
     r"mother|brother|sister|widow|family|lawyer|attorney)\b|\s+(?:said|says|told|testified|recalled|wrote|"
     r"died|was\s+born|killed|shot|assassinated|murdered|stabbed)\b)"
 )
@@ -199,7 +199,7 @@ def trim_org_edges(m: Mention, text: str) -> Mention:
 def _is_title(word: str) -> bool:
     """A title or role word written before a name ("Chairman", "Inspector", "Gov.")."""
     low = word.lower().rstrip(".")
-    return word[:1].isupper() and (low in _TITLE_IN_NAME or low in _ROLES)
+    return word[:1].isupper() and (low in _TITLE_IN_NAME or low in ROLES)
 
 
 def _lower_words(text: str) -> frozenset[str]:
@@ -284,12 +284,12 @@ def name_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
         # "Soviet Foreign Minister Eduard Shevardnadze": the name follows the title
         # a title, or a role noun capitalised before a name ("Soprano Judy Kaye", "Comedian Tuvia Tzafir")
         titled = [i for i, w in enumerate(words[:-1])
-                  if (w.lower().rstrip(".") in _TITLE_IN_NAME or w.lower() in _ROLES) and w[1:2].islower()]
+                  if (w.lower().rstrip(".") in _TITLE_IN_NAME or w.lower() in ROLES) and w[1:2].islower()]
         rest = words[titled[-1] + 1:] if titled else []
         titled_person = bool(titled) and "person" in targets and not (
             words[-1].lower() in ORG_WORDS or words[-1].lower() in _TITLE_IN_NAME
             or not all(_INITIAL.fullmatch(w) or _NAME_WORD_RE.fullmatch(w) and not w.isupper()
-                       and w.lower() not in _ROLES for w in rest))
+                       and w.lower() not in ROLES for w in rest))
         if titled_person:
             out += _organisation_before_title(words[:titled[0]], m, text, kinds)
             words = rest

@@ -33,7 +33,7 @@ from typing import Any, Mapping, Sequence
 from kgkit.backends.base import SKILL_HINDSIGHT, SKILL_INDUCTION, PassRequest
 from kgkit.backends.offline.handlers import register_handler
 from kgkit.backends.offline.entities import collapse, name_key, phrase_pattern, trigger_spans
-from kgkit.backends.offline.names import _ROLE_ALTERNATION, _ROLES
+from kgkit.backends.offline.names import ROLE_ALTERNATION, ROLES
 from kgkit.backends.offline.relations import FoundRelation, find_mentions, find_relations, rules_for
 from kgkit.backends.offline.sentences import split_sentences
 from kgkit.schema.model import EntityType, Patterns, RelationType
@@ -110,7 +110,7 @@ def tight_cue(gap: str) -> str | None:
 
 def juxtaposition_cue(capitals: bool) -> str:
     """A nearest-shaped regex trigger for two names with only blanks between them, the later
-    one written in ``capitals`` when the evidence writes it so ("Moscow IZVESTIYA" in a
+    one written in ``capitals`` when the evidence writes it so ("Lisbon GAZETA" in a
     source line; "Acme spokesman Lee" is not one: a word stands between). Only in the nearest
     shape (:func:`relations_with_skills`): a blank stands between every two capitalised
     words, and bound as a plain trigger it would join any two names around one. On the
@@ -169,7 +169,7 @@ def relation_candidates(edge: Mapping[str, Any], sentence: str, nearest: bool = 
                     "instruction": f"\"{phrase}\" between a {head} and a {tail} that are the names nearest to it, "
                                    f"in one clause: emit {rel}({head}, {tail}).",
                     "example": f"[{head}] {phrase} [{tail}]"})
-    if any(w in _ROLES for w in words):
+    if any(w in ROLES for w in words):
         out.append(role_candidate(edge))
     return out + found
 
@@ -177,7 +177,7 @@ def relation_candidates(edge: Mapping[str, Any], sentence: str, nearest: bool = 
 def role_cue() -> str:
     """Any role noun the offline rules know (spokesman, chief, leader, correspondent, …) as a
     nearest-shaped relation cue: "the Acme spokesman Lee Smith" binds Acme and Lee Smith."""
-    return NEAREST + r"(?<!\w)(?:" + _ROLE_ALTERNATION + r")(?!\w)"
+    return NEAREST + r"(?<!\w)(?:" + ROLE_ALTERNATION + r")(?!\w)"
 
 
 def role_candidate(edge: Mapping[str, Any]) -> dict[str, Any]:

@@ -34,6 +34,25 @@ def simple(text: str) -> bool:
     return text.isascii() or all(c.isascii() or c.lower() == c == c.upper() for c in set(text))
 
 
+_lowered_last: tuple[str, str | None] = ("", "")  # (text, lowered): a chunk meets each phrase set in turn
+
+
+def lowered(text: str) -> str | None:
+    """``text.lower()``, as long as ``text``, where that is how ``re.IGNORECASE`` compares
+    its characters (:func:`simple`), else None. A case-sensitive pattern of lower-case
+    phrases finds in it what the same pattern with ``re.IGNORECASE`` finds in ``text``, at
+    the same offsets, and several times faster: ``re`` tests a plain literal at each place
+    before trying the branch, and a case-folded literal only by trying it. The last text is
+    kept (its entity and relation passes, and every pattern of each, ask in turn)."""
+    global _lowered_last
+    last = _lowered_last
+    if last[0] is text:
+        return last[1]
+    low = text.lower() if simple(text) else None
+    _lowered_last = (text, low)
+    return low
+
+
 def _is_word(c: str) -> bool:
     return c.isalnum() or c == "_"
 

@@ -275,7 +275,7 @@ def _well_formed(m: Mention, kinds: dict[str, str]) -> bool:
         return True
     if len(m.name) < CLAUSE_LENGTH and _clause_shaped(m.name):
         return False
-    if any(w.lower() not in ABBREVIATIONS for w in _SENTENCE_END_INSIDE.findall(m.name)):
+    if "." in m.name and any(w.lower() not in ABBREVIATIONS for w in _SENTENCE_END_INSIDE.findall(m.name)):
         return False  # "South Carolina. Jesse Jackson" runs across a sentence end
     words = [w.lower().strip(".,") for w in m.name.split()]
     if m.type in (kinds.get("person"), kinds.get("location")) and words[-1] in DOCUMENT_NOUNS:

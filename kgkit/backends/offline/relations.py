@@ -237,6 +237,20 @@ def _just_after(text: str, end: int, trigger_start: int) -> bool:
     return len(gap) <= PAREN_AFTER and gap.lstrip(" ,").startswith("(") and ")" not in gap
 
 
+def _heads(in_sent: list[EntityMention], names_of: dict[str, set[str]], pairs: set[tuple[str, str]]
+           ) -> list[EntityMention]:
+    """The mentions of ``in_sent`` that some mention of another name may follow as tail
+    (``(head type, tail type)`` in ``pairs``; ``names_of``: the names of each type there), in
+    order. Per head type, the names its tails may have: where that is one name, the mention
+    of that very name is the one without a tail, so no mention is compared with every other."""
+    lone_tail: dict[str, str | None] = {}
+    for a in names_of:
+        tails = {n for b, names in names_of.items() if (a, b) in pairs for n in names}
+        if tails:
+            lone_tail[a] = next(iter(tails)) if len(tails) == 1 else None
+    return [m for m in in_sent if m.type in lone_tail and m.name != lone_tail[m.type]]
+
+
 def _gap(trigger: tuple[int, int], m: EntityMention) -> int:
     return m.start - trigger[1] if trigger[1] <= m.start else trigger[0] - m.end
 
@@ -274,14 +288,7 @@ def find_relations(
             if not spans:
                 continue
             pairs = {(a, b) for a in names_of for b in names_of if rule.allows(a, b)}  # rule.allows, looked up
-            # A head: a mention with a tail of another name it may take. Per head type, the
-            # names of its possible tails: a name alone there is the one head without a tail.
-            lone_tail: dict[str, str | None] = {}
-            for a in names_of:
-                tails = {n for b, names in names_of.items() if (a, b) in pairs for n in names}
-                if tails:
-                    lone_tail[a] = next(iter(tails)) if len(tails) == 1 else None
-            heads = [m for m in in_sent if m.type in lone_tail and m.name != lone_tail[m.type]]
+            heads = _heads(in_sent, names_of, pairs)
             for t in in_sent:
                 cands = [h for h in heads if h.name != t.name and (h.type, t.type) in pairs]
                 for h in cands:

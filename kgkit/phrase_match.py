@@ -88,9 +88,17 @@ class FoldedText:
         joined by one space) stands between two non-word characters."""
         out = []
         text, folded, n = self.text, self.folded, len(phrase)
+        starts, origins, pieces = self.starts, self.origins, len(self.starts)
         i = folded.find(phrase)
         while i >= 0:
-            start, end = self.origin(i), self.origin(i + n - 1) + 1
+            # origin(i) and origin(i + n - 1) + 1, the second bisection only where the
+            # phrase reaches past the piece it begins in (a collapsed run inside it)
+            k = bisect_right(starts, i) - 1
+            start = origins[k] + i - starts[k]
+            last = i + n - 1
+            if k + 1 < pieces and starts[k + 1] <= last:
+                k = bisect_right(starts, last) - 1
+            end = origins[k] + last - starts[k] + 1
             if (start == 0 or not _is_word(text[start - 1])) and (end == len(text) or not _is_word(text[end])):
                 out.append((start, end))
             i = folded.find(phrase, i + 1)

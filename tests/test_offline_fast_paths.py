@@ -395,17 +395,9 @@ def test_heading_equals_the_section_number_search():
 # --------------------------------------------------------------------------- relations: mentions and heads
 
 def test_longest_mentions_equal_the_pairwise_test():
-    from kgkit.backends.offline.entities import CLAUSE_LENGTH
-    from kgkit.backends.offline.relations import EntityMention, _longest
-
-    def pairwise(found):
-        kept = []
-        for x in found:
-            long = x.end - x.start >= CLAUSE_LENGTH
-            if all(x.end <= k.start or x.start >= k.end or (x.start, x.end) == (k.start, k.end)
-                   or long != (k.end - k.start >= CLAUSE_LENGTH) for k in kept):
-                kept.append(x)
-        return kept
+    """The bisection keeps what the pairwise test (find_mentions before it, and its way
+    still where a span is empty) keeps: repeats of one span, both granularities."""
+    from kgkit.backends.offline.relations import EntityMention, _longest, _longest_pairwise
 
     rng = random.Random(14)
     repeats = 0
@@ -420,7 +412,7 @@ def test_longest_mentions_equal_the_pairwise_test():
                 end = start + (rng.choice([0, 1]) if rng.random() < 0.03 else rng.choice([2, 5, 12, 39, 40, 41, 70]))
             found.append(EntityMention(rng.choice(["Acme", "Jane"]), rng.choice(["Party", "Organization"]), start, end))
         found.sort(key=lambda x: (-(x.end - x.start), x.start))
-        assert _longest(found) == pairwise(found)
+        assert _longest(found) == _longest_pairwise(found)
     assert repeats > 500
 
 

@@ -129,14 +129,9 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
 def _longest(found: list[EntityMention]) -> list[EntityMention]:
     """Of ``found`` (longest first), those that overlap no mention kept before them, unless
     on the very same span or of the other granularity (clause-long or not)."""
-    kept: list[EntityMention] = []
     if any(x.end <= x.start for x in found):  # an empty span: the pairwise test
-        for x in found:
-            long = x.end - x.start >= CLAUSE_LENGTH
-            if all(x.end <= k.start or x.start >= k.end or (x.start, x.end) == (k.start, k.end)
-                   or long != (k.end - k.start >= CLAUSE_LENGTH) for k in kept):
-                kept.append(x)
-        return kept
+        return _longest_pairwise(found)
+    kept: list[EntityMention] = []
     # Kept spans of one granularity are disjoint, but for repeats of one span: in start order
     # their ends rise, so the last to start before x ends (x's own span aside) is the one to test.
     spans: dict[bool, tuple[list[int], list[int]]] = {False: ([], []), True: ([], [])}
@@ -235,6 +230,17 @@ def _just_after(text: str, end: int, trigger_start: int) -> bool:
     if len(gap) <= AFTER:
         return True
     return len(gap) <= PAREN_AFTER and gap.lstrip(" ,").startswith("(") and ")" not in gap
+
+
+def _longest_pairwise(found: list[EntityMention]) -> list[EntityMention]:
+    """:func:`_longest` by testing each mention against every one kept before it."""
+    kept: list[EntityMention] = []
+    for x in found:
+        long = x.end - x.start >= CLAUSE_LENGTH
+        if all(x.end <= k.start or x.start >= k.end or (x.start, x.end) == (k.start, k.end)
+               or long != (k.end - k.start >= CLAUSE_LENGTH) for k in kept):
+            kept.append(x)
+    return kept
 
 
 def _heads(in_sent: list[EntityMention], names_of: dict[str, set[str]], pairs: set[tuple[str, str]]

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kgkit import safe_regex
+from kgkit.backends.offline.skills import NEAREST, shaped_match_in
 from kgkit.skills.library import Library, domain_dir, load_library
 
 HEAD_CHARS = 2000
@@ -47,6 +48,8 @@ def _phrase_in(phrase: str, lowered: str) -> bool:
 
 
 def _regex_in(pattern: str, text: str) -> bool:
+    if pattern.startswith(NEAREST):  # found only where it could bind two names (shaped_match_in)
+        return shaped_match_in(pattern, text)
     return safe_regex.search(pattern, text) is not None  # time-bounded; an invalid regex finds nothing
 
 

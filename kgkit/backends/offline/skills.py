@@ -300,13 +300,13 @@ _CAPITAL = re.compile(r"(?<![\w'])[A-Z]")
 
 def shaped_match_in(regex: str, text: str) -> bool:
     """Whether a nearest-shaped cue matches ``text`` where it could bind: with a capitalised word
-    on each side of the match inside its clause (no clause punctuation between), as a name
-    nearest to it would stand. Retrieval asks this instead of a bare match: such a cue ("in",
+    among the three words on each side of the match, inside its clause (no clause punctuation
+    between), as a name nearest to it would stand. Retrieval asks this instead of a bare match: such a cue ("in",
     a role noun, a blank) matches almost any text, and would take a document's few skill
     places where it cannot fire."""
     for m in safe_regex.finditer(regex, text):
-        before = _CLAUSE.split(text[max(0, m.start() - 80):m.start()])[-1]
-        after = _CLAUSE.split(text[m.end():m.end() + 80])[0]
+        before = " ".join(_CLAUSE.split(text[max(0, m.start() - 80):m.start()])[-1].split()[-3:])
+        after = " ".join(_CLAUSE.split(text[m.end():m.end() + 80])[0].split()[:3])
         if _CAPITAL.search(before) and _CAPITAL.search(after):
             return True
     return False

@@ -8,7 +8,8 @@ A skill is scored against the document's title and first 2,000 characters:
 so a skill whose trigger actually occurs always outranks one that merely shares
 vocabulary. A nearest-shaped relation cue (``(?#nearest)…``) occurs only where it could
 bind: with a capitalised word among the three words on each side of its match, in one clause
-(:func:`~kgkit.backends.offline.skills.shaped_match_in`) — "in" or a blank matches any text. Skills scoring 0 are never returned; ties go to the smaller id. The top ``k``
+(:func:`~kgkit.backends.offline.skills.shaped_match_in`) — "in" or a blank matches any text.
+Skills scoring 0 are never returned; ties go to the smaller id. The top ``k``
 (default 3) are returned, best first. After them come the domain's *gazetteer* entries
 whose name occurs in that text, as entity skills marked ``gazetteer: true`` (the offline
 backend applies them; the LLM prompts leave them out — a training name is no guidance).

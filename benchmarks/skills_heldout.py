@@ -11,7 +11,7 @@ are (the offline backend's entity recall bounds them: a relation needs both ends
 
     python benchmarks/skills_heldout.py [--data ../shared/data] [--set conll04 --set scierc --set wikievents]
         [--holdout 0.3] [--seed 0 --seed 1 --seed 2] [--top-k 3] [--temperature 0.7] [--rollouts 3]
-        [--gate cv|dev|train+dev] [--folds 5] [--applied-precision 0.33] [--min-precision 0.5] [--nearest-cues]
+        [--gate cv|dev|train+dev] [--folds 5] [--applied-precision 0.33] [--min-precision 0.5] [--nearest-cues] [--typed-cues]
         [--families] [--family-size 8] [--family-max-wrong 0]
         [--tune] [--json]
 
@@ -37,7 +37,7 @@ def run_set(data: Path, name: str, holdout: float, seed: int, top_k: int, work: 
             applied_precision: float | None = None, folds: int | None = None,
             min_precision: float | None = None, nearest_cues: bool | None = None,
             families: bool | None = None, family_size: int | None = None,
-            family_max_wrong: int | None = None) -> dict:
+            family_max_wrong: int | None = None, typed_cues: bool | None = None) -> dict:
     from kgkit.config.model import Config
     from kgkit.schema.starter import starter_from_gold
     from kgkit.skills.learn import LearnSettings, learn_skills
@@ -58,7 +58,7 @@ def run_set(data: Path, name: str, holdout: float, seed: int, top_k: int, work: 
     settings = LearnSettings.from_config(Config().skills, holdout=holdout, seed=seed, top_k=top_k,
                                          temperature=temperature, rollouts=rollouts, heldout_from=heldout_from,
                                          gate=gate, applied_precision=applied_precision, folds=folds,
-                                         min_precision=min_precision, nearest_cues=nearest_cues,
+                                         min_precision=min_precision, nearest_cues=nearest_cues, typed_cues=typed_cues,
                                          families=families, family_size=family_size,
                                          family_max_wrong=family_max_wrong)
     report = learn_skills(gold, domain_file, config=Config(), settings=settings, library_dir=work / "lib")
@@ -81,7 +81,7 @@ def run_set(data: Path, name: str, holdout: float, seed: int, top_k: int, work: 
 
 def shape(action: dict) -> str:
     """What kind of item an accepted change is, read off its pattern (for the report only)."""
-    from kgkit.backends.offline.skills import juxtaposition_cue, role_cue
+    from kgkit.backends.offline.skills import cue_ends, juxtaposition_cue, role_cue
 
     if action["action"] == "gazetteer":
         return "gazetteer name"
@@ -95,6 +95,8 @@ def shape(action: dict) -> str:
             return "juxtaposition cue"
         if pattern["regex"] == [role_cue()]:
             return "role cue"
+        if pattern["regex"] and all(cue_ends(r) for r in pattern["regex"]):
+            return "typed cue"
         return "nearest cue" if all(r.startswith("(?#nearest)") for r in pattern["regex"]) else "tight cue"
     if pattern["regex"] and all(r.startswith(r"(?<![\w.])(?P<name>(?-i:") for r in pattern["regex"]):
         return "title pattern"
@@ -114,6 +116,8 @@ def main() -> None:
     parser.add_argument("--applied-precision", type=float, default=None, help="default: config skills.applied_precision")
     parser.add_argument("--min-precision", type=float, default=None,
                         help="vetting precision on train (default: config skills.min_precision)")
+    parser.add_argument("--typed-cues", action="store_true", default=None,
+                        help="offline skill passes also propose cues typed to the edge's ends (config skills.typed_cues)")
     parser.add_argument("--nearest-cues", action="store_true", default=None,
                         help="offline skill passes also propose each relation cue in its nearest shape")
     parser.add_argument("--families", action="store_true", default=None,
@@ -132,7 +136,7 @@ def main() -> None:
                                        args.temperature, args.rollouts, args.gate, args.tune,
                                        args.applied_precision, args.folds, args.min_precision,
                                        args.nearest_cues, args.families, args.family_size,
-                                       args.family_max_wrong))
+                                       args.family_max_wrong, typed_cues=args.typed_cues))
     if args.json:
         print(json.dumps(results, indent=2))
         return

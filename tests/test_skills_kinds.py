@@ -9,8 +9,8 @@ import regex
 
 from kgkit.backends.offline.entities import find_entities
 from kgkit.backends.offline.relations import find_relations
-from kgkit.backends.offline.skills import (NAME_RX, juxtaposition_cue, nearest_cue, relation_candidates,
-                                          relations_with_skills, role_cue, tight_cue, title_candidates)
+from kgkit.backends.offline.skills import (NAME_RX, cue_ends, juxtaposition_cue, nearest_cue, relation_candidates,
+                                          relations_with_skills, role_cue, tight_cue, title_candidates, typed_cue)
 from kgkit.schema.catalog import load_domain
 from kgkit.skills.learn import room_for_a_name
 from kgkit.skills.library import make_skill
@@ -345,3 +345,58 @@ def test_the_same_candidate_from_several_edges_is_one_candidate_with_all_their_p
     of, by = groups[candidate_key(cand("of", b))]
     assert by == [a, b] and [p["doc"] for p in of["provenance"]] == ["d1", "d2"]
     assert groups[candidate_key(cand("chief of", a))][1] == [a]
+
+
+MILLS = """\
+name: mills
+entity_types:
+  - name: Mill
+  - name: Town
+relation_types:
+  - name: Located_In
+    head: [Town, Mill]
+    tail: [Town]
+"""
+
+
+def test_a_typed_cue_binds_only_the_end_types_it_was_learned_with(tmp_path):
+    """The relation takes a mill or a town as its head; "in" learned between two towns, typed,
+    binds two towns only, where the nearest-shaped "in" binds the mill too."""
+    (tmp_path / "mills.yaml").write_text(MILLS)
+    domain = load_domain(tmp_path / "mills.yaml")
+    text = "Vexa Works in Tarnow hired. Brno in Moravia grew."
+    entities = [{"name": "Vexa Works", "type": "Mill"}] + [{"name": n, "type": "Town"} for n in ("Tarnow", "Brno", "Moravia")]
+
+    def located(regexes):
+        return {(r.head, r.tail) for r in relations_with_skills(
+            text, entities, domain.entity_types, domain.relation_types,
+            [skill("relation", "Located_In", regexes=regexes)])}
+
+    assert located([nearest_cue("in")]) == {("Vexa Works", "Tarnow"), ("Brno", "Moravia")}
+    assert located([typed_cue("in", "Town", "Town")]) == {("Brno", "Moravia")}
+    assert located([typed_cue("in", "Mill", "Town")]) == {("Vexa Works", "Tarnow")}
+    assert cue_ends(typed_cue("in", "Mill", "Town")) == ("Mill", "Town") and cue_ends(nearest_cue("in")) is None
+
+
+def test_typed_cues_are_proposed_for_one_word_cues_only_when_asked():
+    edge = {"head": "Brno", "relation": "Located_In", "tail": "Moravia", "head_type": "Town", "tail_type": "Town"}
+    sentence = "Brno, the old market of Moravia, grew."
+    assert [c["pattern"]["phrases"] or c["pattern"]["regex"] for c in relation_candidates(edge, sentence)] == [
+        ["old market of"], ["market of"], ["of"]]
+    cands = relation_candidates(edge, sentence, typed=True)
+    assert [c["pattern"]["phrases"] or c["pattern"]["regex"] for c in cands] == [
+        ["old market of"], ["market of"], ["of"], [typed_cue("of", "Town", "Town")]]
+    assert "Brno" not in cands[-1]["instruction"] + cands[-1]["example"]
+
+
+def test_a_shaped_cue_is_retrieved_only_where_it_could_bind_two_names():
+    """Retrieval's few places go to skills that can fire: a nearest-shaped "in" matches any
+    text, but counts as found only with a capitalised word on each side in one clause."""
+    from kgkit.skills.library import Library
+    from kgkit.skills.retrieve import rank_skills
+
+    lib = Library("mills", {})
+    shaped = skill("relation", "Located_In", regexes=[typed_cue("in", "Town", "Town")])
+    lib.skills[shaped["id"]] = shaped
+    assert [s["id"] for _, s in rank_skills(lib, "a mill in Tarnow grew.", None)] == []
+    assert [s["id"] for _, s in rank_skills(lib, "Brno in Moravia grew.", None)] == [shaped["id"]]

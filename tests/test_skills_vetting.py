@@ -114,3 +114,26 @@ def test_vetting_reads_a_nearest_shaped_cue_as_extraction_binds_it(tmp_path):
     shaped = vetter.vet({"kind": "relation", "target": "Live_In", "pattern": {"phrases": [], "regex": [nearest_cue("in")]}})
     assert (plain.fires_in, plain.explains, plain.precision) == (2, 1, 0.5)
     assert (shaped.fires_in, shaped.explains, shaped.precision) == (1, 0, 0.0)
+
+
+def test_vetting_reads_a_typed_cue_with_the_ends_it_was_learned_with(tmp_path):
+    """"in" between an organisation and a city, and between a person and a city: the relation
+    allows both heads, so the nearest "in" fires twice (right once); typed to Org>City, once, right."""
+    from kgkit.backends.offline.skills import nearest_cue, typed_cue
+
+    domain = Domain(name="based", entity_types=(EntityType("Person"), EntityType("Org"), EntityType("City")),
+                    relation_types=(RelationType("Based_In", head=("Org", "Person"), tail=("City",)),))
+    text = "Acme in Oslo grew. Ann Lee in Rome sang."
+    ents = [("Acme", "Org"), ("Oslo", "City"), ("Ann Lee", "Person"), ("Rome", "City")]
+    (tmp_path / "b0.txt").write_text(text)
+    (tmp_path / "b0.gold.json").write_text(json.dumps({
+        "doc_id": "b0", "source": "t", "title": None, "hyperedges": [], "events": [], "temporal": [],
+        "entities": [{"name": n, "type": t, "aliases": [], "spans": [[text.index(n), text.index(n) + len(n)]]}
+                     for n, t in ents],
+        "relations": [{"head": "Acme", "relation": "Based_In", "tail": "Oslo", "evidence": None}]}))
+    vetter = Vetter(domain, load_gold(tmp_path), min_support=1, min_precision=0.0)
+    near = vetter.vet({"kind": "relation", "target": "Based_In", "pattern": {"phrases": [], "regex": [nearest_cue("in")]}})
+    typed = vetter.vet({"kind": "relation", "target": "Based_In",
+                        "pattern": {"phrases": [], "regex": [typed_cue("in", "Org", "City")]}})
+    assert (near.explains, near.precision) == (1, 0.5)
+    assert (typed.explains, typed.precision) == (1, 1.0)

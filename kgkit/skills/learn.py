@@ -112,6 +112,7 @@ class LearnSettings:
     # only by a learner that never saw it: Gate), "dev" (the dev split) or "train+dev"
     folds: int = 5  # gate "cv": the learning documents dealt into this many folds
     nearest_cues: bool = False  # offline skill passes: each relation cue in its nearest shape too
+    typed_cues: bool = False  # offline skill passes: a nearest cue typed to the edge's ends (skills.typed_cues)
     families: bool = False  # clean cues of one relation pooled into one candidate (kgkit.skills.family)
     family_size: int = 8  # at most this many cues in a family
     family_max_wrong: int = 0  # a member adds at most this many wrong relations as applied alone
@@ -124,7 +125,8 @@ class LearnSettings:
                 "min_precision": skills.min_precision, "applied_precision": skills.applied_precision,
                 "min_support": skills.min_support,
                 "gazetteer_cap": skills.gazetteer_cap, "gazetteer_share": skills.gazetteer_share, "gate": skills.gate,
-                "folds": skills.folds, "nearest_cues": skills.nearest_cues, "families": skills.families,
+                "folds": skills.folds, "nearest_cues": skills.nearest_cues, "typed_cues": skills.typed_cues,
+                "families": skills.families,
                 "family_size": skills.family_size, "family_max_wrong": skills.family_max_wrong}
         return cls(**{**base, **{k: v for k, v in overrides.items() if v is not None}})
 
@@ -767,6 +769,7 @@ class _Loop:
         context = {
             "domain": self.domain, "title": doc.title, "skills": [], "evidence": evidence or "",
             "nearest_cues": self.settings.nearest_cues,  # read by the offline skill passes only
+            "typed_cues": self.settings.typed_cues,
             # in the domain's terms: gold "Peop" is general's "Person" by alias; None if undeclared
             "gold_edge": {"head": rel["head"], "relation": rel["relation"], "tail": rel["tail"],
                           "head_type": entity_type_name(self.domain, head["type"]) if head else None,

@@ -6,7 +6,10 @@ A skill is scored against the document's title and first 2,000 characters:
           + (share of the skill's content words — target, phrases, instruction, example — found there)
 
 so a skill whose trigger actually occurs always outranks one that merely shares
-vocabulary. Skills scoring 0 are never returned; ties go to the smaller id. The top ``k``
+vocabulary. A nearest-shaped relation cue (``(?#nearest)…``) occurs only where it could
+bind: with a capitalised word among the three words on each side of its match, in one clause
+(:func:`~kgkit.backends.offline.skills.shaped_match_in`) — "in" or a blank matches any text.
+Skills scoring 0 are never returned; ties go to the smaller id. The top ``k``
 (default 3) are returned, best first. After them come the domain's *gazetteer* entries
 whose name occurs in that text, as entity skills marked ``gazetteer: true`` (the offline
 backend applies them; the LLM prompts leave them out — a training name is no guidance).
@@ -19,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from kgkit import safe_regex
+from kgkit.backends.offline.skills import NEAREST, shaped_match_in
 from kgkit.skills.library import Library, domain_dir, load_library
 
 HEAD_CHARS = 2000
@@ -47,6 +51,8 @@ def _phrase_in(phrase: str, lowered: str) -> bool:
 
 
 def _regex_in(pattern: str, text: str) -> bool:
+    if pattern.startswith(NEAREST):  # found only where it could bind two names (shaped_match_in)
+        return shaped_match_in(pattern, text)
     return safe_regex.search(pattern, text) is not None  # time-bounded; an invalid regex finds nothing
 
 

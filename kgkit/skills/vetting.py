@@ -29,7 +29,7 @@ from typing import Any, Iterable
 
 from kgkit import safe_regex
 from kgkit.backends.offline.entities import trigger_spans
-from kgkit.backends.offline.skills import nearest_pair, split_shaped
+from kgkit.backends.offline.skills import cue_ends, nearest_pair, split_shaped
 from kgkit.backends.offline.sentences import split_sentences
 from kgkit.canon import entity_type_name
 from kgkit.eval.gold import GoldDoc
@@ -130,12 +130,15 @@ class Vetter:
                 in_sent = [m for m in mentions if sent.start <= m.start and m.end <= sent.end]
                 if len(in_sent) < 2:
                     continue
-                for s, e, near in [(*sp, False) for sp in trigger_spans(plain, doc.text, sent)] + \
-                        [(*sp, True) for sp in trigger_spans(shaped, doc.text, sent)]:
+                spans = [(*sp, None) for sp in trigger_spans(plain, doc.text, sent)]
+                spans += [(*sp, rx) for rx in shaped.regex for sp in trigger_spans(Patterns((rx,)), doc.text, sent)]
+                for s, e, near in spans:
                     # a nearest-shaped cue reads only the nearest mentions around it, as extraction binds it
                     ends = nearest_pair(doc.text, in_sent, s, e) or () if near else in_sent
                     pairs = [(h, t) for h in ends for t in ends if h.name != t.name and h.type and t.type
                              and rt.allows(h.type, t.type) and min(h.end, t.end) <= s and e <= max(h.start, t.start)]
+                    if near and cue_ends(near):  # a typed cue: only the ends it was learned with
+                        pairs = [(h, t) for h, t in pairs if (h.type, t.type) == cue_ends(near)]
                     if not pairs:
                         continue
                     total += 1

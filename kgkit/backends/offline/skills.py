@@ -30,6 +30,7 @@ import dataclasses
 import re
 from typing import Any, Mapping, Sequence
 
+from kgkit import safe_regex
 from kgkit.backends.base import SKILL_HINDSIGHT, SKILL_INDUCTION, PassRequest
 from kgkit.backends.offline.handlers import register_handler
 from kgkit.backends.offline.entities import collapse, name_key, phrase_pattern, trigger_spans
@@ -120,7 +121,8 @@ def juxtaposition_cue(capitals: bool) -> str:
     return NEAREST + r"(?<=\b(?-i:[A-Z])[\w'.-]*)\s+(?=" + later + ")"
 
 
-def relation_candidates(edge: Mapping[str, Any], sentence: str, nearest: bool = False) -> list[dict[str, Any]]:
+def relation_candidates(edge: Mapping[str, Any], sentence: str, nearest: bool = False,
+                        typed: bool = False) -> list[dict[str, Any]]:
     """The trigger between the mentions, then the shorter cues inside it, then a tight cue.
 
     A trigger read off one sentence ("processing plant in") rarely recurs; the words next
@@ -128,7 +130,8 @@ def relation_candidates(edge: Mapping[str, Any], sentence: str, nearest: bool = 
     trigger first: vetting refuses those that fire in too few training documents or too
     imprecisely, and a shorter cue is kept only where it adds what the longer one did not.
     With ``nearest`` (``skills.nearest_cues``) each cue is followed by its *nearest* form
-    (:func:`nearest_cue`), tried where the plain one did not hold. Last, when the names are written next to each other, a *tight cue*
+    (:func:`nearest_cue`), tried where the plain one did not hold; with ``typed``
+    (``skills.typed_cues``) each one-word cue is followed by its *typed* form (:func:`typed_cue`). Last, when the names are written next to each other, a *tight cue*
     (:func:`tight_cue`): the shape "Name in Name", "Name, Name"; or, with only blanks between
     them, a *juxtaposition cue* (:func:`juxtaposition_cue`).
     """
@@ -163,6 +166,12 @@ def relation_candidates(edge: Mapping[str, Any], sentence: str, nearest: bool = 
         out.append({"kind": "relation", "target": rel, "pattern": {"phrases": [phrase], "regex": []},
                     "instruction": f"{head} … \"{phrase}\" … {tail} in one sentence: emit {rel}({head}, {tail}).",
                     "example": f"[{head}] {phrase} [{tail}]"})
+        if typed and " " not in phrase:
+            out.append({"kind": "relation", "target": rel,
+                        "pattern": {"phrases": [], "regex": [typed_cue(phrase, head, tail)]},
+                        "instruction": f"\"{phrase}\" between a {head} and a {tail} that are the names nearest to it, "
+                                       f"in one clause (only those types): emit {rel}({head}, {tail}).",
+                        "example": f"[{head}] {phrase} [{tail}]"})
         if not nearest:
             continue
         out.append({"kind": "relation", "target": rel, "pattern": {"phrases": [], "regex": [nearest_cue(phrase)]},
@@ -259,6 +268,22 @@ def nearest_cue(phrase: str) -> str:
     return NEAREST + r"(?<!\w)" + phrase_pattern(phrase) + r"(?!\w)"
 
 
+def typed_cue(phrase: str, head: str, tail: str) -> str:
+    """``phrase`` as a nearest-shaped cue that binds only a ``head`` and a ``tail`` of the types of
+    the edge it was learned from: "in" between two places is Located_In, between a company and
+    a place it is not, though the relation allows an organisation as its head too."""
+    return NEAREST + f"(?#ends:{head}>{tail})" + r"(?<!\w)" + phrase_pattern(phrase) + r"(?!\w)"
+
+
+_ENDS = re.compile(re.escape(NEAREST) + r"\(\?#ends:([^>)]+)>([^)]+)\)")
+
+
+def cue_ends(regex: str) -> tuple[str, str] | None:
+    """The (head type, tail type) a nearest-shaped cue is narrowed to (:func:`typed_cue`), or None."""
+    m = _ENDS.match(regex)
+    return (m.group(1), m.group(2)) if m else None
+
+
 def nearest_pair(text: str, in_sent: Sequence[Any], start: int, end: int) -> tuple[Any, Any] | None:
     """The mentions nearest to a cue at ``text[start:end]``, one on each side, when no clause
     punctuation stands between either and the cue (``in_sent``: a sentence's mentions, in order)."""
@@ -268,6 +293,23 @@ def nearest_pair(text: str, in_sent: Sequence[Any], start: int, end: int) -> tup
             or _CLAUSE.search(text[left.end:start]) or _CLAUSE.search(text[end:right.start]):
         return None
     return left, right
+
+
+_CAPITAL = re.compile(r"(?<![\w'])[A-Z]")
+
+
+def shaped_match_in(regex: str, text: str) -> bool:
+    """Whether a nearest-shaped cue matches ``text`` where it could bind: with a capitalised word
+    among the three words on each side of the match, inside its clause (no clause punctuation
+    between), as a name nearest to it would stand. Retrieval asks this instead of a bare match: such a cue ("in",
+    a role noun, a blank) matches almost any text, and would take a document's few skill
+    places where it cannot fire."""
+    for m in safe_regex.finditer(regex, text):
+        before = " ".join(_CLAUSE.split(text[max(0, m.start() - 80):m.start()])[-1].split()[-3:])
+        after = " ".join(_CLAUSE.split(text[m.end():m.end() + 80])[0].split()[:3])
+        if _CAPITAL.search(before) and _CAPITAL.search(after):
+            return True
+    return False
 
 
 def _partition(regexes: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -292,7 +334,11 @@ def _shaped_skills(skills: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[st
             plain.append(sk)
             continue
         plain.append({**sk, "pattern": {**pattern, "regex": rest}})
-        shaped.append({**sk, "pattern": {"phrases": [], "regex": near}})
+        groups: dict[tuple[str, str] | None, list[str]] = {}
+        for r in near:
+            groups.setdefault(cue_ends(r), []).append(r)
+        for ends, these in groups.items():
+            shaped.append({**sk, "pattern": {"phrases": [], "regex": these}, "ends": ends})
     return plain, shaped
 
 
@@ -315,7 +361,12 @@ def relations_with_skills(text: str, entities: Sequence[Mapping[str, Any]], type
     """
     plain, shaped = _shaped_skills(skills)
     found = find_relations(text, entities, types, relation_types, plain)
-    rules = rules_for([dataclasses.replace(r, triggers=Patterns()) for r in relation_types], shaped)
+    bare = [dataclasses.replace(r, triggers=Patterns()) for r in relation_types]
+    rules = []
+    for sk in shaped:  # a typed cue binds only the ends it was learned with
+        for rule in rules_for(bare, [sk]):
+            ends = sk["ends"]
+            rules.append(dataclasses.replace(rule, head=(ends[0],), tail=(ends[1],)) if ends else rule)
     if not rules:
         return found
     have = {(r.head, r.relation, r.tail) for r in found}
@@ -349,7 +400,11 @@ def _answer(request: PassRequest, unsteady_only: bool) -> dict[str, Any]:
     edge = ctx["gold_edge"]
     sentence = ctx.get("evidence") or request.chunk.text
     skills: list[dict[str, Any]] = []
-    skills.extend(relation_candidates(edge, sentence, nearest=bool(ctx.get("nearest_cues"))))
+    rt = ctx["domain"].relation_type(edge["relation"]) if ctx.get("domain") is not None else None
+    # skills.typed_cues, for a relation that allows other end types than this edge's: typed cues too
+    narrow = bool(ctx.get("typed_cues") and rt is not None and edge.get("head_type") and edge.get("tail_type")
+                  and any("*" in ends or len(ends) > 1 for ends in (rt.head, rt.tail)))
+    skills.extend(relation_candidates(edge, sentence, nearest=bool(ctx.get("nearest_cues")), typed=narrow))
     predictions = ctx.get("predictions") or {}
     typed = predictions.get("types")  # name -> types extracted; absent: names only
     found: dict[str, set[str]] = {}

@@ -34,6 +34,25 @@ def simple(text: str) -> bool:
     return text.isascii() or all(c.isascii() or c.lower() == c == c.upper() for c in set(text))
 
 
+_lowered_last: tuple[str, str | None] = ("", "")  # (text, lowered): a chunk meets each phrase set in turn
+
+
+def lowered(text: str) -> str | None:
+    """``text.lower()``, as long as ``text``, where that is how ``re.IGNORECASE`` compares
+    its characters (:func:`simple`), else None. A case-sensitive pattern of lower-case
+    phrases finds in it what the same pattern with ``re.IGNORECASE`` finds in ``text``, at
+    the same offsets, and several times faster: ``re`` tests a plain literal at each place
+    before trying the branch, and a case-folded literal only by trying it. The last text is
+    kept (its entity and relation passes, and every pattern of each, ask in turn)."""
+    global _lowered_last
+    last = _lowered_last
+    if last[0] is text:
+        return last[1]
+    low = text.lower() if simple(text) else None
+    _lowered_last = (text, low)
+    return low
+
+
 def _is_word(c: str) -> bool:
     return c.isalnum() or c == "_"
 
@@ -69,9 +88,17 @@ class FoldedText:
         joined by one space) stands between two non-word characters."""
         out = []
         text, folded, n = self.text, self.folded, len(phrase)
+        starts, origins, pieces = self.starts, self.origins, len(self.starts)
         i = folded.find(phrase)
         while i >= 0:
-            start, end = self.origin(i), self.origin(i + n - 1) + 1
+            # origin(i) and origin(i + n - 1) + 1, the second bisection only where the
+            # phrase reaches past the piece it begins in (a collapsed run inside it)
+            k = bisect_right(starts, i) - 1
+            start = origins[k] + i - starts[k]
+            last = i + n - 1
+            if k + 1 < pieces and starts[k + 1] <= last:
+                k = bisect_right(starts, last) - 1
+            end = origins[k] + last - starts[k] + 1
             if (start == 0 or not _is_word(text[start - 1])) and (end == len(text) or not _is_word(text[end])):
                 out.append((start, end))
             i = folded.find(phrase, i + 1)

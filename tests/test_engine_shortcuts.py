@@ -147,6 +147,50 @@ def test_bound_answer_measures_the_whole_answer_once_and_cuts_as_item_by_item(mo
     assert cut > 50 and whole > 20  # both ways were taken
 
 
+def test_an_item_problem_is_found_and_worded_as_by_the_walk_of_every_path():
+    """_problem passes a short text or a finite number without a call; what it finds, and
+    the path it names, are those of the walk that visits every value with its path."""
+    import math
+
+    from kgkit.config.model import LimitsConfig
+    from kgkit.engine.limits import _QUOTE_KEYS, _problem
+
+    def walk(value, limits, where=""):
+        if isinstance(value, float) and not math.isfinite(value):
+            return "non_finite", f"{where or 'value'} is {value!r}, not a number JSON can hold"
+        if isinstance(value, str):
+            if len(value) > limits.name_chars and where.rsplit("/", 1)[-1] not in _QUOTE_KEYS:
+                return "over_limit", (f"{where or 'value'} has {len(value)} characters "
+                                      f"(limits.name_chars is {limits.name_chars})")
+            return None
+        children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        for key, child in children:
+            if isinstance(key, str) and len(key) > limits.name_chars:
+                return "over_limit", f"a key of {len(key)} characters (limits.name_chars is {limits.name_chars})"
+            found = walk(child, limits, f"{where}/{key}" if where else str(key))
+            if found:
+                return found
+        return None
+
+    rng = random.Random(10)
+    keys = ["name", "evidence", "roles", "a/evidence", "x" * 12, 3]
+    leaves = [lambda: "n" * rng.randint(0, 14), lambda: rng.choice([0.5, 2, None, True, float("nan"), float("-inf")])]
+
+    def value(depth):
+        if depth > 2 or rng.random() < 0.4:
+            return rng.choice(leaves)()
+        if rng.random() < 0.5:
+            return [value(depth + 1) for _ in range(rng.randint(0, 3))]
+        return {rng.choice(keys): value(depth + 1) for _ in range(rng.randint(0, 3))}
+
+    problems = 0
+    for _ in range(4000):
+        item, limits = value(0), LimitsConfig(name_chars=rng.randint(5, 13))
+        assert _problem(item, limits) == walk(item, limits), item
+        problems += walk(item, limits) is not None
+    assert 500 < problems < 3500
+
+
 def test_a_chunk_is_read_into_sentence_parts_once_for_every_view_that_reads_it_alike(monkeypatch):
     import gc
 

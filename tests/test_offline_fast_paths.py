@@ -296,3 +296,136 @@ def test_role_cues_grouped_by_first_letter_match_as_the_flat_list():
             assert (m and m.span()) == (n and n.span()), text
             found += bool(m)
     assert found > 500
+
+
+# --------------------------------------------------------------------------- phrases in the lower-cased text
+
+def test_phrase_spans_equal_the_case_folding_regex():
+    """phrase_spans finds in the lower-cased text what compile_phrases (re.IGNORECASE) finds
+    in the text, windows included; where case folds beyond ASCII it asks the regex itself."""
+    from kgkit import phrase_match
+    from kgkit.backends.offline.entities import compile_phrases, phrase_spans
+
+    rng = random.Random(11)
+    letters = list("aAbBkKsSiI .,'-&\n\t_7") + ["U.S.", "of", "In"]
+    odd = ["\u212a", "\u017f", "\u0130", "\u0131", "\u00e9", "\u00c9", "\u00df", "\u4e2d"]
+    lowered = 0
+    for _ in range(3000):
+        alphabet = letters + (odd if rng.random() < 0.3 else [])
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        phrases = tuple("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 5)))
+                        for _ in range(rng.randint(1, 6)))
+        if not any(p.strip() for p in phrases):
+            continue
+        rx = compile_phrases(phrases)
+        pos = rng.randint(0, len(text))
+        end = rng.choice([None, rng.randint(pos, len(text))])
+        expected = [m.span() for m in rx.finditer(text, pos, len(text) if end is None else end)]
+        assert phrase_spans(phrases, text, pos, end) == expected, (text, phrases, pos, end)
+        lowered += phrase_match.lowered(text) is not None
+    assert lowered > 1500  # the lower-cased way is the one mostly taken
+
+
+def test_lowered_declines_where_case_folds_beyond_ascii():
+    from kgkit.phrase_match import lowered
+
+    assert lowered("Acme IN Texas") == "acme in texas"
+    assert lowered("caf\u00c9") is None and lowered("\u212aelvin") is None
+    assert lowered("\u4e2d Acme") == "\u4e2d acme"  # a character without case is itself
+
+
+# --------------------------------------------------------------------------- capital-led name patterns
+
+def test_capital_led_patterns_match_as_without_their_first_look():
+    """The name patterns that open on a capital letter say so first ("(?=[A-Z])"); they
+    match exactly what they match without it. The source credit is looked for only where
+    its tail is, and found the same."""
+    from kgkit.backends.offline import names
+
+    plain = {rx: re.compile(rx.pattern.replace("(?=[A-Z])", "", 1), rx.flags)
+             for rx in (names._CAPS_NAME, names._SINGLE, names._ACRONYM)}
+    assert all(rx.pattern.startswith("(?=[A-Z])") for rx in plain)
+    rng = random.Random(12)
+    pieces = ["Anna", "Lark", "of", "the", "NATO", "FBI", "Mr.", "J.", "McDonald", "Chung-hee", "Marlow's", "and",
+              "OSLO", "DAGBLADET", "in", "Norwegian", "3", "Jan", "95", "said", "x", "É", ".", ",", "-", "&", "'"]
+    credits = 0
+    for _ in range(2000):
+        text = "".join(rng.choice(pieces) + rng.choice([" ", " ", "\n", "\t", ""]) for _ in range(rng.randint(0, 14)))
+        if rng.random() < 0.3:  # a credit, or most of one, somewhere in it
+            cut = rng.randint(0, len(text))
+            credit = rng.choice(["OSLO DAGBLADET in Norwegian 3 Jan 95", "FBI  in English 12 March. 1995 p 4",
+                                 "Oslo AP in  Norwegian 3 Jan 95x", "X in Norwegian 3 Jan 95"])
+            text = text[:cut] + credit[:rng.randint(len(credit) - 3, len(credit))] + text[cut:]
+        for rx, reference in plain.items():
+            assert [m.span() for m in rx.finditer(text)] == [m.span() for m in reference.finditer(text)]
+        kinds = {"organization": "Organization"}
+        expected = [(m.start("name"), m.end("name")) for m in names._SOURCE_CREDIT.finditer(text)]
+        assert [(m.start, m.end) for m in names.source_credit_mentions(text, kinds)] == expected
+        credits += bool(expected)
+    assert credits > 20
+
+
+# --------------------------------------------------------------------------- entities: section headings
+
+def test_heading_equals_the_section_number_search():
+    from kgkit.backends.offline.entities import _HEADING_END, _SECTION_NUMBER, _heading
+    from kgkit.backends.offline.mentions import Mention
+
+    rng = random.Random(13)
+    pieces = ["Section", "ARTICLE", "6.02", "IV", "7", ".", " ", "  ", "\t", "\n", "Acme Corp", "said", "x" * 30]
+    headings = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        if rng.random() < 0.5:  # a name right after a section number, the number on a line of its own or not
+            text += rng.choice(["\n", "", "x\n", " "]) + rng.choice(["6.02", "Section 5.", "IV", "7"]) + \
+                rng.choice([" ", "\t ", " " * 38]) + "Acme Corp" + rng.choice([".", ":", "\n", " x", ""])
+            start = text.rindex("Acme Corp")
+            end = start + len("Acme Corp")
+        else:
+            start = rng.randint(0, len(text))
+            end = rng.randint(start, len(text))
+        m = Mention(text[start:end], "Organization", start, end, 1, 0.5)
+        expected = bool(_SECTION_NUMBER.search(text, max(0, start - 40), start)) and bool(
+            _HEADING_END.match(text[end:end + 3]))
+        assert _heading(m, text) == expected, (text, start, end)
+        headings += expected
+    assert headings > 50
+
+
+# --------------------------------------------------------------------------- relations: mentions and heads
+
+def test_longest_mentions_equal_the_pairwise_test():
+    """The bisection keeps what the pairwise test (find_mentions before it, and its way
+    still where a span is empty) keeps: repeats of one span, both granularities."""
+    from kgkit.backends.offline.relations import EntityMention, _longest, _longest_pairwise
+
+    rng = random.Random(14)
+    repeats = 0
+    for _ in range(3000):
+        found = []
+        for _ in range(rng.randint(0, 14)):
+            if found and rng.random() < 0.2:  # the same span again, for another node
+                start, end = rng.choice([(x.start, x.end) for x in found])
+                repeats += 1
+            else:
+                start = rng.randint(0, 90)
+                end = start + (rng.choice([0, 1]) if rng.random() < 0.03 else rng.choice([2, 5, 12, 39, 40, 41, 70]))
+            found.append(EntityMention(rng.choice(["Acme", "Jane"]), rng.choice(["Party", "Organization"]), start, end))
+        found.sort(key=lambda x: (-(x.end - x.start), x.start))
+        assert _longest(found) == _longest_pairwise(found)
+    assert repeats > 500
+
+
+def test_heads_equal_the_scan_of_every_other_mention():
+    from kgkit.backends.offline.relations import EntityMention, _heads
+
+    rng = random.Random(15)
+    types = ["Person", "Organization", "Location"]
+    for _ in range(3000):
+        in_sent = [EntityMention(rng.choice("abcd"), rng.choice(types), i, i + 1) for i in range(rng.randint(2, 7))]
+        names_of: dict[str, set[str]] = {}
+        for m in in_sent:
+            names_of.setdefault(m.type, set()).add(m.name)
+        pairs = {(a, b) for a in types for b in types if rng.random() < 0.4}
+        expected = [m for m in in_sent if any((m.type, t.type) in pairs for t in in_sent if t.name != m.name)]
+        assert _heads(in_sent, names_of, pairs) == expected

@@ -50,6 +50,16 @@ def _problem(value: Any, limits: LimitsConfig, where: str = "") -> tuple[str, st
     for key, child in children:
         if isinstance(key, str) and len(key) > limits.name_chars:
             return "over_limit", f"a key of {len(key)} characters (limits.name_chars is {limits.name_chars})"
+        # The usual leaf, a short text or a finite number, is passed here: no call, no path
+        # built for it (an answer holds tens of thousands of them, and nearly all are fine).
+        if isinstance(child, str):
+            if len(child) <= limits.name_chars:
+                continue
+        elif isinstance(child, float):
+            if math.isfinite(child):
+                continue
+        elif not isinstance(child, (dict, list)):
+            continue
         found = _problem(child, limits, f"{where}/{key}" if where else str(key))
         if found:
             return found

@@ -36,6 +36,7 @@ from kgkit.backends.offline.names import (ORG_WORDS, ROLE_WORDS, STATE_AFTER, ac
                                          add_title_aliases, is_title_word, name_mentions, source_credit_mentions,
                                          trim_org_edges)
 from kgkit.backends.offline.sentences import ABBREVIATIONS, Sentence, sentence_at, split_sentences
+from kgkit.phrase_match import lowered, simple
 from kgkit.schema.model import EntityType, Patterns
 from kgkit.type_kinds import generic_type_map
 
@@ -93,6 +94,33 @@ def compile_phrases(phrases: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w])(?:{'|'.join(bodies)})(?![\w])", re.I)
 
 
+@lru_cache(maxsize=4096)
+def _lower_case_phrases(phrases: tuple[str, ...]) -> re.Pattern[str] | None:
+    """:func:`compile_phrases` for a text :func:`~kgkit.phrase_match.lowered`: the phrases in
+    lower case, grouped the same way, and no ``re.IGNORECASE``; None where a phrase has a
+    character whose case ``re`` folds its own way."""
+    ordered = [p for p in sorted(set(phrases), key=lambda p: (-len(p), p)) if p.strip()]
+    if not all(simple(p) for p in ordered):
+        return None
+    groups: dict[str, list[str]] = {}
+    for p in (p.lower() for p in ordered):
+        first = p.lstrip()[0]
+        groups.setdefault(first, []).append(phrase_pattern(p)[len(re.escape(first)):])
+    bodies = [f"{re.escape(first)}(?:{'|'.join(rests)})" for first, rests in groups.items()]
+    return re.compile(rf"(?<![\w])(?:{'|'.join(bodies)})(?![\w])")
+
+
+def phrase_spans(phrases: tuple[str, ...], text: str, pos: int = 0, endpos: int | None = None) -> list[tuple[int, int]]:
+    """The spans ``compile_phrases(phrases).finditer(text, pos, endpos)`` gives, found in the
+    lower-cased text where it can stand in for ``re.IGNORECASE`` (2-3x faster)."""
+    end = len(text) if endpos is None else endpos
+    rx = _lower_case_phrases(phrases)
+    low = lowered(text) if rx is not None else None
+    if low is None:
+        return [m.span() for m in compile_phrases(phrases).finditer(text, pos, end)]
+    return [m.span() for m in rx.finditer(low, pos, end)]
+
+
 def pattern_matches(patterns: Patterns, text: str) -> Iterable[tuple[int, int]]:
     """Spans matched by a Patterns object; a regex group ``name`` narrows the span."""
     for rx in patterns.regex:
@@ -104,8 +132,7 @@ def pattern_matches(patterns: Patterns, text: str) -> Iterable[tuple[int, int]]:
             if e > s:
                 yield s, e
     if patterns.phrases:
-        for m in compile_phrases(tuple(patterns.phrases)).finditer(text):
-            yield m.span()
+        yield from phrase_spans(tuple(patterns.phrases), text)
 
 
 def trigger_spans(patterns: Patterns, text: str, sent: Sentence) -> list[tuple[int, int]]:
@@ -114,7 +141,7 @@ def trigger_spans(patterns: Patterns, text: str, sent: Sentence) -> list[tuple[i
     for rx in patterns.regex:
         hits += [m.span() for m in safe_regex.finditer(rx, text, sent.start, sent.end)]
     if patterns.phrases:
-        hits += [m.span() for m in compile_phrases(tuple(patterns.phrases)).finditer(text, sent.start, sent.end)]
+        hits += phrase_spans(tuple(patterns.phrases), text, sent.start, sent.end)
     return sorted(hits)
 
 
@@ -229,7 +256,10 @@ _SECTION_NUMBER = re.compile(r"(?:^|\n)[ \t]*(?:(?:Section|SECTION|Article|ARTIC
 def _heading(m: Mention, text: str) -> bool:
     """A run-in or stand-alone heading: the words after a section number up to a full stop
     or the line's end ("6.02 Representations and Warranties Company. As of …")."""
-    if not _SECTION_NUMBER.search(text, max(0, m.start - 40), m.start):
+    lo = max(0, m.start - 40)
+    if lo and text.find("\n", lo, m.start) < 0:
+        return False  # the number opens a line: its "^" is the text's start, its "\n" in reach
+    if not _SECTION_NUMBER.search(text, lo, m.start):
         return False
     return bool(_HEADING_END.match(text[m.end:m.end + 3]))
 
@@ -245,7 +275,7 @@ def _well_formed(m: Mention, kinds: dict[str, str]) -> bool:
         return True
     if len(m.name) < CLAUSE_LENGTH and _clause_shaped(m.name):
         return False
-    if any(w.lower() not in ABBREVIATIONS for w in _SENTENCE_END_INSIDE.findall(m.name)):
+    if "." in m.name and any(w.lower() not in ABBREVIATIONS for w in _SENTENCE_END_INSIDE.findall(m.name)):
         return False  # "South Carolina. Jesse Jackson" runs across a sentence end
     words = [w.lower().strip(".,") for w in m.name.split()]
     if m.type in (kinds.get("person"), kinds.get("location")) and words[-1] in DOCUMENT_NOUNS:

@@ -39,8 +39,10 @@ from kgkit.backends.offline.mentions import Mention, name_key
 from kgkit.backends.offline.sentences import ABBREVIATIONS, is_heading
 
 _NAME_WORD = r"(?:[A-Z][a-z]+(?:[A-Z][a-z]+)?(?:-[A-Za-z][a-z]+)?|[A-Z]{2,}[a-z]*)"  # "McConnell", "Chung-hee"
+# Each pattern that opens on a capital letter says so first, "(?=[A-Z])": re then tests one
+# character at each place where it would step back for its lookbehind (a third less time).
 _CAPS_NAME = re.compile(
-    rf"(?<![\w.&-])(?P<name>(?:[A-Z]\.[ \t]+(?=[A-Z][a-z]))?{_NAME_WORD}(?:[ \t]+(?:(?:of|the|de|van|von|for|and)[ \t]+)?"
+    rf"(?=[A-Z])(?<![\w.&-])(?P<name>(?:[A-Z]\.[ \t]+(?=[A-Z][a-z]))?{_NAME_WORD}(?:[ \t]+(?:(?:of|the|de|van|von|for|and)[ \t]+)?"
     rf"(?:{_NAME_WORD}|[A-Z]\.)){{1,7}})(?![\w])"
 )
 # Regexes of the per-name checks, compiled once (re's cache lookup per call added up).
@@ -331,7 +333,7 @@ def _organisation_before_title(words: list[str], m: re.Match[str], text: str, ki
     return [Mention(name, kinds["organization"], start, start + len(name), 1, 0.5, "organization")]
 
 
-_SINGLE = re.compile(rf"(?<![\w.&'’-]){_NAME_WORD}(?![\w&-]|['’](?!s\b)|\.\w)")  # "Marlow's" too
+_SINGLE = re.compile(rf"(?=[A-Z])(?<![\w.&'’-]){_NAME_WORD}(?![\w&-]|['’](?!s\b)|\.\w)")  # "Marlow's" too
 _CALENDAR = frozenset(
     "january february march april may june july august september october november december monday tuesday "
     "wednesday thursday friday saturday sunday christmas easter".split()
@@ -395,7 +397,7 @@ def add_title_aliases(text: str, mentions: list[Mention], person_type: str | Non
             m.aliases.append(f"{title} {m.name}")
 
 
-_ACRONYM = re.compile(r"(?<![\w.&'’-])[A-Z]{2,5}(?![\w.&'’-]|\.\w)")
+_ACRONYM = re.compile(r"(?=[A-Z])(?<![\w.&'’-])[A-Z]{2,5}(?![\w.&'’-]|\.\w)")
 # All-capital words that are not organisations: units, eras, diseases, roles, time zones.
 _NOT_ORG_ACRONYMS = frozenset(
     "tv ceo cfo coo cto aids hiv dna rna gmt est edt pst pdt cst am pm ok id usd ad bc ii iii iv vi vii viii ix xi "
@@ -429,13 +431,16 @@ def acronym_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
 _SOURCE_CREDIT = re.compile(
     r"(?<![\w&'’-])(?P<name>[A-Z][A-Z&'’-]+(?:[ ][A-Z][A-Za-z&'’-]+){0,3})[ ]+in[ ]+[A-Z][a-z]+[ ]+"
     r"\d{1,2}[ ]+[A-Z][a-z]{2,8}\.?[ ]+\d{2,4}\b")
+# What every credit holds from its last space before "in" on: a search for it starts on the
+# literal " in" (a fast scan), and most texts have none, so the credit's own search is spared.
+_CREDIT_TAIL = re.compile(r" in[ ]+[A-Z][a-z]+[ ]+\d{1,2}[ ]+[A-Z][a-z]{2,8}\.?[ ]+\d{2,4}\b")
 
 
 def source_credit_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
     """The publication a wire story credits as its source is an organisation: a name in
     capitals followed by "in <language> <day> <month> <year>"."""
     org = kinds.get("organization")
-    if not org or _has_parties(kinds):
+    if not org or _has_parties(kinds) or not _CREDIT_TAIL.search(text):
         return []
     return [Mention(m.group("name"), org, m.start("name"), m.end("name"), 3, 0.7, "organization")
             for m in _SOURCE_CREDIT.finditer(text)]

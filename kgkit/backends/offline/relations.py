@@ -22,6 +22,7 @@ document's first Agreement entity; "the University" the only entity ending in Un
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Any, Collection, Iterator, Mapping, Sequence
 
@@ -66,12 +67,26 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
     literal_of = literal_types(types)
     found: list[EntityMention] = []
     surface_owner: dict[str, list[Mapping[str, Any]]] = {}
-    for ent in entities:
-        bare = _PAREN_TAIL.sub("", ent["name"])  # "CO-BRANDING AGREEMENT (FORM)" is written without "(FORM)"
-        for form in dict.fromkeys([ent["name"], bare, *(ent.get("aliases") or ())]):
-            owners = surface_owner.setdefault(name_key(form), []) if collapse(form) else []
-            if collapse(form) and ent not in owners:
-                owners.append(ent)  # one surface may name several nodes (a Party and an Organization)
+    by_value: dict[tuple[str, str], Mapping[str, Any]] = {}  # literal-typed entities by normalised value
+    heads: dict[str, list[Mapping[str, Any]]] = {}  # entities by the capitalised last word of their name
+    for ent in entities:  # one pass over the entities, each dict filled in their order
+        name = ent["name"]
+        # "CO-BRANDING AGREEMENT (FORM)" is written without "(FORM)"
+        bare = _PAREN_TAIL.sub("", name) if "(" in name else name
+        aliases = ent.get("aliases")
+        for form in dict.fromkeys([name, bare, *aliases]) if aliases else (name,) if bare == name else (name, bare):
+            surface = collapse(form)
+            if surface:  # its name_key, collapsed once
+                owners = surface_owner.setdefault(surface.lower().rstrip(".,;: "), [])
+                if ent not in owners:
+                    owners.append(ent)  # one surface may name several nodes (a Party and an Organization)
+        kind = literal_of.get(ent["type"])
+        value = normalise(kind, name) if kind else None
+        if value is not None:
+            by_value[(kind, repr(value))] = ent
+        words = bare.split()  # what collapse() leaves, split
+        if len(words) > 1 and words[-1][:1].isupper():
+            heads.setdefault(words[-1].lower(), []).append(ent)
     tiers = ([f for f in surface_owner if len(f) >= CLAUSE_LENGTH], [f for f in surface_owner if len(f) < CLAUSE_LENGTH])
     for tier in tiers:  # one scan per granularity, so a clause does not swallow the names in it
         if not tier:
@@ -92,23 +107,12 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
                 for rx in regexes:
                     found.extend(EntityMention(ent["name"], ent["type"], *m.span()) for m in safe_regex.finditer(rx, text))
     # literal-typed entities by normalised value
-    by_value: dict[tuple[str, str], Mapping[str, Any]] = {}
-    for ent in entities:
-        kind = literal_of.get(ent["type"])
-        value = normalise(kind, ent["name"]) if kind else None
-        if value is not None:
-            by_value[(kind, repr(value))] = ent
     if by_value:
         for lit in find_literals(text, sorted({k for k, _ in by_value}, key=LITERAL_KINDS.index)):
             ent = by_value.get((lit.kind, repr(lit.value)))
             if ent is not None:
                 found.append(EntityMention(ent["name"], ent["type"], lit.start, lit.end))
     # "this Agreement", "the University": a capitalised head noun standing for an entity
-    heads: dict[str, list[Mapping[str, Any]]] = {}
-    for ent in entities:
-        words = collapse(_PAREN_TAIL.sub("", ent["name"])).split()
-        if len(words) > 1 and words[-1][:1].isupper():
-            heads.setdefault(words[-1].lower(), []).append(ent)
     for start, end, article, head in _head_nouns(text, heads):
         deictic = article.lower() == "this"  # "this agreement" is the document's own, whatever the case
         if not (head[:1].isupper() or deictic) or (name_key(head) in surface_owner and not deictic):
@@ -119,13 +123,29 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
         if len(cands) == 1 or article.lower() == "this":
             found.append(EntityMention(cands[0]["name"], cands[0]["type"], start, end, deictic))
     found.sort(key=lambda x: (-(x.end - x.start), x.start))
+    return sorted(_longest(found), key=lambda x: (x.start, x.name))
+
+
+def _longest(found: list[EntityMention]) -> list[EntityMention]:
+    """Of ``found`` (longest first), those that overlap no mention kept before them, unless
+    on the very same span or of the other granularity (clause-long or not)."""
+    if any(x.end <= x.start for x in found):  # an empty span: the pairwise test
+        return _longest_pairwise(found)
     kept: list[EntityMention] = []
+    # Kept spans of one granularity are disjoint, but for repeats of one span: in start order
+    # their ends rise, so the last to start before x ends (x's own span aside) is the one to test.
+    spans: dict[bool, tuple[list[int], list[int]]] = {False: ([], []), True: ([], [])}
     for x in found:
-        long = x.end - x.start >= CLAUSE_LENGTH
-        if all(x.end <= k.start or x.start >= k.end or (x.start, x.end) == (k.start, k.end)
-               or long != (k.end - k.start >= CLAUSE_LENGTH) for k in kept):
-            kept.append(x)
-    return sorted(kept, key=lambda x: (x.start, x.name))
+        starts, ends = spans[x.end - x.start >= CLAUSE_LENGTH]
+        i = j = bisect_left(starts, x.end)
+        while j and starts[j - 1] == x.start and ends[j - 1] == x.end:
+            j -= 1
+        if j and ends[j - 1] > x.start:
+            continue
+        starts.insert(i, x.start)
+        ends.insert(i, x.end)
+        kept.append(x)
+    return kept
 
 
 _ARTICLE = re.compile(r"\b(this|the)\s+", re.I)
@@ -212,6 +232,31 @@ def _just_after(text: str, end: int, trigger_start: int) -> bool:
     return len(gap) <= PAREN_AFTER and gap.lstrip(" ,").startswith("(") and ")" not in gap
 
 
+def _longest_pairwise(found: list[EntityMention]) -> list[EntityMention]:
+    """:func:`_longest` by testing each mention against every one kept before it."""
+    kept: list[EntityMention] = []
+    for x in found:
+        long = x.end - x.start >= CLAUSE_LENGTH
+        if all(x.end <= k.start or x.start >= k.end or (x.start, x.end) == (k.start, k.end)
+               or long != (k.end - k.start >= CLAUSE_LENGTH) for k in kept):
+            kept.append(x)
+    return kept
+
+
+def _heads(in_sent: list[EntityMention], names_of: dict[str, set[str]], pairs: set[tuple[str, str]]
+           ) -> list[EntityMention]:
+    """The mentions of ``in_sent`` that some mention of another name may follow as tail
+    (``(head type, tail type)`` in ``pairs``; ``names_of``: the names of each type there), in
+    order. Per head type, the names its tails may have: where that is one name, the mention
+    of that very name is the one without a tail, so no mention is compared with every other."""
+    lone_tail: dict[str, str | None] = {}
+    for a in names_of:
+        tails = {n for b, names in names_of.items() if (a, b) in pairs for n in names}
+        if tails:
+            lone_tail[a] = next(iter(tails)) if len(tails) == 1 else None
+    return [m for m in in_sent if m.type in lone_tail and m.name != lone_tail[m.type]]
+
+
 def _gap(trigger: tuple[int, int], m: EntityMention) -> int:
     return m.start - trigger[1] if trigger[1] <= m.start else trigger[0] - m.end
 
@@ -227,8 +272,10 @@ def find_relations(
     rules = rules_for(relation_types, skills)
     mentions = find_mentions(text, entities, types)
     out: dict[tuple[str, str, str], FoundRelation] = {}
+    starts = [m.start for m in mentions]  # in order: find_mentions sorts them by start
     for sent in split_sentences(text):
-        in_sent = [m for m in mentions if sent.start <= m.start and m.end <= sent.end]
+        in_sent = [m for m in mentions[bisect_left(starts, sent.start):bisect_right(starts, sent.end)]
+                   if m.end <= sent.end]
         if len(in_sent) < 2:
             continue
         triggers = {i: trigger_spans(rule.triggers, text, sent) for i, rule in enumerate(rules)}
@@ -239,13 +286,15 @@ def find_relations(
                                       and (e2 - s2) > (e - s) for s2, e2, j in all_spans)]
         # (tail mention, relation) -> (gap, head mention, rule)
         best: dict[tuple[EntityMention, str], tuple[int, EntityMention, _Rule]] = {}
-        sent_types = {m.type for m in in_sent}
+        names_of: dict[str, set[str]] = {}  # the sentence's types, each with the names mentioned
+        for m in in_sent:
+            names_of.setdefault(m.type, set()).add(m.name)
         for i, rule in enumerate(rules):
             spans = triggers[i]
             if not spans:
                 continue
-            pairs = {(a, b) for a in sent_types for b in sent_types if rule.allows(a, b)}  # rule.allows, looked up
-            heads = [m for m in in_sent if any((m.type, t.type) in pairs for t in in_sent if t.name != m.name)]
+            pairs = {(a, b) for a in names_of for b in names_of if rule.allows(a, b)}  # rule.allows, looked up
+            heads = _heads(in_sent, names_of, pairs)
             for t in in_sent:
                 cands = [h for h in heads if h.name != t.name and (h.type, t.type) in pairs]
                 for h in cands:

@@ -25,10 +25,12 @@ model would, so an obedient fake model can answer from the text it was sent.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import re
 import threading
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -111,7 +113,11 @@ class FaultScript:
         plan: request number (0-based, counting every request this script saw) -> fault.
         rule: per request, a fault name or None; consulted after ``plan``.
         rate: probability that a request not covered above gets a random fault from
-            ``kinds``, drawn from ``random.Random(seed)`` in request order.
+            ``kinds``. Drawn per request from ``seed``, the request's messages and how many
+            times the same messages came before, not in arrival order: passes run
+            concurrently, so the order varies with the machine's load, and a seed chosen for
+            the case it makes (a pass faulted on its first ask and its re-ask) must make it
+            on every run.
         hang: seconds a ``hang`` fault waits (set it above the client's ``llm.timeout``).
     """
 
@@ -126,7 +132,7 @@ class FaultScript:
     seen: int = 0
 
     def __post_init__(self) -> None:
-        self._random = random.Random(self.seed)
+        self._occurrences: Counter = Counter()  # sha256 of a request's messages -> times seen
         self._lock = threading.Lock()
         for kind in (*self.plan.values(), *self.kinds):
             if kind not in ALL:
@@ -140,7 +146,10 @@ class FaultScript:
             if kind is None and self.rule is not None:
                 kind = self.rule(request)
             if kind is None and self.rate:
-                draw, pick = self._random.random(), self._random.choice(self.kinds)
+                content = hashlib.sha256(json.dumps(request.messages, sort_keys=True).encode()).hexdigest()
+                draws = random.Random(f"{self.seed}:{content}:{self._occurrences[content]}")
+                self._occurrences[content] += 1
+                draw, pick = draws.random(), draws.choice(self.kinds)
                 kind = pick if draw < self.rate else None
             if kind is not None:
                 self.injected.append((number, kind))

@@ -37,33 +37,38 @@ def clip(value: Any, chars: int) -> Any:
     return value
 
 
-def _problem(value: Any, limits: LimitsConfig, where: str = "") -> tuple[str, str] | None:
+def _problem(value: Any, limits: LimitsConfig) -> tuple[str, str] | None:
     """Why one item cannot be taken: ``(reason, detail)``, or None."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return "non_finite", f"{where or 'value'} is {value!r}, not a number JSON can hold"
-    if isinstance(value, str):
-        if len(value) > limits.name_chars and where.rsplit("/", 1)[-1] not in _QUOTE_KEYS:
-            return "over_limit", (f"{where or 'value'} has {len(value)} characters "
-                                  f"(limits.name_chars is {limits.name_chars})")
-        return None
-    children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    return _first_problem([(None, value)], limits, "")
+
+
+def _first_problem(children: Any, limits: LimitsConfig, where: str) -> tuple[str, str] | None:
+    """The first problem among ``children``, the ``(key, value)`` pairs of the container at
+    path ``where`` (key None: the item itself). Leaves are checked in the loop and a path is
+    spelled out only for a container entered or a problem found: an answer holds tens of
+    thousands of leaves, and nearly all of them are fine."""
     for key, child in children:
         if isinstance(key, str) and len(key) > limits.name_chars:
             return "over_limit", f"a key of {len(key)} characters (limits.name_chars is {limits.name_chars})"
-        # The usual leaf, a short text or a finite number, is passed here: no call, no path
-        # built for it (an answer holds tens of thousands of them, and nearly all are fine).
         if isinstance(child, str):
-            if len(child) <= limits.name_chars:
-                continue
+            if len(child) > limits.name_chars:
+                path = _path(where, key)
+                if path.rsplit("/", 1)[-1] not in _QUOTE_KEYS:
+                    return "over_limit", (f"{path or 'value'} has {len(child)} characters "
+                                          f"(limits.name_chars is {limits.name_chars})")
         elif isinstance(child, float):
-            if math.isfinite(child):
-                continue
-        elif not isinstance(child, (dict, list)):
-            continue
-        found = _problem(child, limits, f"{where}/{key}" if where else str(key))
-        if found:
-            return found
+            if not math.isfinite(child):
+                return "non_finite", f"{_path(where, key) or 'value'} is {child!r}, not a number JSON can hold"
+        elif isinstance(child, (dict, list)):
+            found = _first_problem(child.items() if isinstance(child, dict) else enumerate(child), limits,
+                                   _path(where, key))
+            if found:
+                return found
     return None
+
+
+def _path(where: str, key: Any) -> str:
+    return where if key is None else f"{where}/{key}" if where else str(key)
 
 
 def bound_answer(data: dict[str, Any], limits: LimitsConfig) -> tuple[dict[str, Any], list[tuple[Any, str, str]]]:

@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from optional_parts import unavailable
 
 from kgkit.engine.run import extract
 
@@ -83,10 +84,10 @@ def postgres():
     try:
         cluster = PostgresCluster()
     except ImportError:
-        pytest.skip("PostgreSQL tests skipped: psycopg is not installed (pip install 'kgkit[postgres]')")
+        unavailable("postgres", "PostgreSQL tests skipped: psycopg is not installed (pip install 'kgkit[postgres]')")
     except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
         detail = getattr(exc, "stderr", None) or exc
-        pytest.skip(f"PostgreSQL tests skipped: cannot start a throwaway PostgreSQL ({detail})")
+        unavailable("postgres", f"PostgreSQL tests skipped: cannot start a throwaway PostgreSQL ({detail})")
     yield cluster
     cluster.stop()
 

@@ -22,6 +22,7 @@ import kgkit
 from engine_support import ORGS, PEOPLE, write_inputs
 from kgkit.cli import main
 from kgkit.config.model import CacheConfig, Config, LLMConfig
+from optional_parts import require_module
 from stub_provider import Reply
 from test_engine_concurrency import KEY_ENV, SlowModel, run_folder
 
@@ -35,7 +36,7 @@ TEXTS = {"north/memo.txt": "Ann Lee works for Acme Corp in Boston. Bob Stone joi
 def ray_cluster(tmp_path_factory):
     """One local Ray cluster for the module. Its workers take the environment they are
     started with, so the provider key's variable and an empty skill library are set first."""
-    ray = pytest.importorskip("ray")
+    ray = require_module("ray", part="ray")
     saved = {k: os.environ.get(k) for k in (KEY_ENV, "KGKIT_DATA_DIR", "RAY_USAGE_STATS_ENABLED")}
     os.environ.update({KEY_ENV: "sk-test-ray", "KGKIT_DATA_DIR": str(tmp_path_factory.mktemp("ray-user-data")),
                        "RAY_USAGE_STATS_ENABLED": "0"})
@@ -162,7 +163,7 @@ def test_the_local_engine_never_imports_ray(corpus, tmp_path):
 
 
 def test_the_ray_engine_refuses_stdin_before_anything_runs(corpus, tmp_path):
-    pytest.importorskip("ray")
+    require_module("ray", part="ray")
     with pytest.raises(kgkit.errors.InputError, match="reads files, not stdin"):
         kgkit.extract([corpus / "notes.md", "-"], config=Config(engine="ray"), out_dir=tmp_path / "out")
     assert not (tmp_path / "out").exists()

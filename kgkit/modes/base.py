@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from kgkit import evidence as evidence_check
+from kgkit.backends.base import pass_validator
 from kgkit.chunk_parts import ChunkParts
 from kgkit.name_keys import canonical_key
 from kgkit.documents.types import Chunk, Document
@@ -321,7 +322,6 @@ def _normalised(kind: str, text: str) -> Any:
     return normalise_literal(kind, text)
 
 
-_validators: dict[int, Any] = {}  # one compiled validator per view schema, not per chunk
 _fast: dict[int, tuple[dict[str, Any], Any]] = {}  # schema id -> (schema, jsonschema_rs validator or None)
 
 
@@ -351,9 +351,7 @@ def validate_answer(data: Any, schema: dict[str, Any] | None) -> str | None:
         return None
     import jsonschema  # only for an answer the compiled check refused or could not judge
 
-    validator = _validators.get(id(schema))
-    if validator is None or validator.schema is not schema:
-        validator = _validators[id(schema)] = jsonschema.Draft202012Validator(schema)
+    validator = pass_validator(schema)
     if validator.is_valid(data):  # the usual case: cheaper than ranking an empty list of errors
         return None
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))

@@ -136,51 +136,44 @@ def relation_candidates(edge: Mapping[str, Any], sentence: str, nearest: bool = 
     them, a *juxtaposition cue* (:func:`juxtaposition_cue`).
     """
     head, tail, rel = edge.get("head_type") or "entity", edge.get("tail_type") or "entity", edge["relation"]
+    emit = f"emit {rel}({head}, {tail})."
     found = []
     gap = _gap(sentence, edge["head"], edge["tail"])
     tight = tight_cue(gap) if gap is not None else None
     if tight is not None:
         joint = " ".join(gap.split()) or ","
-        found.append({
-            "kind": "relation", "target": rel, "pattern": {"phrases": [], "regex": [tight]},
-            "instruction": f"Two names written next to each other, joined only by \"{joint}\" (a {head} and a {tail}): "
-                           f"emit {rel}({head}, {tail}).",
-            "example": f"[{head}]{'' if joint.startswith(',') else ' '}{joint} [{tail}]",
-        })
+        found.append(_cue(rel, [tight], f"Two names written next to each other, joined only by \"{joint}\" "
+                                         f"(a {head} and a {tail}): {emit}",
+                          f"[{head}]{'' if joint.startswith(',') else ' '}{joint} [{tail}]"))
     elif gap and not gap.strip():
         later = max(_mention(sentence, edge["head"]), _mention(sentence, edge["tail"]))
         word = sentence[later[0]:later[1]].split()[0]
         capitals = len(word) > 1 and word.isupper()
-        found.append({
-            "kind": "relation", "target": rel, "pattern": {"phrases": [], "regex": [juxtaposition_cue(capitals)]},
-            "instruction": f"A {head} and a {tail} written side by side with nothing between them (as in a dateline"
-                           f"{', the second in capitals' if capitals else ''}), each the name nearest the other: "
-                           f"emit {rel}({head}, {tail}).",
-            "example": f"[{head}] [{tail}]",
-        })
+        found.append(_cue(rel, [juxtaposition_cue(capitals)],
+                          f"A {head} and a {tail} written side by side with nothing between them (as in a dateline"
+                          f"{', the second in capitals' if capitals else ''}), each the name nearest the other: {emit}",
+                          f"[{head}] [{tail}]"))
     words = between_words(sentence, edge["head"], edge["tail"])
     phrases = [" ".join(words[i:]) for i in range(len(words))]
     phrases = [p for p in dict.fromkeys(phrases) if p.split()[0] not in _LEADING]
     out = []
     for phrase in phrases:  # instruction and example from the pattern alone: no name, no gold passage
-        out.append({"kind": "relation", "target": rel, "pattern": {"phrases": [phrase], "regex": []},
-                    "instruction": f"{head} … \"{phrase}\" … {tail} in one sentence: emit {rel}({head}, {tail}).",
-                    "example": f"[{head}] {phrase} [{tail}]"})
+        example = f"[{head}] {phrase} [{tail}]"
+        nearest_to = f"\"{phrase}\" between a {head} and a {tail} that are the names nearest to it, in one clause"
+        out.append(_cue(rel, [], f"{head} … \"{phrase}\" … {tail} in one sentence: {emit}", example, phrases=[phrase]))
         if typed and " " not in phrase:
-            out.append({"kind": "relation", "target": rel,
-                        "pattern": {"phrases": [], "regex": [typed_cue(phrase, head, tail)]},
-                        "instruction": f"\"{phrase}\" between a {head} and a {tail} that are the names nearest to it, "
-                                       f"in one clause (only those types): emit {rel}({head}, {tail}).",
-                        "example": f"[{head}] {phrase} [{tail}]"})
-        if not nearest:
-            continue
-        out.append({"kind": "relation", "target": rel, "pattern": {"phrases": [], "regex": [nearest_cue(phrase)]},
-                    "instruction": f"\"{phrase}\" between a {head} and a {tail} that are the names nearest to it, "
-                                   f"in one clause: emit {rel}({head}, {tail}).",
-                    "example": f"[{head}] {phrase} [{tail}]"})
+            out.append(_cue(rel, [typed_cue(phrase, head, tail)], f"{nearest_to} (only those types): {emit}", example))
+        if nearest:
+            out.append(_cue(rel, [nearest_cue(phrase)], f"{nearest_to}: {emit}", example))
     if any(w in ROLES for w in words):
         out.append(role_candidate(edge))
     return out + found
+
+
+def _cue(rel: str, regex: list[str], instruction: str, example: str, phrases: Sequence[str] = ()) -> dict[str, Any]:
+    """A relation skill candidate: its pattern, and an instruction and example written from it."""
+    return {"kind": "relation", "target": rel, "pattern": {"phrases": list(phrases), "regex": regex},
+            "instruction": instruction, "example": example}
 
 
 def role_cue() -> str:
@@ -193,10 +186,9 @@ def role_candidate(edge: Mapping[str, Any]) -> dict[str, Any]:
     """A trigger that is a role noun, generalised to the class (:func:`role_cue`): one document's
     "spokesman" rarely recurs, a role noun between an organisation and a person often does."""
     head, tail, rel = edge.get("head_type") or "entity", edge.get("tail_type") or "entity", edge["relation"]
-    return {"kind": "relation", "target": rel, "pattern": {"phrases": [], "regex": [role_cue()]},
-            "instruction": f"A role noun (spokesman, chief, leader, correspondent, …) between a {head} and a {tail} "
-                           f"that are the names nearest to it, in one clause: emit {rel}({head}, {tail}).",
-            "example": f"[{tail}] spokesman [{head}]"}
+    return _cue(rel, [role_cue()], f"A role noun (spokesman, chief, leader, correspondent, …) between a {head} and "
+                                   f"a {tail} that are the names nearest to it, in one clause: emit {rel}({head}, {tail}).",
+                f"[{tail}] spokesman [{head}]")
 
 
 def cue_candidates(name: str, type_name: str, sentence: str) -> list[dict[str, Any]]:

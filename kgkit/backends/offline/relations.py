@@ -261,6 +261,15 @@ def _gap(trigger: tuple[int, int], m: EntityMention) -> int:
     return m.start - trigger[1] if trigger[1] <= m.start else trigger[0] - m.end
 
 
+def by_sentence(text: str, mentions: Sequence[EntityMention]) -> Iterator[tuple[Any, list[EntityMention]]]:
+    """Each sentence of ``text`` with the ``mentions`` inside it, found by bisection
+    (``mentions`` in order of start, as :func:`find_mentions` returns them)."""
+    starts = [m.start for m in mentions]
+    for sent in split_sentences(text):
+        yield sent, [m for m in mentions[bisect_left(starts, sent.start):bisect_right(starts, sent.end)]
+                     if m.end <= sent.end]
+
+
 def find_relations(
     text: str,
     entities: Sequence[Mapping[str, Any]],
@@ -272,10 +281,7 @@ def find_relations(
     rules = rules_for(relation_types, skills)
     mentions = find_mentions(text, entities, types)
     out: dict[tuple[str, str, str], FoundRelation] = {}
-    starts = [m.start for m in mentions]  # in order: find_mentions sorts them by start
-    for sent in split_sentences(text):
-        in_sent = [m for m in mentions[bisect_left(starts, sent.start):bisect_right(starts, sent.end)]
-                   if m.end <= sent.end]
+    for sent, in_sent in by_sentence(text, mentions):
         if len(in_sent) < 2:
             continue
         triggers = {i: trigger_spans(rule.triggers, text, sent) for i, rule in enumerate(rules)}

@@ -35,8 +35,7 @@ from kgkit.backends.base import SKILL_HINDSIGHT, SKILL_INDUCTION, PassRequest
 from kgkit.backends.offline.handlers import register_handler
 from kgkit.backends.offline.entities import collapse, name_key, phrase_pattern, trigger_spans
 from kgkit.backends.offline.names import ROLE_ALTERNATION, ROLES
-from kgkit.backends.offline.relations import FoundRelation, find_mentions, find_relations, rules_for
-from kgkit.backends.offline.sentences import split_sentences
+from kgkit.backends.offline.relations import FoundRelation, by_sentence, find_mentions, find_relations, rules_for
 from kgkit.schema.model import EntityType, Patterns, RelationType
 
 MAX_WORDS = 3
@@ -363,8 +362,7 @@ def relations_with_skills(text: str, entities: Sequence[Mapping[str, Any]], type
         return found
     have = {(r.head, r.relation, r.tail) for r in found}
     mentions = find_mentions(text, entities, types)
-    for sent in split_sentences(text):
-        in_sent = [m for m in mentions if sent.start <= m.start and m.end <= sent.end]
+    for sent, in_sent in by_sentence(text, mentions):
         if len(in_sent) < 2:
             continue
         for rule in rules:

@@ -26,7 +26,10 @@ first, and records why every surface form joined the node it did:
 4. **Fuzzy** -- rapidfuzz token-sort similarity of the keys within a type, above a
    threshold. Candidates come from blocking (token prefixes and suffixes) and, within a
    block, from a q-gram filter that passes every name the ratio can reach
-   (:mod:`kgkit.ratio_index`), so large documents stay fast; a group joins a cluster
+   (:mod:`kgkit.ratio_index`). Optionally (``block_cap``) a key held by too many of the
+   type's names ("<hol" of every "... Holdings") is purged for the names that hold a
+   rarer one, which bounds the work a name costs but keeps apart near names that share
+   only such a key (off by default: it changes merges, see :func:`_usable_blocks`); a group joins a cluster
    only if it is within the threshold of *every* member (complete link), so A~B and B~C
    never drag A and C together when A and C are below the threshold. Names whose
    numbers differ ("Phase 2", "Phase 3") or whose one-letter labels differ ("Exhibit A",
@@ -67,6 +70,9 @@ REASONS = ("exact", "case/punctuation", "legal-suffix", "declared-alias", "defin
 
 #: A line seen this many times in one document is page furniture (a running header or footer).
 FURNITURE_REPEATS = 3
+
+#: A blocking key held by more of a type's groups than this is purged (see _usable_blocks).
+BLOCK_CAP: int | None = None
 
 # Tokens too common to be useful blocking keys.
 _STOP_TOKENS = frozenset({"the", "of", "and", "for", "a", "an", "in", "on", "to", "de", "la"})
@@ -335,40 +341,66 @@ def _score(a: _Group, b: _Group, threshold: float) -> float:
     return fuzz.ratio(a.sorted_form, b.sorted_form, score_cutoff=threshold)
 
 
-def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool) -> list[list[_Group]]:
+def _usable_blocks(order: list[_Group], cap: int | None) -> dict[int, frozenset[str]]:
+    """id(group) -> the blocking keys the group is found and looked for under (block purging).
+
+    A key held by more than ``cap`` of the type's groups (``order``: every group known up
+    front, so the choice does not depend on the order names are met in) says next to
+    nothing about identity -- a first name, "holdings", "...ville" -- and is dropped for
+    every group that holds at least one key under the cap. A group whose keys are all over
+    the cap keeps its rarest key(s) (the least held, all of them on a tie) rather than
+    none: it is still compared with the other groups whose rarest key that is, so a name
+    made of common words only can still merge. ``cap`` None keeps every key.
+    """
+    if cap is None:
+        return {id(g): g.blocks for g in order}
+    held = Counter(k for g in order for k in g.blocks)
+    usable = {}
+    for g in order:
+        kept = frozenset(k for k in g.blocks if held[k] <= cap)
+        if not kept:
+            fewest = min(held[k] for k in g.blocks)
+            kept = frozenset(k for k in g.blocks if held[k] == fewest)
+        usable[id(g)] = kept
+    return usable
+
+
+def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool,
+                    cap: int | None = None) -> list[list[_Group]]:
     """Complete-link clusters of one type's groups, in a content-derived order.
 
     Each group joins the candidate cluster whose *weakest* similarity to it is highest,
-    if that reaches the threshold. Candidates are the clusters sharing a blocking key with
-    it whose first member it reaches (a cluster that fails there fails complete link
-    anyway); they are then checked member by member. The first members that reach it come
-    from :meth:`~kgkit.ratio_index.RatioIndex.matches`: a q-gram filter, then rapidfuzz on
-    what passes (on the 3.2 MB benchmark text ~700 first members a name pass the filter,
-    ~1,500 share a block, 0.3 reach 90: the stage is still quadratic on such names, with a
-    small factor; the ratio_index docstring says why no sharper exact filter was found).
+    if that reaches the threshold. Candidates are the clusters sharing a usable blocking
+    key with it (:func:`_usable_blocks`: keys held by more than ``cap`` groups are purged)
+    whose first member it reaches (a cluster that fails there fails complete link anyway);
+    they are then checked member by member. The first members that reach it come from
+    :meth:`~kgkit.ratio_index.RatioIndex.matches`: a q-gram filter, then rapidfuzz on
+    what passes.
     """
     order = sorted(groups, key=lambda g: (-len(g.mentions), g.key))
     if threshold > 100:  # fuzzy merging switched off
         return [[g] for g in order]
-    clusters: list[list[_Group]] = []
-    blocks: list[frozenset[str]] = []  # each cluster's blocking keys (its members')
-    reachable = RatioIndex((g.sorted_form for g in order), threshold)
     everything = frozenset({""})  # the one key when not blocking
+    usable = _usable_blocks(order, cap) if blocking else {id(g): everything for g in order}
+    clusters: list[list[_Group]] = []
+    blocks: list[frozenset[str]] = []  # each cluster's usable keys (its members')
+    reachable = RatioIndex((g.sorted_form for g in order), threshold)
     for g in order:
+        keys = usable[id(g)]
         best, best_score = None, 0.0
-        for c, _ in reachable.matches(g.sorted_form, g.blocks if blocking else everything):
+        for c, _ in reachable.matches(g.sorted_form, keys):
             worst = min(_score(g, member, threshold) for member in clusters[c])
             if worst and worst > best_score:
                 best, best_score = c, worst
         if best is None:
             clusters.append([g])
-            blocks.append(g.blocks)
-            reachable.add(g.sorted_form, len(clusters) - 1, g.blocks if blocking else everything)
+            blocks.append(keys)
+            reachable.add(g.sorted_form, len(clusters) - 1, keys)
         else:
             clusters[best].append(g)
-            if blocking and not g.blocks <= blocks[best]:
-                reachable.add_keys(best, g.blocks - blocks[best])
-                blocks[best] |= g.blocks
+            if not keys <= blocks[best]:
+                reachable.add_keys(best, keys - blocks[best])
+                blocks[best] |= keys
     return clusters
 
 
@@ -561,6 +593,7 @@ def merge_entities(
     legal_suffixes: bool = True,
     text: str | None = None,
     blocking: bool = True,
+    block_cap: int | None = BLOCK_CAP,
 ) -> CanonResult:
     """Merge mentions into nodes: rules, declared aliases and defined terms, then fuzzy.
 
@@ -576,6 +609,9 @@ def merge_entities(
             (``Acme Corp. (the "Company")``) is found even when the evidence quote is short.
         blocking: compare only names sharing a token prefix or suffix. Exists so the
             benchmark and a test can compare against the exhaustive search.
+        block_cap: block purging -- a blocking key held by more than this many groups
+            of a type is not used for the names that hold a rarer one (see
+            :func:`_usable_blocks`); None uses every key.
 
     Returns a :class:`CanonResult`; nothing is dropped without a reason.
     """
@@ -665,7 +701,7 @@ def merge_entities(
 
     clusters: list[list[_Group]] = []
     for etype in sorted(by_type):
-        clusters.extend(_fuzzy_clusters(by_type[etype], threshold, blocking))
+        clusters.extend(_fuzzy_clusters(by_type[etype], threshold, blocking, block_cap))
     for vkey in sorted(by_value):
         clusters.append(sorted(by_value[vkey], key=lambda g: (-len(g.mentions), g.key)))
     value_cluster = {id(c) for c in clusters[len(clusters) - len(by_value):]}

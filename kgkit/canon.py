@@ -71,7 +71,9 @@ REASONS = ("exact", "case/punctuation", "legal-suffix", "declared-alias", "defin
 #: A line seen this many times in one document is page furniture (a running header or footer).
 FURNITURE_REPEATS = 3
 
-#: A blocking key held by more of a type's groups than this is purged (see _usable_blocks).
+#: merge_entities' default ``block_cap``: None, no purging. Any cap that bites on texts whose
+#: near names share only a common word ("... Holdings") changes which of them merge, so
+#: purging waits on a decision (benchmarks/RESULTS.md, branch h32-merge; _usable_blocks).
 BLOCK_CAP: int | None = None
 
 # Tokens too common to be useful blocking keys.
@@ -342,27 +344,39 @@ def _score(a: _Group, b: _Group, threshold: float) -> float:
 
 
 def _usable_blocks(order: list[_Group], cap: int | None) -> dict[int, frozenset[str]]:
-    """id(group) -> the blocking keys the group is found and looked for under (block purging).
+    """id(group) -> the blocking keys the group is filed and looked up under: block purging
+    (Papadakis et al.), which bounds what one name costs the fuzzy stage.
 
-    A key held by more than ``cap`` of the type's groups (``order``: every group known up
-    front, so the choice does not depend on the order names are met in) says next to
-    nothing about identity -- a first name, "holdings", "...ville" -- and is dropped for
-    every group that holds at least one key under the cap. A group whose keys are all over
-    the cap keeps its rarest key(s) (the least held, all of them on a tie) rather than
-    none: it is still compared with the other groups whose rarest key that is, so a name
-    made of common words only can still merge. ``cap`` None keeps every key.
+    A key held by more than ``cap`` of the type's groups says next to nothing about
+    identity -- a first name, "holdings", "...ville" -- and is dropped for every group that
+    holds at least one key under the cap, so two names that share only such keys are never
+    compared. The count is over every group known up front (``order``), so the choice does
+    not depend on the order the names are met in.
+
+    The cap is a count, not a share of the groups: with a share the kept blocks still grow
+    with the document and the work with its square, while with a count a name that holds a
+    kept key is compared with at most ``cap`` groups per key. A group whose keys are all
+    over the cap keeps its rarest key(s) (the least held; every one of them on a tie) rather
+    than none: on the benchmark text (6.4 MB, cap 200) two groups in three are such, and
+    leaving them without candidates kept 12,232 more nodes apart where the rarest key keeps
+    3,528, for 1.7 s less merge CPU of 12 (benchmarks/RESULTS.md, branch h32-merge). Their
+    blocks are not bounded, so the merge is linear in the limit only for names that hold a
+    rare key. ``cap`` None keeps every key (the default, :data:`BLOCK_CAP`).
     """
+    held = Counter(k for g in order for k in g.blocks) if cap is not None else Counter()
+    return {id(g): _usable(g.blocks, held, cap) for g in order}
+
+
+def _usable(blocks: frozenset[str], held: Counter, cap: int | None) -> frozenset[str]:
+    """The keys of ``blocks`` that ``held`` (key -> groups holding it) leaves under ``cap``;
+    the least held ones if none is (see :func:`_usable_blocks`); all of them if ``cap`` is None."""
     if cap is None:
-        return {id(g): g.blocks for g in order}
-    held = Counter(k for g in order for k in g.blocks)
-    usable = {}
-    for g in order:
-        kept = frozenset(k for k in g.blocks if held[k] <= cap)
-        if not kept:
-            fewest = min(held[k] for k in g.blocks)
-            kept = frozenset(k for k in g.blocks if held[k] == fewest)
-        usable[id(g)] = kept
-    return usable
+        return blocks
+    kept = frozenset(k for k in blocks if held[k] <= cap)
+    if kept:
+        return kept
+    fewest = min(held[k] for k in blocks)
+    return frozenset(k for k in blocks if held[k] == fewest)
 
 
 def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool,
@@ -464,7 +478,8 @@ class CanonResult:
     its node.
     """
 
-    def __init__(self, nodes, merges, rejected, ambiguous, index, domain, threshold, legal_suffixes, keys=None):
+    def __init__(self, nodes, merges, rejected, ambiguous, index, domain, threshold, legal_suffixes, keys=None,
+                 block_cap=None):
         self.nodes: list[Node] = nodes
         self.merges: list[MergeRecord] = merges
         self.rejected: list[Rejection] = rejected
@@ -480,7 +495,9 @@ class CanonResult:
             (t, " ".join(sorted(key.split())), key) for (t, key) in sorted(index)]
         self._forms = [form for _, form, _ in self._choices]
         self._types = {t for t, _, _ in self._choices}
+        self._block_cap = block_cap
         self._reachable: RatioIndex | None = None  # built on the first fuzzy lookup
+        self._held: dict[str, Counter] = {}  # type -> blocking key -> names of the type holding it
         self._found: dict[tuple[str, str | None], tuple[list[tuple[Node, float]], bool]] = {}
 
     def node(self, node_id: str) -> Node | None:
@@ -519,12 +536,12 @@ class CanonResult:
         probe = _Group(type="", key=key)
         _prepare(probe)
         if self._reachable is None:
-            self._reachable = RatioIndex(self._forms, self.threshold)
-            for i, (t, form, _) in enumerate(self._choices):
-                self._reachable.add(form, i, (t,))
-        # the forms of these types that reach the threshold, screened in C
+            self._index_blocks()
+        # the forms of these types that share a usable blocking key and reach the threshold, screened in C
+        keys = [f"{t}\x1f{k}" for t in types if t in self._held
+                for k in _usable(probe.blocks, self._held[t], self._block_cap)]
         scored: dict[str, float] = {}
-        for j, score in self._reachable.matches(probe.sorted_form, types):
+        for j, score in self._reachable.matches(probe.sorted_form, keys):
             t, _, other_key = self._choices[j]
             other = _Group(type=t, key=other_key)
             _prepare(other)
@@ -535,12 +552,24 @@ class CanonResult:
         ranked = sorted(scored, key=lambda i: (-scored[i], i))
         return [(self._by_id[i], scored[i]) for i in ranked], False
 
+    def _index_blocks(self) -> None:
+        """File every (type, key) under its blocking keys, purged as the merge purged them, so
+        a fuzzy lookup screens the names that share a usable key with it, not every name of
+        the type (the views look up thousands of names under types they do not have)."""
+        blocks = [key_blocks(key) for _, _, key in self._choices]
+        for (t, _, _), b in zip(self._choices, blocks):
+            self._held.setdefault(t, Counter()).update(b)
+        self._reachable = RatioIndex(self._forms, self.threshold)
+        for i, ((t, form, _), b) in enumerate(zip(self._choices, blocks)):
+            self._reachable.add(form, i, [f"{t}\x1f{k}" for k in _usable(b, self._held[t], self._block_cap)])
+
     def resolve_all(self, name: str, type: str | None = None) -> list[Node]:
         """Every node ``name`` may mean, best first.
 
         Exact canonical key or alias first (all such nodes, across types when ``type`` is
         None); only if there is none, fuzzy matches within the type at or above the
-        threshold, best score first. An unknown ``type`` resolves to nothing.
+        threshold among the names sharing a usable blocking key with it (as the merge
+        compares them), best score first. An unknown ``type`` resolves to nothing.
         """
         return [n for n, _ in self._candidates(name, type)[0]]
 
@@ -786,4 +815,5 @@ def merge_entities(
 
     nodes.sort(key=lambda n: (n.type, n.name, n.id))
     merges.sort(key=lambda r: (r.type, r.kept, r.merged))
-    return CanonResult(nodes, merges, rejected, ambiguous, dict(index), domain, threshold, legal_suffixes, key_cache)
+    return CanonResult(nodes, merges, rejected, ambiguous, dict(index), domain, threshold, legal_suffixes, key_cache,
+                       block_cap)

@@ -631,8 +631,9 @@ def test_fuzzy_clusters_are_those_of_comparing_every_cluster(threshold, blocking
 
 def test_fuzzy_resolution_finds_what_screening_every_name_finds():
     """CanonResult looks fuzzy names up through the q-gram index: the nodes and scores are
-    those of screening every name of the type (or of every type), for probes that are near
-    copies, strangers, one letter long and of a type nobody has."""
+    those of screening every name of the type (or of every type) that shares a blocking key
+    with the probe, for probes that are near copies, strangers, one letter long and of a
+    type nobody has."""
     from kgkit.canon import _Group, _labels_agree, _prepare
 
     rng = random.Random(5)
@@ -650,7 +651,7 @@ def test_fuzzy_resolution_finds_what_screening_every_name_finds():
             other = _Group(type=t, key=key)
             _prepare(other)
             score = fuzz.ratio(probe.sorted_form, other.sorted_form, score_cutoff=result.threshold)
-            if t in types and score and _labels_agree(other, probe):
+            if t in types and score and _labels_agree(other, probe) and not probe.blocks.isdisjoint(other.blocks):
                 for i in node_ids:
                     scored[i] = max(scored.get(i, 0.0), score)
         return sorted(scored, key=lambda i: (-scored[i], i))

@@ -127,3 +127,19 @@ def test_purged_merge_does_not_depend_on_input_order():
         rng.shuffle(shuffled)
         result = merge_entities(shuffled, block_cap=3)
         assert ([n.to_dict() for n in result.nodes], [r.to_dict() for r in result.merges]) == snapshot
+
+
+def test_resolution_screens_only_names_sharing_a_usable_key():
+    """A fuzzy lookup compares a name as the merge would: not with a name that shares no
+    blocking key, nor with one that shares only a purged key."""
+    far = merge_entities([Mention("Abcdefghijklmnopqrst", "Organization")])
+    assert fuzz.ratio("xbcdefghijklmnopqrsy", "abcdefghijklmnopqrst") >= 90  # first and last letters differ
+    assert far.resolve("Xbcdefghijklmnopqrsy", "Organization") is None  # no token prefix or suffix in common
+    assert far.resolve("Abcdefghijklmnopqrsy", "Organization").name == "Abcdefghijklmnopqrst"  # "<abc" in common
+
+    mentions = holdings("Kalomirentorvas")
+    open_, purged = merge_entities(mentions), merge_entities(mentions, block_cap=5)
+    assert open_.resolve("Kelomirentorvaz Holdings", "Organization").name == "Kalomirentorvas Holdings"
+    assert purged.resolve("Kelomirentorvaz Holdings", "Organization") is None  # only "<hol", ">ngs" in common
+    assert purged.resolve("Kalomirentorvis Holdings", "Organization").name == "Kalomirentorvas Holdings"
+    assert purged.resolve("Kalomirentorvis Holdings").name == "Kalomirentorvas Holdings"  # any type

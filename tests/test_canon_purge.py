@@ -6,7 +6,7 @@ import random
 
 from rapidfuzz import fuzz
 
-from kgkit.canon import Mention, _fuzzy_clusters, _Group, _prepare, _usable_blocks, merge_entities
+from kgkit.canon import Mention, _Group, _prepare, _usable_blocks, merge_entities
 
 # Companies whose only shared words are "Holdings": eight fillers and a near pair.
 FILLERS = ["Alpha", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot", "Golf", "Hotel"]
@@ -76,42 +76,6 @@ def test_names_made_only_of_purged_keys_merge_through_their_rarest_key():
     mentions = [Mention(t, "Location") for t in towns]
     assert node_count(merge_entities(mentions, block_cap=1), "Location") == 4
     assert node_count(merge_entities(mentions, block_cap=None), "Location") == 4
-
-
-def test_purged_clusters_are_those_of_comparing_every_cluster_sharing_a_usable_key():
-    """The q-gram index only narrows which clusters are compared, with purging too: the
-    clusters are those of screening every cluster that shares a usable key."""
-    rng = random.Random(3)
-    syllables = ["ka", "lo", "mi", "ren", "tor", "vas", "bel", "os"]
-    names = set()
-    while len(names) < 600:
-        word = "".join(rng.choice(syllables) for _ in range(rng.randint(2, 4)))
-        if rng.random() < 0.4:  # a one-letter typo
-            i = rng.randrange(len(word))
-            word = word[:i] + rng.choice("aeiou") + word[i + 1:]
-        names.add(rng.choice([f"{word}ville", f"{word} holdings", f"anna {word}", word]))
-    groups = groups_of(sorted(names))
-    for cap in (20, 60):
-        usable = _usable_blocks(groups, cap)
-        want, blocks = [], []
-        for g in sorted(groups, key=lambda g: (-len(g.mentions), g.key)):
-            best, best_score = None, 0.0
-            for c, members in enumerate(want):
-                if usable[id(g)].isdisjoint(blocks[c]):
-                    continue
-                worst = min(fuzz.ratio(g.sorted_form, m.sorted_form) for m in members)
-                if worst >= 90 and worst > best_score and all(g.numbers == m.numbers for m in members):
-                    best, best_score = c, worst
-            if best is None:
-                want.append([g])
-                blocks.append(set(usable[id(g)]))
-            else:
-                want[best].append(g)
-                blocks[best] |= usable[id(g)]
-        got = _fuzzy_clusters(groups, 90.0, True, cap)
-        assert [[g.key for g in c] for c in got] == [[g.key for g in c] for c in want]
-        unpurged = _fuzzy_clusters(groups, 90.0, True)
-        assert len(got) > len(unpurged)  # the cap did keep pairs apart
 
 
 def test_purged_merge_does_not_depend_on_input_order():

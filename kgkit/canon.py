@@ -29,9 +29,10 @@ first, and records why every surface form joined the node it did:
    (:mod:`kgkit.ratio_index`). Optionally (``block_cap``) a key held by too many of the
    type's names ("<hol" of every "... Holdings") is purged for the names that hold a
    rarer one, which bounds the work a name costs but keeps apart near names that share
-   only such a key (off by default: it changes merges, see :func:`_usable_blocks`); a group joins a cluster
-   only if it is within the threshold of *every* member (complete link), so A~B and B~C
-   never drag A and C together when A and C are below the threshold. Names whose
+   only such a key (off by default: it changes merges, see :func:`_usable_blocks`).
+   A group joins a cluster only if it is within the threshold of *every* member
+   (complete link), so A~B and B~C never drag A and C together when A and C are below
+   the threshold. Names whose
    numbers differ ("Phase 2", "Phase 3") or whose one-letter labels differ ("Exhibit A",
    "Exhibit B"; "John F. Smith", "John R. Smith") never fuzzy-merge.
 
@@ -359,7 +360,7 @@ def _usable_blocks(order: list[_Group], cap: int | None) -> dict[int, frozenset[
     over the cap keeps its rarest key(s) (the least held; every one of them on a tie) rather
     than none: on the benchmark text (6.4 MB, cap 200) two groups in three are such, and
     leaving them without candidates kept 12,232 more nodes apart where the rarest key keeps
-    3,528, for 1.7 s less merge CPU of 12 (benchmarks/RESULTS.md, branch h32-merge). Their
+    3,528, for ~15% less merge CPU (benchmarks/RESULTS.md, branch h32-merge). Their
     blocks are not bounded, so the merge is linear in the limit only for names that hold a
     rare key. ``cap`` None keeps every key (the default, :data:`BLOCK_CAP`).
     """
@@ -389,7 +390,8 @@ def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool,
     whose first member it reaches (a cluster that fails there fails complete link anyway);
     they are then checked member by member. The first members that reach it come from
     :meth:`~kgkit.ratio_index.RatioIndex.matches`: a q-gram filter, then rapidfuzz on
-    what passes.
+    what passes. Without a cap the stage stays quadratic on names that share a common key
+    (the ratio_index docstring says why no sharper exact filter was found).
     """
     order = sorted(groups, key=lambda g: (-len(g.mentions), g.key))
     if threshold > 100:  # fuzzy merging switched off
@@ -553,9 +555,10 @@ class CanonResult:
         return [(self._by_id[i], scored[i]) for i in ranked], False
 
     def _index_blocks(self) -> None:
-        """File every (type, key) under its blocking keys, purged as the merge purged them, so
-        a fuzzy lookup screens the names that share a usable key with it, not every name of
-        the type (the views look up thousands of names under types they do not have)."""
+        """File every (type, key) under its usable blocking keys (the merge's rule and cap,
+        counted over the names and aliases this result knows), so a fuzzy lookup screens
+        the names that share a usable key with it, not every name of the type: the views
+        look up thousands of names under types they do not have."""
         blocks = [key_blocks(key) for _, _, key in self._choices]
         for (t, _, _), b in zip(self._choices, blocks):
             self._held.setdefault(t, Counter()).update(b)
@@ -636,8 +639,9 @@ def merge_entities(
         legal_suffixes: strip legal forms when comparing names (config ``canon.legal_suffixes``).
         text: the document text; with it, a definition after a mention's span
             (``Acme Corp. (the "Company")``) is found even when the evidence quote is short.
-        blocking: compare only names sharing a token prefix or suffix. Exists so the
-            benchmark and a test can compare against the exhaustive search.
+        blocking: compare only names sharing a token prefix or suffix (the merge;
+            :meth:`CanonResult.resolve` always blocks). Exists so the benchmark and a
+            test can compare against the exhaustive search.
         block_cap: block purging -- a blocking key held by more than this many groups
             of a type is not used for the names that hold a rarer one (see
             :func:`_usable_blocks`); None uses every key.

@@ -72,11 +72,6 @@ REASONS = ("exact", "case/punctuation", "legal-suffix", "declared-alias", "defin
 #: A line seen this many times in one document is page furniture (a running header or footer).
 FURNITURE_REPEATS = 3
 
-#: merge_entities' default ``block_cap``: None, no purging. Any cap that bites on texts whose
-#: near names share only a common word ("... Holdings") changes which of them merge, so
-#: purging waits on a decision (benchmarks/RESULTS.md, branch h32-merge; _usable_blocks).
-BLOCK_CAP: int | None = None
-
 # Tokens too common to be useful blocking keys.
 _STOP_TOKENS = frozenset({"the", "of", "and", "for", "a", "an", "in", "on", "to", "de", "la"})
 
@@ -362,7 +357,9 @@ def _usable_blocks(order: list[_Group], cap: int | None) -> dict[int, frozenset[
     leaving them without candidates kept 12,232 more nodes apart where the rarest key keeps
     3,528, for ~15% less merge CPU (benchmarks/RESULTS.md, branch h32-merge). Their
     blocks are not bounded, so the merge is linear in the limit only for names that hold a
-    rare key. ``cap`` None keeps every key (the default, :data:`BLOCK_CAP`).
+    rare key. ``cap`` None keeps every key: the default (config ``canon.block_cap``), because
+    any cap that bites on texts whose near names share only a common word ("... Holdings")
+    changes which of them merge (benchmarks/RESULTS.md, branch h32-merge).
     """
     held = Counter(k for g in order for k in g.blocks) if cap is not None else Counter()
     return {id(g): _usable(g.blocks, held, cap) for g in order}
@@ -625,7 +622,7 @@ def merge_entities(
     legal_suffixes: bool = True,
     text: str | None = None,
     blocking: bool = True,
-    block_cap: int | None = BLOCK_CAP,
+    block_cap: int | None = None,
 ) -> CanonResult:
     """Merge mentions into nodes: rules, declared aliases and defined terms, then fuzzy.
 
@@ -642,9 +639,9 @@ def merge_entities(
         blocking: compare only names sharing a token prefix or suffix (the merge;
             :meth:`CanonResult.resolve` always blocks). Exists so the benchmark and a
             test can compare against the exhaustive search.
-        block_cap: block purging -- a blocking key held by more than this many groups
-            of a type is not used for the names that hold a rarer one (see
-            :func:`_usable_blocks`); None uses every key.
+        block_cap: block purging (config ``canon.block_cap``) -- a blocking key held by
+            more than this many groups of a type is not used for the names that hold a
+            rarer one (see :func:`_usable_blocks`); None uses every key.
 
     Returns a :class:`CanonResult`; nothing is dropped without a reason.
     """

@@ -107,3 +107,24 @@ def test_resolution_screens_only_names_sharing_a_usable_key():
     assert purged.resolve("Kelomirentorvaz Holdings", "Organization") is None  # only "<hol", ">ngs" in common
     assert purged.resolve("Kalomirentorvis Holdings", "Organization").name == "Kalomirentorvas Holdings"
     assert purged.resolve("Kalomirentorvis Holdings").name == "Kalomirentorvas Holdings"  # any type
+
+
+def test_config_canon_block_cap_reaches_the_merge(tmp_path):
+    """``canon.block_cap`` in the configuration purges in a real offline run: the near pair
+    that shares only "Holdings" stays two nodes with the cap and is one without it."""
+    import kgkit
+    from kgkit.config.model import CacheConfig, CanonConfig, Config
+
+    words = [*FILLERS, "Kalomirentorvas", "Kelomirentorvaz"]
+    doc = tmp_path / "doc.txt"
+    doc.write_text("\n\n".join(f"On May {i + 1}, 2020 the board of {w} Holdings Ltd. met in Paris."
+                               for i, w in enumerate(words)) + "\n", encoding="utf-8")
+
+    def holdings_nodes(cap):
+        config = Config(cache=CacheConfig(enabled=False), canon=CanonConfig(block_cap=cap))
+        result = kgkit.extract([doc], domain="general", views="binary", config=config,
+                               out_dir=tmp_path / f"out-{cap}", skills=False)[0]
+        return sorted(n["name"] for n in result.nodes if n["name"].endswith("Holdings Ltd."))
+
+    assert len(holdings_nodes(None)) == 9
+    assert holdings_nodes(5) == sorted(f"{w} Holdings Ltd." for w in words)

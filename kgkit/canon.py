@@ -26,9 +26,13 @@ first, and records why every surface form joined the node it did:
 4. **Fuzzy** -- rapidfuzz token-sort similarity of the keys within a type, above a
    threshold. Candidates come from blocking (token prefixes and suffixes) and, within a
    block, from a q-gram filter that passes every name the ratio can reach
-   (:mod:`kgkit.ratio_index`), so large documents stay fast; a group joins a cluster
-   only if it is within the threshold of *every* member (complete link), so A~B and B~C
-   never drag A and C together when A and C are below the threshold. Names whose
+   (:mod:`kgkit.ratio_index`). Optionally (``block_cap``) a key held by too many of the
+   type's names ("<hol" of every "... Holdings") is purged for the names that hold a
+   rarer one, which bounds the work a name costs but keeps apart near names that share
+   only such a key (off by default: it changes merges, see :func:`_usable_blocks`).
+   A group joins a cluster only if it is within the threshold of *every* member
+   (complete link), so A~B and B~C never drag A and C together when A and C are below
+   the threshold. Names whose
    numbers differ ("Phase 2", "Phase 3") or whose one-letter labels differ ("Exhibit A",
    "Exhibit B"; "John F. Smith", "John R. Smith") never fuzzy-merge.
 
@@ -335,40 +339,81 @@ def _score(a: _Group, b: _Group, threshold: float) -> float:
     return fuzz.ratio(a.sorted_form, b.sorted_form, score_cutoff=threshold)
 
 
-def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool) -> list[list[_Group]]:
+def _usable_blocks(order: list[_Group], cap: int | None) -> dict[int, frozenset[str]]:
+    """id(group) -> the blocking keys the group is filed and looked up under: block purging
+    (Papadakis et al.), which bounds what one name costs the fuzzy stage.
+
+    A key held by more than ``cap`` of the type's groups says next to nothing about
+    identity -- a first name, "holdings", "...ville" -- and is dropped for every group that
+    holds at least one key under the cap, so two names that share only such keys are never
+    compared. The count is over every group known up front (``order``), so the choice does
+    not depend on the order the names are met in.
+
+    The cap is a count, not a share of the groups: with a share the kept blocks still grow
+    with the document and the work with its square, while with a count a name that holds a
+    kept key is compared with at most ``cap`` groups per key. A group whose keys are all
+    over the cap keeps its rarest key(s) (the least held; every one of them on a tie) rather
+    than none: on the benchmark text (6.4 MB, cap 200) two groups in three are such, and
+    leaving them without candidates kept 12,232 more nodes apart where the rarest key keeps
+    3,528, for ~15% less merge CPU (benchmarks/RESULTS.md, branch h32-merge). Their
+    blocks are not bounded, so the merge is linear in the limit only for names that hold a
+    rare key. ``cap`` None keeps every key: the default (config ``canon.block_cap``), because
+    any cap that bites on texts whose near names share only a common word ("... Holdings")
+    changes which of them merge (benchmarks/RESULTS.md, branch h32-merge).
+    """
+    held = Counter(k for g in order for k in g.blocks) if cap is not None else Counter()
+    return {id(g): _usable(g.blocks, held, cap) for g in order}
+
+
+def _usable(blocks: frozenset[str], held: Counter, cap: int | None) -> frozenset[str]:
+    """The keys of ``blocks`` that ``held`` (key -> groups holding it) leaves under ``cap``;
+    the least held ones if none is (see :func:`_usable_blocks`); all of them if ``cap`` is None."""
+    if cap is None:
+        return blocks
+    kept = frozenset(k for k in blocks if held[k] <= cap)
+    if kept:
+        return kept
+    fewest = min(held[k] for k in blocks)
+    return frozenset(k for k in blocks if held[k] == fewest)
+
+
+def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool,
+                    cap: int | None = None) -> list[list[_Group]]:
     """Complete-link clusters of one type's groups, in a content-derived order.
 
     Each group joins the candidate cluster whose *weakest* similarity to it is highest,
-    if that reaches the threshold. Candidates are the clusters sharing a blocking key with
-    it whose first member it reaches (a cluster that fails there fails complete link
-    anyway); they are then checked member by member. The first members that reach it come
-    from :meth:`~kgkit.ratio_index.RatioIndex.matches`: a q-gram filter, then rapidfuzz on
-    what passes (on the 3.2 MB benchmark text ~700 first members a name pass the filter,
-    ~1,500 share a block, 0.3 reach 90: the stage is still quadratic on such names, with a
-    small factor; the ratio_index docstring says why no sharper exact filter was found).
+    if that reaches the threshold. Candidates are the clusters sharing a usable blocking
+    key with it (:func:`_usable_blocks`: keys held by more than ``cap`` groups are purged)
+    whose first member it reaches (a cluster that fails there fails complete link anyway);
+    they are then checked member by member. The first members that reach it come from
+    :meth:`~kgkit.ratio_index.RatioIndex.matches`: a q-gram filter, then rapidfuzz on
+    what passes. Without a cap the stage stays quadratic on names that share a common key
+    (the ratio_index docstring says why no sharper exact filter was found).
     """
     order = sorted(groups, key=lambda g: (-len(g.mentions), g.key))
     if threshold > 100:  # fuzzy merging switched off
         return [[g] for g in order]
-    clusters: list[list[_Group]] = []
-    blocks: list[frozenset[str]] = []  # each cluster's blocking keys (its members')
-    reachable = RatioIndex((g.sorted_form for g in order), threshold)
     everything = frozenset({""})  # the one key when not blocking
+    usable = _usable_blocks(order, cap) if blocking else {id(g): everything for g in order}
+    clusters: list[list[_Group]] = []
+    blocks: list[frozenset[str]] = []  # each cluster's usable keys (its members')
+    reachable = RatioIndex((g.sorted_form for g in order), threshold)
     for g in order:
+        keys = usable[id(g)]
         best, best_score = None, 0.0
-        for c, _ in reachable.matches(g.sorted_form, g.blocks if blocking else everything):
+        for c, _ in reachable.matches(g.sorted_form, keys):
             worst = min(_score(g, member, threshold) for member in clusters[c])
             if worst and worst > best_score:
                 best, best_score = c, worst
         if best is None:
             clusters.append([g])
-            blocks.append(g.blocks)
-            reachable.add(g.sorted_form, len(clusters) - 1, g.blocks if blocking else everything)
+            blocks.append(keys)
+            reachable.add(g.sorted_form, len(clusters) - 1, keys)
         else:
             clusters[best].append(g)
-            if blocking and not g.blocks <= blocks[best]:
-                reachable.add_keys(best, g.blocks - blocks[best])
-                blocks[best] |= g.blocks
+            if not keys <= blocks[best]:
+                reachable.add_keys(best, keys - blocks[best])
+                blocks[best] |= keys
     return clusters
 
 
@@ -432,7 +477,8 @@ class CanonResult:
     its node.
     """
 
-    def __init__(self, nodes, merges, rejected, ambiguous, index, domain, threshold, legal_suffixes, keys=None):
+    def __init__(self, nodes, merges, rejected, ambiguous, index, domain, threshold, legal_suffixes, keys=None,
+                 block_cap=None):
         self.nodes: list[Node] = nodes
         self.merges: list[MergeRecord] = merges
         self.rejected: list[Rejection] = rejected
@@ -448,7 +494,9 @@ class CanonResult:
             (t, " ".join(sorted(key.split())), key) for (t, key) in sorted(index)]
         self._forms = [form for _, form, _ in self._choices]
         self._types = {t for t, _, _ in self._choices}
+        self._block_cap = block_cap
         self._reachable: RatioIndex | None = None  # built on the first fuzzy lookup
+        self._held: dict[str, Counter] = {}  # type -> blocking key -> names of the type holding it
         self._found: dict[tuple[str, str | None], tuple[list[tuple[Node, float]], bool]] = {}
 
     def node(self, node_id: str) -> Node | None:
@@ -487,12 +535,12 @@ class CanonResult:
         probe = _Group(type="", key=key)
         _prepare(probe)
         if self._reachable is None:
-            self._reachable = RatioIndex(self._forms, self.threshold)
-            for i, (t, form, _) in enumerate(self._choices):
-                self._reachable.add(form, i, (t,))
-        # the forms of these types that reach the threshold, screened in C
+            self._index_blocks()
+        # the forms of these types that share a usable blocking key and reach the threshold, screened in C
+        keys = [f"{t}\x1f{k}" for t in types if t in self._held
+                for k in _usable(probe.blocks, self._held[t], self._block_cap)]
         scored: dict[str, float] = {}
-        for j, score in self._reachable.matches(probe.sorted_form, types):
+        for j, score in self._reachable.matches(probe.sorted_form, keys):
             t, _, other_key = self._choices[j]
             other = _Group(type=t, key=other_key)
             _prepare(other)
@@ -503,12 +551,25 @@ class CanonResult:
         ranked = sorted(scored, key=lambda i: (-scored[i], i))
         return [(self._by_id[i], scored[i]) for i in ranked], False
 
+    def _index_blocks(self) -> None:
+        """File every (type, key) under its usable blocking keys (the merge's rule and cap,
+        counted over the names and aliases this result knows), so a fuzzy lookup screens
+        the names that share a usable key with it, not every name of the type: the views
+        look up thousands of names under types they do not have."""
+        blocks = [key_blocks(key) for _, _, key in self._choices]
+        for (t, _, _), b in zip(self._choices, blocks):
+            self._held.setdefault(t, Counter()).update(b)
+        self._reachable = RatioIndex(self._forms, self.threshold)
+        for i, ((t, form, _), b) in enumerate(zip(self._choices, blocks)):
+            self._reachable.add(form, i, [f"{t}\x1f{k}" for k in _usable(b, self._held[t], self._block_cap)])
+
     def resolve_all(self, name: str, type: str | None = None) -> list[Node]:
         """Every node ``name`` may mean, best first.
 
         Exact canonical key or alias first (all such nodes, across types when ``type`` is
         None); only if there is none, fuzzy matches within the type at or above the
-        threshold, best score first. An unknown ``type`` resolves to nothing.
+        threshold among the names sharing a usable blocking key with it (as the merge
+        compares them), best score first. An unknown ``type`` resolves to nothing.
         """
         return [n for n, _ in self._candidates(name, type)[0]]
 
@@ -561,6 +622,7 @@ def merge_entities(
     legal_suffixes: bool = True,
     text: str | None = None,
     blocking: bool = True,
+    block_cap: int | None = None,
 ) -> CanonResult:
     """Merge mentions into nodes: rules, declared aliases and defined terms, then fuzzy.
 
@@ -574,8 +636,12 @@ def merge_entities(
         legal_suffixes: strip legal forms when comparing names (config ``canon.legal_suffixes``).
         text: the document text; with it, a definition after a mention's span
             (``Acme Corp. (the "Company")``) is found even when the evidence quote is short.
-        blocking: compare only names sharing a token prefix or suffix. Exists so the
-            benchmark and a test can compare against the exhaustive search.
+        blocking: compare only names sharing a token prefix or suffix (the merge;
+            :meth:`CanonResult.resolve` always blocks). Exists so the benchmark and a
+            test can compare against the exhaustive search.
+        block_cap: block purging (config ``canon.block_cap``) -- a blocking key held by
+            more than this many groups of a type is not used for the names that hold a
+            rarer one (see :func:`_usable_blocks`); None uses every key.
 
     Returns a :class:`CanonResult`; nothing is dropped without a reason.
     """
@@ -665,7 +731,7 @@ def merge_entities(
 
     clusters: list[list[_Group]] = []
     for etype in sorted(by_type):
-        clusters.extend(_fuzzy_clusters(by_type[etype], threshold, blocking))
+        clusters.extend(_fuzzy_clusters(by_type[etype], threshold, blocking, block_cap))
     for vkey in sorted(by_value):
         clusters.append(sorted(by_value[vkey], key=lambda g: (-len(g.mentions), g.key)))
     value_cluster = {id(c) for c in clusters[len(clusters) - len(by_value):]}
@@ -750,4 +816,5 @@ def merge_entities(
 
     nodes.sort(key=lambda n: (n.type, n.name, n.id))
     merges.sort(key=lambda r: (r.type, r.kept, r.merged))
-    return CanonResult(nodes, merges, rejected, ambiguous, dict(index), domain, threshold, legal_suffixes, key_cache)
+    return CanonResult(nodes, merges, rejected, ambiguous, dict(index), domain, threshold, legal_suffixes, key_cache,
+                       block_cap)

@@ -11,7 +11,7 @@ Exit codes are few and documented in the README:
   ``api_base``) is 2, like any other configuration mistake
 * 75 — ``--batch``: work is waiting in a provider batch; run the same command again later
   (``kgkit batch status --wait`` waits for it)
-* 130 — interrupted (Ctrl-C); the run folder can be resumed
+* 130 — interrupted (Ctrl-C, or SIGTERM to the installed ``kgkit``); the run folder can be resumed
 """
 from __future__ import annotations
 

@@ -101,7 +101,7 @@ def write_config(folder: Path, stub_base: str, *, retries: int = 8, timeout: flo
 
 def kgkit_command() -> list[str]:
     """How to start the installed CLI in a child process (the same interpreter as pytest)."""
-    return [sys.executable, "-c", "from kgkit.cli import main; main()"]
+    return [sys.executable, "-c", "from kgkit.cli import run; run()"]
 
 
 def child_env(tmp: Path) -> dict[str, str]:

@@ -321,6 +321,17 @@ def test_batch_needs_a_provider_model_and_a_readable_record(tmp_path, inputs, st
     assert stub_provider.batches == {}
 
 
+def test_batch_options_that_would_be_ignored_are_refused_before_anything_runs(tmp_path, inputs, stub_provider):
+    cfg = write_config(stub_provider, "openai", tmp_path)
+    args = ("extract", str(inputs["doc"]), "--domain", str(inputs["domain"]), "--config", str(cfg),
+            "--out", str(tmp_path / "out"))
+    on_ray = run_cli(*args, "--batch", "--engine", "ray")
+    assert on_ray.exit_code == EXIT_INPUT and "--batch cannot run on --engine ray" in on_ray.stderr
+    stray = run_cli(*args, "--direct-retries")
+    assert stray.exit_code == EXIT_INPUT and "--direct-retries applies to a batch run" in stray.stderr
+    assert not (tmp_path / "out").exists() and stub_provider.batches == {} and not stub_provider.requests
+
+
 def test_a_corpus_goes_through_batches_a_document_each_and_runs_jsonl_says_which_wait(stub_provider, inputs,
                                                                                        tmp_path):
     corpus = tmp_path / "corpus"

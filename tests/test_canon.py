@@ -575,16 +575,17 @@ def test_length_filter_never_drops_a_pair_the_screen_would_pass():
                 assert _could_reach(la, lb, threshold) == reaches, (la, lb, threshold)  # safe, and tight
 
 
-def _reference_clusters(groups, threshold, blocking):
-    """The fuzzy clustering as first written: every cluster sharing a blocking key with a
-    group (every cluster, without blocking) screened against its first member."""
-    from kgkit.canon import _score
+def _reference_clusters(groups, threshold, blocking, cap=None):
+    """The fuzzy clustering as first written: every cluster sharing a usable blocking key
+    with a group (every cluster, without blocking) screened against its first member."""
+    from kgkit.canon import _score, _usable_blocks
 
     clusters, blocks = [], []
+    usable = _usable_blocks(groups, cap)
     for g in sorted(groups, key=lambda g: (-len(g.mentions), g.key)):
         best, best_score = None, 0.0
         for c, members in enumerate(clusters):
-            if blocking and g.blocks.isdisjoint(blocks[c]):
+            if blocking and usable[id(g)].isdisjoint(blocks[c]):
                 continue
             if fuzz.ratio(g.sorted_form, members[0].sorted_form, score_cutoff=threshold) < threshold:
                 continue
@@ -593,18 +594,19 @@ def _reference_clusters(groups, threshold, blocking):
                 best, best_score = c, worst
         if best is None:
             clusters.append([g])
-            blocks.append(set(g.blocks))
+            blocks.append(set(usable[id(g)]))
         else:
             clusters[best].append(g)
-            blocks[best] |= g.blocks
+            blocks[best] |= usable[id(g)]
     return clusters
 
 
 @pytest.mark.parametrize("threshold", [0.0, 70.0, 85.0, 90.0, 95.0])
-@pytest.mark.parametrize("blocking", [True, False])
-def test_fuzzy_clusters_are_those_of_comparing_every_cluster(threshold, blocking):
+@pytest.mark.parametrize("blocking, cap", [(True, None), (False, None), (True, 60)])
+def test_fuzzy_clusters_are_those_of_comparing_every_cluster(threshold, blocking, cap):
     """The q-gram index (kgkit.ratio_index) only narrows which clusters are compared: the
-    clusters, their members and their order are those of comparing with every cluster.
+    clusters, their members and their order are those of comparing with every cluster
+    (that shares a usable key: with a ``cap``, keys held by more groups are purged).
     Names share blocking keys heavily ("...ville", "... Holdings", a few first names),
     many are one or two letters apart, some are a single letter."""
     from kgkit.canon import _Group, _fuzzy_clusters, _prepare
@@ -623,16 +625,19 @@ def test_fuzzy_clusters_are_those_of_comparing_every_cluster(threshold, blocking
         g = _Group(type="Thing", key=key, mentions=[None] * rng.randint(1, 3))
         _prepare(g)
         groups.append(g)
-    got = _fuzzy_clusters(groups, threshold, blocking)
-    want = _reference_clusters(groups, threshold, blocking)
+    got = _fuzzy_clusters(groups, threshold, blocking, cap)
+    want = _reference_clusters(groups, threshold, blocking, cap)
     assert [[g.key for g in c] for c in got] == [[g.key for g in c] for c in want]
     assert any(len(c) > 1 for c in got) and len(got) > 1
+    if cap is not None and threshold <= 90:  # the cap did keep pairs apart (at 95 few pairs reach)
+        assert len(got) > len(_fuzzy_clusters(groups, threshold, blocking))
 
 
 def test_fuzzy_resolution_finds_what_screening_every_name_finds():
     """CanonResult looks fuzzy names up through the q-gram index: the nodes and scores are
-    those of screening every name of the type (or of every type), for probes that are near
-    copies, strangers, one letter long and of a type nobody has."""
+    those of screening every name of the type (or of every type) that shares a blocking key
+    with the probe, for probes that are near copies, strangers, one letter long and of a
+    type nobody has."""
     from kgkit.canon import _Group, _labels_agree, _prepare
 
     rng = random.Random(5)
@@ -650,7 +655,7 @@ def test_fuzzy_resolution_finds_what_screening_every_name_finds():
             other = _Group(type=t, key=key)
             _prepare(other)
             score = fuzz.ratio(probe.sorted_form, other.sorted_form, score_cutoff=result.threshold)
-            if t in types and score and _labels_agree(other, probe):
+            if t in types and score and _labels_agree(other, probe) and not probe.blocks.isdisjoint(other.blocks):
                 for i in node_ids:
                     scored[i] = max(scored.get(i, 0.0), score)
         return sorted(scored, key=lambda i: (-scored[i], i))

@@ -11,9 +11,12 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -201,3 +204,71 @@ def test_a_task_whose_worker_dies_is_run_again_and_the_run_folders_are_the_same(
                            skills=False, backend=dying_once)
     assert marker.exists() and len(on_ray) == 3
     assert run_folder(tmp_path / "ray") == run_folder(tmp_path / "local")
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every live process below ``pid`` (read from /proc: a local cluster's GCS, raylet and workers)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc")
+def test_sigterm_stops_a_ray_run_with_exit_130_and_its_local_cluster_with_it(stub_provider, corpus, tmp_path):
+    """The installed ``kgkit`` (kgkit.cli.run) takes SIGTERM as Ctrl-C: the run stops with
+    exit 130 and shuts the local cluster it started down, leaving no Ray process behind."""
+    require_module("ray", part="ray")
+    asked, release = threading.Event(), threading.Event()
+
+    def held(request):  # the first pass reaches the provider, then waits for the test
+        asked.set()
+        release.wait(60)
+        return Reply.error(503, "stopping")
+
+    stub_provider.responder = held
+    config = tmp_path / "kgkit.yaml"
+    config.write_text(f"llm:\n  model: openai/stub-model\n  api_base: {stub_provider.openai_base}\n"
+                      f"  api_key_env: {KEY_ENV}\n  retries: 0\nengine: ray\nray:\n  workers: 1\n"
+                      "cache:\n  enabled: false\n")
+    env = {**os.environ, KEY_ENV: "sk-test-ray", "KGKIT_DATA_DIR": str(tmp_path / "data"),
+           "RAY_USAGE_STATS_ENABLED": "0"}
+    env.pop("RAY_ADDRESS", None)
+    child = subprocess.Popen([sys.executable, "-c", "from kgkit.cli import run; run()", "extract", str(corpus),
+                              "--config", str(config), "--out", str(tmp_path / "out"), "--view", "binary"],
+                             env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert asked.wait(120), "no pass reached the provider"
+        cluster = _descendants(child.pid)
+        assert cluster, "the run started no local cluster"
+        child.send_signal(signal.SIGTERM)
+        _, err = child.communicate(timeout=30)  # the held request would hold a graceful stop 60 s
+    finally:
+        release.set()
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 130, err.decode()
+    assert "Interrupted" in err.decode() and "Traceback" not in err.decode()
+    deadline = time.monotonic() + 30
+    while (left := {pid for pid in cluster if _alive(pid)}) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for pid in left:  # not left running after a failure either
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"Ray processes left running: {sorted(left)}"

@@ -155,7 +155,8 @@ def test_a_temp_file_left_by_a_kill_is_cleared_by_the_resume(world, tmp_path, mo
     assert output_files(out) == world["clean"]
 
 
-def test_ctrl_c_stops_with_exit_130_and_says_how_to_resume(world, tmp_path, monkeypatch):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_stops_with_exit_130_and_says_how_to_resume(world, tmp_path, monkeypatch, signum):
     monkeypatch.setenv(KEY_ENV, FAKE_KEY)
     switch = KillSwitch(world["model"], at=14, hold=True)
     stub = world["stub"]
@@ -166,7 +167,7 @@ def test_ctrl_c_stops_with_exit_130_and_says_how_to_resume(world, tmp_path, monk
     child = start_child(world, out, tmp_path)
     try:
         assert switch.reached.wait(60), (tmp_path / "stderr.txt").read_text()
-        child.send_signal(signal.SIGINT)
+        child.send_signal(signum)
         code = child.wait(30)
     finally:
         switch.released.set()

@@ -80,7 +80,7 @@ def cli():
 
     Exit codes: 0 ok; 1 finished with failed chunks (resume with --resume);
     2 bad input or configuration; 3 provider failure; 75 waiting on a provider batch
-    (--batch: run it again later); 130 interrupted.
+    (--batch: run it again later); 130 interrupted (Ctrl-C or SIGTERM).
     """
 
 
@@ -108,7 +108,16 @@ def run() -> None:
     interpreter's own teardown (freeing hundreds of modules, ~0.1 s of CPU and more
     on a loaded machine) buys nothing: the exit handlers run (the background state sync,
     closing provider connections), the streams are flushed, and the process ends there.
-    :func:`main` itself keeps the ordinary ``SystemExit``, for callers in Python."""
+    :func:`main` itself keeps the ordinary ``SystemExit``, for callers in Python.
+
+    SIGTERM (``kill``, a scheduler's stop, a container's) is taken as Ctrl-C is: the run
+    stops through the same cleanup (temp files removed, a local Ray cluster shut down, a
+    batch id being recorded kept) and exits 130, where Python's default would end the
+    process with none of that. Only here, not in :func:`main`: a program that calls kgkit
+    keeps its own handler."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         main()
         code = 0

@@ -187,6 +187,11 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
       kgkit extract --domain legal_contracts --view nary,temporal contract.pdf
       kgkit extract --include '*.pdf' --exclude 'drafts/*' contracts/
     """
+    if batch and engine == "ray":
+        raise click.UsageError("--batch cannot run on --engine ray: a batch's passes are run by the provider, "
+                               "and the merge between stages runs here")
+    if direct_retries and not (batch or resume):
+        raise click.UsageError("--direct-retries applies to a batch run: give it with --batch or --resume")
     cfg = _config(config_path, model, no_cache, engine)
     cfg.upgrades.skip_idle_chunks = cfg.upgrades.skip_idle_chunks or skip_idle_chunks
     cfg.upgrades.combine = cfg.upgrades.combine or combine_upgrades

@@ -47,6 +47,7 @@ class CacheConfig:
 class CanonConfig:
     fuzzy_threshold: float = 90.0  # rapidfuzz score (0-100) within a type
     legal_suffixes: bool = True
+    block_cap: int | None = None  # block purging (kgkit.canon): None compares every name sharing a key
 
 
 @dataclass

@@ -364,19 +364,22 @@ def _submit(store: BatchStore, pending: StagePending, document: str, run_dir: Pa
 
 @contextlib.contextmanager
 def _interrupt_held() -> Iterator[None]:
-    """Hold Ctrl-C (SIGINT) until the block ends, then raise it: between the provider taking a
-    batch and its id reaching ``state/batch.json`` an interrupt would lose a paid batch."""
+    """Hold Ctrl-C (SIGINT) and SIGTERM until the block ends, then deliver them to the
+    handlers they would have met: between the provider taking a batch and its id reaching
+    ``state/batch.json`` an interrupt would lose a paid batch."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     caught: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    held = (signal.SIGINT, signal.SIGTERM)
+    previous = {signum: signal.signal(signum, lambda signum, frame: caught.append(signum)) for signum in held}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
-    if caught:
-        raise KeyboardInterrupt
+        for signum in held:
+            signal.signal(signum, previous[signum])
+    for signum in dict.fromkeys(caught):
+        signal.raise_signal(signum)
 
 
 def _waiting_row(item, waiting: BatchWaiting) -> dict[str, Any]:

@@ -51,6 +51,7 @@ RunPasses = Callable[["list[PassRequest]"], "Iterable[dict[str, Any] | None]"]
 class CoreSettings:
     fuzzy_threshold: float = 90.0
     legal_suffixes: bool = True
+    block_cap: int | None = None  # canon.block_cap
     evidence_threshold: float = 85.0
     confidence_threshold: float = 0.5
     admit_unverified: bool = False  # review.admit_unverified: keep unverified items, marked
@@ -206,7 +207,7 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_passes: Run
             progress("entities", i + 1, len(chunks))
 
     merged = canon.merge_entities(mentions, domain, threshold=settings.fuzzy_threshold,
-                                  legal_suffixes=settings.legal_suffixes, text=doc.text)
+                                  legal_suffixes=settings.legal_suffixes, text=doc.text, block_cap=settings.block_cap)
     for rejection in merged.rejected:
         m, code = rejection.mention, rejection.code
         rejects[code] = rejects.get(code, 0) + 1

@@ -118,6 +118,7 @@ def passes(doc, chunks, domain, views, config: Config, accounting: Accounting, s
 
     settings = CoreSettings(
         fuzzy_threshold=config.canon.fuzzy_threshold, legal_suffixes=config.canon.legal_suffixes,
+        block_cap=config.canon.block_cap,
         evidence_threshold=config.review.evidence_threshold, confidence_threshold=config.review.confidence_threshold,
         admit_unverified=config.review.admit_unverified, prompts={k: str(v) for k, v in config.prompts.items()},
         skills=retrieve_skills(domain, doc, config, skills), document_entities=config.limits.document_entities)

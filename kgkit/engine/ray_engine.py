@@ -29,7 +29,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import signal
 import socket
+import threading
 from collections import deque
 from typing import Any, Iterator
 
@@ -39,6 +41,7 @@ from kgkit.errors import EXIT_PROVIDER, ConfigError, InputError, KgkitError
 LOCAL_WORKERS = 2  # a local cluster's CPUs when ray.workers is not set: the local engine's two documents at once
 OBJECT_STORE_BYTES = 100 * 1024 * 1024  # a local cluster's object store: results only, a document's at a time
 TASK_RETRIES = 2  # times Ray reruns a task lost with its worker or node
+INTERRUPT_GRACE = 2.0  # seconds a cancelled task has to stop by itself after Ctrl-C or SIGTERM
 POLL_SECONDS = 0.2  # how often the driver passes the tasks' stage events to the progress display
 CONNECT_SECONDS = 5.0  # for ray.address to answer at all
 
@@ -109,7 +112,11 @@ def _outcomes(ray, inputs, job, backend, progress):
                 outcome = result(ray, item, ref)
                 running.popleft()
                 yield item, outcome
-        finally:  # a failure, Ctrl-C or a consumer that stops early: stop the tasks still running
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: stop now
+            stop(ray, [ref for _, ref in running], interrupted=True)
+            running.clear()
+            raise
+        finally:  # a failure or a consumer that stops early: stop the tasks still running
             stop(ray, [ref for _, ref in running])
     finally:
         if owned:
@@ -124,6 +131,7 @@ def connect(ray, config) -> None:
     address = config.ray.address
     if address:
         check_reachable(address)
+    term = signal.getsignal(signal.SIGTERM)
     try:
         if address:
             ray.init(address=address, **quiet)
@@ -133,6 +141,12 @@ def connect(ray, config) -> None:
         ray.shutdown()  # whatever half started
         raise ConfigError(f"ray.address {address!r}: cannot join the Ray cluster: {exc}" if address
                           else f"cannot start a local Ray cluster: {exc}") from None
+    finally:
+        # ray.init puts its own crash handler on SIGTERM (a stack dump, then abort): the
+        # process's handler (the installed kgkit's: stop as Ctrl-C does, shutting the local
+        # cluster down) is put back
+        if term is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, term)
 
 
 def check_reachable(address: str) -> None:
@@ -194,10 +208,22 @@ def result(ray, item: CorpusInput, ref) -> RunResult | InputError:
                             hint="completed passes are kept: rerun with --resume") from None
 
 
-def stop(ray, refs: list) -> None:
+def stop(ray, refs: list, interrupted: bool = False) -> None:
     """Cancel the tasks still running (each stops its passes as Ctrl-C would, keeping what
-    completed) and wait for them, so none writes to its run folder after the run."""
+    completed) and wait for them, so none writes to its run folder after the run.
+
+    Ray's cancel reaches a task only when it next runs Python, so a task waiting on a
+    provider request in flight would finish that request first (up to ``llm.timeout``).
+    After an interrupt the user wants the run stopped, as the local engine stops it: a
+    task still running after ``INTERRUPT_GRACE`` seconds has its worker killed, which
+    loses only its passes in flight (completed ones are in ``state/``, a temp file left
+    is cleared by the next run)."""
     for ref in refs:
         ray.cancel(ref)
-    if refs:
-        ray.wait(refs, num_returns=len(refs), timeout=60)
+    if not refs:
+        return
+    left = ray.wait(refs, num_returns=len(refs), timeout=INTERRUPT_GRACE if interrupted else 60)[1]
+    if interrupted and left:
+        for ref in left:
+            ray.cancel(ref, force=True)
+        ray.wait(left, num_returns=len(left), timeout=60)

@@ -197,6 +197,7 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
     skill_list = retrieve_skills(domain, doc, config, skills)
     settings = CoreSettings(
         fuzzy_threshold=config.canon.fuzzy_threshold, legal_suffixes=config.canon.legal_suffixes,
+        block_cap=config.canon.block_cap,
         evidence_threshold=config.review.evidence_threshold,
         confidence_threshold=config.review.confidence_threshold,
         admit_unverified=config.review.admit_unverified,

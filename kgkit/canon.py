@@ -26,10 +26,11 @@ first, and records why every surface form joined the node it did:
 4. **Fuzzy** -- rapidfuzz token-sort similarity of the keys within a type, above a
    threshold. Candidates come from blocking (token prefixes and suffixes) and, within a
    block, from a q-gram filter that passes every name the ratio can reach
-   (:mod:`kgkit.ratio_index`). Optionally (``block_cap``) a key held by too many of the
-   type's names ("<hol" of every "... Holdings") is purged for the names that hold a
-   rarer one, which bounds the work a name costs but keeps apart near names that share
-   only such a key (off by default: it changes merges, see :func:`_usable_blocks`).
+   (:mod:`kgkit.ratio_index`). A key held by more than ``block_cap`` (200) of the type's
+   names ("<hol" of every "... Holdings") is purged for the names that hold a rarer one,
+   which bounds the work a name costs, so the stage stays linear in the names; near names
+   that share only such a key are then not compared (:func:`_usable_blocks`). No document
+   of the shared gold sets has a key held by more than 18 names of a type.
    A group joins a cluster only if it is within the threshold of *every* member
    (complete link), so A~B and B~C never drag A and C together when A and C are below
    the threshold. Names whose
@@ -339,9 +340,12 @@ def _score(a: _Group, b: _Group, threshold: float) -> float:
     return fuzz.ratio(a.sorted_form, b.sorted_form, score_cutoff=threshold)
 
 
-def _usable_blocks(order: list[_Group], cap: int | None) -> dict[int, frozenset[str]]:
-    """id(group) -> the blocking keys the group is filed and looked up under: block purging
-    (Papadakis et al.), which bounds what one name costs the fuzzy stage.
+BLOCK_CAP = 200  # canon.block_cap's default: see _usable_blocks
+
+
+def _usable_blocks(order: list[_Group], cap: int | None) -> tuple[dict[int, frozenset[str]], Counter]:
+    """(id(group) -> the blocking keys the group is looked up under, key -> groups holding
+    it): block purging (Papadakis et al.), which bounds what one name costs the fuzzy stage.
 
     A key held by more than ``cap`` of the type's groups says next to nothing about
     identity -- a first name, "holdings", "...ville" -- and is dropped for every group that
@@ -355,14 +359,21 @@ def _usable_blocks(order: list[_Group], cap: int | None) -> dict[int, frozenset[
     over the cap keeps its rarest key(s) (the least held; every one of them on a tie) rather
     than none: on the benchmark text (6.4 MB, cap 200) two groups in three are such, and
     leaving them without candidates kept 12,232 more nodes apart where the rarest key keeps
-    3,528, for ~15% less merge CPU (benchmarks/RESULTS.md, branch h32-merge). Their
-    blocks are not bounded, so the merge is linear in the limit only for names that hold a
-    rare key. ``cap`` None keeps every key: the default (config ``canon.block_cap``), because
-    any cap that bites on texts whose near names share only a common word ("... Holdings")
-    changes which of them merge (benchmarks/RESULTS.md, branch h32-merge).
+    3,528 (benchmarks/RESULTS.md, branch h32-merge). Such a key still finds no more than
+    ``cap`` groups: :func:`_fuzzy_clusters` files only the first ``cap`` under it (the
+    most mentioned first), so no name costs more than ``cap`` per key and the stage is
+    linear in the number of names. ``cap`` None keeps every key.
+
+    The default, :data:`BLOCK_CAP` (200), is ten times the largest block of any document
+    of the shared gold sets (18 names), so none of them merges otherwise than with every
+    key; on the benchmark's generated text (benchmarks/offline_speed.py: every name a
+    distinct entity, near names differing in the first letters of their one distinctive
+    word) it keeps apart pairs that share only "... Holdings" or "...ville", and the whole
+    run stays linear to 6.4 MB where without it the merge grew 2.7-3.3x a doubling
+    (benchmarks/RESULTS.md, 2026-11-30 stop 18).
     """
     held = Counter(k for g in order for k in g.blocks) if cap is not None else Counter()
-    return {id(g): _usable(g.blocks, held, cap) for g in order}
+    return {id(g): _usable(g.blocks, held, cap) for g in order}, held
 
 
 def _usable(blocks: frozenset[str], held: Counter, cap: int | None) -> frozenset[str]:
@@ -382,10 +393,11 @@ def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool,
     """Complete-link clusters of one type's groups, in a content-derived order.
 
     Each group joins the candidate cluster whose *weakest* similarity to it is highest,
-    if that reaches the threshold. Candidates are the clusters sharing a usable blocking
-    key with it (:func:`_usable_blocks`: keys held by more than ``cap`` groups are purged)
-    whose first member it reaches (a cluster that fails there fails complete link anyway);
-    they are then checked member by member. The first members that reach it come from
+    if that reaches the threshold. Candidates are the clusters filed under a usable
+    blocking key of it (:func:`_usable_blocks`: keys held by more than ``cap`` groups are
+    purged, and one a group must keep files no more than ``cap`` clusters) whose first
+    member it reaches (a cluster that fails there fails complete link anyway); they are
+    then checked member by member. The first members that reach it come from
     :meth:`~kgkit.ratio_index.RatioIndex.matches`: a q-gram filter, then rapidfuzz on
     what passes. Without a cap the stage stays quadratic on names that share a common key
     (the ratio_index docstring says why no sharper exact filter was found).
@@ -394,9 +406,21 @@ def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool,
     if threshold > 100:  # fuzzy merging switched off
         return [[g] for g in order]
     everything = frozenset({""})  # the one key when not blocking
-    usable = _usable_blocks(order, cap) if blocking else {id(g): everything for g in order}
+    if blocking:
+        usable, held = _usable_blocks(order, cap)
+    else:
+        usable, held, cap = {id(g): everything for g in order}, Counter(), None
+    filed: Counter = Counter()  # clusters filed so far under each key over the cap
+
+    def fileable(keys: frozenset[str]) -> frozenset[str]:
+        if cap is None or all(held[k] <= cap for k in keys):
+            return keys
+        keys = frozenset(k for k in keys if held[k] <= cap or filed[k] < cap)
+        filed.update(k for k in keys if held[k] > cap)
+        return keys
+
     clusters: list[list[_Group]] = []
-    blocks: list[frozenset[str]] = []  # each cluster's usable keys (its members')
+    blocks: list[frozenset[str]] = []  # the keys each cluster is filed under (its members')
     reachable = RatioIndex((g.sorted_form for g in order), threshold)
     for g in order:
         keys = usable[id(g)]
@@ -407,13 +431,14 @@ def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool,
                 best, best_score = c, worst
         if best is None:
             clusters.append([g])
-            blocks.append(keys)
-            reachable.add(g.sorted_form, len(clusters) - 1, keys)
+            blocks.append(fileable(keys))
+            reachable.add(g.sorted_form, len(clusters) - 1, blocks[-1])
         else:
             clusters[best].append(g)
             if not keys <= blocks[best]:
-                reachable.add_keys(best, keys - blocks[best])
-                blocks[best] |= keys
+                more = fileable(keys - blocks[best])
+                reachable.add_keys(best, more)
+                blocks[best] |= more
     return clusters
 
 
@@ -478,7 +503,7 @@ class CanonResult:
     """
 
     def __init__(self, nodes, merges, rejected, ambiguous, index, domain, threshold, legal_suffixes, keys=None,
-                 block_cap=None):
+                 block_cap=BLOCK_CAP):
         self.nodes: list[Node] = nodes
         self.merges: list[MergeRecord] = merges
         self.rejected: list[Rejection] = rejected
@@ -622,7 +647,7 @@ def merge_entities(
     legal_suffixes: bool = True,
     text: str | None = None,
     blocking: bool = True,
-    block_cap: int | None = None,
+    block_cap: int | None = BLOCK_CAP,
 ) -> CanonResult:
     """Merge mentions into nodes: rules, declared aliases and defined terms, then fuzzy.
 

@@ -6,9 +6,9 @@ share one ("...ville", "... Holdings", a common first name), so the merge grew w
 square of the document. This index hands back a small *superset* of the strings whose
 ratio with the probe can reach the threshold; the caller still scores every candidate, so
 what merges is exactly what an exhaustive comparison would merge. (Which keys a name is
-filed and looked up under is the caller's choice: canon's optional block purging,
-``block_cap``, leaves out the keys too many names share, and only then does the merge
-compare fewer pairs than blocking alone.)
+filed and looked up under is the caller's choice: canon's block purging, ``block_cap``,
+leaves out the keys too many names share, and only then does the merge compare fewer
+pairs than blocking alone.)
 
 **The count bound.** ``fuzz.ratio(a, b) = 100 * (1 - d / S)`` with ``S = |a| + |b|`` and
 ``d`` the insert/delete (Indel) distance, and ``d = S - 2L`` where ``L`` is the length of a

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 
 import pytest
 from hypothesis import given, settings
@@ -576,12 +577,23 @@ def test_length_filter_never_drops_a_pair_the_screen_would_pass():
 
 
 def _reference_clusters(groups, threshold, blocking, cap=None):
-    """The fuzzy clustering as first written: every cluster sharing a usable blocking key
-    with a group (every cluster, without blocking) screened against its first member."""
+    """The fuzzy clustering as first written: every cluster filed under a usable blocking
+    key of a group (every cluster, without blocking) screened against its first member. A
+    key over the cap that a group keeps files the first ``cap`` clusters that bring it."""
     from kgkit.canon import _score, _usable_blocks
 
     clusters, blocks = [], []
-    usable = _usable_blocks(groups, cap)
+    usable, held = _usable_blocks(groups, cap)
+    filed = {}  # over-cap key -> clusters filed under it
+
+    def file(c, keys):
+        for k in keys:
+            if cap is not None and held[k] > cap:
+                if k in blocks[c] or filed.get(k, 0) >= cap:
+                    continue
+                filed[k] = filed.get(k, 0) + 1
+            blocks[c].add(k)
+
     for g in sorted(groups, key=lambda g: (-len(g.mentions), g.key)):
         best, best_score = None, 0.0
         for c, members in enumerate(clusters):
@@ -594,19 +606,21 @@ def _reference_clusters(groups, threshold, blocking, cap=None):
                 best, best_score = c, worst
         if best is None:
             clusters.append([g])
-            blocks.append(set(usable[id(g)]))
+            blocks.append(set())
+            best = len(clusters) - 1
         else:
             clusters[best].append(g)
-            blocks[best] |= usable[id(g)]
+        file(best, usable[id(g)])
     return clusters
 
 
 @pytest.mark.parametrize("threshold", [0.0, 70.0, 85.0, 90.0, 95.0])
-@pytest.mark.parametrize("blocking, cap", [(True, None), (False, None), (True, 60)])
+@pytest.mark.parametrize("blocking, cap", [(True, None), (False, None), (True, 60), (True, 8)])
 def test_fuzzy_clusters_are_those_of_comparing_every_cluster(threshold, blocking, cap):
     """The q-gram index (kgkit.ratio_index) only narrows which clusters are compared: the
     clusters, their members and their order are those of comparing with every cluster
-    (that shares a usable key: with a ``cap``, keys held by more groups are purged).
+    (that shares a usable key: with a ``cap``, keys held by more groups are purged, and
+    one a name must keep files only the first ``cap`` clusters).
     Names share blocking keys heavily ("...ville", "... Holdings", a few first names),
     many are one or two letters apart, some are a single letter."""
     from kgkit.canon import _Group, _fuzzy_clusters, _prepare
@@ -628,7 +642,14 @@ def test_fuzzy_clusters_are_those_of_comparing_every_cluster(threshold, blocking
     got = _fuzzy_clusters(groups, threshold, blocking, cap)
     want = _reference_clusters(groups, threshold, blocking, cap)
     assert [[g.key for g in c] for c in got] == [[g.key for g in c] for c in want]
-    assert any(len(c) > 1 for c in got) and len(got) > 1
+    assert len(got) > 1
+    assert any(len(c) > 1 for c in got) or (cap, threshold) == (8, 95.0)  # at 95 a cap of 8 leaves no pair
+    if cap == 8:  # keys over the cap that more than 8 groups must keep: only the first 8 clusters are filed
+        from kgkit.canon import _usable_blocks
+
+        usable, held = _usable_blocks(groups, cap)
+        keeping = Counter(k for g in groups for k in usable[id(g)] if held[k] > cap)
+        assert max(keeping.values()) > cap
     if cap is not None and threshold <= 90:  # the cap did keep pairs apart (at 95 few pairs reach)
         assert len(got) > len(_fuzzy_clusters(groups, threshold, blocking))
 

@@ -23,7 +23,7 @@ def groups_of(keys: list[str]) -> list[_Group]:
 
 def usable_by_key(keys: list[str], cap: int | None) -> dict[str, set[str]]:
     groups = groups_of(keys)
-    usable = _usable_blocks(groups, cap)
+    usable, _ = _usable_blocks(groups, cap)
     return {g.key: set(usable[id(g)]) for g in groups}
 
 
@@ -128,3 +128,16 @@ def test_config_canon_block_cap_reaches_the_merge(tmp_path):
 
     assert len(holdings_nodes(None)) == 9
     assert holdings_nodes(5) == sorted(f"{w} Holdings Ltd." for w in words)
+
+
+def test_one_default_cap_for_the_merge_the_engine_and_the_configuration():
+    """Purging is on by default, at the same cap wherever the merge is reached from."""
+    import inspect
+
+    from kgkit.canon import BLOCK_CAP
+    from kgkit.config.model import CanonConfig
+    from kgkit.engine.core import CoreSettings
+
+    assert BLOCK_CAP == 200
+    assert CanonConfig().block_cap == CoreSettings().block_cap == BLOCK_CAP
+    assert inspect.signature(merge_entities).parameters["block_cap"].default == BLOCK_CAP

@@ -47,7 +47,7 @@ class CacheConfig:
 class CanonConfig:
     fuzzy_threshold: float = 90.0  # rapidfuzz score (0-100) within a type
     legal_suffixes: bool = True
-    block_cap: int | None = None  # block purging (kgkit.canon): None compares every name sharing a key
+    block_cap: int | None = 200  # block purging: kgkit.canon.BLOCK_CAP; None compares every name sharing a key
 
 
 @dataclass

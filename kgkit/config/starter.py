@@ -42,7 +42,7 @@ COMMENTS: dict[str, dict[str, str]] = {
     "canon": {
         "fuzzy_threshold": "0-100: names of one type this similar are merged",
         "legal_suffixes": "treat 'Acme Inc.' and 'Acme' as one name",
-        "block_cap": "null: off; N: a word's first or last 3 letters shared by more than N names of a type find no look-alikes",
+        "block_cap": "a word's first or last 3 letters shared by more than N names of a type find no look-alikes (keeps the merge linear); null: off",
     },
     "review": {
         "confidence_threshold": "items below go to review.jsonl (kept, marked)",

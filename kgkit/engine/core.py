@@ -51,7 +51,7 @@ RunPasses = Callable[["list[PassRequest]"], "Iterable[dict[str, Any] | None]"]
 class CoreSettings:
     fuzzy_threshold: float = 90.0
     legal_suffixes: bool = True
-    block_cap: int | None = None  # canon.block_cap
+    block_cap: int | None = canon.BLOCK_CAP  # canon.block_cap
     evidence_threshold: float = 85.0
     confidence_threshold: float = 0.5
     admit_unverified: bool = False  # review.admit_unverified: keep unverified items, marked

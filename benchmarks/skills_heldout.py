@@ -11,8 +11,8 @@ are (the offline backend's entity recall bounds them: a relation needs both ends
 
     python benchmarks/skills_heldout.py [--data ../shared/data] [--set conll04 --set scierc --set wikievents]
         [--holdout 0.3] [--seed 0 --seed 1 --seed 2] [--top-k 3] [--temperature 0.7] [--rollouts 3]
-        [--gate cv|dev|train+dev] [--folds 5] [--applied-precision 0.33] [--min-precision 0.5] [--nearest-cues] [--typed-cues]
-        [--families] [--family-size 8] [--family-max-wrong 0]
+        [--gate cv|dev|train+dev] [--folds 5] [--applied-precision 0.33] [--min-precision 0.5] [--nearest-cues] [--no-typed-cues]
+        [--no-join] [--families] [--family-size 8] [--family-max-wrong 0]
         [--tune] [--json]
 
 Which documents: skills are learned (train and dev) on the set's ``tune`` half in
@@ -37,7 +37,7 @@ def run_set(data: Path, name: str, holdout: float, seed: int, top_k: int, work: 
             applied_precision: float | None = None, folds: int | None = None,
             min_precision: float | None = None, nearest_cues: bool | None = None,
             families: bool | None = None, family_size: int | None = None,
-            family_max_wrong: int | None = None, typed_cues: bool | None = None) -> dict:
+            family_max_wrong: int | None = None, typed_cues: bool | None = None, join: bool | None = None) -> dict:
     from kgkit.config.model import Config
     from kgkit.schema.starter import starter_from_gold
     from kgkit.skills.learn import LearnSettings, learn_skills
@@ -59,7 +59,7 @@ def run_set(data: Path, name: str, holdout: float, seed: int, top_k: int, work: 
                                          temperature=temperature, rollouts=rollouts, heldout_from=heldout_from,
                                          gate=gate, applied_precision=applied_precision, folds=folds,
                                          min_precision=min_precision, nearest_cues=nearest_cues, typed_cues=typed_cues,
-                                         families=families, family_size=family_size,
+                                         join=join, families=families, family_size=family_size,
                                          family_max_wrong=family_max_wrong)
     report = learn_skills(gold, domain_file, config=Config(), settings=settings, library_dir=work / "lib")
     seconds = time.perf_counter() - started
@@ -72,8 +72,10 @@ def run_set(data: Path, name: str, holdout: float, seed: int, top_k: int, work: 
     return {"set": name, "seed": seed, "seconds": round(seconds, 1), "split": {k: len(v) for k, v in report.split.items()},
             "labels": report.label_counts(), "diagnoses": report.diagnosis_counts(), "actions": report.action_counts(),
             "accepted": report.accepted(), "accepted_by_kind": dict(sorted(by_kind.items())),
+            # every accepted change, every skill and every phrase or regex in a skill: its development gain
             "all_gains_recorded": all("dev_gain" in a for a in accepted)
-            and all("dev_gain" in s for s in lib.skills.values()),
+            and all("dev_gain" in s and set(s.get("cue_gains") or {}) == {*s["pattern"]["phrases"], *s["pattern"]["regex"]}
+                    for s in lib.skills.values()),
             "skills": len(lib.skills), "gazetteer": len(lib.gazetteer),
             "heldout_relations": {"before": report.heldout("before"), "after": report.heldout("after")},
             "heldout_entities": entities}
@@ -116,8 +118,10 @@ def main() -> None:
     parser.add_argument("--applied-precision", type=float, default=None, help="default: config skills.applied_precision")
     parser.add_argument("--min-precision", type=float, default=None,
                         help="vetting precision on train (default: config skills.min_precision)")
-    parser.add_argument("--typed-cues", action="store_true", default=None,
+    parser.add_argument("--typed-cues", action=argparse.BooleanOptionalAction, default=None,
                         help="offline skill passes also propose cues typed to the edge's ends (config skills.typed_cues)")
+    parser.add_argument("--join", action=argparse.BooleanOptionalAction, default=None,
+                        help="a relation cue joins its relation's skill instead of a new skill (config skills.join)")
     parser.add_argument("--nearest-cues", action="store_true", default=None,
                         help="offline skill passes also propose each relation cue in its nearest shape")
     parser.add_argument("--families", action="store_true", default=None,
@@ -136,7 +140,7 @@ def main() -> None:
                                        args.temperature, args.rollouts, args.gate, args.tune,
                                        args.applied_precision, args.folds, args.min_precision,
                                        args.nearest_cues, args.families, args.family_size,
-                                       args.family_max_wrong, typed_cues=args.typed_cues))
+                                       args.family_max_wrong, typed_cues=args.typed_cues, join=args.join))
     if args.json:
         print(json.dumps(results, indent=2))
         return
@@ -154,11 +158,12 @@ def main() -> None:
     for name in dict.fromkeys(r["set"] for r in results):
         rs = [r for r in results if r["set"] == name]
         gain = sum(r["heldout_relations"]["after"]["f1"] - r["heldout_relations"]["before"]["f1"] for r in rs) / len(rs)
-        acc = {k: sum(r["accepted"][k] for r in rs) for k in ("skills", "gazetteer", "induction")}
+        acc = {k: sum(r["accepted"][k] for r in rs) for k in ("skills", "gazetteer", "induction", "joined")}
         share = acc["gazetteer"] / (acc["skills"] + acc["gazetteer"]) if acc["skills"] + acc["gazetteer"] else 0.0
         print(f"{name}: mean held-out relation F1 gain {gain:+.4f} over {len(rs)} seeds; unstable edges "
               f"{sum(r['labels']['unstable'] for r in rs)}; accepted {acc['skills']} skills "
-              f"({acc['induction']} from path induction) and {acc['gazetteer']} gazetteer names ({share:.0%})")
+              f"({acc['induction']} from path induction, {acc['joined']} joined to a skill of their relation) and "
+              f"{acc['gazetteer']} gazetteer names ({share:.0%})")
 
 
 if __name__ == "__main__":

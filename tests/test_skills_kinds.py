@@ -229,7 +229,7 @@ def test_a_cue_that_helps_train_but_changes_nothing_on_dev_is_rejected_with_its_
     assert (first["pattern"]["phrases"], first["vetting"]["applied"]["new_right"], first["outcome"],
             first["dev_gain"]) == (["employed by"], len(split["train"]), "rejected", 0.0)
     assert load_library("staff", tmp_path / "lib").skills == {}
-    assert report.accepted() == {"skills": 0, "gazetteer": 0, "induction": 0}
+    assert report.accepted() == {"skills": 0, "joined": 0, "gazetteer": 0, "induction": 0}
 
 
 def test_a_gate_on_train_and_dev_keeps_that_cue_with_its_gain_and_it_reaches_held_out(tmp_path):

@@ -44,11 +44,12 @@ def entity(name, type_, text):
     return {"name": name, "type": type_, "aliases": [], "spans": [[start, start + len(name)]]}
 
 
-def make_gold(folder: Path) -> Path:
-    """Six documents, each: a person works for an organisation and lives in a city."""
+def make_gold(folder: Path, employed: range = range(0)) -> Path:
+    """Six documents, each: a person works for an organisation (in the ``employed`` ones: is
+    employed by it) and lives in a city."""
     folder.mkdir(parents=True)
     for i, (p, o, c) in enumerate(zip(PEOPLE, ORGS, CITIES)):
-        s1, s2 = f"{p} works for {o}.", f"{p} lives in {c}."
+        s1, s2 = f"{p} {'is employed by' if i in employed else 'works for'} {o}.", f"{p} lives in {c}."
         text = f"{s1} {s2}"
         gold = {"doc_id": f"doc{i}", "source": "test", "title": None,
                 "entities": [entity(p, "Person", text), entity(o, "Org", text), entity(c, "City", text)],
@@ -378,3 +379,32 @@ def test_a_run_that_accepts_nothing_retries_nothing(project, monkeypatch):
     assert len(asked) == len(set(asked)) == 6  # three cues for each relation, each gated once
     assert report.accepted()["skills"] == 0 and not report.changed
     assert load_library("staff", project / "skill_library").skills == {}
+
+
+def test_two_cues_of_one_relation_are_one_skill_each_with_its_own_gain(project, monkeypatch):
+    """Fewer, fuller skills (``skills.join``, the default): "works for" and "employed by" are
+    accepted for Work_For by two gate calls, and the library holds one Work_For skill with both
+    cues, each with the gain it was accepted with; the report counts the join among the accepted
+    skills. Without join the same run adds two skills. Vetting and the applied check are real."""
+    from kgkit.skills.learn import LearnSettings, learn_skills
+
+    gold = make_gold(project / "gold2", employed=range(3, 6))  # half the documents say it another way
+    script = {("Work_For", "works for"): [0.1], ("Work_For", "employed by"): [0.05]}
+    settings = LearnSettings(rollouts=1, temperature=0.0, seed=0, holdout=0.0, min_support=1)
+    _scripted_gate(monkeypatch, script)
+    report = learn_skills(gold, project / "staff.yaml", settings=settings, library_dir=project / "skill_library")
+    accepted = [(a["action"], a["pattern"]["phrases"]) for a in report.actions if a["outcome"] == "accepted"]
+    assert accepted == [("add", ["works for"]), ("join", ["employed by"])]
+    assert report.accepted() == {"skills": 2, "joined": 1, "gazetteer": 0, "induction": 0}
+    (skill,) = load_library("staff", project / "skill_library").skills.values()
+    assert skill["pattern"]["phrases"] == ["employed by", "works for"]
+    assert skill["cue_gains"] == {"employed by": 0.05, "works for": 0.1} and skill["dev_gain"] == 0.05
+    listing = CliRunner().invoke(cli, ["skills", "list", "staff"]).output
+    assert listing.splitlines()[1].endswith("dev +0.0500  employed by (+0.0500), works for (+0.1000)")
+
+    apart = learn_skills(gold, project / "staff.yaml", library_dir=project / "apart",
+                         settings=LearnSettings(rollouts=1, temperature=0.0, seed=0, holdout=0.0, min_support=1,
+                                                join=False))
+    assert [a["action"] for a in apart.actions if a["outcome"] == "accepted"] == ["add", "add"]
+    assert sorted(tuple(s["cue_gains"].items()) for s in load_library("staff", project / "apart").skills.values()) == [
+        (("employed by", 0.05),), (("works for", 0.1),)]

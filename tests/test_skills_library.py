@@ -50,6 +50,32 @@ def test_controller_actions_by_jaccard():
     assert len(lib.skills) == 3
 
 
+def test_a_relation_cue_joins_its_relations_skill_with_join_on():
+    """Fewer, fuller skills: below the modify threshold a relation cue joins the skill of its
+    relation (patterns joined, both instructions kept, one example) instead of taking another
+    of retrieval's few places; an entity cue, or a relation with no skill yet, is still added."""
+    lib = Library("d")
+    sid = fold(lib, cand(["works for"], instruction="Person works for Org."), **T, date="2026-01-01", join=True).skill
+    # {employed, by} vs {works, for}: J = 0 < 0.4 -> without join, a second skill
+    assert plan(lib, cand(["employed by"]), **T).action == "add"
+    joined = fold(lib, cand(["employed by"], doc="d2", instruction="Person employed by Org."), **T, date="2026-01-02",
+                  join=True)
+    assert (joined.action, joined.skill, joined.similarity) == ("join", sid, 0.0)
+    skill = lib.skills[sid]
+    assert skill["pattern"]["phrases"] == ["employed by", "works for"] and skill["version"] == 2
+    assert skill["instruction"] == "Person works for Org. Person employed by Org."
+    assert skill["example"] == "A works for B." and skill["support"]["miss"] == 2
+    # the same instruction is not repeated; another relation, or an entity cue, is added beside
+    fold(lib, cand(["hired by"], instruction="Person works for Org."), **T, date="2026-01-03", join=True)
+    assert lib.skills[sid]["instruction"] == "Person works for Org. Person employed by Org."
+    assert fold(lib, cand(["lives in"], target="Live_In"), **T, date="2026-01-04", join=True).action == "add"
+    entity = {**cand(["mr"], target="Person"), "kind": "entity"}
+    fold(lib, entity, **T, date="2026-01-05", join=True)
+    assert fold(lib, {**entity, "pattern": {"phrases": ["dr"], "regex": []}}, **T, date="2026-01-06",
+                join=True).action == "add"
+    assert len(lib.skills) == 4
+
+
 def test_keep_with_known_provenance_changes_nothing():
     lib = Library("d")
     fold(lib, cand(["works for"]), **T, date="2026-01-01")

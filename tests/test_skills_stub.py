@@ -157,11 +157,12 @@ def test_loop_against_an_imperfect_stub_extractor(stub_provider, tmp_path):
              a.get("dev_gain")) for a in report.actions] == [
         ("add", "Live_In", ["resides in"], ["unstable"], 2, "accepted", 0.1905),   # dev F1 0.6667 -> 0.8571
         ("add", "Work_For", ["employed by"], ["miss", "unstable"], 3, "accepted", 0.1429),  # -> 1.0
-        # already known: as applied on train they add nothing, so they never reach the gate
-        ("add", "Work_For", ["works for"], ["unstable"], 1, "refused", None),
-        ("add", "Live_In", ["lives in"], ["unstable"], 1, "refused", None),
+        # already known: as applied on train they add nothing, so they never reach the gate (each
+        # would have joined the skill of its relation: skills.join)
+        ("join", "Work_For", ["works for"], ["unstable"], 1, "refused", None),
+        ("join", "Live_In", ["lives in"], ["unstable"], 1, "refused", None),
     ]
-    assert report.accepted() == {"skills": 2, "gazetteer": 0, "induction": 2}
+    assert report.accepted() == {"skills": 2, "joined": 0, "gazetteer": 0, "induction": 2}
     assert report.heldout("before") == {"precision": 1.0, "recall": 0.3333, "f1": 0.5}
     assert report.heldout("after") == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
     assert report.notes == []  # a sampling model: no offline caveat
@@ -207,10 +208,10 @@ def test_loop_with_the_default_cross_validated_gate(stub_provider, tmp_path):
         # (or whose learner would not have kept the cue) gains 0
         ("add", "Live_In", ["resides in"], ["miss", "unstable"], "accepted", 0.1581, [0.1905, 0.2667, 0.0, 0.3333, 0.0]),
         ("add", "Work_For", ["employed by"], ["miss", "unstable"], "accepted", 0.1619, [0.1429, 0.3333, 0.3333, 0.0, 0.0]),
-        ("add", "Work_For", ["works for"], ["unstable"], "refused", None, None),
-        ("add", "Live_In", ["lives in"], ["unstable"], "refused", None, None),
+        ("join", "Work_For", ["works for"], ["unstable"], "refused", None, None),
+        ("join", "Live_In", ["lives in"], ["unstable"], "refused", None, None),
     ]
-    assert report.accepted() == {"skills": 2, "gazetteer": 0, "induction": 2}
+    assert report.accepted() == {"skills": 2, "joined": 0, "gazetteer": 0, "induction": 2}
     assert report.heldout("before") == {"precision": 1.0, "recall": 0.3333, "f1": 0.5}
     assert report.heldout("after") == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
     lib = load_library("staff", tmp_path / "lib")

@@ -65,13 +65,17 @@ def learn_cli(gold_dir, domain, rollouts, temperature, holdout, dev, gate, top_k
 @click.argument("domain")
 @library_option
 def list_cli(domain, library_dir):
-    """List the skills of DOMAIN's library: id, version, kind, target, support, patterns."""
+    """List the skills of DOMAIN's library: id, version, kind, target, support, patterns (in a
+    skill several cues joined, each with the development gain it was accepted with)."""
     lib = _load(domain, library_dir)
     click.echo(f"{domain}: library version {lib.version}, {len(lib.skills)} skill{'s' if len(lib.skills) != 1 else ''}, "
                f"{len(lib.gazetteer)} gazetteer name{'s' if len(lib.gazetteer) != 1 else ''}")
     for s in lib.sorted_skills():
         sup = s["support"]
-        pattern = ", ".join(s["pattern"]["phrases"] + [f"/{r}/" for r in s["pattern"]["regex"]])
+        cue_gains = s.get("cue_gains") or {}
+        cue_gains = cue_gains if len(cue_gains) > 1 else {}  # a skill several cues joined: each cue's own gain
+        pattern = ", ".join(shown + (f" ({cue_gains[c]:+.4f})" if c in cue_gains else "") for c, shown in
+                            [(p, p) for p in s["pattern"]["phrases"]] + [(r, f"/{r}/") for r in s["pattern"]["regex"]])
         gain = f"  dev +{s['dev_gain']:.4f}" if "dev_gain" in s else ""
         click.echo(f"{s['id']}  v{s['version']}  {s['kind']:<8} {s['target']:<14} "
                    f"stable {sup['stable']} unstable {sup['unstable']} miss {sup['miss']}{gain}  {pattern}")

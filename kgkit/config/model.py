@@ -88,7 +88,8 @@ class SkillsConfig:
     applied_precision: float = 0.33  # ... and, applied by extraction to train, on the relations it adds
     min_support: int = 2  # ... and it must fire in this many train documents (or explain this many edges)
     nearest_cues: bool = False  # offline skill passes also propose each relation cue in its nearest shape
-    typed_cues: bool = False  # ... and, for a relation allowing other end types, a nearest cue typed to the edge's ends
+    typed_cues: bool = True  # ... and, for a relation allowing other end types, a nearest cue typed to the edge's ends
+    join: bool = True  # a relation cue joins its relation's skill (one skill, several cues): top_k holds more
     families: bool = False  # clean cues of one relation, each too rare to gate alone, pooled and gated as one skill
     family_size: int = 8  # at most this many cues in such a family
     family_max_wrong: int = 0  # a family member adds at most this many wrong relations, applied alone to train

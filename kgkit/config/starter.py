@@ -76,6 +76,7 @@ COMMENTS: dict[str, dict[str, str]] = {
         "min_support": "train documents a candidate must fire in (or gold edges it must explain)",
         "nearest_cues": "offline learning: also propose each relation cue binding only the two names nearest to it",
         "typed_cues": "offline learning: also propose each cue binding only the two nearest names of the edge's types",
+        "join": "a learned relation cue joins its relation's skill instead of a new skill: retrieval's top_k holds more",
         "families": "pool one relation's clean cues, each too rare to gate alone, into one skill gated as one",
         "family_size": "at most this many cues in such a family",
         "family_max_wrong": "a family member adds at most this many wrong relations, applied alone to train",

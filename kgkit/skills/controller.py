@@ -11,7 +11,13 @@ most similar wins, ties to the smallest id. Then, with ``config.skills`` thresho
 * **modify** — ``jaccard_modify`` <= similarity < ``jaccard_merge``: related but not the
   same; the patterns join and the instruction and example are replaced by the
   candidate's, the newer evidence; version + 1;
-* **add** — below ``jaccard_modify``, or no skill with that kind and target: a new skill.
+* **join** — with ``join`` (``skills.join``, the default), a *relation* cue below
+  ``jaccard_modify`` whose relation already has a skill: the cue joins that skill (its
+  patterns join, its instruction is added to the skill's, the example stays); version + 1.
+  One skill per relation, several trigger cues each with its own recorded gain
+  (``cue_gains``), so retrieval's few places (top k) hold more of what was learned;
+* **add** — below ``jaccard_modify`` (an entity skill, or ``join`` off), or no skill with
+  that kind and target: a new skill.
 
 No randomness and no LLM: the same library and candidates in the same order always give
 the same result.
@@ -24,7 +30,7 @@ from typing import Any
 from kgkit.skills.library import (Library, make_skill, merge_provenance, normalise_pattern, pattern_tokens,
                                   support_of)
 
-ACTIONS = ("add", "modify", "merge", "keep")
+ACTIONS = ("add", "modify", "merge", "join", "keep")
 
 
 @dataclass(frozen=True)
@@ -64,8 +70,9 @@ def _neg(sid: str) -> tuple[int, ...]:
     return tuple(-ord(c) for c in sid)
 
 
-def plan(library: Library, candidate: dict[str, Any], *, merge: float, modify: float) -> Action:
-    """Decide what folding ``candidate`` would do, without changing the library."""
+def plan(library: Library, candidate: dict[str, Any], *, merge: float, modify: float, join: bool = False) -> Action:
+    """Decide what folding ``candidate`` would do, without changing the library (``join``: a
+    relation cue joins its relation's closest skill rather than being added beside it)."""
     skill, score = closest(library, candidate)
     cand = normalise_pattern(candidate["pattern"])
     if skill is not None:
@@ -76,6 +83,8 @@ def plan(library: Library, candidate: dict[str, Any], *, merge: float, modify: f
             return Action("merge", skill["id"], score, candidate)
         if score >= modify:
             return Action("modify", skill["id"], score, candidate)
+        if join and candidate["kind"] == "relation":
+            return Action("join", skill["id"], score, candidate)
     new = make_skill(candidate["kind"], candidate["target"], cand, "", "", [], "")
     return Action("add", new["id"], score, candidate)
 
@@ -100,6 +109,9 @@ def apply(library: Library, action: Action, date: str) -> bool:
     if action.action == "modify":
         skill["instruction"] = cand["instruction"]
         skill["example"] = cand.get("example", "")
+    elif action.action == "join" and cand["instruction"] not in skill["instruction"]:
+        # each joined cue keeps its own sentence in the prompt; the first cue's example stays
+        skill["instruction"] = f"{skill['instruction']} {cand['instruction']}".strip()
     skill["provenance"] = merge_provenance(skill["provenance"], cand.get("provenance", []))
     skill["support"] = support_of(skill["provenance"])
     skill["version"] += 1
@@ -117,8 +129,9 @@ def _record(skill: dict[str, Any], cand: dict[str, Any], date: str) -> bool:
     return True
 
 
-def fold(library: Library, candidate: dict[str, Any], *, merge: float, modify: float, date: str) -> Action:
+def fold(library: Library, candidate: dict[str, Any], *, merge: float, modify: float, date: str,
+         join: bool = False) -> Action:
     """Plan and apply in one step (the controller without an acceptance gate)."""
-    action = plan(library, candidate, merge=merge, modify=modify)
+    action = plan(library, candidate, merge=merge, modify=modify, join=join)
     apply(library, action, date)
     return action

@@ -112,7 +112,8 @@ class LearnSettings:
     # only by a learner that never saw it: Gate), "dev" (the dev split) or "train+dev"
     folds: int = 5  # gate "cv": the learning documents dealt into this many folds
     nearest_cues: bool = False  # offline skill passes: each relation cue in its nearest shape too
-    typed_cues: bool = False  # offline skill passes: a nearest cue typed to the edge's ends (skills.typed_cues)
+    typed_cues: bool = True  # offline skill passes: a nearest cue typed to the edge's ends (skills.typed_cues)
+    join: bool = True  # a relation cue joins its relation's skill rather than being added beside it (skills.join)
     families: bool = False  # clean cues of one relation pooled into one candidate (kgkit.skills.family)
     family_size: int = 8  # at most this many cues in a family
     family_max_wrong: int = 0  # a member adds at most this many wrong relations as applied alone
@@ -126,7 +127,7 @@ class LearnSettings:
                 "min_support": skills.min_support,
                 "gazetteer_cap": skills.gazetteer_cap, "gazetteer_share": skills.gazetteer_share, "gate": skills.gate,
                 "folds": skills.folds, "nearest_cues": skills.nearest_cues, "typed_cues": skills.typed_cues,
-                "families": skills.families,
+                "join": skills.join, "families": skills.families,
                 "family_size": skills.family_size, "family_max_wrong": skills.family_max_wrong}
         return cls(**{**base, **{k: v for k, v in overrides.items() if v is not None}})
 
@@ -171,9 +172,11 @@ class LearnReport:
         return {d: n for d in DIAGNOSES if (n := sum(1 for x in self.labels if x.diagnosis == d))}
 
     def accepted(self) -> dict[str, int]:
-        """Accepted changes: skills (add, merge, modify) and gazetteer entries, counted apart."""
+        """Accepted changes: skills (add, merge, modify, join; ``joined``: of them, cues that joined a
+        skill already there) and gazetteer entries, counted apart."""
         ok = [a for a in self.actions if a["outcome"] == "accepted" and a["action"] != "keep"]
         return {"skills": sum(1 for a in ok if a["action"] != "gazetteer"),
+                "joined": sum(1 for a in ok if a["action"] == "join"),
                 "gazetteer": sum(1 for a in ok if a["action"] == "gazetteer"),
                 "induction": sum(1 for a in ok if a["action"] != "gazetteer" and "unstable" in a["labels"])}
 
@@ -214,8 +217,7 @@ class LearnReport:
                                 if s.gate == "cv" else ""),
             "edges: " + ", ".join(f"{v} {k}" for k, v in self.label_counts().items()),
             "misses by diagnosis: " + (", ".join(f"{v} {k}" for k, v in self.diagnosis_counts().items()) or "none"),
-            "accepted: {skills} skills ({induction} from path induction), {gazetteer} gazetteer entries".format(
-                **self.accepted()),
+            self._accepted_line(),
             "actions: " + (", ".join(f"{v} {k}" for k, v in self.action_counts().items()) or "none")
             + (f"; {self.invalid_candidates} invalid candidates dropped" if self.invalid_candidates else "")
             + (f"; {self.already_learned} edges already learned from" if self.already_learned else ""),
@@ -230,6 +232,12 @@ class LearnReport:
             lines.append(f"library {self.library_dir}: unchanged (version {self.version_after})")
         lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines + self._edge_lines())
+
+    def _accepted_line(self) -> str:
+        n = self.accepted()
+        joined = f"; {n['joined']} of them cues joined to their relation's skill" if n["joined"] else ""
+        return (f"accepted: {n['skills']} skills ({n['induction']} from path induction{joined}), "
+                f"{n['gazetteer']} gazetteer entries")
 
     def _edge_lines(self) -> list[str]:
         """One line per gold edge of the train split: label, samples that found it, what was done."""
@@ -503,7 +511,7 @@ def _fold(report: LearnReport, loop: "_Loop", lib: Library, cand: dict[str, Any]
         changed = trial.gazetteer[-1]
     else:
         cand = clean_text(cand, vetter, cand.pop("evidence", None), loop.domain)
-        planned = plan(lib, cand, merge=s.merge, modify=s.modify)
+        planned = plan(lib, cand, merge=s.merge, modify=s.modify, join=s.join)
         action = {"action": planned.action, "skill": planned.skill, "similarity": round(planned.similarity, 4)}
         apply(trial, planned, date)
         if planned.action == "keep":  # no change to what extraction does: nothing to gate
@@ -526,7 +534,20 @@ def _fold(report: LearnReport, loop: "_Loop", lib: Library, cand: dict[str, Any]
         lib.rejected.extend({**t, "reason": f"{s.gate} F1 gain {gain:+.4f} < {s.min_gain}"} for t in turned_down)
         return lib
     changed["dev_gain"] = round(gain, 4)
+    record_cue_gains(changed, cand["pattern"], gain)
     return trial
+
+
+def record_cue_gains(skill: dict[str, Any], pattern: dict[str, Any], gain: float) -> None:
+    """Each phrase and regex a change brought into ``skill`` keeps the development gain it was
+    accepted with (``cue_gains``): a skill that several cues joined shows what each one earned."""
+    if "pattern" not in skill:  # a gazetteer name: its dev_gain is all there is
+        return
+    gains = dict(skill.get("cue_gains") or {})
+    for cues in normalise_pattern(pattern).values():
+        for cue in cues:
+            gains.setdefault(cue, round(gain, 4))
+    skill["cue_gains"] = dict(sorted(gains.items()))
 
 
 @dataclass
@@ -581,7 +602,8 @@ class Gate:
                     per_fold.append(0.0)
                     continue
                 fold_cand, fold_trial = formed[0], lib.copy()
-                apply(fold_trial, plan(lib, fold_cand, merge=self.settings.merge, modify=self.settings.modify), "")
+                apply(fold_trial, plan(lib, fold_cand, merge=self.settings.merge, modify=self.settings.modify,
+                                       join=self.settings.join), "")
             if vetter.vet(fold_cand).verdict == "refused":
                 per_fold.append(0.0)  # that learner would not have learned it
                 continue

@@ -31,7 +31,9 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present:
 LABELS = ("stable", "unstable", "miss")
 SKILL_KEYS = ("id", "version", "kind", "target", "pattern", "instruction", "example", "provenance", "support",
               "created", "updated")
-OPTIONAL_KEYS = ("dev_gain",)  # dev relation F1 gained when the gate last accepted a change to the skill
+# dev relation F1 gained when the gate last accepted a change to the skill; and, per phrase or regex,
+# the gain the change that brought it in was accepted with (a skill several cues joined: each its own)
+OPTIONAL_KEYS = ("dev_gain", "cue_gains")
 
 
 def today() -> str:

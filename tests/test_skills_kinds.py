@@ -15,6 +15,7 @@ from kgkit.schema.catalog import load_domain
 from kgkit.skills.learn import room_for_a_name
 from kgkit.skills.library import make_skill
 from kgkit.skills.retrieve import gazetteer_skill
+from kgkit.skills.vetting import PROMPT_TEXT_CHARS
 
 DOMAIN = """\
 name: towns
@@ -133,6 +134,11 @@ def test_names_side_by_side_give_a_juxtaposition_cue_in_the_shape_the_evidence_w
     assert caps["pattern"] == {"phrases": [], "regex": [juxtaposition_cue(True)]}
     assert plain["pattern"] == {"phrases": [], "regex": [juxtaposition_cue(False)]}
     assert "Tarnow" not in caps["instruction"] + caps["example"] and "capitals" in caps["instruction"]
+    # short enough to reach an LLM prompt as written (not rewritten from the regex), CoNLL04's
+    # type names or long ones
+    long_names = {**edge, "head_type": "Organization", "tail_type": "Location", "relation": "headquartered_in"}
+    for cand in (caps, relation_candidates(long_names, "Tarnow GALICIA in Polish, 3 May.")[0]):
+        assert len(cand["instruction"]) <= PROMPT_TEXT_CHARS and "(?#" not in cand["instruction"]
     (tmp_path / "towns.yaml").write_text(DOMAIN)
     domain = load_domain(tmp_path / "towns.yaml")
     text = "Tarnow GALICIA in Polish. Brno Moravia fair. Tarnow, Old Mill and Moravia."

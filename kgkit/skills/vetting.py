@@ -200,12 +200,15 @@ def pattern_text(kind: str, target: str, pattern: dict[str, Any], domain: Domain
     return f"A name matched by {cue} is a {target}; extract it as one.", ""
 
 
+PROMPT_TEXT_CHARS = 160  # a longer instruction or example is taken for a passage and rewritten from the pattern
+
+
 def clean_text(cand: dict[str, Any], vetter: Vetter, evidence: str | None, domain: Domain) -> dict[str, Any]:
     """The candidate with an instruction and example fit for a prompt: rewritten from the
     pattern when either quotes a training name or the gold passage."""
     def tainted(text: str) -> bool:
         return bool(text) and (vetter.spells_name(text) or bool(evidence and evidence.strip() in text)
-                               or len(text) > 160)
+                               or len(text) > PROMPT_TEXT_CHARS)
 
     instruction, example = cand.get("instruction", ""), cand.get("example", "")
     if tainted(instruction) or tainted(example) or not instruction:

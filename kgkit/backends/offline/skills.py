@@ -149,8 +149,8 @@ def relation_candidates(edge: Mapping[str, Any], sentence: str, nearest: bool = 
         word = sentence[later[0]:later[1]].split()[0]
         capitals = len(word) > 1 and word.isupper()
         found.append(_cue(rel, [juxtaposition_cue(capitals)],
-                          f"A {head} and a {tail} written side by side with nothing between them (as in a dateline"
-                          f"{', the second in capitals' if capitals else ''}), each the name nearest the other: {emit}",
+                          f"A {head} and a {tail} side by side, nothing between them (as in a dateline"
+                          f"{', the second in capitals' if capitals else ''}): {emit}",
                           f"[{head}] [{tail}]"))
     words = between_words(sentence, edge["head"], edge["tail"])
     phrases = [" ".join(words[i:]) for i in range(len(words))]

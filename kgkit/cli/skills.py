@@ -72,10 +72,10 @@ def list_cli(domain, library_dir):
                f"{len(lib.gazetteer)} gazetteer name{'s' if len(lib.gazetteer) != 1 else ''}")
     for s in lib.sorted_skills():
         sup = s["support"]
-        cue_gains = s.get("cue_gains") or {}
-        cue_gains = cue_gains if len(cue_gains) > 1 else {}  # a skill several cues joined: each cue's own gain
-        pattern = ", ".join(shown + (f" ({cue_gains[c]:+.4f})" if c in cue_gains else "") for c, shown in
-                            [(p, p) for p in s["pattern"]["phrases"]] + [(r, f"/{r}/") for r in s["pattern"]["regex"]])
+        gains = s.get("cue_gains") or {}
+        gains = gains if len(gains) > 1 else {}  # a skill several cues joined: each cue's own gain
+        cues = [(p, p) for p in s["pattern"]["phrases"]] + [(r, f"/{r}/") for r in s["pattern"]["regex"]]
+        pattern = ", ".join(shown + (f" ({gains[c]:+.4f})" if c in gains else "") for c, shown in cues)
         gain = f"  dev +{s['dev_gain']:.4f}" if "dev_gain" in s else ""
         click.echo(f"{s['id']}  v{s['version']}  {s['kind']:<8} {s['target']:<14} "
                    f"stable {sup['stable']} unstable {sup['unstable']} miss {sup['miss']}{gain}  {pattern}")

@@ -99,6 +99,7 @@ def _outcomes(ray, inputs, job, backend, progress):
         shared = ray.put(job)
         todo = iter(inputs)
         running: deque = deque()
+        interrupted = False
         try:
             while True:
                 while len(running) < max(workers, 1) and (item := next(todo, None)) is not None:
@@ -112,12 +113,11 @@ def _outcomes(ray, inputs, job, backend, progress):
                 outcome = result(ray, item, ref)
                 running.popleft()
                 yield item, outcome
-        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: stop now
-            stop(ray, [ref for _, ref in running], interrupted=True)
-            running.clear()
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: stop now, not when the requests in flight end
+            interrupted = True
             raise
-        finally:  # a failure or a consumer that stops early: stop the tasks still running
-            stop(ray, [ref for _, ref in running])
+        finally:  # a failure, an interrupt or a consumer that stops early: stop the tasks still running
+            stop(ray, [ref for _, ref in running], interrupted)
     finally:
         if owned:
             ray.shutdown()  # a local cluster stops; a remote one stays, this process leaves it

@@ -39,8 +39,8 @@ def run_set(data: Path, name: str, holdout: float, seed: int, top_k: int, work: 
             families: bool | None = None, family_size: int | None = None,
             family_max_wrong: int | None = None, typed_cues: bool | None = None, join: bool | None = None) -> dict:
     from kgkit.config.model import Config
-    from kgkit.schema.starter import starter_from_gold
-    from kgkit.skills.learn import LearnSettings, learn_skills
+    from kgkit.catalog.starter import starter_from_gold
+    from kgkit.learning.loop import LearnSettings, learn_skills
     from kgkit.skills.library import load_library
 
     domain_file = work / f"{name}.yaml"

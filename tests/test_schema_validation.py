@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from kgkit.schema import catalog, search_path
+from kgkit.catalog import load as catalog
+from kgkit.formats import search_path
 from kgkit.errors import NotFoundError, ValidationError
-from kgkit.schema.validation import validate_file
-from kgkit.schema.yaml_source import parse
+from kgkit.catalog.validation import validate_file
+from kgkit.formats.yaml_source import parse
 from schema_support import FIXTURES
 
 

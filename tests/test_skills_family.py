@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from kgkit.config.model import Config
-from kgkit.skills.learn import LearnSettings, learn_skills
+from kgkit.learning.loop import LearnSettings, learn_skills
 from kgkit.skills.library import load_library
 
 PEOPLE = ["Ann Lee", "Bo Stahl", "Cy Moe", "Di Poe", "Ed Roe", "Fe Loo", "Gil Orr", "Hal Ng", "Ivo Dee", "Jo Fry"]
@@ -80,11 +80,11 @@ def test_a_learner_forms_its_family_only_from_cues_proposed_and_clean_in_its_own
     """The rule the cross-validated gate asks fold by fold: "heads" was proposed only by
     doc0 and doc1, so a learner without them leaves it out; one clean cue is no family."""
     from kgkit.eval.gold import load_gold
-    from kgkit.schema.catalog import load_domain
-    from kgkit.skills.family import FamilyRule
-    from kgkit.skills.learn import EdgeLabel, _default_factory, _Loop
+    from kgkit.catalog.load import load_domain
+    from kgkit.learning.family import FamilyRule
+    from kgkit.learning.loop import EdgeLabel, _default_factory, _Loop
     from kgkit.skills.library import Library
-    from kgkit.skills.vetting import Vetter
+    from kgkit.learning.vetting import Vetter
 
     gold, domain_file = family_gold(tmp_path)
     domain, docs = load_domain(domain_file), {d.doc_id: d for d in load_gold(gold)}

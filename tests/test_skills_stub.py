@@ -24,7 +24,7 @@ from collections import Counter
 import pytest
 
 from kgkit.config.model import CacheConfig, Config, LLMConfig
-from kgkit.skills.learn import LearnSettings, learn_skills, split_docs
+from kgkit.learning.loop import LearnSettings, learn_skills, split_docs
 from kgkit.skills.library import load_library
 
 DOMAIN = """\

@@ -27,10 +27,10 @@ class PassRequest:
     """Everything one pass needs.
 
     ``context`` carries what the prompt and the offline rules read, by key:
-      ``domain`` (kgkit.schema.model.Domain) — always;
+      ``domain`` (kgkit.formats.model.Domain) — always;
       ``entities`` — list of node dicts {"id","name","type","aliases"} of V_doc (relations, upgrades);
       ``skeleton`` — list of edge dicts {"id","head","relation","tail"} by node name (upgrades);
-      ``view`` (kgkit.schema.model.View) — upgrades; ``template`` (kgkit.schema.model.Template) — diy;
+      ``view`` (kgkit.formats.model.View) — upgrades; ``template`` (kgkit.formats.model.Template) — diy;
       ``skills`` — list of skill dicts retrieved for this document (core passes);
       ``title`` — document title if known;
       skill passes add ``gold_edge``, ``evidence``, ``predictions``.

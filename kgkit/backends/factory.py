@@ -28,7 +28,7 @@ def create_backend(config: Config, stage: str = "core") -> Backend:
 
     backend: Backend = LLMBackend(llm)
     if config.cache.enabled:
-        from kgkit.cache import CachedBackend, open_cache
+        from kgkit.backends.cache import CachedBackend, open_cache
 
         backend = CachedBackend(backend, open_cache(config.cache))
     return backend

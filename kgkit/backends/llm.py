@@ -69,7 +69,7 @@ from kgkit.backends.structured import drop_unfilled, strict_schema
 from kgkit.config.model import LLMConfig
 from kgkit.errors import ProviderConfigError, ProviderError
 from kgkit.prompts.render import render_request
-from kgkit.secrets import looks_like_key, scrub
+from kgkit.guards.secrets import looks_like_key, scrub
 
 log = logging.getLogger(__name__)
 

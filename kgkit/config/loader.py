@@ -37,7 +37,7 @@ from kgkit.config.model import (
     StageLLM,
 )
 from kgkit.errors import ConfigError, Issue
-from kgkit.secrets import looks_like_key
+from kgkit.guards.secrets import looks_like_key
 
 FILE_NAMES = ("kgkit.yaml", "kgkit.yml")
 ENV_OVERRIDES = {
@@ -144,7 +144,7 @@ def _find_file(path: str | os.PathLike | None, cwd: Path) -> Path | None:
 
 
 def _read_file(file: Path, env: Mapping[str, str], effective: Effective, issues: list[Issue]) -> dict[str, Any]:
-    from kgkit.schema import yaml_source
+    from kgkit.formats import yaml_source
 
     source = yaml_source.load(file)
     if source.data is None and _blank(file):
@@ -238,7 +238,7 @@ class _Layer:
 
 
 def _schema_issues(source) -> list[Issue]:
-    from kgkit.schema.json_schemas import schema_issues  # one wording for every schema error kgkit reports
+    from kgkit.formats.json_schemas import schema_issues  # one wording for every schema error kgkit reports
 
     return schema_issues(source, "config")
 
@@ -351,7 +351,7 @@ def _build(data: dict[str, Any], origin: dict[Key, Path], file: Path | None, cwd
 
 def _domain(value: str, base: Path | None) -> str:
     """A domain is a name on the search path, or a file path (relative to where it was written)."""
-    from kgkit.schema.search_path import looks_like_path
+    from kgkit.formats.search_path import looks_like_path
 
     if base is None or not looks_like_path(value) or expand_path(value, "domain").is_absolute():
         return value

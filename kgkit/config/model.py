@@ -47,7 +47,7 @@ class CacheConfig:
 class CanonConfig:
     fuzzy_threshold: float = 90.0  # rapidfuzz score (0-100) within a type
     legal_suffixes: bool = True
-    block_cap: int | None = 200  # block purging: kgkit.canon.BLOCK_CAP; None compares every name sharing a key
+    block_cap: int | None = 200  # block purging: kgkit.canon.merge.BLOCK_CAP; None compares every name sharing a key
 
 
 @dataclass
@@ -79,7 +79,7 @@ class SkillsConfig:
     jaccard_merge: float = 0.7  # >= : merge into the existing skill
     jaccard_modify: float = 0.4  # >= : modify (new version of) the existing skill; below: add
     min_gain: float = 0.001  # the gate keeps a change only if its relation F1 rises by at least this
-    # what the gate scores a change on (kgkit/skills/learn.py, Gate): "cv", folds of the learning documents,
+    # what the gate scores a change on (kgkit/learning/loop.py, Gate): "cv", folds of the learning documents,
     # each scored by a learner that never saw it (a development gain on all of them); "dev", a dev split alone;
     # "train+dev" (more documents, but partly the ones a skill was learned from: not a development gain)
     gate: str = "cv"

@@ -23,7 +23,7 @@ from typing import BinaryIO
 from kgkit.documents.types import Document, Page
 from kgkit.errors import InputError
 from kgkit.ids import doc_id
-from kgkit.input_file import DEFAULT_MAX_BYTES, open_regular, read_bounded
+from kgkit.guards.input_file import DEFAULT_MAX_BYTES, open_regular, read_bounded
 
 PDF = "application/pdf"
 TEXT = "text/plain"

@@ -43,7 +43,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from kgkit.backends.base import Backend, PassRequest, PassResult, Usage
 from kgkit.backends.failures import REFUSAL_STATUS
-from kgkit.cache import CachedBackend
+from kgkit.backends.cache import CachedBackend
 from kgkit.config.model import Config
 from kgkit.engine.batch_state import BatchStore
 from kgkit.engine.outputs import RunFolder
@@ -103,7 +103,7 @@ class BatchBackend:
         return self.llm.cache_key_parts(request)
 
     def key(self, request: PassRequest) -> str:
-        from kgkit.cache import cache_key
+        from kgkit.backends.cache import cache_key
 
         return cache_key(self.llm.cache_key_parts(request))
 

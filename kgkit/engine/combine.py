@@ -15,7 +15,7 @@ from kgkit.backends.base import PassRequest
 from kgkit.documents.types import Chunk
 from kgkit.engine.accounting import Accounting
 from kgkit.modes import combined
-from kgkit.schema.model import Domain, View
+from kgkit.formats.model import Domain, View
 
 SingleRequests = Callable[[View, "list[Chunk]"], "list[PassRequest]"]  # run.upgrade_requests, bound to a document
 

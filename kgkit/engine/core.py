@@ -1,6 +1,6 @@
 """The core stage: one canonical skeleton per document, built once and shared by every view.
 
-Pass 1 asks each chunk for typed entities; :func:`kgkit.canon.merge_entities` merges the
+Pass 1 asks each chunk for typed entities; :func:`kgkit.canon.merge.merge_entities` merges the
 mentions across chunks into V_doc. Pass 2 asks each chunk for strictly binary relations
 among V_doc — the prompt lists the nodes its chunk mentions or names and a bounded set that
 stands for the document (``limits.document_entities``: the opening chunk's, then the most
@@ -15,10 +15,11 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from kgkit import canon, ids
+from kgkit.canon import merge as canon
+from kgkit import ids
 from kgkit.backends.base import ENTITIES, RELATIONS, PassRequest
 from kgkit.documents.types import Chunk, Document
-from kgkit.schema.model import Domain
+from kgkit.formats.model import Domain
 from kgkit.modes.base import Locator, Skeleton, resolve_ends, validate_answer
 
 REJECT_REASONS = ("unknown_head", "unknown_tail", "type_not_allowed", "unknown_relation")

@@ -80,7 +80,7 @@ def shared_cache(config):
     driver's, whatever its own environment says (``$KGKIT_CACHE_DIR``, the user cache)."""
     if not config.cache.enabled:
         return config
-    from kgkit.cache import cache_dir
+    from kgkit.backends.cache import cache_dir
 
     return dataclasses.replace(config, cache=dataclasses.replace(config.cache, dir=cache_dir(config)))
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from kgkit.backends.base import UPGRADE, Backend, PassRequest
-from kgkit.schema.catalog import load_domain, load_view
-from kgkit.schema.search_path import available
+from kgkit.catalog.load import load_domain, load_view
+from kgkit.formats.search_path import available
 from kgkit.config.model import Config
 from kgkit.documents.types import Chunk, Document
 from kgkit.engine.accounting import Accounting
@@ -32,7 +32,7 @@ from kgkit.engine.outputs import RunFolder, view_file_name
 from kgkit.engine.passes import PassRunner
 from kgkit.engine.pool import PassPool
 from kgkit.errors import InputError, KgkitError
-from kgkit.schema.model import Domain, View
+from kgkit.formats.model import Domain, View
 from kgkit.modes.base import Scope, Skeleton
 from kgkit.modes.registry import get_mode
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from kgkit import ids
 from kgkit.errors import InputError
-from kgkit.name_keys import canonical_key
+from kgkit.text.name_keys import canonical_key
 
 #: review.jsonl reasons whose item is still in its view (held there, not rejected).
 HELD_IN_VIEW = ("unverified evidence", "low confidence")

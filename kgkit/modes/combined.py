@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 from kgkit.backends.base import COMBINED, UPGRADE, PassRequest
 from kgkit.documents.types import Chunk
-from kgkit.schema.model import Domain, View
+from kgkit.formats.model import Domain, View
 
 STAGE = "combined"  # the stage of a combined pass: state/combined/, calls.upgrade["combined"]
 PROMPT = "combined.j2"

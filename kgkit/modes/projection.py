@@ -1,6 +1,6 @@
 """projection.v1: a view filtered and relabelled from the skeleton, with zero LLM calls.
 
-The rules are the view's ``projection`` block (see :class:`kgkit.schema.model.Projection`):
+The rules are the view's ``projection`` block (see :class:`kgkit.formats.model.Projection`):
 relations to keep, end types one end must have (a type's declared aliases count, so
 ``person`` matches a domain that calls the type ``Peop``), optional orientation with the
 matching end at the head, relabelling, and confidence/verification filters. Edges keep
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kgkit.schema.model import Domain, View
+from kgkit.formats.model import Domain, View
 from kgkit.modes.base import Skeleton
 
 

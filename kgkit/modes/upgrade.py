@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kgkit.documents.types import Chunk
-from kgkit.schema.model import Domain, View
+from kgkit.formats.model import Domain, View
 from kgkit.modes.base import Scope, Skeleton, validate_answer
 
 

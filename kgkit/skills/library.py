@@ -172,7 +172,7 @@ def require_domain(domain: str, library_dir: str | Path | None = None) -> None:
 
     So ``kgkit skills list acme`` with a typo says so, instead of listing an empty library.
     """
-    from kgkit.schema.search_path import available
+    from kgkit.formats.search_path import available
 
     known = set(available("domains")) | set(known_domains(library_dir))
     if domain not in known:

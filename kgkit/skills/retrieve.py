@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from kgkit import safe_regex
+from kgkit.guards import safe_regex
 from kgkit.backends.offline.skills import NEAREST, shaped_match_in
 from kgkit.skills.library import Library, domain_dir, load_library
 

@@ -33,7 +33,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
 
-from kgkit.schema.model import Patterns
+from kgkit.formats.model import Patterns
 
 T = TypeVar("T")
 

@@ -30,13 +30,13 @@ import dataclasses
 import re
 from typing import Any, Mapping, Sequence
 
-from kgkit import safe_regex
+from kgkit.guards import safe_regex
 from kgkit.backends.base import SKILL_HINDSIGHT, SKILL_INDUCTION, PassRequest
 from kgkit.backends.offline.handlers import register_handler
 from kgkit.backends.offline.entities import collapse, name_key, phrase_pattern, trigger_spans
 from kgkit.backends.offline.names import ROLE_ALTERNATION, ROLES
 from kgkit.backends.offline.relations import FoundRelation, by_sentence, find_mentions, find_relations, rules_for
-from kgkit.schema.model import EntityType, Patterns, RelationType
+from kgkit.formats.model import EntityType, Patterns, RelationType
 
 MAX_WORDS = 3
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*|[^\sA-Za-z]")

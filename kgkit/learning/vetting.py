@@ -27,14 +27,14 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from kgkit import safe_regex
+from kgkit.guards import safe_regex
 from kgkit.backends.offline.entities import trigger_spans
 from kgkit.backends.offline.skills import cue_ends, nearest_pair, split_shaped
-from kgkit.backends.offline.sentences import split_sentences
-from kgkit.canon import entity_type_name
+from kgkit.text.sentences import split_sentences
+from kgkit.canon.merge import entity_type_name
 from kgkit.eval.gold import GoldDoc
-from kgkit.name_keys import canonical_key
-from kgkit.schema.model import Domain, Patterns
+from kgkit.text.name_keys import canonical_key
+from kgkit.formats.model import Domain, Patterns
 
 GAZETTEER = "gazetteer"
 

@@ -1,6 +1,6 @@
 """Which stored strings can reach a ``fuzz.ratio`` threshold with a probe: a q-gram prefix filter.
 
-Why: the fuzzy merge (:mod:`kgkit.canon`) and name resolution compare a name with every
+Why: the fuzzy merge (:mod:`kgkit.canon.merge`) and name resolution compare a name with every
 other name of its type that shares a blocking key, and in a long text thousands of names
 share one ("...ville", "... Holdings", a common first name), so the merge grew with the
 square of the document. This index hands back a small *superset* of the strings whose

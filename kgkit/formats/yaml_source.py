@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from kgkit.errors import Issue
-from kgkit.input_file import YAML_MAX_BYTES, UnusableFile, open_regular, read_bounded
+from kgkit.guards.input_file import YAML_MAX_BYTES, UnusableFile, open_regular, read_bounded
 
 KeyPath = tuple[str | int, ...]
 Mark = tuple[int, int]  # 1-based line, column

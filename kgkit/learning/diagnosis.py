@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from kgkit.backends.offline.sentences import split_sentences
+from kgkit.text.sentences import split_sentences
 from kgkit.backends.offline.skills import between_words
-from kgkit.canon import entity_type_name
+from kgkit.canon.merge import entity_type_name
 from kgkit.eval.gold import GoldDoc
-from kgkit.name_keys import canonical_key
-from kgkit.schema.model import Domain
-from kgkit.skills.vetting import mention_spans
+from kgkit.text.name_keys import canonical_key
+from kgkit.formats.model import Domain
+from kgkit.learning.vetting import mention_spans
 
 DIAGNOSES = ("entity not found", "wrong type", "relation across sentences", "no cue in the sentence", "other")
 

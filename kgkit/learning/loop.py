@@ -8,11 +8,11 @@ touching model weights (docs/skills.md):
 2. **rollout**: K samples of the core extraction per train document at temperature T,
    each sample its own cache key (``PassRequest.sample``);
 3. **classify** every gold relation: *stable* (found in all K), *unstable* (some), *miss*
-   (none, with a diagnosis: :mod:`kgkit.skills.diagnosis`);
+   (none, with a diagnosis: :mod:`kgkit.learning.diagnosis`);
 4. **induce**: a ``skill_induction`` pass per unstable edge and a ``skill_hindsight`` pass
    per missed one (Jinja2 prompts for an LLM; lexical rules offline), each answering
    candidate skills that get the edge as provenance;
-5. **vet** each candidate on the train gold (:mod:`kgkit.skills.vetting`): a pattern that
+5. **vet** each candidate on the train gold (:mod:`kgkit.learning.vetting`): a pattern that
    generalises and is precise, or a literal name for the capped gazetteer; else refused;
 6. **fold** it with the deterministic controller (add/modify/merge/keep), then **apply**
    it to the train documents: it must raise train relation F1, with ``applied_precision``
@@ -25,7 +25,7 @@ touching model weights (docs/skills.md):
    several edges is gated once, with all of them as provenance; one turned down before
    later changes were accepted is tried once more. Turn-downs are remembered in the library
    with their reason. With ``families``, the clean cues of one relation, each too rare to
-   pass alone, are then pooled and gated as one skill (:mod:`kgkit.skills.family`).
+   pass alone, are then pooled and gated as one skill (:mod:`kgkit.learning.family`).
    Gazetteer names come after all skills, at most ``gazetteer_share`` of the run's
    accepted items;
 8. **write** the library (version + 1 and a changelog entry, turn-downs included) only
@@ -50,21 +50,21 @@ from pathlib import Path
 from typing import Any
 
 from kgkit.backends.base import SKILL_HINDSIGHT, SKILL_INDUCTION, Backend, PassRequest, PassResult
-from kgkit.canon import entity_type_name
+from kgkit.canon.merge import entity_type_name
 from kgkit.config.model import Config
 from kgkit.documents.types import Chunk
 from kgkit.errors import ConfigError
 from kgkit.eval.gold import GoldDoc, load_gold
 from kgkit.eval.metrics import Score, relation_sets
 from kgkit.eval.run import EvalReport, evaluate, read_predictions
-from kgkit.schema.model import Domain
+from kgkit.formats.model import Domain
 from kgkit.skills.controller import apply, plan
-from kgkit.skills.diagnosis import DIAGNOSES, diagnose, shared_sentence
-from kgkit.skills.family import FamilyRule, family_pools
+from kgkit.learning.diagnosis import DIAGNOSES, diagnose, shared_sentence
+from kgkit.learning.family import FamilyRule, family_pools
 from kgkit.skills.library import (KINDS, LABELS, Library, domain_dir, load_library, merge_provenance, normalise_pattern,
                                   save_library, skill_id, today)
 from kgkit.skills.retrieve import HEAD_CHARS, rank_skills
-from kgkit.skills.vetting import GAZETTEER, Vetter, clean_text
+from kgkit.learning.vetting import GAZETTEER, Vetter, clean_text
 
 GATES = ("dev", "train+dev", "cv")  # what the acceptance gate scores a change on (Gate)
 SKILL_SCHEMA = {
@@ -114,7 +114,7 @@ class LearnSettings:
     nearest_cues: bool = False  # offline skill passes: each relation cue in its nearest shape too
     typed_cues: bool = True  # offline skill passes: a nearest cue typed to the edge's ends (skills.typed_cues)
     join: bool = True  # a relation cue joins its relation's skill rather than being added beside it (skills.join)
-    families: bool = False  # clean cues of one relation pooled into one candidate (kgkit.skills.family)
+    families: bool = False  # clean cues of one relation pooled into one candidate (kgkit.learning.family)
     family_size: int = 8  # at most this many cues in a family
     family_max_wrong: int = 0  # a member adds at most this many wrong relations as applied alone
 
@@ -138,7 +138,7 @@ class EdgeLabel:
     edge: tuple[str, str, str]
     label: str  # stable | unstable | miss
     found_in: int
-    diagnosis: str = ""  # misses only: one of kgkit.skills.diagnosis.DIAGNOSES
+    diagnosis: str = ""  # misses only: one of kgkit.learning.diagnosis.DIAGNOSES
 
     def to_dict(self) -> dict[str, Any]:
         out = {"doc": self.doc, "edge": list(self.edge), "label": self.label, "found_in": self.found_in}
@@ -320,7 +320,7 @@ library is found, :func:`kgkit.skills.library.library_roots`).
     configured one). Returns a :class:`LearnReport`; raises KgkitError subclasses for bad
     gold, domain or configuration.
     """
-    from kgkit.schema.catalog import load_domain
+    from kgkit.catalog.load import load_domain
     from kgkit.engine.run import resolve_config
 
     cfg = resolve_config(config)
@@ -411,7 +411,7 @@ library is found, :func:`kgkit.skills.library.library_roots`).
                 fold(key)
                 unreject(lib, report.actions[-1])
         # clean cues too rare to stand alone, pooled per relation and gated as one skill, the
-        # forming rule itself cross-validated (kgkit.skills.family)
+        # forming rule itself cross-validated (kgkit.learning.family)
         if settings.families:
             for target, pool in family_pools(groups, lib).items():
                 rule = FamilyRule(target, pool, loop, lib, settings)

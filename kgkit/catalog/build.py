@@ -1,6 +1,6 @@
-"""Turn validated domain, view and template YAML into :mod:`kgkit.schema.model` objects.
+"""Turn validated domain, view and template YAML into :mod:`kgkit.formats.model` objects.
 
-Reading, checking and resolving ``extends`` happen in :mod:`kgkit.schema.validation`; this
+Reading, checking and resolving ``extends`` happen in :mod:`kgkit.catalog.validation`; this
 module only builds the frozen model objects from the data it returns.
 """
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kgkit.schema import model as m
-from kgkit.schema.validation import resolve_domain, resolve_prompt, validate_file
+from kgkit.formats import model as m
+from kgkit.catalog.validation import resolve_domain, resolve_prompt, validate_file
 
 
 def _patterns(value: Any) -> m.Patterns:

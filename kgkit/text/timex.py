@@ -37,7 +37,7 @@ from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal, InvalidOperation
 from typing import Any, Union
 
-from kgkit.backends.offline.literals import normalise as normalise_literal
+from kgkit.text.literals import normalise as normalise_literal
 
 REFERENCES = ("PRESENT_REF", "PAST_REF", "FUTURE_REF")
 PARTS_OF_DAY = {"MO": (5, 12), "MI": (11, 14), "AF": (12, 18), "EV": (17, 22), "NI": (21, 29), "DT": (6, 18)}
@@ -164,7 +164,7 @@ def normalise(kind: str, text: str) -> Any:
     """The normal form of a literal of ``kind`` written as ``text``: for ``date`` and
     ``duration``, a value written as ISO 8601 / TimeML keeps its canonical form, and a phrase
     ("March 23, 2013", "sixty (60) days", "successive 1 year") is read by the literal finder of
-    :mod:`kgkit.backends.offline.literals`; other kinds go to that finder directly."""
+    :mod:`kgkit.text.literals`; other kinds go to that finder directly."""
     if kind in ("date", "duration"):
         wanted = (Duration,) if kind == "duration" else (Point, Interval, Reference)
         for candidate in (text, normalise_literal(kind, text)):

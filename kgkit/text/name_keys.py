@@ -1,6 +1,6 @@
 """The canonical key of a name: the one place that decides when two spellings are the same name.
 
-Both the merge (:mod:`kgkit.canon`) and node ids (:mod:`kgkit.ids`) need it, and node ids
+Both the merge (:mod:`kgkit.canon.merge`) and node ids (:mod:`kgkit.ids`) need it, and node ids
 must not depend on the merge, so the key lives here on its own.
 """
 from __future__ import annotations

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterable
 
-from kgkit.type_kinds import LITERAL_KINDS as KINDS
+from kgkit.text.type_kinds import LITERAL_KINDS as KINDS
 
 MONTHS = {
     "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,

@@ -1,5 +1,5 @@
 """Load domains, views and DIY templates by name or path: find the file on the search path
-(:mod:`kgkit.schema.search_path`), validate it, and build the model object.
+(:mod:`kgkit.formats.search_path`), validate it, and build the model object.
 
 Kept apart from the search path itself so validation, which must look names up, does not
 import the loaders that call it.
@@ -11,8 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from kgkit.errors import NotFoundError
-from kgkit.schema.files import build_domain, build_template, build_view
-from kgkit.schema.search_path import available, find
+from kgkit.catalog.build import build_domain, build_template, build_view
+from kgkit.formats.search_path import available, find
 
 
 def load_domain(ref: str | os.PathLike, project_dir: Path | None = None):

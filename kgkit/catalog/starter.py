@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from kgkit.errors import InputError
-from kgkit.schema.json_schemas import SCHEMA_DIR
+from kgkit.formats.json_schemas import SCHEMA_DIR
 
 SCHEMA_FILE = SCHEMA_DIR / "domain.schema.json"
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
@@ -315,8 +315,8 @@ def general_seeds(gold_types: list[str], relations: dict[str, dict[str, set[str]
     tail type maps onto a type that relation allows. Only the general domain's own text is
     copied, never anything from the gold documents.
     """
-    from kgkit.schema.catalog import load_domain
-    from kgkit.schema.search_path import builtin_root
+    from kgkit.catalog.load import load_domain
+    from kgkit.formats.search_path import builtin_root
 
     source = source or builtin_root() / "domains" / "general.yaml"
     if not source.is_file():

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from rapidfuzz import fuzz
 
-from kgkit.phrase_match import find_alternation
+from kgkit.text.phrase_match import find_alternation
 
 _ELLIPSIS = re.compile(r"\s*(?:\.\s?\.\s?\.|\u2026|<omitted>)\s*")
 _QUOTES = str.maketrans(

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from kgkit.errors import Issue, did_you_mean
-from kgkit.schema.yaml_source import KeyPath, Source, excerpt
-from kgkit.secrets import looks_like_key
+from kgkit.formats.yaml_source import KeyPath, Source, excerpt
+from kgkit.guards.secrets import looks_like_key
 
 _SECRET_PATH = re.compile(r"key|token|secret|password", re.IGNORECASE)  # values never echoed
 

@@ -26,7 +26,7 @@ first, and records why every surface form joined the node it did:
 4. **Fuzzy** -- rapidfuzz token-sort similarity of the keys within a type, above a
    threshold. Candidates come from blocking (token prefixes and suffixes) and, within a
    block, from a q-gram filter that passes every name the ratio can reach
-   (:mod:`kgkit.ratio_index`). A key held by more than ``block_cap`` (200) of the type's
+   (:mod:`kgkit.text.ratio_index`). A key held by more than ``block_cap`` (200) of the type's
    names ("<hol" of every "... Holdings") is purged for the names that hold a rarer one,
    which bounds the work a name costs, so the stage stays linear in the names; near names
    that share only such a key are then not compared (:func:`_usable_blocks`). No document
@@ -59,12 +59,12 @@ from typing import Any, Iterable
 from rapidfuzz import fuzz, process
 
 from kgkit import ids
-from kgkit.type_kinds import generic_type_map, literal_types
-from kgkit.backends.offline.literals import normalise
-from kgkit.evidence import locate_mention
-from kgkit.name_keys import canonical_key, fold_tokens, split_trade_name, squash
-from kgkit.ratio_index import RatioIndex, could_reach as _could_reach
-from kgkit.schema.model import Domain
+from kgkit.text.type_kinds import generic_type_map, literal_types
+from kgkit.text.literals import normalise
+from kgkit.text.evidence import locate_mention
+from kgkit.text.name_keys import canonical_key, fold_tokens, split_trade_name, squash
+from kgkit.text.ratio_index import RatioIndex, could_reach as _could_reach
+from kgkit.formats.model import Domain
 
 #: Every reason a surface form can have joined a node, in the order the stages run.
 REASONS = ("exact", "case/punctuation", "legal-suffix", "declared-alias", "defined-term", "title", "region", "same-value",
@@ -398,7 +398,7 @@ def _fuzzy_clusters(groups: list[_Group], threshold: float, blocking: bool,
     purged, and one a group must keep files no more than ``cap`` clusters) whose first
     member it reaches (a cluster that fails there fails complete link anyway); they are
     then checked member by member. The first members that reach it come from
-    :meth:`~kgkit.ratio_index.RatioIndex.matches`: a q-gram filter, then rapidfuzz on
+    :meth:`~kgkit.text.ratio_index.RatioIndex.matches`: a q-gram filter, then rapidfuzz on
     what passes. Without a cap the stage stays quadratic on names that share a common key
     (the ratio_index docstring says why no sharper exact filter was found).
     """

@@ -1,8 +1,8 @@
 """The in-memory form of domains, views and DIY templates, after YAML validation.
 
 The YAML files are the source of truth; these frozen dataclasses are what the engine,
-the backends and the skill loop read. ``kgkit.schema.files`` builds them from the data
-:mod:`kgkit.schema.validation` returns (checked, ``extends`` applied); nothing else constructs them
+the backends and the skill loop read. ``kgkit.catalog.build`` builds them from the data
+:mod:`kgkit.catalog.validation` returns (checked, ``extends`` applied); nothing else constructs them
 from files.
 """
 from __future__ import annotations

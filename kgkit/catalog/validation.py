@@ -35,11 +35,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kgkit import safe_regex
-from kgkit.schema import search_path, yaml_source
+from kgkit.guards import safe_regex
+from kgkit.formats import search_path, yaml_source
 from kgkit.errors import Issue, NotFoundError, ValidationError, did_you_mean
-from kgkit.schema.json_schemas import schema_issues
-from kgkit.schema.yaml_source import KeyPath, Source
+from kgkit.formats.json_schemas import schema_issues
+from kgkit.formats.yaml_source import KeyPath, Source
 
 # catalog kinds (plural, as folders) and the schema each is checked against
 KINDS = {"domains": "domain", "views": "view", "templates": "template"}
@@ -130,7 +130,7 @@ def _walk_patterns(value: Any, path: KeyPath) -> Iterator[tuple[KeyPath, str]]:
 
 
 def _check_regexes(src: Source) -> Iterator[Issue]:
-    """Each regex must compile as it will run (kgkit.safe_regex) and must not backtrack exponentially."""
+    """Each regex must compile as it will run (kgkit.guards.safe_regex) and must not backtrack exponentially."""
     for path, rx in _walk_patterns(src.data, ()):
         try:
             re.compile(rx)  # its messages point where a bracket opened; then the engine that runs it

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kgkit.errors import ConfigError, Issue, KgkitError, ValidationError
-from kgkit.input_file import YAML_MAX_BYTES, UnusableFile, open_regular
+from kgkit.guards.input_file import YAML_MAX_BYTES, UnusableFile, open_regular
 
 KINDS = ("domain", "view", "template", "config", "gold")
 _SCHEMA_REF = re.compile(r"\$schema[\"']?\s*[:=]\s*[\"']?[^\s\"']*?\b(" + "|".join(KINDS) + r")\.schema\.json")
@@ -47,7 +47,7 @@ def check_file(path: str | os.PathLike, kind: str | None = None, project_dir: Pa
     except KgkitError as exc:
         return FileReport(path, None, [Issue(str(path), None, None, (), exc.message, exc.hint)])
     if kind is None:  # not YAML, or not a mapping: what any kind's loader would say first
-        from kgkit.schema.yaml_source import load
+        from kgkit.formats.yaml_source import load
 
         return FileReport(path, None, load(path).issues)
     return FileReport(path, kind, _issues(path, kind, project_dir))
@@ -82,8 +82,8 @@ def _head(path: Path) -> str:
 
 
 def _kind_by_keys(path: Path) -> str | None:
-    from kgkit.schema.json_schemas import schema_for
-    from kgkit.schema.yaml_source import load
+    from kgkit.formats.json_schemas import schema_for
+    from kgkit.formats.yaml_source import load
 
     data = load(path).data
     if not isinstance(data, dict):
@@ -120,7 +120,7 @@ def _issues(path: Path, kind: str, project_dir: Path | None) -> list[Issue]:
 
             load_config(path)
         else:
-            from kgkit.schema.validation import validate_file
+            from kgkit.catalog.validation import validate_file
 
             validate_file(kind, path, project_dir)
     except (ValidationError, ConfigError) as exc:

@@ -11,7 +11,7 @@ import re
 from functools import lru_cache
 from typing import Sequence
 
-from kgkit.schema.model import EntityType
+from kgkit.formats.model import EntityType
 
 #: The kinds that are values rather than names (the literal finder's kinds).
 LITERAL_KINDS = ("date", "duration", "money", "percent", "quantity")

@@ -34,7 +34,7 @@ from typing import Any
 
 from kgkit.backends.offline.skills import tight_cue
 from kgkit.skills.library import Library, make_skill, merge_provenance, normalise_pattern
-from kgkit.skills.vetting import Vetter, pattern_text
+from kgkit.learning.vetting import Vetter, pattern_text
 
 MIN_MEMBERS = 2  # one clean cue is not a family: alone it was already folded and gated
 
@@ -49,10 +49,10 @@ class FamilyRule:
     """
 
     target: str
-    pool: list[tuple[dict[str, Any], list[Any]]]  # (candidate, kgkit.skills.learn.EdgeLabel list)
-    loop: Any  # kgkit.skills.learn._Loop (which imports this module): applied(lib, trial, doc_ids), domain
+    pool: list[tuple[dict[str, Any], list[Any]]]  # (candidate, kgkit.learning.loop.EdgeLabel list)
+    loop: Any  # kgkit.learning.loop._Loop (which imports this module): applied(lib, trial, doc_ids), domain
     lib: Library
-    settings: Any  # kgkit.skills.learn.LearnSettings: family_size, family_max_wrong
+    settings: Any  # kgkit.learning.loop.LearnSettings: family_size, family_max_wrong
 
     def members(self, doc_ids: list[str], vetter: Vetter) -> list[tuple[dict[str, Any], list[Any], int, int]]:
         """The clean candidates on these documents: (candidate restricted to them, its edges there, right, wrong)."""

@@ -83,7 +83,8 @@ def run_set(data: Path, name: str, holdout: float, seed: int, top_k: int, work: 
 
 def shape(action: dict) -> str:
     """What kind of item an accepted change is, read off its pattern (for the report only)."""
-    from kgkit.backends.offline.skills import cue_ends, juxtaposition_cue, role_cue
+    from kgkit.skills.cues import cue_ends
+    from kgkit.backends.offline.skills import juxtaposition_cue, role_cue
 
     if action["action"] == "gazetteer":
         return "gazetteer name"

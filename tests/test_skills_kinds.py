@@ -9,8 +9,8 @@ import regex
 
 from kgkit.backends.offline.entities import find_entities
 from kgkit.backends.offline.relations import find_relations
-from kgkit.backends.offline.skills import (NAME_RX, cue_ends, juxtaposition_cue, nearest_cue, relation_candidates,
-                                          relations_with_skills, role_cue, tight_cue, title_candidates, typed_cue)
+from kgkit.backends.offline.skills import NAME_RX, juxtaposition_cue, nearest_cue, relation_candidates, relations_with_skills, role_cue, tight_cue, title_candidates, typed_cue
+from kgkit.skills.cues import cue_ends
 from kgkit.catalog.load import load_domain
 from kgkit.learning.loop import room_for_a_name
 from kgkit.skills.library import make_skill

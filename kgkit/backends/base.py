@@ -133,3 +133,11 @@ def pass_validator(schema: Mapping[str, Any]):
         validator = _VALIDATORS[key] = cls(schema)
     _BY_ID[id(schema)] = (schema, validator)
     return validator
+
+
+def part_requests(combined: PassRequest) -> list[PassRequest]:
+    """The single-view passes a combined pass stands for, each with its own view's context and schema."""
+    return [PassRequest(kind=UPGRADE, stage=part["key"], chunk=combined.chunk,
+                        schema=part["view"].output_schema or {}, context=part["context"],
+                        prompt=part["view"].prompt or "", sample=combined.sample, temperature=combined.temperature)
+            for part in combined.context["parts"]]

@@ -15,27 +15,11 @@ from typing import Any
 
 from kgkit.errors import InputError
 from kgkit.formats.json_schemas import SCHEMA_DIR
+from kgkit.formats.yaml_source import quoted, scalar
 
 SCHEMA_FILE = SCHEMA_DIR / "domain.schema.json"
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
 _TYPE_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/]*$")
-_PLAIN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/ ]*[A-Za-z0-9_.\-/]$|^[A-Za-z_]$")
-# characters YAML forbids raw (or reads as line breaks) inside a quoted scalar
-_UNPRINTABLE = re.compile("[^\x09\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029]")
-# YAML 1.1 reads these as booleans or null when unquoted
-_RESERVED = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "none", "~"}
-
-
-def quoted(text: str) -> str:
-    """``text`` as a double-quoted YAML scalar that reads back unchanged (JSON is valid YAML)."""
-    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
-
-
-def scalar(text: str) -> str:
-    """A YAML scalar for ``text``: plain when unambiguous, else :func:`quoted`."""
-    if _PLAIN_RE.fullmatch(text) and text.lower() not in _RESERVED and ": " not in text and " #" not in text:
-        return text
-    return quoted(text)
 
 
 def flow(items: list[str]) -> str:

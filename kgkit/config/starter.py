@@ -161,7 +161,7 @@ def _yaml_scalar(value: Any) -> str:
     (``${`` is escaped as ``$${``, which the loader reads as a literal)."""
     import yaml
 
-    from kgkit.catalog.starter import scalar  # the one YAML quoting rule kgkit writes with
+    from kgkit.formats.yaml_source import scalar  # the one YAML quoting rule kgkit writes with
 
     if isinstance(value, list):
         return "[" + ", ".join(_yaml_scalar(v) for v in value) + "]"

@@ -29,7 +29,8 @@ from typing import Any, Iterable
 
 from kgkit.guards import safe_regex
 from kgkit.backends.offline.entities import trigger_spans
-from kgkit.backends.offline.skills import cue_ends, nearest_pair, split_shaped
+from kgkit.skills.cues import cue_ends
+from kgkit.backends.offline.skills import nearest_pair, split_shaped
 from kgkit.text.sentences import split_sentences
 from kgkit.canon.merge import entity_type_name
 from kgkit.eval.gold import GoldDoc

@@ -72,9 +72,3 @@ def request(parts: Sequence[tuple[View, dict[str, Any], dict[str, str]]], chunk:
                            for view, context, text in parts]})
 
 
-def part_requests(combined: PassRequest) -> list[PassRequest]:
-    """The single-view passes a combined pass stands for, each with its own view's context and schema."""
-    return [PassRequest(kind=UPGRADE, stage=part["key"], chunk=combined.chunk,
-                        schema=part["view"].output_schema or {}, context=part["context"],
-                        prompt=part["view"].prompt or "", sample=combined.sample, temperature=combined.temperature)
-            for part in combined.context["parts"]]

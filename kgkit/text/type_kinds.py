@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from kgkit.formats.model import EntityType
+if TYPE_CHECKING:  # read for .name and .aliases only: the text rules need no domain model
+    from kgkit.formats.model import EntityType
 
 #: The kinds that are values rather than names (the literal finder's kinds).
 LITERAL_KINDS = ("date", "duration", "money", "percent", "quantity")

@@ -30,13 +30,13 @@ import dataclasses
 import re
 from typing import Any, Mapping, Sequence
 
-from kgkit.guards import safe_regex
 from kgkit.backends.base import SKILL_HINDSIGHT, SKILL_INDUCTION, PassRequest
 from kgkit.backends.offline.handlers import register_handler
 from kgkit.backends.offline.entities import collapse, name_key, phrase_pattern, trigger_spans
 from kgkit.backends.offline.names import ROLE_ALTERNATION, ROLES
 from kgkit.backends.offline.relations import FoundRelation, by_sentence, find_mentions, find_relations, rules_for
 from kgkit.formats.model import EntityType, Patterns, RelationType
+from kgkit.skills.cues import CLAUSE_END, NEAREST, cue_ends
 
 MAX_WORDS = 3
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*|[^\sA-Za-z]")
@@ -250,10 +250,6 @@ def entity_candidate(name: str, type_name: str) -> dict[str, Any]:
             "instruction": f"A {type_name} name seen in training.", "example": ""}
 
 
-NEAREST = "(?#nearest)"  # a regex comment: the cue binds only the two names nearest to it (see relations_with_skills)
-_CLAUSE = re.compile(r"[,;:()\[\]\"]")  # punctuation that ends a clause: the nearest names must not be cut off by it
-
-
 def nearest_cue(phrase: str) -> str:
     """``phrase`` as a relation cue regex that carries the *nearest* shape (:func:`relations_with_skills`)."""
     return NEAREST + r"(?<!\w)" + phrase_pattern(phrase) + r"(?!\w)"
@@ -266,41 +262,15 @@ def typed_cue(phrase: str, head: str, tail: str) -> str:
     return NEAREST + f"(?#ends:{head}>{tail})" + r"(?<!\w)" + phrase_pattern(phrase) + r"(?!\w)"
 
 
-_ENDS = re.compile(re.escape(NEAREST) + r"\(\?#ends:([^>)]+)>([^)]+)\)")
-
-
-def cue_ends(regex: str) -> tuple[str, str] | None:
-    """The (head type, tail type) a nearest-shaped cue is narrowed to (:func:`typed_cue`), or None."""
-    m = _ENDS.match(regex)
-    return (m.group(1), m.group(2)) if m else None
-
-
 def nearest_pair(text: str, in_sent: Sequence[Any], start: int, end: int) -> tuple[Any, Any] | None:
     """The mentions nearest to a cue at ``text[start:end]``, one on each side, when no clause
     punctuation stands between either and the cue (``in_sent``: a sentence's mentions, in order)."""
     left = next((m for m in reversed(in_sent) if m.end <= start), None)
     right = next((m for m in in_sent if m.start >= end), None)
     if left is None or right is None or left.name == right.name \
-            or _CLAUSE.search(text[left.end:start]) or _CLAUSE.search(text[end:right.start]):
+            or CLAUSE_END.search(text[left.end:start]) or CLAUSE_END.search(text[end:right.start]):
         return None
     return left, right
-
-
-_CAPITAL = re.compile(r"(?<![\w'])[A-Z]")
-
-
-def shaped_match_in(regex: str, text: str) -> bool:
-    """Whether a nearest-shaped cue matches ``text`` where it could bind: with a capitalised word
-    among the three words on each side of the match, inside its clause (no clause punctuation
-    between), as a name nearest to it would stand. Retrieval asks this instead of a bare match: such a cue ("in",
-    a role noun, a blank) matches almost any text, and would take a document's few skill
-    places where it cannot fire."""
-    for m in safe_regex.finditer(regex, text):
-        before = " ".join(_CLAUSE.split(text[max(0, m.start() - 80):m.start()])[-1].split()[-3:])
-        after = " ".join(_CLAUSE.split(text[m.end():m.end() + 80])[0].split()[:3])
-        if _CAPITAL.search(before) and _CAPITAL.search(after):
-            return True
-    return False
 
 
 def _partition(regexes: Sequence[str]) -> tuple[list[str], list[str]]:

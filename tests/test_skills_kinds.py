@@ -50,17 +50,16 @@ def test_tight_cue_is_the_shape_between_two_names_never_the_names():
 
 
 def test_relation_candidates_go_from_the_whole_trigger_to_shorter_cues_then_the_shape():
-    """Longest cue first; with ``nearest`` (skills.nearest_cues) each cue plain, then in its nearest shape; the tight cue last."""
+    """Longest cue first; with ``typed`` (skills.typed_cues) a one-word cue plain, then typed to the edge's ends; the tight cue last."""
     edge = {"head": "Tarnow", "relation": "Located_In", "tail": "Galicia", "head_type": "Place", "tail_type": "Place"}
     cands = relation_candidates(edge, "The town of Tarnow, a market town of Galicia, grew.")
     assert [c["pattern"]["phrases"] for c in cands] == [["market town of"], ["town of"], ["of"]]
-    cands = relation_candidates(edge, "The town of Tarnow, a market town of Galicia, grew.", nearest=True)
+    cands = relation_candidates(edge, "The town of Tarnow, a market town of Galicia, grew.", typed=True)
     assert [c["pattern"]["phrases"] or c["pattern"]["regex"] for c in cands] == [
-        ["market town of"], [nearest_cue("market town of")], ["town of"], [nearest_cue("town of")],
-        ["of"], [nearest_cue("of")]]
-    cands = relation_candidates(edge, "The mill in Tarnow in Galicia closed.", nearest=True)
+        ["market town of"], ["town of"], ["of"], [typed_cue("of", "Place", "Place")]]
+    cands = relation_candidates(edge, "The mill in Tarnow in Galicia closed.", typed=True)
     assert [c["pattern"]["phrases"] or c["pattern"]["regex"] for c in cands] == [
-        ["in"], [nearest_cue("in")], [tight_cue(" in ")]]
+        ["in"], [typed_cue("in", "Place", "Place")], [tight_cue(" in ")]]
     assert cands[2]["example"] == "[Place] in [Place]" and "nearest" in cands[1]["instruction"]
     assert all("Tarnow" not in c["instruction"] + c["example"] for c in cands)
 

@@ -64,6 +64,7 @@ from kgkit.text.literals import normalise
 from kgkit.text.evidence import locate_mention
 from kgkit.text.name_keys import canonical_key, fold_tokens, split_trade_name, squash
 from kgkit.text.ratio_index import RatioIndex, could_reach as _could_reach
+from kgkit.config.model import CanonConfig
 from kgkit.formats.model import Domain
 
 #: Every reason a surface form can have joined a node, in the order the stages run.
@@ -340,7 +341,7 @@ def _score(a: _Group, b: _Group, threshold: float) -> float:
     return fuzz.ratio(a.sorted_form, b.sorted_form, score_cutoff=threshold)
 
 
-BLOCK_CAP = 200  # canon.block_cap's default: see _usable_blocks
+BLOCK_CAP = CanonConfig.block_cap  # declared with the setting canon.block_cap; see _usable_blocks
 
 
 def _usable_blocks(order: list[_Group], cap: int | None) -> tuple[dict[int, frozenset[str]], Counter]:
@@ -643,8 +644,8 @@ def merge_entities(
     mentions: Iterable[Mention],
     domain: Domain | None = None,
     *,
-    threshold: float = 90.0,
-    legal_suffixes: bool = True,
+    threshold: float = CanonConfig.fuzzy_threshold,
+    legal_suffixes: bool = CanonConfig.legal_suffixes,
     text: str | None = None,
     blocking: bool = True,
     block_cap: int | None = BLOCK_CAP,

@@ -364,52 +364,13 @@ _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGN
 MASK = "********"
 
 
-def config_to_data(config: Config) -> dict[str, Any]:
-    """``config`` in the file's layout, as plain YAML-ready data (paths as text)."""
-    def text(p: Path | None) -> str | None:
-        return None if p is None else str(p)
-
-    llm = config.llm
-    return {
-        "llm": {
-            "model": llm.model,
-            "api_base": llm.api_base,
-            "api_key_env": llm.api_key_env,
-            "temperature": llm.temperature,
-            "max_tokens": llm.max_tokens,
-            "timeout": llm.timeout,
-            "retries": llm.retries,
-            "backoff": llm.backoff,
-            "json_mode": llm.json_mode,
-            "concurrency": llm.concurrency,
-            "rpm": llm.rpm,
-            "tpm": llm.tpm,
-            "client": llm.client,
-            "stages": {name: {k: v for k, v in vars(s).items() if v is not None} for name, s in llm.stages.items()},
-        },
-        "domain": config.domain,
-        "views": list(config.views) if config.views is not None else None,
-        "chunking": {"size": config.chunk_size, "overlap": config.chunk_overlap},
-        "canon": dict(vars(config.canon)),
-        "review": dict(vars(config.review)),
-        "limits": dict(vars(config.limits)),
-        "cache": {"enabled": config.cache.enabled, "dir": text(config.cache.dir)},
-        "skills": {**vars(config.skills), "library": text(config.skills.library)},
-        "input": dict(vars(config.input)),
-        "upgrades": dict(vars(config.upgrades)),
-        "engine": config.engine,
-        "ray": dict(vars(config.ray)),
-        "prompts": {stage: text(p) for stage, p in config.prompts.items()},
-        "graph": dict(vars(config.graph)),
-        "output": {"dir": text(config.out_dir)},
-    }
-
-
 def show_config(effective: Effective) -> str:
     """The effective configuration as YAML, secrets masked, its sources in a header."""
     import yaml
 
-    data = config_to_data(effective.config)
+    from kgkit.config.settings import to_data
+
+    data = to_data(effective.config)
     for key, names in effective.env_vars.items():
         if any(_SECRET_NAME.search(n) for n in names):
             _set(data, key, MASK)

@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable
 from kgkit.canon import merge as canon
 from kgkit import ids
 from kgkit.backends.base import ENTITIES, RELATIONS, PassRequest
+from kgkit.config.model import CanonConfig, LimitsConfig, ReviewConfig
 from kgkit.documents.types import Chunk, Document
 from kgkit.formats.model import Domain
 from kgkit.modes.base import Locator, Skeleton, resolve_ends, validate_answer
@@ -50,14 +51,16 @@ RunPasses = Callable[["list[PassRequest]"], "Iterable[dict[str, Any] | None]"]
 
 @dataclass
 class CoreSettings:
-    fuzzy_threshold: float = 90.0
-    legal_suffixes: bool = True
-    block_cap: int | None = canon.BLOCK_CAP  # canon.block_cap
-    evidence_threshold: float = 85.0
-    confidence_threshold: float = 0.5
-    admit_unverified: bool = False  # review.admit_unverified: keep unverified items, marked
+    """What the core passes and the merge read of the configuration (defaults: kgkit/config/model.py)."""
+
+    fuzzy_threshold: float = CanonConfig.fuzzy_threshold
+    legal_suffixes: bool = CanonConfig.legal_suffixes
+    block_cap: int | None = CanonConfig.block_cap
+    evidence_threshold: float = ReviewConfig.evidence_threshold
+    confidence_threshold: float = ReviewConfig.confidence_threshold
+    admit_unverified: bool = ReviewConfig.admit_unverified  # keep unverified items, marked
     prompts: dict[str, str] = field(default_factory=dict)  # stage -> template override
-    document_entities: int = 10  # limits.document_entities: nodes in every relation prompt (document_level)
+    document_entities: int = LimitsConfig.document_entities  # nodes in every relation prompt (document_level)
     skills: list[dict[str, Any]] = field(default_factory=list)
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kgkit import ids
+from kgkit.config.model import CanonConfig, ReviewConfig
 from kgkit.errors import InputError
 from kgkit.text.name_keys import canonical_key
 
@@ -88,7 +89,8 @@ def _body(kind: str, raw: dict[str, Any], template: str | None) -> dict[str, Any
     return body
 
 
-def read_run(run_dir: str | Path, *, confidence_threshold: float = 0.5, legal_suffixes: bool = True) -> Contribution:
+def read_run(run_dir: str | Path, *, confidence_threshold: float = ReviewConfig.confidence_threshold,
+             legal_suffixes: bool = CanonConfig.legal_suffixes) -> Contribution:
     """Read one run folder. Raises InputError naming the file when it is not a usable run."""
     run = Path(run_dir)
     if not run.is_dir():

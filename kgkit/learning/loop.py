@@ -24,8 +24,7 @@ touching model weights (docs/skills.md):
    and dev together ("train+dev", not a development gain). The same candidate proposed for
    several edges is gated once, with all of them as provenance; one turned down before
    later changes were accepted is tried once more. Turn-downs are remembered in the library
-   with their reason. With ``families``, the clean cues of one relation, each too rare to
-   pass alone, are then pooled and gated as one skill (:mod:`kgkit.learning.family`).
+   with their reason.
    Gazetteer names come after all skills, at most ``gazetteer_share`` of the run's
    accepted items;
 8. **write** the library (version + 1 and a changelog entry, turn-downs included) only
@@ -51,7 +50,7 @@ from typing import Any
 
 from kgkit.backends.base import SKILL_HINDSIGHT, SKILL_INDUCTION, Backend, PassRequest, PassResult
 from kgkit.canon.merge import entity_type_name
-from kgkit.config.model import Config
+from kgkit.config.model import Config, SkillsConfig
 from kgkit.documents.types import Chunk
 from kgkit.errors import ConfigError
 from kgkit.eval.gold import GoldDoc, load_gold
@@ -60,7 +59,6 @@ from kgkit.eval.run import EvalReport, evaluate, read_predictions
 from kgkit.formats.model import Domain
 from kgkit.skills.controller import apply, plan
 from kgkit.learning.diagnosis import DIAGNOSES, diagnose, shared_sentence
-from kgkit.learning.family import FamilyRule, family_pools
 from kgkit.skills.library import (KINDS, LABELS, Library, domain_dir, load_library, merge_provenance, normalise_pattern,
                                   save_library, skill_id, today)
 from kgkit.skills.retrieve import HEAD_CHARS, rank_skills
@@ -90,45 +88,40 @@ SAMPLED_NOTE = ("offline backend at temperature > 0: rollouts differ by a simula
                 "of its rules, docs/skills.md), not by a model's distribution")
 
 
+_SKILLS = SkillsConfig()  # the defaults of the settings a run shares with config skills.*
+
+
 @dataclass(frozen=True)
 class LearnSettings:
-    rollouts: int = 3
-    temperature: float = 0.7
+    """One learning run's settings: ``skills.*`` of the configuration (defaults declared there,
+    in kgkit/config/model.py) and what only a run has (its split, seed and held-out source)."""
+
+    rollouts: int = _SKILLS.rollouts
+    temperature: float = _SKILLS.temperature
     holdout: float = 0.3
     dev: float = 0.25  # share of the non-held-out documents used by the acceptance gate
-    top_k: int = 3
+    top_k: int = _SKILLS.top_k
     seed: int = 0
-    merge: float = 0.7
-    modify: float = 0.4
-    min_gain: float = 0.001  # the gate wants dev relation F1 to rise by at least this (equal is a rejection)
-    min_precision: float = 0.5
+    jaccard_merge: float = _SKILLS.jaccard_merge
+    jaccard_modify: float = _SKILLS.jaccard_modify
+    min_gain: float = _SKILLS.min_gain  # the gate wants relation F1 to rise by at least this (equal is a rejection)
+    min_precision: float = _SKILLS.min_precision
     # of the relations a change adds to train as extraction applies it, the share right at least
-    applied_precision: float = 0.33
-    min_support: int = 2
-    gazetteer_cap: int = 25
-    gazetteer_share: float = 0.2  # names are folded last, and at most this share of a run's accepted items
+    applied_precision: float = _SKILLS.applied_precision
+    min_support: int = _SKILLS.min_support
+    gazetteer_cap: int = _SKILLS.gazetteer_cap
+    gazetteer_share: float = _SKILLS.gazetteer_share  # names are folded last, and at most this share of a run's items
     heldout_from: tuple[str, ...] | None = None  # documents the held-out share is drawn from (None: all)
-    gate: str = "cv"  # what the gate scores a change on: "cv" (folds of the learning documents, each scored
-    # only by a learner that never saw it: Gate), "dev" (the dev split) or "train+dev"
-    folds: int = 5  # gate "cv": the learning documents dealt into this many folds
-    nearest_cues: bool = False  # offline skill passes: each relation cue in its nearest shape too
-    typed_cues: bool = True  # offline skill passes: a nearest cue typed to the edge's ends (skills.typed_cues)
-    join: bool = True  # a relation cue joins its relation's skill rather than being added beside it (skills.join)
-    families: bool = False  # clean cues of one relation pooled into one candidate (kgkit.learning.family)
-    family_size: int = 8  # at most this many cues in a family
-    family_max_wrong: int = 0  # a member adds at most this many wrong relations as applied alone
+    gate: str = _SKILLS.gate  # "cv" (folds of the learning documents: Gate), "dev" or "train+dev"
+    folds: int = _SKILLS.folds  # gate "cv": the learning documents dealt into this many folds
+    typed_cues: bool = _SKILLS.typed_cues  # offline skill passes: a nearest cue typed to the edge's ends
+    join: bool = _SKILLS.join  # a relation cue joins its relation's skill rather than being added beside it
 
     @classmethod
-    def from_config(cls, skills: Any, **overrides: Any) -> "LearnSettings":
-        """Defaults from ``config.skills``; ``overrides`` (not None) win."""
-        base = {"rollouts": skills.rollouts, "temperature": skills.temperature, "top_k": skills.top_k,
-                "merge": skills.jaccard_merge, "modify": skills.jaccard_modify, "min_gain": skills.min_gain,
-                "min_precision": skills.min_precision, "applied_precision": skills.applied_precision,
-                "min_support": skills.min_support,
-                "gazetteer_cap": skills.gazetteer_cap, "gazetteer_share": skills.gazetteer_share, "gate": skills.gate,
-                "folds": skills.folds, "nearest_cues": skills.nearest_cues, "typed_cues": skills.typed_cues,
-                "join": skills.join, "families": skills.families,
-                "family_size": skills.family_size, "family_max_wrong": skills.family_max_wrong}
+    def from_config(cls, skills: SkillsConfig, **overrides: Any) -> "LearnSettings":
+        """Every setting ``config.skills`` has; ``overrides`` (not None) win."""
+        shared = {f.name for f in dataclasses.fields(SkillsConfig)}
+        base = {f.name: getattr(skills, f.name) for f in dataclasses.fields(cls) if f.name in shared}
         return cls(**{**base, **{k: v for k, v in overrides.items() if v is not None}})
 
 
@@ -410,15 +403,6 @@ library is found, :func:`kgkit.skills.library.library_roots`).
             if seen < changes() and not covered(key):
                 fold(key)
                 unreject(lib, report.actions[-1])
-        # clean cues too rare to stand alone, pooled per relation and gated as one skill, the
-        # forming rule itself cross-validated (kgkit.learning.family)
-        if settings.families:
-            for target, pool in family_pools(groups, lib).items():
-                rule = FamilyRule(target, pool, loop, lib, settings)
-                formed = rule.form(split["train"], vetter)
-                if formed is not None:
-                    lib = _fold(report, loop, lib, *formed, vetter, gate, split, date, rule=rule)
-                    unreject(lib, report.actions[-1])
         for key in names:
             lib = _fold(report, loop, lib, *groups[key], vetter, gate, split, date)
         report.after = loop.evaluate(lib, split["heldout"])
@@ -440,7 +424,7 @@ library is found, :func:`kgkit.skills.library.library_roots`).
 
 
 def unreject(lib: Library, action: dict[str, Any]) -> None:
-    """An accepted change's edges are decided: out of ``rejected`` (a retry, a family of turned-down cues)."""
+    """An accepted change's edges are decided: out of ``rejected`` (a retried turn-down)."""
     if action["outcome"] == "accepted":
         edges = set(zip(action["docs"], map(tuple, action["edges"])))
         lib.rejected = [r for r in lib.rejected if (r["doc"], tuple(r["edge"])) not in edges]
@@ -470,18 +454,15 @@ def candidate_key(cand: dict[str, Any]) -> str:
 
 
 def _fold(report: LearnReport, loop: "_Loop", lib: Library, cand: dict[str, Any], by: list[EdgeLabel],
-          vetter: Vetter, gate: "Gate", split: dict[str, list[str]], date: str,
-          rule: FamilyRule | None = None) -> Library:
+          vetter: Vetter, gate: "Gate", split: dict[str, list[str]], date: str) -> Library:
     """Vet one candidate (proposed for the edges ``by``), fold it in (skill or gazetteer entry)
-    and gate it; the library after. A cue family comes with the ``rule`` that formed it, which
-    the gate asks for each fold's own family."""
+    and gate it; the library after."""
     s = report.settings
     verdict = vetter.vet(cand)
     label = by[0]
     entry = {"kind": cand["kind"], "target": cand["target"], "pattern": normalise_pattern(cand["pattern"]),
              "edges": [list(x.edge) for x in by], "docs": [x.doc for x in by], "doc": label.doc,
-             "label": label.label, "labels": sorted({x.label for x in by}), "vetting": verdict.to_dict(),
-             **({"family": cand.pop("members")} if "members" in cand else {})}
+             "label": label.label, "labels": sorted({x.label for x in by}), "vetting": verdict.to_dict()}
     sid = skill_id(cand["kind"], cand["target"], cand["pattern"])
     turned_down = [{"skill": sid, "doc": x.doc, "edge": list(x.edge)} for x in by]
     if verdict.verdict == "refused":
@@ -511,7 +492,7 @@ def _fold(report: LearnReport, loop: "_Loop", lib: Library, cand: dict[str, Any]
         changed = trial.gazetteer[-1]
     else:
         cand = clean_text(cand, vetter, cand.pop("evidence", None), loop.domain)
-        planned = plan(lib, cand, merge=s.merge, modify=s.modify, join=s.join)
+        planned = plan(lib, cand, merge=s.jaccard_merge, modify=s.jaccard_modify, join=s.join)
         action = {"action": planned.action, "skill": planned.skill, "similarity": round(planned.similarity, 4)}
         apply(trial, planned, date)
         if planned.action == "keep":  # no change to what extraction does: nothing to gate
@@ -526,7 +507,7 @@ def _fold(report: LearnReport, loop: "_Loop", lib: Library, cand: dict[str, Any]
         report.actions.append({**entry, **action, "outcome": "refused", "reason": reason})
         lib.rejected.extend({**t, "reason": reason} for t in turned_down)
         return lib
-    gain, figures = gate.gain(loop, lib, trial, cand, rule)
+    gain, figures = gate.gain(loop, lib, trial, cand)
     accepted = gain >= s.min_gain - 1e-9  # equal is a rejection (min_gain > 0)
     report.actions.append({**entry, **action, "outcome": "accepted" if accepted else "rejected", **figures,
                            "dev_gain": round(gain, 4)})
@@ -581,10 +562,8 @@ class Gate:
                           min_support=settings.min_support, min_precision=settings.min_precision) for fold in folds]
         return cls(settings, list(split["train"]), folds, vetters)
 
-    def gain(self, loop: "_Loop", lib: Library, trial: Library, cand: dict[str, Any],
-             rule: FamilyRule | None = None) -> tuple[float, dict[str, Any]]:
-        """The change's gain on the gate, and the figures to log beside it. For a cue family
-        (``rule``), fold k scores the family the rule forms without fold k, not ``cand``."""
+    def gain(self, loop: "_Loop", lib: Library, trial: Library, cand: dict[str, Any]) -> tuple[float, dict[str, Any]]:
+        """The change's gain on the gate, and the figures to log beside it."""
         if self.settings.gate != "cv":
             before, after = (loop.evaluate(x, self.docs).f1("relations") for x in (lib, trial))
             return after - before, {"dev_f1": round(after, 4), "dev_f1_before": round(before, 4)}
@@ -595,23 +574,14 @@ class Gate:
                 per_fold.append("learned from")
                 continue
             rest = [d for d in self.docs if d not in set(fold)]
-            fold_cand, fold_trial = cand, trial
-            if rule is not None:  # the family that learner would form: its own members, found clean on rest
-                formed = rule.form(rest, vetter)
-                if formed is None:
-                    per_fold.append(0.0)
-                    continue
-                fold_cand, fold_trial = formed[0], lib.copy()
-                apply(fold_trial, plan(lib, fold_cand, merge=self.settings.merge, modify=self.settings.modify,
-                                       join=self.settings.join), "")
-            if vetter.vet(fold_cand).verdict == "refused":
+            if vetter.vet(cand).verdict == "refused":
                 per_fold.append(0.0)  # that learner would not have learned it
                 continue
-            applied = loop.applied(lib, fold_trial, rest)
+            applied = loop.applied(lib, trial, rest)
             if applied["f1_gain"] <= 0 or applied["precision"] < self.settings.applied_precision:
                 per_fold.append(0.0)
                 continue
-            before, after = (loop.evaluate(x, fold).f1("relations") for x in (lib, fold_trial))
+            before, after = (loop.evaluate(x, fold).f1("relations") for x in (lib, trial))
             per_fold.append(round(after - before, 4))
         scored = [g for g in per_fold if not isinstance(g, str)]
         return (sum(scored) / len(scored) if scored else 0.0), {"fold_gains": per_fold}
@@ -790,7 +760,6 @@ class _Loop:
                                                          for s in samples))
         context = {
             "domain": self.domain, "title": doc.title, "skills": [], "evidence": evidence or "",
-            "nearest_cues": self.settings.nearest_cues,  # read by the offline skill passes only
             "typed_cues": self.settings.typed_cues,
             # in the domain's terms: gold "Peop" is general's "Person" by alias; None if undeclared
             "gold_edge": {"head": rel["head"], "relation": rel["relation"], "tail": rel["tail"],

@@ -120,17 +120,14 @@ def juxtaposition_cue(capitals: bool) -> str:
     return NEAREST + r"(?<=\b(?-i:[A-Z])[\w'.-]*)\s+(?=" + later + ")"
 
 
-def relation_candidates(edge: Mapping[str, Any], sentence: str, nearest: bool = False,
-                        typed: bool = False) -> list[dict[str, Any]]:
+def relation_candidates(edge: Mapping[str, Any], sentence: str, typed: bool = False) -> list[dict[str, Any]]:
     """The trigger between the mentions, then the shorter cues inside it, then a tight cue.
 
     A trigger read off one sentence ("processing plant in") rarely recurs; the words next
     to the later mention ("plant in", "in") often do. Each is a candidate, the whole
     trigger first: vetting refuses those that fire in too few training documents or too
     imprecisely, and a shorter cue is kept only where it adds what the longer one did not.
-    With ``nearest`` (``skills.nearest_cues``) each cue is followed by its *nearest* form
-    (:func:`nearest_cue`), tried where the plain one did not hold; with ``typed``
-    (``skills.typed_cues``) each one-word cue is followed by its *typed* form (:func:`typed_cue`). Last, when the names are written next to each other, a *tight cue*
+    With ``typed`` (``skills.typed_cues``) each one-word cue is followed by its *typed* form (:func:`typed_cue`). Last, when the names are written next to each other, a *tight cue*
     (:func:`tight_cue`): the shape "Name in Name", "Name, Name"; or, with only blanks between
     them, a *juxtaposition cue* (:func:`juxtaposition_cue`).
     """
@@ -162,8 +159,6 @@ def relation_candidates(edge: Mapping[str, Any], sentence: str, nearest: bool = 
         out.append(_cue(rel, [], f"{head} … \"{phrase}\" … {tail} in one sentence: {emit}", example, phrases=[phrase]))
         if typed and " " not in phrase:
             out.append(_cue(rel, [typed_cue(phrase, head, tail)], f"{nearest_to} (only those types): {emit}", example))
-        if nearest:
-            out.append(_cue(rel, [nearest_cue(phrase)], f"{nearest_to}: {emit}", example))
     if any(w in ROLES for w in words):
         out.append(role_candidate(edge))
     return out + found
@@ -364,7 +359,7 @@ def _answer(request: PassRequest, unsteady_only: bool) -> dict[str, Any]:
     # skills.typed_cues, for a relation that allows other end types than this edge's: typed cues too
     narrow = bool(ctx.get("typed_cues") and rt is not None and edge.get("head_type") and edge.get("tail_type")
                   and any("*" in ends or len(ends) > 1 for ends in (rt.head, rt.tail)))
-    skills.extend(relation_candidates(edge, sentence, nearest=bool(ctx.get("nearest_cues")), typed=narrow))
+    skills.extend(relation_candidates(edge, sentence, typed=narrow))
     predictions = ctx.get("predictions") or {}
     typed = predictions.get("types")  # name -> types extracted; absent: names only
     found: dict[str, set[str]] = {}

@@ -356,7 +356,9 @@ def test_cuad_party_mentions_never_merge_two_parties_and_defined_terms_join_thei
             if any(list(m.span) in party["spans"] for m in node.mentions):
                 home.setdefault(node.id, set()).add(party["name"])
     assert all(len(names) == 1 for names in home.values()), home
-    assert _defined_terms_join(parties, text, result) >= 0
+    # each definition after a party's mention is asserted inside; how many there are across
+    # the contracts is test_the_cuad_party_property_is_not_vacuous's question
+    _defined_terms_join(parties, text, result)
 
 
 def _defined_terms_join(parties, text, result) -> int:

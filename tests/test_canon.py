@@ -10,7 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz import fuzz
 
-from kgkit.canon.merge import REASONS, Mention, defined_terms_after, entity_type_name, merge_entities
+from kgkit.canon.records import REASONS, Mention
+from kgkit.canon.names import defined_terms_after, entity_type_name
+from kgkit.canon.merge import merge_entities
 from kgkit.text.name_keys import canonical_key, split_trade_name
 from kgkit.ids import node_id
 from kgkit.formats.model import Domain, EntityType
@@ -568,7 +570,7 @@ def test_length_filter_never_drops_a_pair_the_screen_would_pass():
     fuzz.ratio is below the threshold: checked on every length pair up to 40 characters."""
     from rapidfuzz import fuzz
 
-    from kgkit.canon.merge import _could_reach
+    from kgkit.text.ratio_index import could_reach as _could_reach
 
     for threshold in (50.0, 85.0, 90.0, 100.0):
         for la in range(0, 41):
@@ -582,7 +584,7 @@ def _reference_clusters(groups, threshold, blocking, cap=None):
     """The fuzzy clustering as first written: every cluster filed under a usable blocking
     key of a group (every cluster, without blocking) screened against its first member. A
     key over the cap that a group keeps files the first ``cap`` clusters that bring it."""
-    from kgkit.canon.merge import _score, _usable_blocks
+    from kgkit.canon.fuzzy import _score, _usable_blocks
 
     clusters, blocks = [], []
     usable, held = _usable_blocks(groups, cap)
@@ -625,7 +627,7 @@ def test_fuzzy_clusters_are_those_of_comparing_every_cluster(threshold, blocking
     one a name must keep files only the first ``cap`` clusters).
     Names share blocking keys heavily ("...ville", "... Holdings", a few first names),
     many are one or two letters apart, some are a single letter."""
-    from kgkit.canon.merge import _Group, _fuzzy_clusters, _prepare
+    from kgkit.canon.fuzzy import _Group, _fuzzy_clusters, _prepare
 
     rng = random.Random(int(threshold) * 2 + blocking)
     syllables = ["ka", "lo", "mi", "ren", "tor", "vas", "bel", "os"]
@@ -647,7 +649,7 @@ def test_fuzzy_clusters_are_those_of_comparing_every_cluster(threshold, blocking
     assert len(got) > 1
     assert any(len(c) > 1 for c in got) or (cap, threshold) == (8, 95.0)  # at 95 a cap of 8 leaves no pair
     if cap == 8:  # keys over the cap that more than 8 groups must keep: only the first 8 clusters are filed
-        from kgkit.canon.merge import _usable_blocks
+        from kgkit.canon.fuzzy import _usable_blocks
 
         usable, held = _usable_blocks(groups, cap)
         keeping = Counter(k for g in groups for k in usable[id(g)] if held[k] > cap)
@@ -661,7 +663,7 @@ def test_fuzzy_resolution_finds_what_screening_every_name_finds():
     those of screening every name of the type (or of every type) that shares a blocking key
     with the probe, for probes that are near copies, strangers, one letter long and of a
     type nobody has."""
-    from kgkit.canon.merge import _Group, _labels_agree, _prepare
+    from kgkit.canon.fuzzy import _Group, _labels_agree, _prepare
 
     rng = random.Random(5)
     syllables = ["ka", "lo", "mi", "ren", "tor", "vas", "bel", "os"]

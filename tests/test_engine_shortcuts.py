@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import random
 
-from kgkit.canon.merge import Mention, merge_entities
+from kgkit.canon.records import Mention
+from kgkit.canon.merge import merge_entities
 from kgkit.modes.base import Skeleton
 from kgkit.formats.model import Domain, EntityType
 

@@ -11,7 +11,7 @@ import pytest
 
 import kgkit
 from kgkit.backends.offline.entities import find_entities
-from kgkit.canon.merge import place_of_region
+from kgkit.canon.names import place_of_region
 from kgkit.config.model import Config
 from kgkit.catalog.load import load_domain
 

@@ -15,7 +15,8 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from kgkit.canon import merge as canon
+from kgkit.canon.merge import merge_entities
+from kgkit.canon.records import Mention
 from kgkit import ids
 from kgkit.backends.base import ENTITIES, RELATIONS, PassRequest
 from kgkit.config.model import CanonConfig, LimitsConfig, ReviewConfig
@@ -107,7 +108,7 @@ def relation_request(chunk: Chunk, domain: Domain, settings: CoreSettings, title
 
 def mentions_from(answer: dict[str, Any], doc: Document, chunk: Chunk, settings: CoreSettings, review: list,
                   held: dict[str, int] | None = None,
-                  categories: frozenset[str] = frozenset()) -> tuple[list[canon.Mention], list[canon.Mention]]:
+                  categories: frozenset[str] = frozenset()) -> tuple[list[Mention], list[Mention]]:
     """Pass-1 answer -> (mentions located in the chunk, the unverified ones among them).
 
     Types are checked by the merge.
@@ -124,12 +125,12 @@ def mentions_from(answer: dict[str, Any], doc: Document, chunk: Chunk, settings:
     mentions, unverified = [], []
     for raw in answer.get("entities", []):
         if not raw["name"].strip():  # no name at all: the merge rejects it as an invalid entity
-            mentions.append(canon.Mention(name=raw["name"], type=raw["type"], chunk_id=chunk.id))
+            mentions.append(Mention(name=raw["name"], type=raw["type"], chunk_id=chunk.id))
             continue
         where, verified = locate.mention(raw, raw["name"], raw.get("evidence") or raw["name"])
         if where is None:
             continue
-        mention = canon.Mention(
+        mention = Mention(
             name=raw["name"], type=raw["type"], chunk_id=chunk.id,
             span=tuple(where["span"]) if where["span"] else None, page=where["page"], evidence=where["quote"],
             confidence=raw.get("confidence"),
@@ -187,8 +188,8 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_passes: Run
     review: list[dict[str, Any]] = []
     rejects: dict[str, int] = {reason: 0 for reason in REJECT_REASONS}
     held: dict[str, dict[str, int]] = {"entities": {}, "relations": {}}
-    mentions: list[canon.Mention] = []
-    unverified: set[canon.Mention] = set()
+    mentions: list[Mention] = []
+    unverified: set[Mention] = set()
     categories = frozenset(t.name for t in domain.entity_types if t.category)
 
     def checked(answer: dict[str, Any] | None, stage: str, schema: dict[str, Any], chunk: Chunk):
@@ -210,7 +211,7 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_passes: Run
         if progress:
             progress("entities", i + 1, len(chunks))
 
-    merged = canon.merge_entities(mentions, domain, threshold=settings.fuzzy_threshold,
+    merged = merge_entities(mentions, domain, threshold=settings.fuzzy_threshold,
                                   legal_suffixes=settings.legal_suffixes, text=doc.text, block_cap=settings.block_cap)
     for rejection in merged.rejected:
         m, code = rejection.mention, rejection.code

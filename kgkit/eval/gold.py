@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from kgkit.text import timex
-from kgkit.canon.merge import entity_type_name
+from kgkit.canon.names import entity_type_name
 from kgkit.errors import InputError, Issue, ValidationError, did_you_mean
 from kgkit.formats.json_schemas import validator
 from kgkit.formats.model import Domain

@@ -30,7 +30,7 @@ from typing import Any, Iterable, Mapping
 
 from kgkit.text import timex
 from kgkit.text.type_kinds import GENERIC_KINDS, literal_types
-from kgkit.canon.merge import entity_type_name
+from kgkit.canon.names import entity_type_name
 from kgkit.text.name_keys import canonical_key
 from kgkit.formats.model import Domain
 

@@ -11,7 +11,7 @@ uses (kgkit/canon/merge.py), applied across the corpus:
    nothing);
 3. fuzzy similarity within a type, by the *neighbourhood rule* (:func:`fuzzy_cluster`).
    Two groups are *neighbours* when canon's blocking puts them side by side and their
-   similarity reaches the threshold (kgkit.canon.merge.similar_keys), neither is an alias
+   similarity reaches the threshold (kgkit.canon.fuzzy.similar_keys), neither is an alias
    target and no unmerge keeps them apart. A group's *leader* is the first of itself and
    its neighbours in key order; a group that leads itself gathers the neighbours it leads,
    in key order, each joining only if it is a neighbour of every one gathered before
@@ -37,7 +37,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Callable
 
-from kgkit.canon.merge import key_similarity
+from kgkit.canon.fuzzy import key_similarity
 from kgkit.graph.candidates import BlockIndex
 
 

@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 
 from kgkit.text.sentences import split_sentences
 from kgkit.backends.offline.skills import between_words
-from kgkit.canon.merge import entity_type_name
+from kgkit.canon.names import entity_type_name
 from kgkit.eval.gold import GoldDoc
 from kgkit.text.name_keys import canonical_key
 from kgkit.formats.model import Domain

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from kgkit.backends.base import SKILL_HINDSIGHT, SKILL_INDUCTION, Backend, PassRequest, PassResult
-from kgkit.canon.merge import entity_type_name
+from kgkit.canon.names import entity_type_name
 from kgkit.config.model import Config, SkillsConfig
 from kgkit.documents.types import Chunk
 from kgkit.errors import ConfigError

@@ -32,7 +32,7 @@ from kgkit.backends.offline.entities import trigger_spans
 from kgkit.skills.cues import cue_ends
 from kgkit.backends.offline.skills import nearest_pair, split_shaped
 from kgkit.text.sentences import split_sentences
-from kgkit.canon.merge import entity_type_name
+from kgkit.canon.names import entity_type_name
 from kgkit.eval.gold import GoldDoc
 from kgkit.text.name_keys import canonical_key
 from kgkit.formats.model import Domain, Patterns

@@ -393,7 +393,7 @@ _LIST_GOES_ON = re.compile(r"[ \t]*(?:,[ \t]*[A-Z]|(?:and|or)\b)")
 def _join_place_with_region(text: str, mentions: list[Mention], kinds: dict[str, str]) -> list[Mention]:
     """"Memphis, Tenn." is one place as news writes it: the city with its state. The pair
     becomes one location named as written (the merge gives it the city's own name as an
-    alias, :func:`kgkit.canon.merge.place_of_region`); a state found as a place of its own stays
+    alias, :func:`kgkit.canon.names.place_of_region`); a state found as a place of its own stays
     one too (it is mentioned, and a reader may name the city alone). The second part is a found place or a state abbreviation ("Tupelo, Miss.",
     "Waterville, N. Y."). Not inside a list of places ("Pakistan, Bangladesh, Sri Lanka")."""
     loc = kinds.get("location")

@@ -28,6 +28,7 @@ from kgkit.engine.core import CoreSettings, run_core
 from kgkit.engine.corpus import CorpusInput, CorpusManifest, collect_inputs, run_row, skipped_row
 from kgkit.engine.join import items_of, node_refs
 from kgkit.engine.manifest import build_manifest
+from kgkit.engine.options import RunOptions
 from kgkit.engine.outputs import RunFolder, view_file_name
 from kgkit.engine.passes import PassRunner
 from kgkit.engine.pool import PassPool
@@ -176,10 +177,11 @@ def run_upgrade(view: View, doc: Document, chunks: list[Chunk], domain: Domain, 
 
 
 def extract_document(doc: Document, domain: Domain, views: list[View], config: Config,
-                     backends: tuple[Backend, Backend], folder: RunFolder, skills: bool = True,
-                     progress: Progress | None = None, replace_views: bool = False,
-                     pool: PassPool | None = None, manifest_extra: dict[str, Any] | None = None) -> RunResult:
-    """Run the core and every view for one loaded document and write its run folder.
+                     backends: tuple[Backend, Backend], folder: RunFolder, options: RunOptions = RunOptions(),
+                     progress: Progress | None = None, pool: PassPool | None = None,
+                     manifest_extra: dict[str, Any] | None = None) -> RunResult:
+    """Run the core and every view for one loaded document and write its run folder
+    (of ``options``, it reads ``skills`` and ``replace_views``).
 
     The passes of each stage run at once on ``pool`` (one at a time without one).
     ``manifest_extra`` adds keys to the manifest (a batch run names its batches there).
@@ -194,7 +196,8 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
     accounting = Accounting(n_chunks=n, views=[v.name for v in views], upgrade_views=upgrade_views)
     core_runner = PassRunner(backends[0], folder, accounting, config.limits, pool)
     upgrade_runner = PassRunner(backends[1], folder, accounting, config.limits, pool)
-    skill_list = retrieve_skills(domain, doc, config, skills)
+    skill_list = retrieve_skills(domain, doc, config, options.skills)
+    replace_views = options.replace_views
     settings = CoreSettings(
         fuzzy_threshold=config.canon.fuzzy_threshold, legal_suffixes=config.canon.legal_suffixes,
         block_cap=config.canon.block_cap,
@@ -323,9 +326,9 @@ def extract(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str 
     :class:`kgkit.errors.KgkitError` subclasses for bad config, domain or views — before
     any pass runs — and for bad input when no input could be read.
     """
-    with contextlib.closing(extract_each(paths, domain=domain, views=views, config=config, out_dir=out_dir,
-                                         resume=resume, skills=skills, backend=backend, progress=progress,
-                                         replace_views=replace_views, include=include, exclude=exclude)) as each:
+    options = RunOptions(domain=domain, views=views, out_dir=out_dir, include=include, exclude=exclude,
+                         resume=resume, replace_views=replace_views, skills=skills)
+    with contextlib.closing(extract_each(paths, options, config=config, backend=backend, progress=progress)) as each:
         return [r for r in each if isinstance(r, RunResult)]
 
 
@@ -338,9 +341,8 @@ class SkippedInput:
     error: str
 
 
-def prepare_run(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | os.PathLike | None,
-                views: Sequence[str] | str | None, config: Config | str | os.PathLike | None,
-                out_dir: str | os.PathLike | None, include: Sequence[str], exclude: Sequence[str]
+def prepare_run(paths: str | os.PathLike | Sequence[str | os.PathLike], options: RunOptions,
+                config: Config | str | os.PathLike | None
                 ) -> tuple[Config, list[CorpusInput], Domain, list[View], Path, bool]:
     """What every run checks before its first call: (config, inputs, domain, views, the
     folder of the run folders, whether it is a corpus run). InputError when there is no input."""
@@ -348,21 +350,19 @@ def prepare_run(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: 
     given_paths = path_list(paths)
     if not given_paths:
         raise InputError("no input files given")
-    inputs = collect_inputs(given_paths, include, exclude)
+    inputs = collect_inputs(given_paths, options.include, options.exclude)
     if not inputs:
         raise InputError("no input files found", hint="check the folder and the --include/--exclude globs")
-    dom, base_views = load_domain_and_views(domain, views, cfg)
-    root = Path(out_dir) if out_dir is not None else Path(cfg.out_dir)
+    dom, base_views = load_domain_and_views(options.domain, options.views, cfg)
+    root = options.root(cfg)
     corpus = len(inputs) > 1 or any(Path(p).is_dir() for p in given_paths if str(p) != "-")
     return cfg, inputs, dom, base_views, root, corpus
 
 
-def extract_each(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | os.PathLike | None = None,
-                 views: Sequence[str] | str | None = None, config: Config | str | os.PathLike | None = None,
-                 out_dir: str | os.PathLike | None = None, resume: bool = False, skills: bool = True,
-                 backend: Backend | BackendFactory | None = None, progress: Progress | None = None,
-                 replace_views: bool = False, include: Sequence[str] = (), exclude: Sequence[str] = (),
-                 on_start: Callable[[int], None] | None = None) -> Iterator[RunResult | SkippedInput]:
+def extract_each(paths: str | os.PathLike | Sequence[str | os.PathLike], options: RunOptions = RunOptions(), *,
+                 config: Config | str | os.PathLike | None = None, backend: Backend | BackendFactory | None = None,
+                 progress: Progress | None = None, on_start: Callable[[int], None] | None = None
+                 ) -> Iterator[RunResult | SkippedInput]:
     """:func:`extract`, one document at a time: a :class:`RunResult` per document as it is
     written, a :class:`SkippedInput` per input that could not be read (or its run folder
     not written), in input order. At most two documents are in memory at once (one when the
@@ -371,9 +371,9 @@ def extract_each(paths: str | os.PathLike | Sequence[str | os.PathLike], domain:
     how many documents the run has, before the first is loaded.
 
     When no input at all could be used, the first input's error is raised (exit 2)."""
-    cfg, inputs, dom, base_views, root, corpus = prepare_run(paths, domain, views, config, out_dir, include, exclude)
+    cfg, inputs, dom, base_views, root, corpus = prepare_run(paths, options, config)
     runs = CorpusManifest(root) if corpus else None
-    job = DocumentJob(dom, base_views, cfg, root, skills, replace_views)
+    job = DocumentJob(dom, base_views, cfg, root, options)
     if cfg.engine == "ray":  # Ray is imported only here (the ray extra)
         from kgkit.engine.ray_engine import ray_outcomes
 
@@ -412,8 +412,7 @@ class DocumentJob:
     views: list[View]
     config: Config
     root: Path  # parent of the run folders
-    skills: bool
-    replace_views: bool
+    options: RunOptions
 
     def run(self, item: CorpusInput, backends: tuple[Backend, Backend], progress: Progress | None,
             pool: PassPool) -> RunResult:
@@ -424,9 +423,9 @@ class DocumentJob:
         with folder.locked(), paced():  # writable, free of links and ours before any call
             folder.remove_temp_files()  # a run killed mid-write (SIGKILL, power loss) may have left some
             given = {v.name for v in self.views}
-            plan = self.views if self.replace_views else earlier_views(folder, given) + self.views
-            return extract_document(doc, self.domain, plan, self.config, backends, folder, skills=self.skills,
-                                    progress=progress, replace_views=self.replace_views, pool=pool)
+            plan = self.views if self.options.replace_views else earlier_views(folder, given) + self.views
+            return extract_document(doc, self.domain, plan, self.config, backends, folder, self.options,
+                                    progress=progress, pool=pool)
 
     def run_alone(self, item: CorpusInput, backend: Backend | BackendFactory | None,
                   progress: Progress | None) -> RunResult | InputError:

@@ -38,7 +38,8 @@ def run_set(data: Path, name: str, holdout: float, seed: int, top_k: int, work: 
             min_precision: float | None = None, typed_cues: bool | None = None, join: bool | None = None) -> dict:
     from kgkit.config.model import Config
     from kgkit.catalog.starter import starter_from_gold
-    from kgkit.learning.loop import LearnSettings, learn_skills
+    from kgkit.learning.settings import LearnSettings
+    from kgkit.learning.loop import learn_skills
     from kgkit.skills.library import load_library
 
     domain_file = work / f"{name}.yaml"

@@ -12,7 +12,7 @@ from kgkit.backends.offline.relations import find_relations
 from kgkit.backends.offline.skills import NAME_RX, juxtaposition_cue, nearest_cue, relation_candidates, relations_with_skills, role_cue, tight_cue, title_candidates, typed_cue
 from kgkit.skills.cues import cue_ends
 from kgkit.catalog.load import load_domain
-from kgkit.learning.loop import room_for_a_name
+from kgkit.learning.folding import room_for_a_name
 from kgkit.skills.library import make_skill
 from kgkit.skills.retrieve import gazetteer_skill
 from kgkit.learning.vetting import PROMPT_TEXT_CHARS
@@ -191,7 +191,7 @@ def employed_by_gold(tmp_path):
     import json
 
     from kgkit.config.model import Config
-    from kgkit.learning.loop import split_docs
+    from kgkit.learning.settings import split_docs
 
     people, orgs, towns = ["Ann Lee", "Bo Stahl", "Cy Moe", "Di Poe", "Ed Roe", "Fe Loo"], \
         ["Acme", "Initech", "Globex", "Hooli", "Umbra", "Wonka"], ["Tarnow", "Brno", "Oslo", "Lima", "Nice", "Kyiv"]
@@ -225,7 +225,8 @@ relation_types:
 
 def test_a_cue_that_helps_train_but_changes_nothing_on_dev_is_rejected_with_its_figure(tmp_path):
     """Vetting and the train check pass "employed by"; dev never states it: equal is a rejection."""
-    from kgkit.learning.loop import LearnSettings, learn_skills
+    from kgkit.learning.settings import LearnSettings
+    from kgkit.learning.loop import learn_skills
     from kgkit.skills.library import load_library
 
     split, kwargs, (gold, domain) = employed_by_gold(tmp_path)
@@ -240,7 +241,9 @@ def test_a_cue_that_helps_train_but_changes_nothing_on_dev_is_rejected_with_its_
 def test_a_gate_on_train_and_dev_keeps_that_cue_with_its_gain_and_it_reaches_held_out(tmp_path):
     """gate "train+dev": the same cue raises F1 over train and dev together, so it is kept,
     its gain recorded; the held-out documents (never gated on) then find their relations."""
-    from kgkit.learning.loop import LearnSettings, gate_docs, learn_skills
+    from kgkit.learning.settings import LearnSettings
+    from kgkit.learning.gate import gate_docs
+    from kgkit.learning.loop import learn_skills
     from kgkit.skills.library import load_library
 
     split, kwargs, (gold, domain) = employed_by_gold(tmp_path)
@@ -260,7 +263,8 @@ def test_the_cross_validated_gate_keeps_that_cue_with_the_gain_of_each_fold(tmp_
     """gate "cv" (the default): no dev split; the four learning documents are four folds, each
     scored by a learner that vetted and applied "employed by" on the other three. It wins
     F1 1.0 on each of the three documents that say it and nothing on the one that does not."""
-    from kgkit.learning.loop import LearnSettings, learn_skills, split_docs
+    from kgkit.learning.settings import LearnSettings, split_docs
+    from kgkit.learning.loop import learn_skills
     from kgkit.skills.library import load_library
 
     _, kwargs, (gold, domain) = employed_by_gold(tmp_path)
@@ -305,7 +309,8 @@ def test_a_fold_is_never_scored_by_a_learner_that_could_not_have_proposed_the_ca
     """A candidate drawn from fold 0's documents alone is not scored there (that fold's
     learner never saw the edge); drawn from folds 0 and 1, every fold is scored; a fold
     whose learner refuses it in vetting counts a gain of 0."""
-    from kgkit.learning.loop import Gate, LearnSettings, cv_folds
+    from kgkit.learning.gate import Gate, cv_folds
+    from kgkit.learning.settings import LearnSettings
 
     folds = cv_folds([f"d{i}" for i in range(6)], 3, seed=0)
     assert sorted(d for f in folds for d in f) == [f"d{i}" for i in range(6)] and all(len(f) == 2 for f in folds)
@@ -324,7 +329,8 @@ def test_an_unknown_gate_is_a_configuration_error(tmp_path):
     import pytest
 
     from kgkit.errors import ConfigError
-    from kgkit.learning.loop import LearnSettings, learn_skills
+    from kgkit.learning.settings import LearnSettings
+    from kgkit.learning.loop import learn_skills
 
     _, kwargs, (gold, domain) = employed_by_gold(tmp_path)
     with pytest.raises(ConfigError, match="skills.gate must be one of dev, train\\+dev, cv"):
@@ -336,7 +342,8 @@ def test_an_unknown_gate_is_a_configuration_error(tmp_path):
 def test_the_same_candidate_from_several_edges_is_one_candidate_with_all_their_provenance():
     """Grouped by kind, target and pattern (phrase order and case aside), in proposal order;
     an unstable edge among its proposers makes it a path-induction candidate."""
-    from kgkit.learning.loop import EdgeLabel, candidate_key, group_candidates
+    from kgkit.learning.report import EdgeLabel
+    from kgkit.learning.folding import candidate_key, group_candidates
 
     def cand(phrase, label):
         return {"kind": "relation", "target": "Work_For", "pattern": {"phrases": [phrase], "regex": []},

@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, cast
 
 from kgkit.config.model import Config
 
@@ -42,7 +42,8 @@ class Section:
 
 
 def _default(f: dataclasses.Field) -> Any:
-    return f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[misc]
+    factory = cast(Callable[[], Any], f.default_factory)
+    return factory() if f.default is dataclasses.MISSING else f.default
 
 
 @lru_cache(maxsize=1)
@@ -55,7 +56,7 @@ def declared() -> tuple[Setting | Section, ...]:
         if f.metadata.get("section"):
             out.append(Section(f.name, f.metadata["doc"]))
             out.extend(Setting((f.name, g.name), (f.name, g.name), _default(g), g.metadata["doc"])
-                       for g in dataclasses.fields(f.default_factory()))  # type: ignore[misc]
+                       for g in dataclasses.fields(_default(f)))
         else:
             key = tuple(f.metadata.get("key", f.name).split("."))
             out.append(Setting(key, (f.name,), _default(f), f.metadata["doc"]))

@@ -109,3 +109,42 @@ def test_export_reads_the_store(small_runs, tmp_path):
     data = json.loads(written.read_text())
     stats = json.loads(kgkit("graph", "stats", graph, "--tenant", "t1", "--json").output)
     assert len(data["nodes"]) == stats["nodes"] and len(data["edges"]) == stats["edges"]
+
+
+def _corpus_out(tmp_path):
+    """A corpus run's --out folder, as `kgkit extract` writes it (run folders and runs.jsonl)."""
+    for name in ("alpha", "beta"):
+        (tmp_path / f"{name}.txt").write_text(DOCS[name], encoding="utf-8")
+    out = tmp_path / "kgkit-out"
+    result = kgkit("extract", str(tmp_path / "alpha.txt"), str(tmp_path / "beta.txt"), "--domain", "legal_contracts",
+                   "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert (out / "runs.jsonl").is_file()
+    return out
+
+
+def test_add_takes_the_out_folder_of_a_corpus_run(tmp_path):
+    out = _corpus_out(tmp_path)
+    graph = str(tmp_path / "g.sqlite")
+    result = kgkit("graph", "add", graph, str(out))
+    assert result.exit_code == 0, result.output
+    assert result.output == "alpha: added (graph version 1)\nbeta: added (graph version 2)\n"
+
+
+def test_add_takes_a_glob_of_the_out_folder_runs_jsonl_included(tmp_path):
+    out = _corpus_out(tmp_path)
+    graph = str(tmp_path / "g.sqlite")
+    result = kgkit("graph", "add", graph, *sorted(str(p) for p in out.iterdir()))  # kgkit-out/*
+    assert result.exit_code == 0, result.output
+    assert result.output == "alpha: added (graph version 1)\nbeta: added (graph version 2)\n"
+    (tmp_path / "kgkit.yaml").write_text(f"graph:\n  url: {graph}\n")
+    result = kgkit("graph", "add", str(out), "--config", str(tmp_path / "kgkit.yaml"))  # GRAPH from graph.url
+    assert result.exit_code == 0, result.output
+    assert result.output == "alpha: unchanged (graph version 2)\nbeta: unchanged (graph version 2)\n"
+
+
+def test_add_with_only_runs_jsonl_is_a_usage_error(tmp_path):
+    out = _corpus_out(tmp_path)
+    result = kgkit("graph", "add", str(tmp_path / "g.sqlite"), str(out / "runs.jsonl"))
+    assert result.exit_code == 2
+    assert "no run folder among the paths given (only runs.jsonl)" in result.output

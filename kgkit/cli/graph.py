@@ -37,10 +37,6 @@ def graph_and(args: tuple[str, ...], what: str) -> tuple[str | None, str]:
     return (args[0], args[1]) if len(args) == 2 else (None, args[0])
 
 
-def _is_run(path: str) -> bool:
-    return (Path(path) / "nodes.json").is_file()
-
-
 def echo_json(data) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
@@ -59,20 +55,27 @@ def graph_cli():
 
 
 @graph_cli.command("add")
-@click.argument("args", nargs=-1, required=True, metavar="GRAPH RUN_DIR...")
+@click.argument("args", nargs=-1, required=True, metavar="[GRAPH] RUN_DIR...")
 @TENANT
 @CONFIG
 @AS_JSON
 def add_cli(args, tenant, config_path, as_json):
     """Add run folders written by `kgkit extract` (one transaction each).
 
-    A document already in the store under the same name is replaced by its new
-    contribution; an unchanged one changes nothing. GRAPH may be left out when
-    graph.url is set.
+    RUN_DIR is a run folder or the --out folder of a corpus run (its run folders
+    are added, in name order); a glob of that folder works too. A document already
+    in the store under the same name is replaced by its new contribution; an
+    unchanged one changes nothing. GRAPH may be left out when graph.url is set.
     """
-    graph, runs = (None, list(args)) if _is_run(args[0]) else (args[0], list(args[1:]))
+    from kgkit.graph.run_folders import expand_run_folders
+
+    # GRAPH is a .sqlite file or a URL, never a folder: a folder first means GRAPH was left out.
+    graph, runs = (None, list(args)) if Path(args[0]).is_dir() else (args[0], list(args[1:]))
     if not runs:
         raise click.UsageError("give at least one RUN_DIR after GRAPH")
+    runs = expand_run_folders(runs)
+    if not runs:
+        raise click.UsageError("no run folder among the paths given (only runs.jsonl)")
     with open_store(graph, tenant, config_path) as store:
         results = store.add(runs)
     if as_json:

@@ -148,3 +148,12 @@ def test_add_with_only_runs_jsonl_is_a_usage_error(tmp_path):
     result = kgkit("graph", "add", str(tmp_path / "g.sqlite"), str(out / "runs.jsonl"))
     assert result.exit_code == 2
     assert "no run folder among the paths given (only runs.jsonl)" in result.output
+
+
+def test_export_o_file_writes_that_file(small_runs, tmp_path):
+    graph = str(tmp_path / "g.sqlite")
+    kgkit("graph", "add", graph, str(small_runs["alpha"]))
+    result = kgkit("graph", "export", graph, "--format", "graphml", "-o", str(tmp_path / "corpus.graphml"))
+    assert result.exit_code == 0, result.output
+    assert result.output == f"{tmp_path / 'corpus.graphml'}\n"
+    assert (tmp_path / "corpus.graphml").is_file()

@@ -141,6 +141,21 @@ def money(cost: float) -> str:
     return f"${cost:.{max(4, 1 - math.floor(math.log10(cost)))}f}"
 
 
+def graph_report(url: str, added, stats: dict[str, Any], left_out: int) -> dict[str, Any]:
+    """What ``--graph`` loaded: documents by outcome, runs left out (failed chunks), and the
+    store's totals after the load."""
+    outcome = {status: sum(1 for r in added if r.status == status) for status in ("added", "replaced", "unchanged")}
+    return {"url": url, "tenant": stats["tenant"], **outcome, "left_out": left_out,
+            "documents": stats["documents"], "nodes": stats["nodes"], "edges": stats["edges"]}
+
+
+def format_graph_report(g: dict[str, Any]) -> str:
+    left = f", {g['left_out']} left out (failed chunks: --resume, then add)" if g["left_out"] else ""
+    return (f"\ngraph {g['url']} (tenant {g['tenant']}): {g['added']} document(s) added, {g['replaced']} replaced, "
+            f"{g['unchanged']} unchanged{left}; it now holds {g['documents']} document(s), {g['nodes']} nodes, "
+            f"{g['edges']} edges")
+
+
 def format_plan(plans, provider: str = "") -> str:
     rows = [["document", "chunks", "entities", "relations", "upgrades", "projections", "total (naive)", "saved",
              "est. tokens in/out", "est. cost"]]
@@ -251,12 +266,16 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
         from kgkit.graph import GraphStore
 
         with GraphStore.from_config(cfg, url=graph, tenant=tenant) as store:
-            store.add([r.run_dir for r in results if not r.manifest["failures"]])
+            added = store.add([r.run_dir for r in results if not r.manifest["failures"]])
+            stats = store.stats()
+        data["graph"] = graph_report(graph, added, stats, left_out=sum(1 for r in results if r.manifest["failures"]))
     if waiting:
         data["batches"] = [{"document": w.document, "run_dir": str(w.run_dir), "batch": w.batch_id,
                             "stage": w.stage, "status": w.status} for w in waiting]
     if results or not waiting:
         click.echo(json.dumps(data, indent=2) if as_json else format_summary(data))
+        if graph and not as_json:
+            click.echo(format_graph_report(data["graph"]))
     elif as_json:
         click.echo(json.dumps(data, indent=2))
     if waiting:

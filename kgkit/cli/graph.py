@@ -46,6 +46,11 @@ def _edge_line(edge: dict, names: dict[str, str]) -> str:
     return f"{names.get(edge['head'], edge['head'])} -{edge['relation']}-> {names.get(edge['tail'], edge['tail'])}"
 
 
+def _document_names(node: dict, doc_names: dict[str, str]) -> str:
+    """The names of the documents a node is found in, sorted (its ``d_`` ids mean nothing to a reader)."""
+    return ", ".join(sorted(doc_names.get(d, d) for d in node["documents"]))
+
+
 @click.group("graph")
 def graph_cli():
     """The corpus graph: many documents in one store, entities resolved across them.
@@ -121,10 +126,12 @@ def stats_cli(graph, tenant, config_path, as_json):
 @CONFIG
 @AS_JSON
 def show_cli(graph, node_id, tenant, config_path, as_json):
-    """Print the graph (nodes, then edges by name), or one node with --node; --json: the snapshot."""
+    """Print the graph: nodes by type and name with their documents, then edges by name; or
+    one node with --node; --json: the snapshot."""
     with open_store(graph, tenant, config_path) as store:
         snap = store.snapshot()
     names = {n["id"]: n["name"] for n in snap.nodes}
+    doc_names = {d["id"]: d["name"] for d in snap.documents}
     if node_id:
         node = next((n for n in snap.nodes if n["id"] == node_id), None)
         if node is None:
@@ -138,7 +145,7 @@ def show_cli(graph, node_id, tenant, config_path, as_json):
             return
         click.echo(f"{node['id']}  {node['type']}  {node['name']}")
         click.echo(f"  aliases: {', '.join(node['aliases']) or '-'}")
-        click.echo(f"  documents: {', '.join(node['documents'])}")
+        click.echo(f"  documents: {_document_names(node, doc_names)}")
         for e in touching:
             click.echo(f"  {_edge_line(e, names)}")
         return
@@ -147,10 +154,10 @@ def show_cli(graph, node_id, tenant, config_path, as_json):
         return
     click.echo(f"tenant {snap.tenant}, version {snap.version}: {len(snap.documents)} documents, "
                f"{len(snap.nodes)} nodes, {len(snap.edges)} edges")
-    for n in snap.nodes:
-        click.echo(f"{n['id']}  {n['type']}  {n['name']}  ({len(n['documents'])} document(s))")
-    for e in snap.edges:
-        click.echo(_edge_line(e, names))
+    for n in sorted(snap.nodes, key=lambda n: (n["type"], n["name"].casefold(), n["id"])):
+        click.echo(f"{n['id']}  {n['type']}  {n['name']}  ({_document_names(n, doc_names)})")
+    for line in sorted(_edge_line(e, names) for e in snap.edges):
+        click.echo(line)
 
 
 @graph_cli.command("merges")

@@ -173,3 +173,34 @@ def test_the_summary_shows_a_small_cost_as_non_zero():
            "cost": 3.6e-05, "seconds": 0.1, "warnings": [], "review": 0,
            "calls": {"total": 2, "naive": 2, "core": 2, "upgrade": {}, "reused": 0, "cache_hits": 0, "requests": 2}}
     assert "$0.000036" in format_summary({"runs": [run]}).splitlines()[2]
+
+
+NO_NARY_DOMAIN = """name: no_nary
+description: People and companies, nothing more.
+version: 1
+entity_types:
+  - name: Person
+    patterns:
+      regex: ['\\b(?:Mr|Ms|Dr)\\. [A-Z][a-z]+']
+  - name: Organization
+    patterns: [Acme Corp]
+relation_types:
+  - name: Work_For
+    head: [Person]
+    tail: [Organization]
+    triggers: [works for]
+"""
+
+
+def test_a_view_the_domain_cannot_serve_is_reported(tmp_path):
+    (tmp_path / "no_nary.yaml").write_text(NO_NARY_DOMAIN)
+    (tmp_path / "note.txt").write_text("Dr. Lee works for Acme Corp in the city.\n")
+    result = extract("--domain", tmp_path / "no_nary.yaml", "--view", "binary,nary", tmp_path / "note.txt")
+    assert result.exit_code == 0, result.output
+    warning = ("view nary: the domain no_nary declares no n-ary relation types (nary_relation_types), "
+               "so the view stays empty")
+    assert f"  warning: {warning}" in result.stdout.splitlines()
+    manifest = json.loads((tmp_path / "kgkit-out" / "note" / "manifest.json").read_text())
+    assert warning in manifest["warnings"]
+    served = extract("--domain", "legal_contracts", "--view", "nary", tmp_path / "note.txt")
+    assert served.exit_code == 0 and "warning: view nary" not in served.stdout

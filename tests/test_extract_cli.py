@@ -204,3 +204,18 @@ def test_a_view_the_domain_cannot_serve_is_reported(tmp_path):
     assert warning in manifest["warnings"]
     served = extract("--domain", "legal_contracts", "--view", "nary", tmp_path / "note.txt")
     assert served.exit_code == 0 and "warning: view nary" not in served.stdout
+
+
+def test_a_run_that_stops_before_its_first_answer_leaves_no_folder(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    (tmp_path / "note.txt").write_text("Acme Corp. signed with Beta LLC on March 3, 2021.\n")
+    result = CliRunner().invoke(cli, ["extract", "--model", "openai/gpt-4o-mini", str(tmp_path / "note.txt")])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-2:] == [
+        "Error: openai/gpt-4o-mini: no API key: OPENAI_API_KEY is not set",
+        "  hint: export OPENAI_API_KEY=<your API key>, or name the variable holding your key in llm.api_key_env"]
+    assert not (tmp_path / "kgkit-out").exists()
+    (tmp_path / "kept").mkdir()  # an --out that was there before stays
+    result = CliRunner().invoke(cli, ["extract", "--model", "openai/gpt-4o-mini", "--out", str(tmp_path / "kept"),
+                                      str(tmp_path / "note.txt")])
+    assert result.exit_code == 2 and list((tmp_path / "kept").iterdir()) == []

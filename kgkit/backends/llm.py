@@ -175,7 +175,7 @@ class LLMBackend:
         try:
             data, error, raw = self._ask(request, tally)
         except ProviderError as exc:
-            exc.requests, exc.retries = tally.requests, tally.retries  # type: ignore[attr-defined]
+            exc.requests, exc.retries = tally.requests, tally.retries
             raise
         return PassResult(
             data=self.scrub(data),
@@ -419,7 +419,7 @@ class LLMBackend:
             # chunk and goes on. The same refusal over and over means the request is wrong
             # for this provider (an unsupported parameter): stop the run instead.
             self._refusals += 1
-            error.request_specific = self._refusals < MAX_REFUSALS  # type: ignore[attr-defined]
+            error.request_specific = self._refusals < MAX_REFUSALS
         return error
 
 

@@ -164,7 +164,8 @@ def passes(doc, chunks, domain, views, config: Config, accounting: Accounting, s
         yield from (relation_request(c, domain, settings, doc.title, []) for c in chunks)
     upgrades = []
     for view in (v for v in views if v.is_upgrade):
-        if skeleton.nodes and not get_mode(view.mode).can_build(view, domain, skeleton):
+        mode = get_mode(view.mode)
+        if skeleton.nodes and mode.strategy == "upgrade" and not mode.can_build(view, domain, skeleton):
             accounting.skip(view.name, len(chunks))  # as the run does (no event type declared, say)
         else:
             upgrades.append(view)

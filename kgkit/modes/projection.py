@@ -8,7 +8,7 @@ their core IDs, so a projected edge and its skeleton edge join trivially.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from kgkit.formats.model import Domain, View
 from kgkit.modes.base import Skeleton
@@ -16,7 +16,7 @@ from kgkit.modes.base import Skeleton
 
 class ProjectionMode:
     name = "projection.v1"
-    strategy = "projection"
+    strategy: Literal["projection"] = "projection"
 
     def project(self, view: View, skeleton: Skeleton, domain: Domain) -> dict[str, Any]:
         rules = view.projection

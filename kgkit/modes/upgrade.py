@@ -8,7 +8,7 @@ node of the document comes back as None, already counted and written for review.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from kgkit.documents.types import Chunk
 from kgkit.formats.model import Domain, View
@@ -17,7 +17,7 @@ from kgkit.modes.base import Scope, Skeleton, validate_answer
 
 class UpgradeMode:
     name = ""
-    strategy = "upgrade"
+    strategy: Literal["upgrade"] = "upgrade"
     answer_key = ""  # the list in the pass answer (and in the view file)
 
     def context(self, view: View, domain: Domain, chunk: Chunk, skeleton: Skeleton) -> dict[str, Any]:

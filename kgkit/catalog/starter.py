@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter, defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +154,56 @@ def read_gold(directory: Path) -> list[dict[str, Any]]:
     return docs
 
 
+@dataclass
+class _GoldTally:
+    """What a gold folder declares, counted: the types, relation ends, event and n-ary roles."""
+
+    type_count: Counter[str] = field(default_factory=Counter)
+    names_by_type: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    relations: dict[str, dict[str, set[str]]] = field(default_factory=lambda: defaultdict(lambda: {"head": set(),
+                                                                                                   "tail": set()}))
+    relation_count: Counter[str] = field(default_factory=Counter)
+    temporal_only: set[str] = field(default_factory=set)
+    roles: dict[str, dict[str, set[str]]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(set)))
+    event_triggers: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    nary: dict[str, dict[str, set[str]]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(set)))
+
+    @classmethod
+    def of(cls, docs: list[dict[str, Any]]) -> "_GoldTally":
+        tally = cls()
+        for doc in docs:
+            tally._add(doc)
+        tally.temporal_only -= {_safe_type(r["relation"]) for doc in docs for r in doc.get("relations", [])}
+        tally.nary = {k: v for k, v in tally.nary.items() if k not in tally.roles}  # events repeat as hyperedges
+        return tally
+
+    def _add(self, doc: dict[str, Any]) -> None:
+        types = {e["name"]: _safe_type(e["type"]) for e in doc.get("entities", [])}
+        for e in doc.get("entities", []):
+            self.type_count[_safe_type(e["type"])] += 1
+            self.names_by_type[_safe_type(e["type"])][e["name"]] += 1
+        for key in ("relations", "temporal"):
+            for r in doc.get(key, []):
+                label = _safe_type(r["relation"])
+                self.relation_count[label] += 1
+                (self.temporal_only.add if key == "temporal" else self.temporal_only.discard)(label)
+                for end in ("head", "tail"):
+                    if r.get(end) in types:
+                        self.relations[label][end].add(types[r[end]])
+        for ev in doc.get("events", []):
+            label = _safe_type(ev["type"])
+            self.event_triggers[label][ev.get("trigger") or ""] += 1
+            self.roles[label]  # an event type with no argument in gold is still declared
+            for role, filler in (ev.get("arguments") or {}).items():
+                for who in filler if isinstance(filler, list) else [filler]:
+                    self.roles[label][_safe_role(role)].add(types.get(who, ""))
+        for h in doc.get("hyperedges", []):
+            label = _safe_type(h["relation"])
+            for role, filler in (h.get("roles") or {}).items():
+                for who in filler if isinstance(filler, list) else [filler]:
+                    self.nary[label][_safe_role(role)].add(types.get(who, ""))
+
+
 def starter_from_gold(name: str, directory: Path, seed_from: Path | None = None) -> str:
     """Scaffold entity, relation, n-ary and event types (ends and roles inferred) from gold.
 
@@ -163,71 +214,55 @@ def starter_from_gold(name: str, directory: Path, seed_from: Path | None = None)
     relations get its triggers (:func:`general_seeds`), each with a comment saying so.
     """
     docs = read_gold(directory)
-    type_count: Counter[str] = Counter()
-    names_by_type: dict[str, Counter[str]] = defaultdict(Counter)
-    relations: dict[str, dict[str, set[str]]] = defaultdict(lambda: {"head": set(), "tail": set()})
-    relation_count: Counter[str] = Counter()
-    temporal_only: set[str] = set()
-    roles: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))  # event type -> role -> types
-    event_triggers: dict[str, Counter[str]] = defaultdict(Counter)
-    nary: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-    for doc in docs:
-        types = {e["name"]: _safe_type(e["type"]) for e in doc.get("entities", [])}
-        for e in doc.get("entities", []):
-            type_count[_safe_type(e["type"])] += 1
-            names_by_type[_safe_type(e["type"])][e["name"]] += 1
-        for key in ("relations", "temporal"):
-            for r in doc.get(key, []):
-                label = _safe_type(r["relation"])
-                relation_count[label] += 1
-                (temporal_only.add if key == "temporal" else temporal_only.discard)(label)
-                for end in ("head", "tail"):
-                    if r.get(end) in types:
-                        relations[label][end].add(types[r[end]])
-        for ev in doc.get("events", []):
-            label = _safe_type(ev["type"])
-            event_triggers[label][ev.get("trigger") or ""] += 1
-            roles[label]  # an event type with no argument in gold is still declared
-            for role, filler in (ev.get("arguments") or {}).items():
-                for who in filler if isinstance(filler, list) else [filler]:
-                    roles[label][_safe_role(role)].add(types.get(who, ""))
-        for h in doc.get("hyperedges", []):
-            label = _safe_type(h["relation"])
-            for role, filler in (h.get("roles") or {}).items():
-                for who in filler if isinstance(filler, list) else [filler]:
-                    nary[label][_safe_role(role)].add(types.get(who, ""))
-    temporal_only -= {_safe_type(r["relation"]) for doc in docs for r in doc.get("relations", [])}
-    if not type_count:
+    tally = _GoldTally.of(docs)
+    if not tally.type_count:
         raise InputError(f"the gold files in {directory} declare no entities; nothing to scaffold")
-    seeds = general_seeds(list(type_count), relations, seed_from)
+    seeds = general_seeds(list(tally.type_count), tally.relations, seed_from)
     out = [header(name, [f"Scaffolded from the gold folder {directory} ({len(docs)} documents).",
                          "Add descriptions, patterns and triggers: the offline backend needs them."]
                   + seeds.summary())]
     out.append(f"\nname: {scalar(name)}\ndescription: {scalar(f'Types found in the gold annotations of {Path(directory).name}.')}\nversion: 1\n")
-    out.append("\n# Entity types, most frequent first; examples are frequent gold names.\nentity_types:\n")
-    for t, n in type_count.most_common():
-        examples = [s for s, _ in names_by_type[t].most_common(3)]
+    out += _entity_lines(tally, seeds) + _relation_lines(tally, seeds) + _role_lines(tally)
+    out.append(_gold_examples(docs))
+    out.append(_TAIL)
+    return "".join(out)
+
+
+def _entity_lines(tally: _GoldTally, seeds: "Seeds") -> list[str]:
+    out = ["\n# Entity types, most frequent first; examples are frequent gold names.\nentity_types:\n"]
+    for t, n in tally.type_count.most_common():
+        examples = [s for s, _ in tally.names_by_type[t].most_common(3)]
         out.append(f"  - name: {scalar(t)}  # {n} in gold\n")
         out.append(seeds.entity_block(t))
         out.append(f"    examples: {flow(examples)}\n")
-    if relations:
-        out.append("\n# Relation types; head and tail types are those seen in gold.\nrelation_types:\n")
-        for label, _ in relation_count.most_common():
-            head = sorted(relations[label]["head"]) or ["*"]
-            tail = sorted(relations[label]["tail"]) or ["*"]
-            where = " (only in temporal)" if label in temporal_only else ""
-            out.append(f"  - name: {scalar(label)}  # {relation_count[label]} in gold{where}\n"
-                       f"    head: {flow(head)}\n    tail: {flow(tail)}\n")
-            out.append(seeds.relation_block(label))
-    nary = {k: v for k, v in nary.items() if k not in roles}  # events are repeated as hyperedges
-    for key, table in (("nary_relation_types", nary), ("event_types", roles)):
+    return out
+
+
+def _relation_lines(tally: _GoldTally, seeds: "Seeds") -> list[str]:
+    if not tally.relations:
+        return []
+    out = ["\n# Relation types; head and tail types are those seen in gold.\nrelation_types:\n"]
+    for label, _ in tally.relation_count.most_common():
+        head = sorted(tally.relations[label]["head"]) or ["*"]
+        tail = sorted(tally.relations[label]["tail"]) or ["*"]
+        where = " (only in temporal)" if label in tally.temporal_only else ""
+        out.append(f"  - name: {scalar(label)}  # {tally.relation_count[label]} in gold{where}\n"
+                   f"    head: {flow(head)}\n    tail: {flow(tail)}\n")
+        out.append(seeds.relation_block(label))
+    return out
+
+
+def _role_lines(tally: _GoldTally) -> list[str]:
+    """The n-ary relation and event types, with their roles and the roles' types."""
+    out: list[str] = []
+    for key, table in (("nary_relation_types", tally.nary), ("event_types", tally.roles)):
         if not table:
             continue
         out.append(f"\n{key}:\n")
         for label in sorted(table):
             out.append(f"  - name: {scalar(label)}\n")
-            if key == "event_types" and event_triggers[label]:
-                words = [w for w, _ in event_triggers[label].most_common(5) if w]
+            if key == "event_types" and tally.event_triggers[label]:
+                words = [w for w, _ in tally.event_triggers[label].most_common(5) if w]
                 if words:
                     out.append(f"    triggers: {flow(words)}\n")
             if not table[label]:
@@ -239,9 +274,7 @@ def starter_from_gold(name: str, directory: Path, seed_from: Path | None = None)
                 typed = sorted(t for t in table[label][role] if t)
                 spec = f"{{types: {flow(typed)}}}" if typed else "{literal: text}"
                 out.append(f"      {scalar(role)}: {spec}\n")
-    out.append(_gold_examples(docs))
-    out.append(_TAIL)
-    return "".join(out)
+    return out
 
 
 class Seeds:

@@ -48,6 +48,7 @@ def chunk_document(doc: Document, size: int, overlap: int) -> list[Chunk]:
     start, end = _skip_space(text, 0), 0
     while start < last:
         limit = start + size
+        cut: int | None
         if limit >= last:
             cut = last
         else:

@@ -26,7 +26,8 @@ SKILL_HINDSIGHT = "skill_hindsight"  # hindsight diagnosis for misses
 class PassRequest:
     """Everything one pass needs.
 
-    ``context`` carries what the prompt and the offline rules read, by key:
+    ``context`` carries what the prompt and the offline rules read, by key (one TypedDict
+    per pass kind in :mod:`kgkit.backends.contexts`):
       ``domain`` (kgkit.formats.model.Domain) — always;
       ``entities`` — list of node dicts {"id","name","type","aliases"} of V_doc (relations, upgrades);
       ``skeleton`` — list of edge dicts {"id","head","relation","tail"} by node name (upgrades);

@@ -19,6 +19,7 @@ from kgkit.canon.merge import merge_entities
 from kgkit.canon.records import Mention
 from kgkit import ids
 from kgkit.backends.base import ENTITIES, RELATIONS, PassRequest
+from kgkit.backends.contexts import EntitiesContext, RelationsContext
 from kgkit.config.model import CanonConfig, LimitsConfig, ReviewConfig
 from kgkit.documents.types import Chunk, Document
 from kgkit.formats.model import Domain
@@ -75,7 +76,7 @@ class CoreResult:
 
 
 def entity_request(chunk: Chunk, domain: Domain, settings: CoreSettings, title: str | None) -> PassRequest:
-    context = {"domain": domain, "skills": settings.skills, "title": title}
+    context: EntitiesContext = {"domain": domain, "skills": settings.skills, "title": title}
     return PassRequest(kind=ENTITIES, stage="entities", chunk=chunk, schema=ENTITIES_SCHEMA, context=context,
                        prompt=settings.prompts.get("entities", "entities.j2"))
 
@@ -101,7 +102,7 @@ def document_level(nodes: list[dict[str, Any]], opening: str, n: int) -> set[str
 def relation_request(chunk: Chunk, domain: Domain, settings: CoreSettings, title: str | None,
                      entities: list[dict[str, Any]]) -> PassRequest:
     """The relation pass on ``chunk``, told of ``entities`` (:func:`prompt_nodes`)."""
-    context = {"domain": domain, "entities": entities, "skills": settings.skills, "title": title}
+    context: RelationsContext = {"domain": domain, "entities": entities, "skills": settings.skills, "title": title}
     return PassRequest(kind=RELATIONS, stage="relations", chunk=chunk, schema=RELATIONS_SCHEMA, context=context,
                        prompt=settings.prompts.get("relations", "relations.j2"))
 

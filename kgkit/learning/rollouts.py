@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from kgkit.backends.base import SKILL_INDUCTION, Backend, PassRequest, PassResult
+from kgkit.backends.contexts import SkillContext
 from kgkit.canon.names import entity_type_name
 from kgkit.config.model import Config
 from kgkit.documents.types import Chunk
@@ -195,7 +196,7 @@ class Extractor:
         # names some rollouts found and others did not (what path induction may steady)
         unsteady = sorted(n for n in entities if not all(any(e["name"] == n for e in s.get("entities", []))
                                                          for s in samples))
-        context = {
+        context: SkillContext = {
             "domain": self.domain, "title": doc.title, "skills": [], "evidence": evidence or "",
             "typed_cues": self.settings.typed_cues,
             # in the domain's terms: gold "Peop" is general's "Person" by alias; None if undeclared

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Protocol, Union
 from kgkit.errors import NotFoundError, did_you_mean
 
 if TYPE_CHECKING:
+    from kgkit.backends.contexts import UpgradeContext
     from kgkit.documents.types import Chunk
     from kgkit.formats.model import Domain, View
     from kgkit.modes.base import Scope, Skeleton
@@ -36,7 +37,7 @@ class UpgradeStrategy(Protocol):
     name: str
     strategy: Literal["upgrade"]
 
-    def context(self, view: View, domain: Domain, chunk: Chunk, skeleton: Skeleton) -> dict[str, Any]: ...
+    def context(self, view: View, domain: Domain, chunk: Chunk, skeleton: Skeleton) -> UpgradeContext: ...
 
     def unserved(self, domain: Domain) -> str | None: ...
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from kgkit.backends.contexts import UpgradeContext
 from kgkit.documents.types import Chunk
 from kgkit.formats.model import Domain, View
 from kgkit.modes.base import Scope, Skeleton, validate_answer
@@ -20,10 +21,10 @@ class UpgradeMode:
     strategy: Literal["upgrade"] = "upgrade"
     answer_key = ""  # the list in the pass answer (and in the view file)
 
-    def context(self, view: View, domain: Domain, chunk: Chunk, skeleton: Skeleton) -> dict[str, Any]:
+    def context(self, view: View, domain: Domain, chunk: Chunk, skeleton: Skeleton) -> UpgradeContext:
         """The pass context: the chunk's nodes and edges from the skeleton, domain and view."""
         nodes, edges = skeleton.part_for(chunk)
-        context: dict[str, Any] = {"domain": domain, "view": view, "entities": nodes, "skeleton": edges}
+        context: UpgradeContext = {"domain": domain, "view": view, "entities": nodes, "skeleton": edges}
         if view.template is not None:
             context["template"] = view.template
         return context

@@ -35,9 +35,10 @@ class Setting:
 
 @dataclass(frozen=True)
 class Section:
-    """A kgkit.yaml mapping of settings (``llm``, ``canon``, …), declared by one dataclass."""
+    """A kgkit.yaml mapping of settings (``llm``, ``canon``, …), declared by one dataclass;
+    a section may hold sections of its own."""
 
-    name: str
+    key: tuple[str, ...]  # ("llm",); ("query", "search")
     doc: str
 
 
@@ -49,18 +50,21 @@ def _default(f: dataclasses.Field) -> Any:
 @lru_cache(maxsize=1)
 def declared() -> tuple[Setting | Section, ...]:
     """Every section and setting, in declaration order (a section before its settings)."""
+    return tuple(_walk(Config, (), ()))
+
+
+def _walk(cls: type, key: tuple[str, ...], attr: tuple[str, ...]) -> list[Setting | Section]:
     out: list[Setting | Section] = []
-    for f in dataclasses.fields(Config):
+    for f in dataclasses.fields(cls):
         if "doc" not in f.metadata:
             continue  # not a setting (Config.source)
         if f.metadata.get("section"):
-            out.append(Section(f.name, f.metadata["doc"]))
-            out.extend(Setting((f.name, g.name), (f.name, g.name), _default(g), g.metadata["doc"])
-                       for g in dataclasses.fields(_default(f)))
+            out.append(Section(key + (f.name,), f.metadata["doc"]))
+            out += _walk(type(_default(f)), key + (f.name,), attr + (f.name,))
         else:
-            key = tuple(f.metadata.get("key", f.name).split("."))
-            out.append(Setting(key, (f.name,), _default(f), f.metadata["doc"]))
-    return tuple(out)
+            own = tuple(f.metadata["key"].split(".")) if "key" in f.metadata else (f.name,)
+            out.append(Setting(key + own, attr + (f.name,), _default(f), f.metadata["doc"]))
+    return out
 
 
 def settings() -> list[Setting]:
@@ -105,16 +109,13 @@ def to_data(config: Config) -> dict[str, Any]:
 def schema_with_declarations(schema: dict[str, Any]) -> dict[str, Any]:
     """``schema`` (the config JSON Schema) with every declared description and default set."""
     schema = json.loads(json.dumps(schema))
-    props = schema["properties"]
     for item in declared():
-        if isinstance(item, Section):
-            props[item.name]["description"] = item.doc
-            continue
-        node = props[item.key[0]]
-        if len(item.key) == 2:
-            node = node["properties"][item.key[1]]
+        node = schema
+        for part in item.key:
+            node = node["properties"][part]
         node["description"] = item.doc
-        node["default"] = plain(item.default)
+        if isinstance(item, Setting):
+            node["default"] = plain(item.default)
     return schema
 
 

@@ -187,6 +187,118 @@ def run_upgrade(view: View, doc: Document, chunks: list[Chunk], domain: Domain, 
     return mode.payload(view, list(items.values())), rejects, list(extra_nodes.values())
 
 
+def core_settings(config: Config, skills: list[dict[str, Any]]) -> CoreSettings:
+    """What the core passes and the merge read of the configuration."""
+    return CoreSettings(
+        fuzzy_threshold=config.canon.fuzzy_threshold, legal_suffixes=config.canon.legal_suffixes,
+        block_cap=config.canon.block_cap,
+        evidence_threshold=config.review.evidence_threshold,
+        confidence_threshold=config.review.confidence_threshold,
+        admit_unverified=config.review.admit_unverified,
+        prompts={k: str(v) for k, v in config.prompts.items()}, skills=skills,
+        document_entities=config.limits.document_entities,
+    )
+
+
+class _DocumentViews:
+    """One document's views as they are built on its skeleton: payloads (in the views'
+    order), rejects and held-back counts per stage, the node table (the skeleton's, then the
+    view-only nodes upgrades add) and the review entries."""
+
+    def __init__(self, doc: Document, domain: Domain, chunks: list[Chunk], core: Any, accounting: Accounting,
+                 report: Progress | None):
+        self.doc, self.domain, self.chunks, self.accounting, self.report = doc, domain, chunks, accounting, report
+        self.skeleton: Skeleton = core.skeleton
+        self.review: list[dict[str, Any]] = core.review
+        self.rejects: dict[str, dict[str, int]] = {"core": core.rejects}
+        self.held: dict[str, dict[str, int]] = dict(core.held)
+        self.payloads: dict[str, dict[str, Any]] = {}
+        self.nodes: list[dict[str, Any]] = list(self.skeleton.nodes)
+
+    def head(self, view: View) -> dict[str, Any]:
+        return {"view": view.name, "mode": view.mode, "doc_id": self.doc.id}
+
+    def place(self, views: list[View]) -> list[View]:
+        """Projections built now, views that can build nothing written empty; the upgrade
+        views whose passes run (all of them at once), their places kept in the views' order."""
+        upgrades: list[View] = []
+        for view in views:
+            mode = get_mode(view.mode)
+            with self.accounting.timed(view.name):
+                if mode.strategy == "projection":
+                    self.payloads[view.name] = {**self.head(view), **mode.project(view, self.skeleton, self.domain)}
+                    if self.report:
+                        self.report(view.name, 1, 1)
+                elif not mode.can_build(view, self.domain, self.skeleton):  # e.g. no entity for a temporal edge
+                    self.accounting.skip(view.name, len(self.chunks))
+                    self.payloads[view.name] = {**self.head(view), **mode.payload(view, [])}
+                    self.rejects[view.name], self.held[view.name] = {}, {}
+                else:  # filled by upgrade(); the keys now keep the views' order
+                    self.payloads[view.name], self.rejects[view.name], self.held[view.name] = {}, {}, {}
+                    upgrades.append(view)
+        return upgrades
+
+    def upgrade(self, upgrades: list[View], runner: PassRunner, config: Config) -> None:
+        """Every upgrade view's passes, at once (one per chunk and view, or per chunk with
+        ``upgrades.combine``), then each view from its answers."""
+        doc, domain, chunks, skeleton = self.doc, self.domain, self.chunks, self.skeleton
+        worked = {view.name: busy_chunks(view, domain, chunks, skeleton, config, self.accounting)
+                  for view in upgrades}
+        if config.upgrades.combine:  # one pass per chunk for every view (kgkit/engine/combine.py)
+            answers = combined_answers(runner.run_all, upgrades, worked, chunks, domain,
+                                       lambda v, cs: upgrade_requests(v, doc, cs, domain, skeleton, config),
+                                       self.accounting)
+        else:
+            answers = runner.run_all([request for view in upgrades
+                                      for request in upgrade_requests(view, doc, worked[view.name], domain,
+                                                                      skeleton, config)])
+        report = self.report
+        for view in upgrades:
+            with self.accounting.timed(view.name):
+                total = len(worked[view.name])
+                on_chunk = ((lambda done, _v=view.name, _t=total: report(_v, done, _t)) if report
+                            else (lambda done: None))
+                payload, view_rejects, extra = run_upgrade(view, doc, worked[view.name], domain, skeleton, answers,
+                                                           config, self.review, on_chunk, self.held[view.name])
+                self.payloads[view.name] = {**self.head(view), **payload}
+                self.rejects[view.name] = view_rejects
+                known = {node["id"] for node in self.nodes}
+                self.nodes += [node for node in extra if node["id"] not in known]
+
+    def add_held(self, runners: Sequence[PassRunner]) -> None:
+        """What the limits left out, beside what the gate held back."""
+        for runner in runners:
+            for stage, reasons in runner.held.items():
+                for reason, count in reasons.items():
+                    self.held.setdefault(stage, {})[reason] = self.held.get(stage, {}).get(reason, 0) + count
+
+
+def _warnings(doc: Document, domain: Domain, views: list[View], dangling: int, failures: list[dict[str, Any]],
+              review: list[dict[str, Any]]) -> list[str]:
+    warnings = list(doc.warnings) + unserved_views(domain, views)
+    if dangling:
+        warnings.append(f"{dangling} view reference(s) name no node of nodes.json")
+    if failures:
+        warnings.append(f"{len(failures)} pass(es) failed; rerun with --resume to retry them")
+    skipped = sorted({r["item"]["regex"] for r in review if str(r.get("reason", "")).startswith("regex_")})
+    if skipped:
+        warnings.append(f"{len(skipped)} regex(es) skipped on some chunks (input.regex_timeout); see review.jsonl")
+    return warnings
+
+
+def _write(folder: RunFolder, doc: Document, built: _DocumentViews, review: list[dict[str, Any]],
+           manifest: dict[str, Any], written: set[str], replace_views: bool) -> None:
+    """The run folder's files; the manifest last: a folder with a manifest is complete."""
+    with built.accounting.timed("write"):
+        folder.write_json("nodes.json", {"doc_id": doc.id, "nodes": built.nodes})
+        for name, payload in built.payloads.items():
+            folder.write_json(f"views/{view_file_name(name)}", payload)
+        if replace_views:
+            folder.remove_stale_views(written)
+        folder.write_jsonl("review.jsonl", review)
+        folder.write_json("manifest.json", manifest)
+
+
 def extract_document(doc: Document, domain: Domain, views: list[View], config: Config,
                      backends: tuple[Backend, Backend], folder: RunFolder, options: RunOptions = RunOptions(),
                      progress: Progress | None = None, pool: PassPool | None = None,
@@ -201,100 +313,33 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
     ``view_files`` lists every file there after the run."""
     started = datetime.datetime.now(datetime.timezone.utc)
     report = (lambda stage, done, total: progress(doc.name, stage, done, total)) if progress else None
-    upgrade_views = [v.name for v in views if v.is_upgrade]
     chunks = chunk(doc, domain, config)
-    n = len(chunks)
-    accounting = Accounting(n_chunks=n, views=[v.name for v in views], upgrade_views=upgrade_views)
+    accounting = Accounting(n_chunks=len(chunks), views=[v.name for v in views],
+                            upgrade_views=[v.name for v in views if v.is_upgrade])
     core_runner = PassRunner(backends[0], folder, accounting, config.limits, pool)
     upgrade_runner = PassRunner(backends[1], folder, accounting, config.limits, pool)
     skill_list = retrieve_skills(domain, doc, config, options.skills)
-    replace_views = options.replace_views
-    settings = CoreSettings(
-        fuzzy_threshold=config.canon.fuzzy_threshold, legal_suffixes=config.canon.legal_suffixes,
-        block_cap=config.canon.block_cap,
-        evidence_threshold=config.review.evidence_threshold,
-        confidence_threshold=config.review.confidence_threshold,
-        admit_unverified=config.review.admit_unverified,
-        prompts={k: str(v) for k, v in config.prompts.items()}, skills=skill_list,
-        document_entities=config.limits.document_entities,
-    )
     with accounting.timed("core"):
-        core = run_core(doc, chunks, domain, core_runner.run_all, settings, progress=report, skip=accounting.skip)
-    skeleton, review = core.skeleton, core.review
-    rejects: dict[str, dict[str, int]] = {"core": core.rejects}
-    held: dict[str, dict[str, int]] = dict(core.held)
-    payloads: dict[str, dict[str, Any]] = {}
-    nodes = list(skeleton.nodes)
-    heads = {view.name: {"view": view.name, "mode": view.mode, "doc_id": doc.id} for view in views}
-    upgrades: list[View] = []  # the views whose passes run, all of them at once
-    for view in views:
-        mode = get_mode(view.mode)
-        with accounting.timed(view.name):
-            if mode.strategy == "projection":
-                payloads[view.name] = {**heads[view.name], **mode.project(view, skeleton, domain)}
-                if report:
-                    report(view.name, 1, 1)
-            elif not mode.can_build(view, domain, skeleton):  # e.g. no entity for a temporal edge to join
-                accounting.skip(view.name, n)
-                payloads[view.name] = {**heads[view.name], **mode.payload(view, [])}
-                rejects[view.name], held[view.name] = {}, {}
-            else:  # filled below; the keys now keep the views' order
-                payloads[view.name], rejects[view.name], held[view.name] = {}, {}, {}
-                upgrades.append(view)
-    worked = {view.name: busy_chunks(view, domain, chunks, skeleton, config, accounting) for view in upgrades}
-    if config.upgrades.combine:  # one pass per chunk for every view (kgkit/engine/combine.py)
-        answers = combined_answers(upgrade_runner.run_all, upgrades, worked, chunks, domain,
-                                   lambda v, cs: upgrade_requests(v, doc, cs, domain, skeleton, config), accounting)
-    else:
-        answers = upgrade_runner.run_all([request for view in upgrades
-                                          for request in upgrade_requests(view, doc, worked[view.name], domain,
-                                                                          skeleton, config)])
-    for view in upgrades:
-        with accounting.timed(view.name):
-            total = len(worked[view.name])
-            on_chunk = (lambda done, _v=view.name, _t=total: report(_v, done, _t)) if report else (lambda done: None)
-            payload, view_rejects, extra = run_upgrade(view, doc, worked[view.name], domain, skeleton, answers,
-                                                       config, review, on_chunk, held[view.name])
-            payloads[view.name] = {**heads[view.name], **payload}
-            rejects[view.name] = view_rejects
-            known = {node["id"] for node in nodes}
-            nodes += [node for node in extra if node["id"] not in known]
-
-    for runner in (core_runner, upgrade_runner):  # what the limits left out, beside what the gate held back
-        for stage, reasons in runner.held.items():
-            for reason, count in reasons.items():
-                held.setdefault(stage, {})[reason] = held.get(stage, {}).get(reason, 0) + count
+        core = run_core(doc, chunks, domain, core_runner.run_all, core_settings(config, skill_list), progress=report,
+                        skip=accounting.skip)
+    built = _DocumentViews(doc, domain, chunks, core, accounting, report)
+    built.upgrade(built.place(views), upgrade_runner, config)
+    built.add_held((core_runner, upgrade_runner))
     failures = core_runner.failures + upgrade_runner.failures
-    review = core_runner.review + upgrade_runner.review + review
-    dangling = dangling_references(nodes, payloads)
-    warnings = list(doc.warnings) + unserved_views(domain, views)
-    if dangling:
-        warnings.append(f"{dangling} view reference(s) name no node of nodes.json")
-    if failures:
-        warnings.append(f"{len(failures)} pass(es) failed; rerun with --resume to retry them")
-    skipped = sorted({r["item"]["regex"] for r in review if str(r.get("reason", "")).startswith("regex_")})
-    if skipped:
-        warnings.append(f"{len(skipped)} regex(es) skipped on some chunks (input.regex_timeout); see review.jsonl")
-
-    counts = {"nodes": len(nodes), "merges": len(core.merges), "skeleton_edges": len(skeleton.edges),
-              "rejects": rejects, "held_back": held, "dangling": dangling, "review": len(review)}
-    written = {view_file_name(name) for name in payloads}
-    keep = folder.views_dir.is_dir() and not replace_views
+    review = core_runner.review + upgrade_runner.review + built.review
+    dangling = dangling_references(built.nodes, built.payloads)
+    warnings = _warnings(doc, domain, views, dangling, failures, review)
+    counts = {"nodes": len(built.nodes), "merges": len(core.merges), "skeleton_edges": len(built.skeleton.edges),
+              "rejects": built.rejects, "held_back": built.held, "dangling": dangling, "review": len(review)}
+    written = {view_file_name(name) for name in built.payloads}
+    keep = folder.views_dir.is_dir() and not options.replace_views
     present = {p.name for p in folder.views_dir.glob("*.json")} if keep else set()
     manifest = build_manifest(doc=doc, domain=domain, views=views, backends=backends, skills=skill_list,
-                              accounting=accounting, started=started, counts=counts, payloads=payloads,
+                              accounting=accounting, started=started, counts=counts, payloads=built.payloads,
                               warnings=warnings, failures=failures, view_files=sorted(written | present))
     manifest.update(manifest_extra or {})
-    nodes_file = {"doc_id": doc.id, "nodes": nodes}
-    with accounting.timed("write"):
-        folder.write_json("nodes.json", nodes_file)
-        for name, payload in payloads.items():
-            folder.write_json(f"views/{view_file_name(name)}", payload)
-        if replace_views:
-            folder.remove_stale_views(written)
-        folder.write_jsonl("review.jsonl", review)
-        folder.write_json("manifest.json", manifest)  # last: a folder with a manifest is complete
-    return RunResult(run_dir=folder.path, manifest=manifest, nodes=nodes, views=payloads, review=review,
+    _write(folder, doc, built, review, manifest, written, options.replace_views)
+    return RunResult(run_dir=folder.path, manifest=manifest, nodes=built.nodes, views=built.payloads, review=review,
                      failures=failures)
 
 

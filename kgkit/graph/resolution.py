@@ -118,10 +118,15 @@ def resolve(groups: dict[str, Group], claims: dict[str, set[str]], apart: set[fr
         adj = neighbours_in(groups, targets, apart, threshold)
         near = lambda n: adj.get(n, frozenset())  # noqa: E731
         order = lambda n: (groups[n].key, n)  # noqa: E731
+    clusters = _clusters(groups, members, by_key, targets, near, order)
+    alias_joined = _join_aliases(clusters, by_key, claimed, targets, apart)
+    return _assignments(clusters, alias_joined)
 
-    def separated(a: list[Group], b: list[Group]) -> bool:
-        return any(frozenset((x.node, y.node)) in apart for x in a for y in b)
 
+def _clusters(groups: dict[str, Group], members: list[Group], by_key: dict[tuple[str, str], Group],
+              targets: set[tuple[str, str]], near: Near, order: Order) -> list[list[Group]]:
+    """Each group's fuzzy cluster (alias targets stay out of fuzzy matching), then each
+    alias target alone."""
     clusters: list[list[Group]] = []
     placed: set[str] = set()
     for g in sorted(members, key=lambda g: (g.key, g.node)):
@@ -132,6 +137,16 @@ def resolve(groups: dict[str, Group], claims: dict[str, set[str]], apart: set[fr
         clusters.append(cluster)
     for k in sorted(targets):
         clusters.append([by_key[k]])
+    return clusters
+
+
+def _join_aliases(clusters: list[list[Group]], by_key: dict[tuple[str, str], Group],
+                  claimed: dict[tuple[str, str], set[str]], targets: set[tuple[str, str]],
+                  apart: set[frozenset[str]]) -> set[str]:
+    """In place: an alias target one cluster alone claims (and no unmerge keeps apart)
+    joins that cluster; the nodes that joined so."""
+    def separated(a: list[Group], b: list[Group]) -> bool:
+        return any(frozenset((x.node, y.node)) in apart for x in a for y in b)
 
     cluster_of = {g.node: i for i, c in enumerate(clusters) for g in c}
     alias_joined: set[str] = set()
@@ -146,7 +161,12 @@ def resolve(groups: dict[str, Group], claims: dict[str, set[str]], apart: set[fr
         for g in clusters[target]:
             cluster_of[g.node] = owner
         clusters[target] = []
+    return alias_joined
 
+
+def _assignments(clusters: list[list[Group]], alias_joined: set[str]) -> dict[str, Assignment]:
+    """Each group's entity: its cluster's representative (the least key among the groups
+    not joined by an alias), and how it joined."""
     result: dict[str, Assignment] = {}
     for cluster in clusters:
         if not cluster:

@@ -247,7 +247,8 @@ def _dry_run(files: list[str], options, cfg, as_json: bool) -> None:
 def _run(files: list[str], options, cfg, progress: "_Progress", batch: bool) -> "_Outcomes":
     """Run the documents (through provider batches with ``--batch``, or when ``--resume``
     finds a batch run) and sort what each gave: a result, a batch it waits on, a skip."""
-    from kgkit.engine.run import RunResult, extract_each
+    from kgkit.engine.document import RunResult
+    from kgkit.engine.run import extract_each
 
     if batch or (options.resume and _batch_run(files, options.root(cfg), options.include, options.exclude)):
         from kgkit.engine.batch import extract_batch

@@ -2,7 +2,7 @@
 
 A document's stages depend on each other (entities -> merge -> relations -> upgrades), so a
 batch run goes a stage per round. Each round replays the document through the very same
-engine a direct run uses (:func:`kgkit.engine.run.extract_document`) with two stand-ins:
+engine a direct run uses (:func:`kgkit.engine.document.extract_document`) with two stand-ins:
 
 * :class:`BatchBackend` answers a pass from what earlier batches brought back (kept in
   ``state/batch.json``), from the response cache, or not at all: it raises, and
@@ -251,12 +251,13 @@ def extract_batch(paths: str | os.PathLike | Sequence[str | os.PathLike], option
                   on_start: Callable[[int], None] | None = None) -> Iterator[Any]:
     """:func:`kgkit.engine.run.extract_each` through provider batches: per document, collect
     its batch if it has ended, replay it, and submit the next stage's passes; yields a
-    :class:`~kgkit.engine.run.RunResult` for each document that is done, a
+    :class:`~kgkit.engine.document.RunResult` for each document that is done, a
     :class:`BatchWaiting` for each that waits on a batch, a
     :class:`~kgkit.engine.run.SkippedInput` for each input that could not be read."""
     from kgkit.documents.load import load_document
     from kgkit.engine.corpus import CorpusManifest, run_row, skipped_row
-    from kgkit.engine.run import SkippedInput, earlier_views, extract_document, prepare_run
+    from kgkit.engine.run import SkippedInput, earlier_views, prepare_run
+    from kgkit.engine.document import extract_document
 
     cfg, inputs, dom, base_views, root, corpus = prepare_run(paths, options, config)
     runs = CorpusManifest(root) if corpus else None

@@ -28,8 +28,8 @@ from kgkit.backends.pace import CHARS_PER_TOKEN
 from kgkit.config.model import Config
 from kgkit.engine.accounting import Accounting
 from kgkit.engine.options import RunOptions
-from kgkit.engine.run import (busy_chunks, chunk, earlier_views, load_domain_and_views, path_list, resolve_config,
-                              retrieve_skills, upgrade_requests)
+from kgkit.engine.document import busy_chunks, chunk, retrieve_skills, upgrade_requests
+from kgkit.engine.run import earlier_views, load_domain_and_views, path_list, resolve_config
 
 ANSWER_TOKENS = 250  # a typical JSON answer for one pass
 _RUN_ONLY = ("executed", "reused", "cache_hits", "requests", "retries")  # what only a run can count

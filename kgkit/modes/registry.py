@@ -98,6 +98,14 @@ def get_mode(name: str) -> Mode:
                         hint=did_you_mean(name, _modes, n=3))
 
 
+def get_upgrade_mode(name: str) -> UpgradeStrategy:
+    """The upgrade mode registered under ``name`` (an upgrade view's); NotFoundError otherwise."""
+    mode = get_mode(name)
+    if mode.strategy != "upgrade":
+        raise NotFoundError(f"view mode {name!r} builds from the skeleton alone; expected an upgrade mode")
+    return mode
+
+
 def available_modes() -> dict[str, str]:
     """Registered mode names and where each comes from (answers "which nary am I running?")."""
     _load()

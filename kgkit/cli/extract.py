@@ -169,9 +169,12 @@ def format_plan(plans) -> str:
                    "pip install 'kgkit[ray]'). Default: the config's engine, else local.")
 @click.option("--batch", is_flag=True, help="Send each stage as a provider batch (half price, answers within 24 h); exit 75 until done: run the same command again later. See docs/batch.md.")
 @click.option("--direct-retries", is_flag=True, help="With --batch: run the passes a batch failed directly (full price) instead of in the next batch.")
+@click.option("--reader", type=click.Choice(["auto", "document", "wiki"]), default="auto", show_default=True,
+              help="wiki: read a FOLDER as a Markdown vault (articles, links, index sections; see docs/wiki.md). "
+                   "auto: wiki for one folder holding index.md or .obsidian/, else document by document.")
 def extract_cli(files, domain, views, model, config_path, out_dir, include, exclude, dry_run, as_json, resume,
                 replace_views, no_cache, no_skills, skip_idle_chunks, combine_upgrades, graph, tenant, engine, batch,
-                direct_retries):
+                direct_retries, reader):
     """Extract a knowledge graph from FILES (PDF, text, Markdown, HTML; - for stdin; a FOLDER
     for the files below it).
 
@@ -192,6 +195,14 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
                                "and the merge between stages runs here")
     if direct_retries and not (batch or resume):
         raise click.UsageError("--direct-retries applies to a batch run: give it with --batch or --resume")
+    if _reads_vault(reader, files):
+        from kgkit.cli.wiki import extract_vault_cli
+
+        extract_vault_cli(files, config=_config(config_path, model, no_cache, engine), out_dir=out_dir,
+                          dry_run=dry_run, as_json=as_json, graph=graph, tenant=tenant,
+                          refused={"--view": views, "--domain": domain, "--batch": batch, "--resume": resume,
+                                   "--include": include, "--exclude": exclude, "--engine ray": engine == "ray"})
+        return
     cfg = _config(config_path, model, no_cache, engine)
     cfg.upgrades.skip_idle_chunks = cfg.upgrades.skip_idle_chunks or skip_idle_chunks
     cfg.upgrades.combine = cfg.upgrades.combine or combine_upgrades
@@ -256,6 +267,17 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
                    err=True)
         click.get_current_context().exit(EXIT_PENDING)
     click.get_current_context().exit(EXIT_OK if data["ok"] else EXIT_PARTIAL)
+
+
+def _reads_vault(reader: str, files) -> bool:
+    """Whether FILES are one Markdown vault: asked for (--reader wiki), or recognised (auto)."""
+    if reader == "document":
+        return False
+    if reader == "wiki":
+        return True
+    from kgkit.wiki.vault import is_vault
+
+    return len(files) == 1 and files[0] != "-" and is_vault(Path(files[0]))
 
 
 def _batch_run(files, out_dir, include, exclude) -> bool:

@@ -1,0 +1,143 @@
+"""The model layer: batches of articles, asked only for what their links do not say.
+
+Articles are grouped by the index section that lists them first (else by folder), then cut
+into batches of :data:`BATCH_MIN`-:data:`BATCH_MAX` articles, so one call sees notes about
+one subject. Each request carries the existing node ids and the pairs already linked
+(the model must neither invent ids nor repeat a wikilink) and the articles' text, each
+fenced as untrusted data. A batch that fails -- provider error, an answer still invalid
+after the re-ask -- is a warning: its articles keep their baseline nodes and edges.
+"""
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgkit.config.model import Config
+from kgkit.wiki.baseline import ARTICLE, Graph, build_baseline
+from kgkit.wiki.merge import BatchAnswer, MergeReport, merge
+from kgkit.wiki.vault import Vault
+
+BATCH_MIN, BATCH_MAX = 10, 15
+ARTICLE_CHARS = 6000  # of one article's text in a request; the rest is left out (and said so)
+PROMPT = "wiki_enrich.j2"
+
+_ITEM = {"type": "object"}
+ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "entities": {"type": "array", "items": _ITEM},
+        "claims": {"type": "array", "items": _ITEM},
+        "edges": {"type": "array", "items": _ITEM},
+    },
+    "required": ["entities", "claims", "edges"],
+}
+
+
+@dataclass
+class Batch:
+    number: int
+    category: str
+    articles: list[str]
+
+
+@dataclass
+class Enrichment:
+    graph: Graph
+    report: MergeReport
+    usage: dict[str, Any] = field(default_factory=dict)
+    model: dict[str, Any] = field(default_factory=dict)
+
+
+def group_of(vault: Vault) -> dict[str, str]:
+    """Each article's group: the first index section listing it, else its folder."""
+    groups: dict[str, str] = {}
+    for cat in vault.categories:
+        for article in cat.articles:
+            groups.setdefault(article, f"{cat.index}#{cat.section}")
+    for note in vault.notes:
+        groups.setdefault(note.id, posixpath.dirname(note.id) or "(vault root)")
+    return groups
+
+
+def make_batches(vault: Vault) -> list[Batch]:
+    """Articles in batches of at most BATCH_MAX; a group is closed once a batch holds BATCH_MIN."""
+    groups = group_of(vault)
+    order = sorted((n.id for n in vault.notes if n.scanned), key=lambda i: (groups[i], i))
+    batches: list[Batch] = []
+    current: list[str] = []
+    for i, article in enumerate(order):
+        current.append(article)
+        last = i + 1 == len(order)
+        boundary = last or groups[order[i + 1]] != groups[article]
+        if len(current) >= BATCH_MAX or (boundary and len(current) >= BATCH_MIN) or last:
+            batches.append(Batch(len(batches) + 1, groups[current[0]], current))
+            current = []
+    return batches
+
+
+def article_texts(vault: Vault) -> dict[str, tuple[str, str]]:
+    """Article id -> (path, text) of every scanned note (the vault was read with O_NOFOLLOW)."""
+    from kgkit.wiki.vault import _read_note
+
+    return {n.id: (n.path, _read_note(vault.root, n.path)) for n in vault.notes if n.scanned}
+
+
+def request_for(batch: Batch, vault: Vault, graph: Graph, texts: dict[str, tuple[str, str]], doc_id: str):
+    from kgkit.backends.base import PassRequest
+    from kgkit.documents.types import Chunk
+    from kgkit.schema.catalog import load_domain
+
+    groups = group_of(vault)
+    articles = []
+    for article in batch.articles:
+        text = texts[article][1]
+        if len(text) > ARTICLE_CHARS:
+            text = text[:ARTICLE_CHARS] + "\n[... the rest of this article is left out ...]"
+        articles.append({"id": article, "category": groups[article], "text": text})
+    members = set(batch.articles)
+    linked = sorted({(e["head"], e["tail"]) for e in graph.edges
+                     if e["relation"] == "related" and (e["head"] in members or e["tail"] in members)})
+    existing = [n["id"] for n in graph.nodes if n["type"] == ARTICLE] + \
+               [n["id"] for n in graph.nodes if n["type"] != ARTICLE]
+    joined = "\n\n".join(a["text"] for a in articles)
+    chunk = Chunk(id=f"wiki_batch_{batch.number}", doc_id=doc_id, index=batch.number - 1, text=joined,
+                  start=0, end=len(joined))
+    return PassRequest(kind="wiki_enrich", stage="wiki", chunk=chunk, schema=ANSWER_SCHEMA,
+                       context={"domain": load_domain("knowledge_base"), "articles": articles,
+                                "existing_ids": existing, "linked": linked}, prompt=PROMPT)
+
+
+def enrich_vault(vault: Vault, config: Config, graph: Graph | None = None, *, doc_id: str = "d_wiki",
+                 backend: Any = None) -> Enrichment:
+    """Run the model layer over ``vault`` and merge its answers into ``graph`` (the baseline
+    when not given). Needs ``llm.model`` in ``config``; without one there is nothing to ask."""
+    from kgkit.errors import KgkitError
+
+    if backend is None:
+        if not config.llm.model:
+            raise ValueError("the wiki model layer needs llm.model (the baseline needs no model)")
+        from kgkit.backends.factory import create_backend
+
+        backend = create_backend(config, "core")
+    graph = graph or build_baseline(vault)
+    texts = article_texts(vault)
+    answers, usage = [], {"calls": 0, "requests": 0, "tokens_in": 0, "tokens_out": 0, "cost": 0.0, "failed": []}
+    for batch in make_batches(vault):
+        request = request_for(batch, vault, graph, texts, doc_id)
+        usage["calls"] += 1
+        try:
+            result = backend.run(request)
+        except KgkitError as exc:  # provider failure: this batch only
+            usage["requests"] += getattr(exc, "requests", 0) or 0
+            answers.append(BatchAnswer(batch.number, batch.articles, None, str(exc)))
+            continue
+        usage["requests"] += result.requests
+        usage["tokens_in"] += result.usage.tokens_in
+        usage["tokens_out"] += result.usage.tokens_out
+        if result.usage.cost is not None:
+            usage["cost"] += result.usage.cost
+        answers.append(BatchAnswer(batch.number, batch.articles, result.data if result.ok else None, result.error))
+    report = merge(graph, answers, texts)
+    report.calls = usage["calls"]
+    return Enrichment(graph, report, usage, {"core": backend.describe(), "upgrades": backend.describe()})

@@ -69,7 +69,7 @@ def build_baseline(vault: Vault) -> Graph:
             "id": note.id, "type": ARTICLE, "name": _display_name(note.id, note.title, titles),
             "title": note.title, "aliases": note.aliases, "tags": note.tags, "path": note.path, "title_source": note.title_source, "words": note.words,
             "links_out": len(out_links), "links_in": len(in_links), "link_density": density,
-            "complexity": complexity(len(out_links) + len(in_links), density),
+            "complexity": complexity(len(out_links) + len(in_links), density, note.words),
             "index": note.id in vault.index_notes,
             "mentions": [{"chunk": f"{note.path}:1", "page": None, "span": None, "file": note.path, "line": 1}],
             "merged_from": [], "origin": "wiki",
@@ -102,12 +102,19 @@ def _display_name(note_id: str, title: str, titles: dict[str, int]) -> str:
     return f"{title} ({posixpath.dirname(note_id) or 'vault root'})"
 
 
-def complexity(degree: int, density: float) -> str:
-    """``high`` for a hub (10+ distinct neighbours) or a dense note (3+ links per 100
-    words), ``medium`` from 4 neighbours or 1 link per 100 words, else ``low``."""
-    if degree >= 10 or density >= 3:
+#: A note needs this many words before its link density says anything (a stub of ten
+#: words and one link is not dense reading).
+DENSITY_MIN_WORDS = 100
+
+
+def complexity(degree: int, density: float, words: int) -> str:
+    """``high`` for a hub (10+ distinct linked notes, in or out) or a dense note (3+
+    outgoing links per 100 words), ``medium`` from 4 linked notes or 1 link per 100 words,
+    else ``low``. Density counts only from :data:`DENSITY_MIN_WORDS` words."""
+    dense = density if words >= DENSITY_MIN_WORDS else 0.0
+    if degree >= 10 or dense >= 3:
         return "high"
-    if degree >= 4 or density >= 1:
+    if degree >= 4 or dense >= 1:
         return "medium"
     return "low"
 

@@ -61,19 +61,25 @@ def group_of(vault: Vault) -> dict[str, str]:
 
 
 def make_batches(vault: Vault) -> list[Batch]:
-    """Articles in batches of at most BATCH_MAX; a group is closed once a batch holds BATCH_MIN."""
+    """Articles in batches of at most BATCH_MAX, one group after another in the order the
+    index notes give (then folders by name); a batch closes at a group's end once it holds
+    BATCH_MIN, and a last batch under BATCH_MIN joins the one before when they fit together."""
     groups = group_of(vault)
-    order = sorted((n.id for n in vault.notes if n.scanned), key=lambda i: (groups[i], i))
-    batches: list[Batch] = []
+    rank = {f"{c.index}#{c.section}": i for i, c in enumerate(vault.categories)}
+    order = sorted((n.id for n in vault.notes if n.scanned),
+                   key=lambda i: (rank.get(groups[i], len(rank)), groups[i], i))
+    chunks: list[list[str]] = []
     current: list[str] = []
     for i, article in enumerate(order):
         current.append(article)
         last = i + 1 == len(order)
         boundary = last or groups[order[i + 1]] != groups[article]
         if len(current) >= BATCH_MAX or (boundary and len(current) >= BATCH_MIN) or last:
-            batches.append(Batch(len(batches) + 1, groups[current[0]], current))
+            chunks.append(current)
             current = []
-    return batches
+    if len(chunks) > 1 and len(chunks[-1]) < BATCH_MIN and len(chunks[-2]) + len(chunks[-1]) <= BATCH_MAX:
+        chunks[-2:] = [chunks[-2] + chunks[-1]]
+    return [Batch(n, groups[chunk[0]], chunk) for n, chunk in enumerate(chunks, 1)]
 
 
 def article_texts(vault: Vault) -> dict[str, tuple[str, str]]:

@@ -118,7 +118,7 @@ def enrich_vault(vault: Vault, config: Config, graph: Graph | None = None, *, do
                  backend: Any = None) -> Enrichment:
     """Run the model layer over ``vault`` and merge its answers into ``graph`` (the baseline
     when not given). Needs ``llm.model`` in ``config``; without one there is nothing to ask."""
-    from kgkit.errors import KgkitError
+    from kgkit.errors import ProviderConfigError, ProviderError
 
     if backend is None:
         if not config.llm.model:
@@ -134,7 +134,9 @@ def enrich_vault(vault: Vault, config: Config, graph: Graph | None = None, *, do
         usage["calls"] += 1
         try:
             result = backend.run(request)
-        except KgkitError as exc:  # provider failure: this batch only
+        except ProviderConfigError:
+            raise  # no key, a rejected key, an unknown model: every batch would fail alike (exit 2)
+        except ProviderError as exc:  # the provider failed on this batch: this batch only
             usage["requests"] += getattr(exc, "requests", 0) or 0
             answers.append(BatchAnswer(batch.number, batch.articles, None, str(exc)))
             continue

@@ -8,6 +8,8 @@ notes), reads the vault with :func:`kgkit.wiki.read_vault` and scores, over all 
 * links -- every occurrence as (source, line, raw, kind, syntax, status, target), overall
   and by kind;
 * categories -- (index, section, level, articles in order, unresolved);
+* sources -- linked files by name (the reader also lists a linked file the gold calls a
+  broken link, since it cannot tell a missing image from one that was not copied);
 * broken_links_reported -- every broken link of the gold is reported by the reader (as a
   broken link, or as a link to a missing file).
 
@@ -69,13 +71,18 @@ def category_keys(categories: Iterable[dict[str, Any]]) -> list[tuple]:
     return [(c["index"], c["section"], c["level"], tuple(c["articles"]), tuple(c["unresolved"])) for c in categories]
 
 
+def source_keys(sources: Iterable[dict[str, Any]]) -> list[str]:
+    return [s["name"] for s in sources]
+
+
 def reader_output(vault) -> dict[str, list[dict[str, Any]]]:
     articles = [{"id": n.id, "title": n.title, "aliases": n.aliases, "tags": n.tags} for n in vault.notes]
     links = [{"source": l.source, "line": l.line, "raw": l.raw, "kind": l.kind, "syntax": l.syntax,
               "status": l.status, "target": l.target} for l in vault.links]
     categories = [{"index": c.index, "section": c.section, "level": c.level, "articles": c.articles,
                    "unresolved": c.unresolved} for c in vault.categories]
-    return {"articles": articles, "links": links, "categories": categories}
+    sources = [{"name": s.name} for s in vault.sources]
+    return {"articles": articles, "links": links, "categories": categories, "sources": sources}
 
 
 def score_vault(folder: Path, gold: dict[str, Any]) -> dict[str, Any]:
@@ -150,13 +157,15 @@ def main(argv: list[str] | None = None) -> int:
     total = {key: prf([k for ours, gold in pairs for k in fn(gold)], [k for ours, gold in pairs for k in fn(ours)])
              for key, fn in (("articles", lambda d: article_keys(d["articles"])),
                              ("links", lambda d: map(link_key, d["links"])),
-                             ("categories", lambda d: category_keys(d["categories"])))}
+                             ("categories", lambda d: category_keys(d["categories"])),
+                             ("sources", lambda d: source_keys(d["sources"])))}
     out = {
         "vaults": [v["vault"] for v in per_vault],
         "in_sample": True,
         "articles_f1": total["articles"]["f1"],
         "links_f1": total["links"]["f1"],
         "categories_f1": total["categories"]["f1"],
+        "sources_f1": total["sources"]["f1"],
         "broken_links_reported": all(v["broken_reported"] == v["broken_gold"] for v in per_vault),
         "total": total,
         "per_vault": per_vault,

@@ -196,12 +196,20 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
     if direct_retries and not (batch or resume):
         raise click.UsageError("--direct-retries applies to a batch run: give it with --batch or --resume")
     if _reads_vault(reader, files):
-        from kgkit.cli.wiki import extract_vault_cli
+        from kgkit.cli import wiki
 
-        extract_vault_cli(files, config=_config(config_path, model, no_cache, engine), out_dir=out_dir,
-                          dry_run=dry_run, as_json=as_json, graph=graph, tenant=tenant,
-                          refused={"--view": views, "--domain": domain, "--batch": batch, "--resume": resume,
-                                   "--include": include, "--exclude": exclude, "--engine ray": engine == "ray"})
+        run = wiki.extract_vault_cli(files, config=_config(config_path, model, no_cache, engine), out_dir=out_dir,
+                                     dry_run=dry_run, as_json=as_json, graph=graph, tenant=tenant,
+                                     refused={"--view": views, "--domain": domain, "--batch": batch,
+                                              "--resume": resume, "--include": include, "--exclude": exclude,
+                                              "--engine ray": engine == "ray"})
+        if run is not None:
+            data = summary([run])
+            if as_json:
+                data["runs"][0]["wiki"] = wiki.scan_summary(run.report)
+                click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+            else:
+                click.echo(format_summary(data) + "\n" + wiki.format_report(run.report))
         return
     cfg = _config(config_path, model, no_cache, engine)
     cfg.upgrades.skip_idle_chunks = cfg.upgrades.skip_idle_chunks or skip_idle_chunks

@@ -15,7 +15,7 @@ import click
 from kgkit.config.model import Config
 
 
-def _format_report(report: dict[str, Any]) -> str:
+def format_report(report: dict[str, Any]) -> str:
     statuses = ", ".join(f"{k} {v}" for k, v in report["links_by_status"].items()) or "none"
     edges = ", ".join(f"{k} {v}" for k, v in report["edges"].items()) or "none"
     lines = [f"vault: {report['articles']} articles, {report['links']} links ({statuses}); "
@@ -34,9 +34,16 @@ def _format_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def scan_summary(report: dict[str, Any]) -> dict[str, Any]:
+    """What ``--json`` shows of the report (warnings are in the run's entry already)."""
+    return {k: v for k, v in report.items() if k not in ("warnings", "reading_tour")}
+
+
 def extract_vault_cli(files, *, config: Config, out_dir, dry_run: bool, as_json: bool, graph: str | None,
-                      tenant: str | None, refused: dict[str, Any]) -> None:
-    from kgkit.cli.extract import format_summary, summary
+                      tenant: str | None, refused: dict[str, Any]):
+    """Check the options, then plan (``--dry-run``: printed here, None returned) or read the
+    vault into its run folder (added to ``graph`` when given) and return the run for the
+    extract command's summary."""
     from kgkit.wiki.pipeline import extract_vault, plan_vault
 
     if len(files) != 1:
@@ -55,17 +62,11 @@ def extract_vault_cli(files, *, config: Config, out_dir, dry_run: bool, as_json:
         else:
             click.echo(f"{plan.vault}: {plan.notes} notes; the baseline makes no call; the model layer "
                        f"{plan.batches} batch(es), {plan.calls} call(s)\n(dry run: nothing was called)")
-        return
+        return None
     run = extract_vault(files[0], config=config, out_dir=out_dir)
-    data = summary([run])
     if graph:
         from kgkit.graph import GraphStore
 
         with GraphStore.from_config(config, url=graph, tenant=tenant) as store:
             store.add([run.run_dir])
-    if as_json:
-        data["runs"][0]["wiki"] = {k: v for k, v in run.report.items() if k not in ("warnings", "reading_tour")}
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
-    else:
-        click.echo(format_summary(data))
-        click.echo(_format_report(run.report))
+    return run

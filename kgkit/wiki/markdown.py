@@ -276,7 +276,7 @@ def parse_note(text: str, file: str) -> ParsedNote:
     tags = [t for t in tags if t]
     for line in masked:
         for m in TAG.finditer(line):
-            if not m.group(1).isdigit() and not re.fullmatch(r"[\d\-/_]+", m.group(1)):
+            if not m.group(1).isdigit():
                 tags.append(m.group(1))
     links = frontmatter_links(fm_lines) if frontmatter is not None else []
     for i, line in enumerate(masked):

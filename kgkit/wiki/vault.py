@@ -105,9 +105,12 @@ class Vault:
     index_notes: list[str]
     problems: list[Problem]
     collisions: list[tuple[str, list[str]]]  # (file name, notes sharing it)
+    _by_id: dict[str, Note] = field(default_factory=dict, repr=False)
 
     def note(self, note_id: str) -> Note:
-        return next(n for n in self.notes if n.id == note_id)
+        if len(self._by_id) != len(self.notes):
+            self._by_id = {n.id: n for n in self.notes}
+        return self._by_id[note_id]
 
 
 def is_vault(folder: Path) -> bool:
@@ -191,8 +194,11 @@ def read_vault(root: str | Path) -> Vault:
         problems.append(Problem(by_id[same[0]].path, None, f"shares its file name {name!r} with "
                                 f"{', '.join(by_id[s].path for s in same[1:])}; a link by that name alone resolves "
                                 "only from the same folder or the vault root, else it is ambiguous"))
-    index_notes = [n.id for n in notes if _is_index(n, links)]
-    categories = [c for i in index_notes for c in _categories(by_id[i], links)]
+    by_source: dict[str, list[Link]] = {}
+    for link in links:
+        by_source.setdefault(link.source, []).append(link)
+    index_notes = [n.id for n in notes if _is_index(n, by_source.get(n.id, []))]
+    categories = [c for i in index_notes for c in _categories(by_id[i], by_source.get(i, []))]
     problems.extend(_index_problems(categories, by_id))
     sources = _sources(links, other_files)
     return Vault(root, notes, links, categories, sources, index_notes, problems, collisions)
@@ -269,14 +275,15 @@ def _collisions(ids: list[str]) -> list[tuple[str, list[str]]]:
 
 def _is_index(note: Note, links: list[Link]) -> bool:
     """``index.md``, a note tagged as a map of content, or a folder note (``x/x.md``) shaped
-    like one: at least two sections listing links, most of its links in lists."""
+    like one: links to notes under at least two sections, four links or more (``links``:
+    the note's own)."""
     stem = posixpath.basename(note.id)
     if stem.lower() == "index" or {t.lower() for t in note.tags} & MOC_TAGS:
         return True
     folder = posixpath.basename(posixpath.dirname(note.id))
     if not folder or folder.lower() != stem.lower():
         return False
-    own = [link for link in links if link.source == note.id and link.location == "body" and link.kind != "embed"]
+    own = [link for link in links if link.location == "body" and link.kind != "embed"]
     sections = {_section_of(note, link.line) for link in own if link.status == "resolved"}
     sections.discard(None)
     return len(sections) >= 2 and len(own) >= 4
@@ -288,10 +295,11 @@ def _section_of(note: Note, line: int) -> int | None:
 
 
 def _categories(note: Note, links: list[Link]) -> list[Category]:
-    """Each heading (level 2 or deeper) of an index note with the notes linked below it."""
+    """Each heading (level 2 or deeper) of an index note with the notes linked below it
+    (``links``: the note's own)."""
     out: dict[int, Category] = {}
     for link in links:
-        if link.source != note.id or link.location != "body" or link.kind == "embed":
+        if link.location != "body" or link.kind == "embed":
             continue
         above = [h for h in note.headings if h.line < link.line]
         if not above or above[-1].level < 2:

@@ -68,7 +68,14 @@ def link_key(link: dict[str, Any]) -> tuple:
 
 
 def category_keys(categories: Iterable[dict[str, Any]]) -> list[tuple]:
-    return [(c["index"], c["section"], c["level"], tuple(c["articles"]), tuple(c["unresolved"])) for c in categories]
+    """Index sections by (index, section, level, articles in order, unresolved); property
+    categories by (index, members as a set)."""
+    def key(c: dict[str, Any]) -> tuple:
+        if c.get("kind", "index_section") == "property":
+            return ("property", c["index"], tuple(sorted(c["articles"])))
+        return (c["index"], c["section"], c["level"], tuple(c["articles"]), tuple(c["unresolved"]))
+
+    return [key(c) for c in categories]
 
 
 def source_keys(sources: Iterable[dict[str, Any]]) -> list[str]:
@@ -79,8 +86,8 @@ def reader_output(vault) -> dict[str, list[dict[str, Any]]]:
     articles = [{"id": n.id, "title": n.title, "aliases": n.aliases, "tags": n.tags} for n in vault.notes]
     links = [{"source": l.source, "line": l.line, "raw": l.raw, "kind": l.kind, "syntax": l.syntax,
               "status": l.status, "target": l.target} for l in vault.links]
-    categories = [{"index": c.index, "section": c.section, "level": c.level, "articles": c.articles,
-                   "unresolved": c.unresolved} for c in vault.categories]
+    categories = [{"kind": c.kind, "index": c.index, "section": c.section, "level": c.level,
+                   "articles": c.articles, "unresolved": c.unresolved} for c in vault.categories]
     sources = [{"name": s.name} for s in vault.sources]
     return {"articles": articles, "links": links, "categories": categories, "sources": sources}
 

@@ -39,7 +39,7 @@ def baseline_keys(vault):
 
 def test_batches_hold_10_to_15_articles_of_one_category(shelves):
     batches = make_batches(read_vault(shelves))
-    assert [b.category for b in batches] == ["index#Alpha", "index#Beta"]  # the index note joins the last
+    assert [b.category for b in batches] == ["topic:index#Alpha", "topic:index#Beta"]  # the index joins the last
     assert batches[1].articles[-1] == "index"
     for batch in batches:
         assert BATCH_MIN <= len(batch.articles) <= BATCH_MAX

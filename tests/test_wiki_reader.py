@@ -117,3 +117,26 @@ def test_a_folder_is_a_vault_with_an_index_or_obsidian_settings(tmp_path):
     (plain / ".obsidian").mkdir()
     assert is_vault(plain)
     assert is_vault(write_vault(tmp_path / "indexed", {"index.md": "# I\n"}))
+
+
+def test_a_categories_property_groups_notes_and_templates_are_marked(tmp_path):
+    vault = read_vault(write_vault(tmp_path / "v", {
+        "index.md": "# Index\n",
+        "Categories/Books.md": "# Books\n",
+        "dune.md": "---\ncategories:\n  - \"[[Books]]\"\n---\n# Dune\n",
+        "emma.md": "---\ncategories: [\"[[Books]]\", \"[[Films]]\"]\n---\n# Emma\n",
+        "Templates/daily.md": "---\ncreated: {{date}}\n---\n# {{title}}\n",
+        ".obsidian/templates.json": '{"folder": "Templates"}',
+    }))
+    cats = [(c.kind, c.index, c.section, c.articles) for c in vault.categories]
+    assert cats == [("property", "Categories/Books", "Books", ["dune", "emma"]), ("property", None, "Films", ["emma"])]
+    dune = next(l for l in vault.links if l.source == "dune")
+    assert (dune.location, dune.property, dune.line) == ("frontmatter", "categories", 3)
+    graph = build_baseline(vault)
+    under = {(e["head"], e["tail"]): e["evidence"]["line"] for e in graph.edges if e["relation"] == "categorized_under"}
+    assert under == {("dune", "topic:category:Categories/Books"): 3, ("emma", "topic:category:Categories/Books"): 2,
+                     ("emma", "topic:category:Films"): 2}
+    assert vault.note("Templates/daily").template and not vault.note("dune").template
+    from kgkit.wiki.enrich import make_batches
+
+    assert "Templates/daily" not in [a for b in make_batches(vault) for a in b.articles]

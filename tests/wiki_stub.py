@@ -2,7 +2,8 @@
 
 For every batch it reads the article ids from the request (as the prompt lists them) and
 answers with: one entity under three spellings (duplicates to de-duplicate), an entity
-of a type the domain lacks, a claim on the first article and one on no article, and edges that exercise the merge -- a relation written as an alias
+of a type the domain lacks, a claim on the first article and one on no article, and
+edges that exercise the merge -- a relation written as an alias
 (``references``, ``conflicts_with``, ``illustrates``, ``written_by``), one the domain does
 not know, one that names the duplicate spelling (to be remapped), one whose end exists
 nowhere (dangling), one without evidence. Batch ``fail_batch`` (1-based) gets an HTTP 500.

@@ -36,6 +36,8 @@ class Graph:
 
 
 def topic_id(category: Category) -> str:
+    if category.kind == "property":
+        return f"topic:category:{category.index or category.section}"
     return f"topic:{category.index}#{category.section}"
 
 
@@ -49,7 +51,8 @@ def evidence(file: str, line: int, quote: str) -> dict[str, Any]:
     return {"file": file, "line": line, "chunk": f"{file}:{line}", "page": None, "span": None, "quote": quote}
 
 
-def edge(head: str, relation: str, tail: str, weight: float, ev: dict[str, Any], origin: str = "wiki") -> dict[str, Any]:
+def edge(head: str, relation: str, tail: str, weight: float, ev: dict[str, Any],
+         origin: str = "wiki") -> dict[str, Any]:
     return {"id": ids.edge_id(head, relation, tail), "head": head, "relation": relation, "tail": tail,
             "weight": weight, "direction": "forward", "origin": origin, "evidence": ev, "occurrences": 1,
             "verified": True, "confidence": 1.0 if origin == "wiki" else None}
@@ -67,20 +70,22 @@ def build_baseline(vault: Vault) -> Graph:
         density = round(100 * len(out_links) / max(note.words, 1), 2) if note.scanned else 0.0
         graph.nodes.append({
             "id": note.id, "type": ARTICLE, "name": _display_name(note.id, note.title, titles),
-            "title": note.title, "aliases": note.aliases, "tags": note.tags, "path": note.path, "title_source": note.title_source, "words": note.words,
+            "title": note.title, "aliases": note.aliases, "tags": note.tags, "path": note.path,
+            "title_source": note.title_source, "words": note.words,
             "links_out": len(out_links), "links_in": len(in_links), "link_density": density,
             "complexity": complexity(len(out_links) + len(in_links), density, note.words),
-            "index": note.id in vault.index_notes,
+            "index": note.id in vault.index_notes, "template": note.template,
             "mentions": [{"chunk": f"{note.path}:1", "page": None, "span": None, "file": note.path, "line": 1}],
             "merged_from": [], "origin": "wiki",
         })
     for cat in vault.categories:
+        where = vault.note(cat.index).path if cat.kind == "index_section" and cat.index else None
         graph.nodes.append({
             "id": topic_id(cat), "type": TOPIC, "name": cat.section, "aliases": [], "tags": [],
-            "index": cat.index, "level": cat.level, "parent_sections": cat.parent_sections,
-            "path": vault.note(cat.index).path, "line": cat.line,
-            "mentions": [{"chunk": f"{vault.note(cat.index).path}:{cat.line}", "page": None, "span": None,
-                          "file": vault.note(cat.index).path, "line": cat.line}],
+            "kind": cat.kind, "index": cat.index, "level": cat.level, "parent_sections": cat.parent_sections,
+            "path": where, "line": cat.line if where else None,
+            "mentions": [{"chunk": f"{where}:{cat.line}", "page": None, "span": None, "file": where,
+                          "line": cat.line}] if where else [],
             "merged_from": [], "origin": "wiki",
         })
     for src in vault.sources:
@@ -148,15 +153,18 @@ def _link_edges(vault: Vault) -> list[dict[str, Any]]:
 
 
 def _category_edges(vault: Vault) -> list[dict[str, Any]]:
+    """An article to each section listing it (evidence: the listing link's file and line);
+    a sub-section to its parent section."""
     edges: dict[tuple[str, str], dict[str, Any]] = {}
-    topics = {(c.index, c.section): c for c in vault.categories}
+    topics = {(c.index, c.section): c for c in vault.categories if c.kind == "index_section"}
     for cat in vault.categories:
-        path = vault.note(cat.index).path
         for article in cat.articles:
+            file, line = cat.evidence[article]
             edges.setdefault((article, topic_id(cat)), edge(article, "categorized_under", topic_id(cat),
-                                                            CATEGORIZED_UNDER, evidence(path, cat.line, cat.section)))
+                                                            CATEGORIZED_UNDER, evidence(file, line, cat.section)))
         parent = topics.get((cat.index, cat.parent_sections[-1])) if cat.parent_sections else None
         if parent is not None:
+            path = vault.note(cat.index).path
             edges.setdefault((topic_id(cat), topic_id(parent)), edge(topic_id(cat), "categorized_under",
                                                                      topic_id(parent), CATEGORIZED_UNDER,
                                                                      evidence(path, cat.line, cat.section)))
@@ -165,13 +173,15 @@ def _category_edges(vault: Vault) -> list[dict[str, Any]]:
 
 def reading_tour(vault: Vault) -> list[dict[str, Any]]:
     """The sections of the index notes in the order they are written -- the vault's root
-    ``index`` first, then the others by path -- each with its articles; an article comes
-    once, where the tour first reaches it."""
+    ``index`` first, then the others by path, then the property categories -- each with its
+    articles; an article comes once, where the tour first reaches it."""
     order = sorted(vault.index_notes, key=lambda i: (i != "index", posixpath.dirname(i).count("/"), i))
     seen: set[str] = set()
     tour = []
-    for index in order:
-        for cat in (c for c in vault.categories if c.index == index):
+    groups = [[c for c in vault.categories if c.kind == "index_section" and c.index == index] for index in order]
+    groups.append([c for c in vault.categories if c.kind == "property"])  # property categories last
+    for group in groups:
+        for cat in group:
             fresh = [a for a in cat.articles if a not in seen]
             seen.update(fresh)
             if fresh:

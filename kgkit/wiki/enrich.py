@@ -1,6 +1,7 @@
 """The model layer: batches of articles, asked only for what their links do not say.
 
-Articles are grouped by the index section that lists them first (else by folder), then cut
+Articles (templates aside) are grouped by the index section that lists them first (else
+by folder), then cut
 into batches of :data:`BATCH_MIN`-:data:`BATCH_MAX` articles, so one call sees notes about
 one subject. Each request carries the existing node ids and the pairs already linked
 (the model must neither invent ids nor repeat a wikilink) and the articles' text, each
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgkit.config.model import Config
-from kgkit.wiki.baseline import ARTICLE, Graph, build_baseline
+from kgkit.wiki.baseline import ARTICLE, Graph, build_baseline, topic_id
 from kgkit.wiki.merge import BatchAnswer, MergeReport, merge
 from kgkit.wiki.vault import Vault
 
@@ -54,7 +55,7 @@ def group_of(vault: Vault) -> dict[str, str]:
     groups: dict[str, str] = {}
     for cat in vault.categories:
         for article in cat.articles:
-            groups.setdefault(article, f"{cat.index}#{cat.section}")
+            groups.setdefault(article, topic_id(cat))
     for note in vault.notes:
         groups.setdefault(note.id, posixpath.dirname(note.id) or "(vault root)")
     return groups
@@ -65,8 +66,8 @@ def make_batches(vault: Vault) -> list[Batch]:
     index notes give (then folders by name); a batch closes at a group's end once it holds
     BATCH_MIN, and a last batch under BATCH_MIN joins the one before when they fit together."""
     groups = group_of(vault)
-    rank = {f"{c.index}#{c.section}": i for i, c in enumerate(vault.categories)}
-    order = sorted((n.id for n in vault.notes if n.scanned),
+    rank = {topic_id(c): i for i, c in enumerate(vault.categories)}
+    order = sorted((n.id for n in vault.notes if n.scanned and not n.template),
                    key=lambda i: (rank.get(groups[i], len(rank)), groups[i], i))
     chunks: list[list[str]] = []
     current: list[str] = []

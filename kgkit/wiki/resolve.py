@@ -24,7 +24,8 @@ class Resolution:
     status: str  # resolved | broken | attachment | missing_file | self | ambiguous
     target: str | None = None  # note id, for resolved and self
     attachment: str | None = None  # vault path of the file, for attachment and missing_file
-    resolved_by: str | None = None  # relative | relative-clamped | relative-fallback-name | same-folder | vault-path | name
+    # relative | relative-clamped | relative-fallback-name | same-folder | vault-path | name
+    resolved_by: str | None = None
     candidates: list[str] = field(default_factory=list)  # every note matching by name, when several do
 
 

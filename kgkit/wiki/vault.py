@@ -9,6 +9,7 @@ article but its text is not scanned.
 """
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 import re
@@ -25,6 +26,7 @@ from kgkit.wiki.resolve import Resolver
 MAX_NOTE_BYTES = 2 * 1024 * 1024  # a note this large is a data dump, not an article
 RAW_FOLDER = "raw"  # the LLM-wiki pattern's folder of source documents
 MOC_TAGS = frozenset({"moc", "map-of-content", "mapofcontent", "index", "hub"})
+CATEGORY_PROPERTIES = ("categories", "category")  # frontmatter properties whose links group notes
 
 
 @dataclass
@@ -72,19 +74,23 @@ class Note:
     words: int
     bytes: int
     scanned: bool = True  # False: over the size limit, text not read
+    template: bool = False  # in the templates folder Obsidian's settings name
 
 
 @dataclass
 class Category:
-    """The notes one heading of an index note (or map of content) lists, in order."""
+    """The notes one heading of an index note (or map of content) lists, in order; or
+    (kind ``property``) the notes whose category property links one category."""
 
-    index: str
-    section: str
-    level: int
+    index: str | None  # the index note; for a property category, the category's note when it exists
+    section: str  # the heading; for a property category, the category as the links name it
+    level: int  # the heading's level; 0 for a property category
     parent_sections: list[str]
-    line: int
+    line: int  # the heading's line (property: the first member's property line)
     articles: list[str]
     unresolved: list[str]
+    kind: str = "index_section"  # index_section | property
+    evidence: dict[str, tuple[str, int]] = field(default_factory=dict)  # article -> (file, line) listing it
 
 
 @dataclass
@@ -150,6 +156,25 @@ def scan_files(root: Path) -> tuple[list[tuple[str, int]], list[tuple[str, int]]
     return notes, files, problems
 
 
+def templates_folder(root: Path) -> tuple[str | None, list[Problem]]:
+    """The templates folder ``.obsidian/templates.json`` names (its notes are templates,
+    not articles of the vault's knowledge), or None."""
+    settings = ".obsidian/templates.json"
+    try:
+        fd = os.open(root / settings, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None, []  # no such settings (or a link: not followed)
+    with open(fd, "rb") as fh:
+        raw = fh.read(65536)
+    try:
+        folder = json.loads(raw.decode("utf-8")).get("folder")
+    except (ValueError, AttributeError):
+        return None, [Problem(settings, None, "is not a JSON object; no templates folder read from it")]
+    if not isinstance(folder, str) or not folder.strip("/ "):
+        return None, []
+    return _nfc(folder.strip("/ ")), []
+
+
 def _link_problem(rel: str, full: str, real_root: str) -> Problem:
     target = os.path.realpath(full)
     if os.path.commonpath([target, real_root]) != real_root:
@@ -178,10 +203,13 @@ def read_vault(root: str | Path) -> Vault:
     if not note_files:
         raise InputError(f"{root}: no Markdown notes (.md) in this folder; is it the vault?")
     ids = [rel[:-3] for rel, _ in note_files]
+    templates, problem = templates_folder(root)
+    problems.extend(problem)
     resolver = Resolver(ids, [f for f, _ in other_files])
     notes, links = [], []
     for (rel, size), note_id in zip(note_files, ids):
         note, note_links, note_problems = _read_one(root, rel, size, note_id, resolver)
+        note.template = bool(templates) and rel.lower().startswith(templates.lower() + "/")
         notes.append(note)
         links.extend(note_links)
         problems.extend(note_problems)
@@ -200,6 +228,7 @@ def read_vault(root: str | Path) -> Vault:
     index_notes = [n.id for n in notes if _is_index(n, by_source.get(n.id, []))]
     categories = [c for i in index_notes for c in _categories(by_id[i], by_source.get(i, []))]
     problems.extend(_index_problems(categories, by_id))
+    categories += _property_categories(links)
     sources = _sources(links, other_files)
     return Vault(root, notes, links, categories, sources, index_notes, problems, collisions)
 
@@ -318,9 +347,30 @@ def _categories(note: Note, links: list[Link]) -> list[Category]:
             cat = out[heading.line] = Category(note.id, heading.text, heading.level, parents, heading.line, [], [])
         if link.status == "resolved" and link.target not in cat.articles:
             cat.articles.append(link.target)
+            cat.evidence[link.target] = (link.file, link.line)
         elif link.status == "broken" and link.target_text not in cat.unresolved:
             cat.unresolved.append(link.target_text)
     return [out[k] for k in sorted(out)]
+
+
+def _property_categories(links: list[Link]) -> list[Category]:
+    """Notes grouped by the links of their ``categories`` (or ``category``) property: one
+    category per linked name, its members in vault order."""
+    out: dict[str, Category] = {}
+    for link in links:
+        if link.location != "frontmatter" or (link.property or "").lower() not in CATEGORY_PROPERTIES:
+            continue
+        if link.status not in ("resolved", "broken"):
+            continue
+        key = link.target or link.target_text.lower()
+        cat = out.get(key)
+        if cat is None:
+            name = posixpath.basename(link.target) if link.target else link.target_text
+            cat = out[key] = Category(link.target, name, 0, [], link.line, [], [], kind="property")
+        if link.source not in cat.articles:
+            cat.articles.append(link.source)
+            cat.evidence[link.source] = (link.file, link.line)
+    return list(out.values())
 
 
 def _index_problems(categories: list[Category], by_id: dict[str, Note]) -> list[Problem]:

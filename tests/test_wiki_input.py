@@ -97,3 +97,16 @@ def test_a_folder_without_notes_or_no_folder_is_an_input_error(tmp_path):
         read_vault(write_vault(tmp_path / "empty", {"a.txt": "x"}))
     with pytest.raises(InputError, match="not a folder"):
         read_vault(tmp_path / "nowhere")
+
+
+def test_accents_in_either_unicode_form_and_a_byte_order_mark_do_not_break_links(tmp_path):
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFD", "café")
+    vault = read_vault(write_vault(tmp_path / "v", {
+        "index.md": "\ufeff---\ntitle: Home\n---\n# Index\n\n[[Café]]\n",
+        f"{decomposed}.md": "# Café\n",
+    }))
+    assert vault.note("index").title == "Home"
+    [link] = vault.links
+    assert (link.status, link.target) == ("resolved", decomposed)

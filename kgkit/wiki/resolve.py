@@ -10,6 +10,7 @@ extension other than ``.md`` names an attachment (a source file), not a note.
 from __future__ import annotations
 
 import posixpath
+import unicodedata
 from dataclasses import dataclass, field
 
 #: Extensions that make a link target a file rather than a note, even when the file is absent.
@@ -38,29 +39,29 @@ class Resolver:
     """Resolves link targets among the vault's notes (ids: paths without ``.md``) and files."""
 
     def __init__(self, notes: list[str], files: list[str]):
-        self._notes = {n.lower(): n for n in notes}
-        self._files = {f.lower(): f for f in files}
+        self._notes = {_key(n): n for n in notes}
+        self._files = {_key(f): f for f in files}
         self._by_name: dict[str, list[str]] = {}
         for note in notes:
-            self._by_name.setdefault(posixpath.basename(note).lower(), []).append(note)
+            self._by_name.setdefault(_key(posixpath.basename(note)), []).append(note)
         self._files_by_name: dict[str, list[str]] = {}
         for f in files:
-            self._files_by_name.setdefault(posixpath.basename(f).lower(), []).append(f)
+            self._files_by_name.setdefault(_key(posixpath.basename(f)), []).append(f)
 
     def resolve(self, source: str, target_text: str, syntax: str) -> Resolution:
         """Resolve one link of note ``source`` (its id)."""
-        text = target_text.strip()
+        text = unicodedata.normalize("NFC", target_text.strip())
         if not text:
             return Resolution("self", target=source, resolved_by="self")
         folder = posixpath.dirname(source)
         if text.endswith("/"):
             return Resolution("broken")  # a folder, not a note
-        is_file = _is_file_target(text) or (text.lower() in self._files)
+        is_file = _is_file_target(text) or (_key(text) in self._files)
         table, by_name = (self._files, self._files_by_name) if is_file else (self._notes, self._by_name)
         key = text[:-3] if not is_file and text.lower().endswith(".md") else text
 
         def found(path: str, how: str, candidates: list[str] | None = None) -> Resolution | None:
-            hit = table.get(posixpath.normpath(path).lower()) if path else None
+            hit = table.get(_key(posixpath.normpath(path))) if path else None
             if hit is None:
                 return None
             if is_file:
@@ -75,7 +76,7 @@ class Resolver:
             if hit:
                 return hit
             tail = posixpath.basename(joined)
-            tails = by_name.get(tail.lower(), []) if tail else []
+            tails = by_name.get(_key(tail), []) if tail else []
             if len(tails) == 1:
                 return found(tails[0], "relative-fallback-name") or Resolution("broken")
             return self._missing(text, is_file, joined)
@@ -101,11 +102,16 @@ class Resolver:
     @staticmethod
     def _suffix_matches(key: str, by_name: dict[str, list[str]]) -> list[str]:
         """Notes (or files) whose path ends in ``key`` at a folder boundary."""
-        k = key.lower().lstrip("./")
+        k = _key(key).lstrip("./")
         if not k:
             return []
         base = posixpath.basename(k)
-        return [p for p in by_name.get(base, []) if p.lower() == k or p.lower().endswith("/" + k)]
+        return [p for p in by_name.get(base, []) if _key(p) == k or _key(p).endswith("/" + k)]
+
+
+def _key(path: str) -> str:
+    """How Obsidian compares names: case-insensitively, and one Unicode form for accents."""
+    return unicodedata.normalize("NFC", path).lower()
 
 
 def _join(folder: str, relative: str) -> tuple[str, bool]:

@@ -142,7 +142,7 @@ def scan_files(root: Path) -> tuple[list[tuple[str, int]], list[tuple[str, int]]
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(top, d)))
         for name in sorted(names):
             full = os.path.join(top, name)
-            rel = _nfc(posixpath.join(rel_top, name))
+            rel = posixpath.join(rel_top, name)  # as on disk: the resolver compares NFC forms
             st = os.lstat(full)
             if stat.S_ISLNK(st.st_mode):
                 problems.append(_link_problem(rel, full, real_root))
@@ -186,7 +186,8 @@ def _read_note(root: Path, rel: str) -> str:
     fd = os.open(root / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     with open(fd, "rb") as fh:
         data = fh.read()
-    return data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+    text = data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+    return text[1:] if text.startswith("\ufeff") else text  # a byte-order mark is not part of the note
 
 
 def read_vault(root: str | Path) -> Vault:
@@ -209,7 +210,7 @@ def read_vault(root: str | Path) -> Vault:
     notes, links = [], []
     for (rel, size), note_id in zip(note_files, ids):
         note, note_links, note_problems = _read_one(root, rel, size, note_id, resolver)
-        note.template = bool(templates) and rel.lower().startswith(templates.lower() + "/")
+        note.template = bool(templates) and _nfc(rel).lower().startswith(templates.lower() + "/")
         notes.append(note)
         links.extend(note_links)
         problems.extend(note_problems)

@@ -49,8 +49,10 @@ def extract_vault_cli(files, *, config: Config, out_dir, dry_run: bool, as_json:
     if len(files) != 1:
         raise click.UsageError("--reader wiki reads one vault: give its folder alone")
     domain = refused.pop("--domain")
-    if domain and domain != "knowledge_base":
-        raise click.UsageError(f"--reader wiki uses the knowledge_base domain, not {domain!r}")
+    from kgkit.wiki.baseline import DOMAIN
+
+    if domain and domain != DOMAIN:
+        raise click.UsageError(f"--reader wiki uses the {DOMAIN} domain, not {domain!r}")
     given = [name for name, value in refused.items() if value]
     if given:
         raise click.UsageError(f"{', '.join(given)} do(es) not apply to --reader wiki (a vault is read whole, "

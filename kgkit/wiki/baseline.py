@@ -21,6 +21,7 @@ RELATED = 0.7
 CATEGORIZED_UNDER = 0.6
 
 ARTICLE, TOPIC, SOURCE = "Article", "Topic", "Source"
+DOMAIN = "knowledge_base"  # the domain of a vault's graph: its types, and the relations the merge keeps
 
 
 @dataclass

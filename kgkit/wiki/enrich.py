@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgkit.config.model import Config
-from kgkit.wiki.baseline import ARTICLE, Graph, build_baseline, topic_id
+from kgkit.wiki.baseline import ARTICLE, DOMAIN, Graph, build_baseline, topic_id
 from kgkit.wiki.merge import BatchAnswer, MergeReport, merge
 from kgkit.wiki.vault import Vault
 
@@ -111,7 +111,7 @@ def request_for(batch: Batch, vault: Vault, graph: Graph, texts: dict[str, tuple
     chunk = Chunk(id=f"wiki_batch_{batch.number}", doc_id=doc_id, index=batch.number - 1, text=joined,
                   start=0, end=len(joined))
     return PassRequest(kind="wiki_enrich", stage="wiki", chunk=chunk, schema=ANSWER_SCHEMA,
-                       context={"domain": load_domain("knowledge_base"), "articles": articles,
+                       context={"domain": load_domain(DOMAIN), "articles": articles,
                                 "existing_ids": existing, "linked": linked}, prompt=PROMPT)
 
 

@@ -17,12 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgkit.name_keys import canonical_key
-from kgkit.wiki.baseline import ARTICLE, SOURCE, Graph, edge, evidence
+from kgkit.wiki.baseline import ARTICLE, DOMAIN, Graph, edge, evidence
 
 #: Weights of the implicit edges the model may add.
 WEIGHTS = {"builds_on": 0.8, "contradicts": 0.9, "exemplifies": 0.7, "authored_by": 0.6, "cites": 0.7}
 DEFAULT_WEIGHT = 0.5  # related, mentions, states -- and any edge whose weight is not given
-DOMAIN = "knowledge_base"  # its relation_types (names and aliases) are the relations the merge keeps
 ENTITY_TYPES = ("Concept", "Person", "Organization", "Tool")
 CLAIM_ID = re.compile(r"^claim:([^:]+):([a-z0-9][a-z0-9-]*)$")
 

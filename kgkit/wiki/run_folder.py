@@ -20,7 +20,7 @@ from typing import Any
 from kgkit import __version__
 from kgkit.documents.load import safe_name
 from kgkit.engine.outputs import RunFolder
-from kgkit.wiki.baseline import Graph, link_cycles
+from kgkit.wiki.baseline import DOMAIN, Graph, link_cycles
 from kgkit.wiki.vault import Vault
 
 VIEW = "wiki"
@@ -91,6 +91,16 @@ def review_entries(vault: Vault) -> list[dict[str, Any]]:
     return out
 
 
+def _domain_ref() -> dict[str, Any]:
+    """The knowledge_base domain as every manifest names a domain: name, version, file, hash."""
+    from kgkit.engine.manifest import file_ref
+    from kgkit.schema.catalog import load_domain
+
+    domain = load_domain(DOMAIN)
+    return {"name": domain.name, "version": domain.version, "lineage": list(domain.lineage),
+            **file_ref(domain.source)}
+
+
 def write_run(vault: Vault, graph: Graph, out_dir: str | Path, *, report: dict[str, Any],
               model: dict[str, Any] | None = None, usage: dict[str, Any] | None = None,
               seconds: float = 0.0) -> WikiRun:
@@ -109,7 +119,7 @@ def write_run(vault: Vault, graph: Graph, out_dir: str | Path, *, report: dict[s
         "input": {"path": str(vault.root), "sha256": sha, "doc_id": doc_id, "media_type": "inode/directory",
                   "title": name, "pages": 0, "chunks": len(vault.notes), "characters": 0,
                   "notes": len(vault.notes)},
-        "domain": {"name": "knowledge_base"},
+        "domain": _domain_ref(),
         "views": [{"name": VIEW, "mode": "wiki.v1", "strategy": "reader", "output": f"views/{VIEW}.json"}],
         "view_files": [f"views/{VIEW}.json"],
         "model": model or {"core": {"backend": "none"}, "upgrades": {"backend": "none"}},

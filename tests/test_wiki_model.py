@@ -142,3 +142,14 @@ def test_a_second_run_of_an_unchanged_vault_answers_from_the_cache(stub_provider
     second = extract_vault(shelves, config=cached, out_dir=tmp_path / "out")
     assert len(stub_provider.requests) == sent == 2
     assert second.report["model_layer"] == first.report["model_layer"]
+
+
+def test_a_large_graph_lists_the_batch_neighbourhood_first(monkeypatch):
+    from kgkit.wiki import enrich
+    from kgkit.wiki.baseline import Graph
+
+    graph = Graph(nodes=[{"id": f"n{i}", "type": "Article"} for i in range(30)],
+                  edges=[{"head": "n5", "relation": "related", "tail": "n29"}])
+    assert enrich.existing_ids(graph, {"n5"}) == [f"n{i}" for i in range(30)]
+    monkeypatch.setattr(enrich, "EXISTING_IDS_MAX", 4)
+    assert enrich.existing_ids(graph, {"n5"}) == ["n5", "n29", "n0", "n1"]

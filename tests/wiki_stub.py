@@ -50,7 +50,7 @@ def answer_for(articles: list[tuple[str, str]]) -> dict:
             {"name": "Rendering Tool", "type": "Gadget", "articles": [first]},  # unknown type -> Concept
         ],
         "claims": [
-            {"id": f"claim:{stem}:main-point", "text": "The first article makes a point.", "evidence": quote},
+            {"id": f"claim:{stem}:Main_Point", "text": "The first article makes a point.", "evidence": quote},
             {"id": "claim:no-such-article:x", "text": "A claim on an article that does not exist."},
         ],
         "edges": [

@@ -21,6 +21,7 @@ from kgkit.wiki.vault import Vault
 
 BATCH_MIN, BATCH_MAX = 10, 15
 ARTICLE_CHARS = 6000  # of one article's text in a request; the rest is left out (and said so)
+EXISTING_IDS_MAX = 500  # a larger vault's requests list the batch's neighbourhood, not every id
 PROMPT = "wiki_enrich.j2"
 
 _ITEM = {"type": "object"}
@@ -90,6 +91,24 @@ def article_texts(vault: Vault) -> dict[str, tuple[str, str]]:
     return {n.id: (n.path, _read_note(vault.root, n.path)) for n in vault.notes if n.scanned}
 
 
+def existing_ids(graph: Graph, members: set[str]) -> list[str]:
+    """The node ids a batch's request lists: every id (articles first) while the graph has at
+    most EXISTING_IDS_MAX; beyond that the batch's articles, the nodes they link or are
+    linked from, then the other ids in order, up to EXISTING_IDS_MAX -- a prompt of ten
+    thousand ids would cost more than the batch's text."""
+    ordered = [n["id"] for n in graph.nodes if n["type"] == ARTICLE] + \
+              [n["id"] for n in graph.nodes if n["type"] != ARTICLE]
+    if len(ordered) <= EXISTING_IDS_MAX:
+        return ordered
+    near = set(members)
+    for e in graph.edges:
+        if e["head"] in members or e["tail"] in members:
+            near.update((e["head"], e["tail"]))
+    first = [i for i in ordered if i in near]
+    rest = [i for i in ordered if i not in near]
+    return (first + rest)[:max(EXISTING_IDS_MAX, len(first))]
+
+
 def request_for(batch: Batch, vault: Vault, graph: Graph, texts: dict[str, tuple[str, str]], doc_id: str):
     from kgkit.backends.base import PassRequest
     from kgkit.documents.types import Chunk
@@ -105,8 +124,7 @@ def request_for(batch: Batch, vault: Vault, graph: Graph, texts: dict[str, tuple
     members = set(batch.articles)
     linked = sorted({(e["head"], e["tail"]) for e in graph.edges
                      if e["relation"] == "related" and (e["head"] in members or e["tail"] in members)})
-    existing = [n["id"] for n in graph.nodes if n["type"] == ARTICLE] + \
-               [n["id"] for n in graph.nodes if n["type"] != ARTICLE]
+    existing = existing_ids(graph, members)
     joined = "\n\n".join(a["text"] for a in articles)
     chunk = Chunk(id=f"wiki_batch_{batch.number}", doc_id=doc_id, index=batch.number - 1, text=joined,
                   start=0, end=len(joined))

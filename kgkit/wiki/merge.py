@@ -23,7 +23,7 @@ from kgkit.wiki.baseline import ARTICLE, DOMAIN, Graph, edge, evidence
 WEIGHTS = {"builds_on": 0.8, "contradicts": 0.9, "exemplifies": 0.7, "authored_by": 0.6, "cites": 0.7}
 DEFAULT_WEIGHT = 0.5  # related, mentions, states -- and any edge whose weight is not given
 ENTITY_TYPES = ("Concept", "Person", "Organization", "Tool")
-CLAIM_ID = re.compile(r"^claim:([^:]+):([a-z0-9][a-z0-9-]*)$")
+CLAIM_ID = re.compile(r"^claim:([^:]+):(.*\w.*)$")  # claim:<article stem>:<slug>; the slug is re-slugged
 
 
 @dataclass
@@ -155,14 +155,14 @@ class _Merger:
             self.report.dropped_claims += 1
             return
         text = " ".join(str(raw.get("text") or "").split())
-        m = CLAIM_ID.match(str(raw.get("id") or "").strip().lower())
+        m = CLAIM_ID.match(str(raw.get("id") or "").strip())
         article = self.article_for_stem(m.group(1), batch) if m else None
         if article is None or not text:
             self.report.dropped_claims += 1
             self.report.warnings.append(f"claim {str(raw.get('id'))!r}: its id names no article of the batch "
                                         "(claim:<article-stem>:<slug>); dropped")
             return
-        claim_id = f"claim:{article.rsplit('/', 1)[-1]}:{m.group(2)}"
+        claim_id = f"claim:{article.rsplit('/', 1)[-1]}:{slug(m.group(2))}"
         if claim_id in self.by_id:
             self.report.deduplicated_claims += 1
             return

@@ -18,6 +18,7 @@ def test_a_folder_with_index_md_is_read_as_a_vault_into_one_run_folder(cli_home)
     result = kgkit("extract", str(vault), "--out", "out")
     assert result.exit_code == 0, result.output
     assert "vault: 9 articles" in result.stdout and "model calls 0" in result.stdout
+    assert "read as a Markdown vault" in result.stderr
     assert "warning: index.md:13: [[missing-page]] names no note in the vault (broken link)" in result.stdout
     run = cli_home / "out" / "garden"
     assert sorted(p.name for p in run.iterdir()) == ["manifest.json", "nodes.json", "review.jsonl", "views",
@@ -40,6 +41,14 @@ def test_reader_wiki_reads_any_folder_and_json_carries_the_scan(cli_home):
     [run] = json.loads(result.stdout)["runs"]
     assert run["wiki"]["links_by_status"] == {"broken": 1, "resolved": 1}
     assert run["edges"] == {"wiki": 1} and run["calls"]["total"] == 0
+
+
+def test_reader_document_reads_a_vault_file_by_file(cli_home):
+    vault = write_vault(cli_home / "small", {"index.md": "# Index\n\nJohn Smith works for Acme Corp.\n",
+                                             "b.md": "# B\n\nMary Jones lives in Paris.\n"})
+    result = kgkit("extract", "--reader", "document", str(vault), "--out", "out", "--json")
+    assert result.exit_code == 0, result.output
+    assert sorted(r["document"] for r in json.loads(result.stdout)["runs"]) == ["b", "index"]
 
 
 def test_dry_run_plans_and_writes_nothing(cli_home):

@@ -198,6 +198,9 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
     if _reads_vault(reader, files):
         from kgkit.cli import wiki
 
+        if reader == "auto":
+            click.echo(f"{files[0]}: read as a Markdown vault (it holds index.md or .obsidian/); "
+                       "--reader document reads its files one by one", err=True)
         run = wiki.extract_vault_cli(files, config=_config(config_path, model, no_cache, engine), out_dir=out_dir,
                                      dry_run=dry_run, as_json=as_json, graph=graph, tenant=tenant,
                                      refused={"--view": views, "--domain": domain, "--batch": batch,

@@ -71,3 +71,21 @@ def test_bad_input_is_exit_2_with_the_reason_and_no_run_folder(cli_home):
         refused = kgkit("extract", "--reader", "wiki", str(vault), *extra, "--out", "out")
         assert refused.exit_code == 2, extra
     assert not (cli_home / "out").exists()
+
+
+def test_with_a_model_the_cli_runs_the_model_layer_and_a_failed_batch_is_a_warning(cli_home, stub_provider,
+                                                                                     monkeypatch):
+    from wiki_stub import scripted_answers
+    from wiki_vaults import two_shelves
+
+    monkeypatch.setenv("KGKIT_TEST_WIKI_CLI_KEY", "sk-wiki-cli-0000")
+    (cli_home / "kgkit.yaml").write_text(
+        f"llm: {{model: openai/test-model, api_base: '{stub_provider.openai_base}', "
+        "api_key_env: KGKIT_TEST_WIKI_CLI_KEY, backoff: 0.0, retries: 0}\ncache: {enabled: false}\n")
+    stub_provider.responder = scripted_answers(fail_batch=2)
+    vault = two_shelves(cli_home / "library")
+    result = kgkit("extract", str(vault), "--out", "out", "--config", "kgkit.yaml")
+    assert result.exit_code == 0, result.output
+    assert "model layer: 2 batches (1 failed)" in result.stdout
+    assert "warning: model batch 2 (13 articles) failed" in result.stdout
+    assert len(stub_provider.requests) == 2

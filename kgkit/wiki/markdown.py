@@ -238,8 +238,8 @@ def _strings(value: Any, split: str) -> list[str]:
     items = value if isinstance(value, list) else [value]
     out: list[str] = []
     for item in items:
-        if item is None:
-            continue
+        if item is None or isinstance(item, (dict, list)):
+            continue  # a nested value is no name
         parts = re.split(split, str(item)) if isinstance(item, str) else [str(item)]
         out.extend(p.strip() for p in parts if p.strip())
     return out

@@ -110,3 +110,12 @@ def test_accents_in_either_unicode_form_and_a_byte_order_mark_do_not_break_links
     assert vault.note("index").title == "Home"
     [link] = vault.links
     assert (link.status, link.target) == ("resolved", decomposed)
+
+
+def test_a_broken_link_naming_an_alias_says_how_to_write_it(tmp_path):
+    vault = read_vault(write_vault(tmp_path / "v", {
+        "index.md": "# Index\n\n[[earth]]\n",
+        "soil.md": "---\naliases: [earth]\n---\n# Soil\n",
+    }))
+    assert warnings_of(vault) == ["index.md:3: [[earth]] names no note in the vault (broken link); soil has 'earth' "
+                                  "as an alias, which Obsidian does not resolve: write [[soil|earth]]"]

@@ -217,7 +217,7 @@ def read_vault(root: str | Path) -> Vault:
     by_id = {n.id: n for n in notes}
     for link in links:
         _check_heading(link, by_id)
-    problems.extend(_link_problems(links))
+    problems.extend(_link_problems(links, _aliases(notes)))
     collisions = _collisions(ids)
     for name, same in collisions:
         problems.append(Problem(by_id[same[0]].path, None, f"shares its file name {name!r} with "
@@ -277,12 +277,24 @@ def _check_heading(link: Link, by_id: dict[str, Note]) -> None:
     # blocks (^id) are not indexed: heading_found stays None for them
 
 
-def _link_problems(links: list[Link]) -> list[Problem]:
+def _aliases(notes: list[Note]) -> dict[str, str]:
+    """Alias (lower case) -> the note that declares it; an alias two notes share is left out."""
+    seen: dict[str, list[str]] = {}
+    for note in notes:
+        for alias in note.aliases:
+            seen.setdefault(alias.lower(), []).append(note.id)
+    return {alias: ids[0] for alias, ids in seen.items() if len(ids) == 1}
+
+
+def _link_problems(links: list[Link], aliases: dict[str, str]) -> list[Problem]:
     problems = []
     for link in links:
         where = f"{link.written}"
         if link.status == "broken":
-            problems.append(Problem(link.file, link.line, f"{where} names no note in the vault (broken link)"))
+            owner = aliases.get(link.target_text.lower())
+            hint = (f"; {owner} has {link.target_text!r} as an alias, which Obsidian does not resolve: write "
+                    f"[[{owner}|{link.target_text}]]") if owner else ""
+            problems.append(Problem(link.file, link.line, f"{where} names no note in the vault (broken link){hint}"))
         elif link.status == "ambiguous":
             problems.append(Problem(link.file, link.line, f"{where} matches {len(link.candidates)} notes "
                                     f"({', '.join(link.candidates)}); ambiguous, no edge made -- write the path"))

@@ -7,7 +7,9 @@ notes), reads the vault with :func:`kgkit.wiki.read_vault` and scores, over all 
 * articles -- (id, title, sorted aliases, sorted tags);
 * links -- every occurrence as (source, line, raw, kind, syntax, status, target), overall
   and by kind;
-* categories -- (index, section, level, articles in order, unresolved);
+* categories -- (index, section, level, articles in order, unresolved); a vault's
+  ``category_property`` (the frontmatter property grouping its notes, a per-vault choice)
+  is given to the reader as a user would configure it, index notes are not;
 * sources -- linked files by name (the reader also lists a linked file the gold calls a
   broken link, since it cannot tell a missing image from one that was not copied);
 * broken_links_reported -- every broken link of the gold is reported by the reader (as a
@@ -92,10 +94,19 @@ def reader_output(vault) -> dict[str, list[dict[str, Any]]]:
     return {"articles": articles, "links": links, "categories": categories, "sources": sources}
 
 
+def category_properties(gold: dict[str, Any]) -> tuple[str, ...]:
+    """The reader's default category properties, plus the one the vault's gold names (a
+    vault's own choice, which its user would give the reader as configuration)."""
+    from kgkit.wiki.vault import CATEGORY_PROPERTIES
+
+    named = gold.get("category_property")
+    return CATEGORY_PROPERTIES + ((named,) if isinstance(named, str) and named else ())
+
+
 def score_vault(folder: Path, gold: dict[str, Any]) -> dict[str, Any]:
     from kgkit.wiki import read_vault
 
-    vault = read_vault(folder)
+    vault = read_vault(folder, category_properties=category_properties(gold))
     ours = reader_output(vault)
     gold_status = {(l["source"], l["line"], l["raw"]): l["status"] for l in gold["links"]}
     for link in ours["links"]:

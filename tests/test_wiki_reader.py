@@ -140,3 +140,11 @@ def test_a_categories_property_groups_notes_and_templates_are_marked(tmp_path):
     from kgkit.wiki.enrich import make_batches
 
     assert "Templates/daily" not in [a for b in make_batches(vault) for a in b.articles]
+
+
+def test_another_category_property_can_be_named(tmp_path):
+    root = write_vault(tmp_path / "v", {"index.md": "# Index\n", "Rust.md": "# Rust\n",
+                                        "borrow.md": "---\ntopics: \"[[Rust]]\"\n---\n# Borrowing\n"})
+    assert read_vault(root).categories == []
+    [cat] = read_vault(root, category_properties=("topics",)).categories
+    assert (cat.kind, cat.index, cat.articles) == ("property", "Rust", ["borrow"])

@@ -190,8 +190,11 @@ def _read_note(root: Path, rel: str) -> str:
     return text[1:] if text.startswith("\ufeff") else text  # a byte-order mark is not part of the note
 
 
-def read_vault(root: str | Path) -> Vault:
+def read_vault(root: str | Path, *, category_properties: tuple[str, ...] = CATEGORY_PROPERTIES) -> Vault:
     """Read the vault at ``root``: zero model calls, the same answer every time.
+
+    ``category_properties``: the frontmatter properties whose links group notes into
+    categories (a vault that files notes under ``topics`` or ``up`` names it here).
 
     Raises InputError when ``root`` is not a readable folder holding at least one note.
     """
@@ -229,7 +232,7 @@ def read_vault(root: str | Path) -> Vault:
     index_notes = [n.id for n in notes if _is_index(n, by_source.get(n.id, []))]
     categories = [c for i in index_notes for c in _categories(by_id[i], by_source.get(i, []))]
     problems.extend(_index_problems(categories, by_id))
-    categories += _property_categories(links)
+    categories += _property_categories(links, {p.lower() for p in category_properties})
     sources = _sources(links, other_files)
     return Vault(root, notes, links, categories, sources, index_notes, problems, collisions)
 
@@ -366,12 +369,12 @@ def _categories(note: Note, links: list[Link]) -> list[Category]:
     return [out[k] for k in sorted(out)]
 
 
-def _property_categories(links: list[Link]) -> list[Category]:
+def _property_categories(links: list[Link], properties: set[str]) -> list[Category]:
     """Notes grouped by the links of their ``categories`` (or ``category``) property: one
     category per linked name, its members in vault order."""
     out: dict[str, Category] = {}
     for link in links:
-        if link.location != "frontmatter" or (link.property or "").lower() not in CATEGORY_PROPERTIES:
+        if link.location != "frontmatter" or (link.property or "").lower() not in properties:
             continue
         if link.status not in ("resolved", "broken"):
             continue

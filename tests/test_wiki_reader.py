@@ -148,3 +148,12 @@ def test_another_category_property_can_be_named(tmp_path):
     assert read_vault(root).categories == []
     [cat] = read_vault(root, category_properties=("topics",)).categories
     assert (cat.kind, cat.index, cat.articles) == ("property", "Rust", ["borrow"])
+
+
+def test_a_note_named_as_a_map_of_content_is_an_index(tmp_path):
+    root = write_vault(tmp_path / "v", {"index.md": "# Index\n", "a.md": "# A\n", "b.md": "# B\n",
+                                        "MOC - Letters.md": "# Letters\n\n## Vowels\n\n- [[a]]\n\n## Others\n\n- [[b]]\n",
+                                        "Democracy.md": "# Democracy\n\n## Parts\n\n- [[a]]\n"})
+    vault = read_vault(root)
+    assert sorted(vault.index_notes) == ["MOC - Letters", "index"]
+    assert [(c.section, c.articles) for c in vault.categories] == [("Vowels", ["a"]), ("Others", ["b"])]

@@ -26,6 +26,8 @@ from kgkit.wiki.resolve import Resolver
 MAX_NOTE_BYTES = 2 * 1024 * 1024  # a note this large is a data dump, not an article
 RAW_FOLDER = "raw"  # the LLM-wiki pattern's folder of source documents
 MOC_TAGS = frozenset({"moc", "map-of-content", "mapofcontent", "index", "hub"})
+# a note named as a map of content: "MOC - Gardening", "Gardening MOC", "Map of Content"
+MOC_NAME = re.compile(r"(?:^|[\W_])MOC(?:$|[\W_])|map[ _-]of[ _-]contents?", re.I)
 CATEGORY_PROPERTIES = ("categories", "category")  # frontmatter properties whose links group notes
 
 
@@ -319,11 +321,12 @@ def _collisions(ids: list[str]) -> list[tuple[str, list[str]]]:
 
 
 def _is_index(note: Note, links: list[Link]) -> bool:
-    """``index.md``, a note tagged as a map of content, or a folder note (``x/x.md``) shaped
+    """``index.md``, a note tagged or named as a map of content ("MOC - Gardening"), or a
+    folder note (``x/x.md``) shaped
     like one: links to notes under at least two sections, four links or more (``links``:
     the note's own)."""
     stem = posixpath.basename(note.id)
-    if stem.lower() == "index" or {t.lower() for t in note.tags} & MOC_TAGS:
+    if stem.lower() == "index" or {t.lower() for t in note.tags} & MOC_TAGS or MOC_NAME.search(stem):
         return True
     folder = posixpath.basename(posixpath.dirname(note.id))
     if not folder or folder.lower() != stem.lower():

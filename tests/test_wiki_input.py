@@ -119,3 +119,19 @@ def test_a_broken_link_naming_an_alias_says_how_to_write_it(tmp_path):
     }))
     assert warnings_of(vault) == ["index.md:3: [[earth]] names no note in the vault (broken link); soil has 'earth' "
                                   "as an alias, which Obsidian does not resolve: write [[soil|earth]]"]
+
+
+def test_a_folder_swapped_for_a_link_after_the_scan_is_not_followed(tmp_path, monkeypatch):
+    from kgkit.wiki import vault as vault_module
+
+    outside = write_vault(tmp_path / "outside", {"a.md": "# Outside\n\n[[secret-target]]\n"})
+    root = write_vault(tmp_path / "v", {"index.md": "# Index\n", "sub/a.md": "# A\n"})
+    scanned = vault_module.scan_files(root)
+    (root / "sub" / "a.md").unlink()
+    (root / "sub").rmdir()
+    os.symlink(outside, root / "sub")  # the race: after the scan, before the read
+    monkeypatch.setattr(vault_module, "scan_files", lambda _root: scanned)
+    vault = read_vault(root)
+    assert not vault.note("sub/a").scanned
+    assert any(w.startswith("sub/a.md: cannot be read") for w in warnings_of(vault))
+    assert not [l for l in vault.links if "secret" in l.raw]

@@ -185,8 +185,20 @@ def _link_problem(rel: str, full: str, real_root: str) -> Problem:
 
 
 def _read_note(root: Path, rel: str) -> str:
-    fd = os.open(root / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    with open(fd, "rb") as fh:
+    """A note's text, opened folder by folder from the vault root with ``O_NOFOLLOW``: a
+    folder swapped for a link since the scan stops the read instead of leaving the vault."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+    parts = rel.split("/")
+    fd = os.open(root, flags | os.O_DIRECTORY)
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, flags | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        note = os.open(parts[-1], flags, dir_fd=fd)
+    finally:
+        os.close(fd)
+    with open(note, "rb") as fh:
         data = fh.read()
     text = data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
     return text[1:] if text.startswith("\ufeff") else text  # a byte-order mark is not part of the note

@@ -62,13 +62,14 @@ def group_of(vault: Vault) -> dict[str, str]:
     return groups
 
 
-def make_batches(vault: Vault) -> list[Batch]:
+def make_batches(vault: Vault, texts: dict[str, tuple[str, str]] | None = None) -> list[Batch]:
     """Articles in batches of at most BATCH_MAX, one group after another in the order the
     index notes give (then folders by name); a batch closes at a group's end once it holds
     BATCH_MIN, and a last batch under BATCH_MIN joins the one before when they fit together."""
+    texts = article_texts(vault) if texts is None else texts
     groups = group_of(vault)
     rank = {topic_id(c): i for i, c in enumerate(vault.categories)}
-    order = sorted((n.id for n in vault.notes if n.scanned and not n.template),
+    order = sorted((n.id for n in vault.notes if n.scanned and not n.template and n.id in texts),
                    key=lambda i: (rank.get(groups[i], len(rank)), groups[i], i))
     chunks: list[list[str]] = []
     current: list[str] = []
@@ -86,9 +87,16 @@ def make_batches(vault: Vault) -> list[Batch]:
 
 def article_texts(vault: Vault) -> dict[str, tuple[str, str]]:
     """Article id -> (path, text) of every scanned note (the vault was read with O_NOFOLLOW)."""
-    from kgkit.wiki.vault import _read_note
+    from kgkit.wiki.vault import read_note
 
-    return {n.id: (n.path, _read_note(vault.root, n.path)) for n in vault.notes if n.scanned}
+    texts = {}
+    for note in vault.notes:
+        if note.scanned and not note.template:
+            try:
+                texts[note.id] = (note.path, read_note(vault.root, note.path))
+            except OSError:
+                continue  # gone since the scan: not sent, and its evidence not looked up
+    return texts
 
 
 def existing_ids(graph: Graph, members: set[str]) -> list[str]:
@@ -148,7 +156,7 @@ def enrich_vault(vault: Vault, config: Config, graph: Graph | None = None, *, do
     graph = graph or build_baseline(vault)
     texts = article_texts(vault)
     answers, usage = [], {"calls": 0, "requests": 0, "tokens_in": 0, "tokens_out": 0, "cost": 0.0, "failed": []}
-    for batch in make_batches(vault):
+    for batch in make_batches(vault, texts):
         request = request_for(batch, vault, graph, texts, doc_id)
         usage["calls"] += 1
         try:

@@ -21,7 +21,7 @@ from kgkit import __version__
 from kgkit.documents.load import safe_name
 from kgkit.engine.outputs import RunFolder
 from kgkit.wiki.baseline import DOMAIN, Graph, link_cycles
-from kgkit.wiki.vault import Vault
+from kgkit.wiki.vault import Vault, note_bytes
 
 VIEW = "wiki"
 REPORT = "wiki_report.json"
@@ -40,9 +40,10 @@ def vault_digest(vault: Vault) -> str:
     digest = hashlib.sha256()
     for note in sorted(vault.notes, key=lambda n: n.path):
         digest.update(note.path.encode() + b"\0")
-        if note.scanned:
-            digest.update(hashlib.sha256((vault.root / note.path).read_bytes()).digest())
-        else:
+        try:
+            digest.update(hashlib.sha256(note_bytes(vault.root, note.path)).digest() if note.scanned
+                          else str(note.bytes).encode())
+        except OSError:  # gone since the scan: its size stands for it
             digest.update(str(note.bytes).encode())
     for src in vault.sources:
         digest.update(f"{src.path}\0{src.bytes}".encode())

@@ -184,8 +184,8 @@ def _link_problem(rel: str, full: str, real_root: str) -> Problem:
     return Problem(rel, None, "is a symbolic link; kgkit reads no links, so it is left out")
 
 
-def _read_note(root: Path, rel: str) -> str:
-    """A note's text, opened folder by folder from the vault root with ``O_NOFOLLOW``: a
+def note_bytes(root: Path, rel: str) -> bytes:
+    """A note's bytes, opened folder by folder from the vault root with ``O_NOFOLLOW``: a
     folder swapped for a link since the scan stops the read instead of leaving the vault."""
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
     parts = rel.split("/")
@@ -199,8 +199,12 @@ def _read_note(root: Path, rel: str) -> str:
     finally:
         os.close(fd)
     with open(note, "rb") as fh:
-        data = fh.read()
-    text = data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+        return fh.read()
+
+
+def read_note(root: Path, rel: str) -> str:
+    """A note's text (UTF-8, newlines as ``\\n``, no byte-order mark), read as :func:`note_bytes` reads."""
+    text = note_bytes(root, rel).decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
     return text[1:] if text.startswith("\ufeff") else text  # a byte-order mark is not part of the note
 
 
@@ -258,7 +262,7 @@ def _read_one(root: Path, rel: str, size: int, note_id: str, resolver: Resolver)
                                      "may have; kept as an article (title from its file name), its text not read")
         return Note(note_id, rel, stem, "stem", [], [], None, [], 0, size, scanned=False), [], [problem]
     try:
-        text = _read_note(root, rel)
+        text = read_note(root, rel)
     except OSError as exc:
         problem = Problem(rel, None, f"cannot be read ({exc.strerror or exc}); left out")
         return Note(note_id, rel, stem, "stem", [], [], None, [], 0, size, scanned=False), [], [problem]

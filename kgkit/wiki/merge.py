@@ -148,7 +148,8 @@ class _Merger:
             found = node["id"]
         quote = str(raw.get("evidence") or "")
         for article in articles:
-            self.add_edge(article, "mentions", found, quote, batch, weight=None, count=False)
+            if article != found:  # an entity that is the article itself mentions nothing new
+                self.add_edge(article, "mentions", found, quote, batch, weight=None, count=False)
 
     def claim(self, raw: Any, batch: list[str]) -> None:
         if not isinstance(raw, dict):

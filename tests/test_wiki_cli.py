@@ -89,3 +89,11 @@ def test_with_a_model_the_cli_runs_the_model_layer_and_a_failed_batch_is_a_warni
     assert "model layer: 2 batches (1 failed)" in result.stdout
     assert "warning: model batch 2 (13 articles) failed" in result.stdout
     assert len(stub_provider.requests) == 2
+
+
+def test_graph_loads_the_vault_and_says_what_it_holds(cli_home):
+    vault = write_vault(cli_home / "garden")
+    result = kgkit("extract", str(vault), "--out", "out", "--graph", "corpus.sqlite")
+    assert result.exit_code == 0, result.output
+    assert "1 document(s) added" in result.stdout
+    assert "garden" in kgkit("graph", "show", "corpus.sqlite").stdout

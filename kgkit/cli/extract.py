@@ -225,18 +225,26 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
         if reader == "auto":
             click.echo(f"{files[0]}: read as a Markdown vault (it holds index.md or .obsidian/); "
                        "--reader document reads its files one by one", err=True)
-        run = wiki.extract_vault_cli(files, config=_config(config_path, model, no_cache, engine), out_dir=out_dir,
-                                     dry_run=dry_run, as_json=as_json, graph=graph, tenant=tenant,
+        cfg = _config(config_path, model, no_cache, engine)
+        run = wiki.extract_vault_cli(files, config=cfg, out_dir=out_dir, dry_run=dry_run, as_json=as_json,
                                      refused={"--view": views, "--domain": domain, "--batch": batch,
                                               "--resume": resume, "--include": include, "--exclude": exclude,
                                               "--engine ray": engine == "ray"})
         if run is not None:
             data = summary([run])
+            data["runs"][0]["wiki"] = wiki.scan_summary(run.report)
+            if graph:
+                from kgkit.graph import GraphStore
+
+                with GraphStore.from_config(cfg, url=graph, tenant=tenant) as store:
+                    added = store.add([run.run_dir])
+                    stats = store.stats()
+                data["graph"] = graph_report(graph, added, stats, left_out=0)
             if as_json:
-                data["runs"][0]["wiki"] = wiki.scan_summary(run.report)
                 click.echo(json.dumps(data, indent=2, ensure_ascii=False))
             else:
-                click.echo(format_summary(data) + "\n" + wiki.format_report(run.report))
+                click.echo(format_summary(data) + "\n" + wiki.format_report(run.report)
+                           + (format_graph_report(data["graph"]) if graph else ""))
         return
     cfg = _config(config_path, model, no_cache, engine)
     cfg.upgrades.skip_idle_chunks = cfg.upgrades.skip_idle_chunks or skip_idle_chunks

@@ -39,11 +39,9 @@ def scan_summary(report: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in report.items() if k not in ("warnings", "reading_tour")}
 
 
-def extract_vault_cli(files, *, config: Config, out_dir, dry_run: bool, as_json: bool, graph: str | None,
-                      tenant: str | None, refused: dict[str, Any]):
+def extract_vault_cli(files, *, config: Config, out_dir, dry_run: bool, as_json: bool, refused: dict[str, Any]):
     """Check the options, then plan (``--dry-run``: printed here, None returned) or read the
-    vault into its run folder (added to ``graph`` when given) and return the run for the
-    extract command's summary."""
+    vault into its run folder and return the run for the extract command's summary."""
     from kgkit.wiki.pipeline import extract_vault, plan_vault
 
     if len(files) != 1:
@@ -65,10 +63,4 @@ def extract_vault_cli(files, *, config: Config, out_dir, dry_run: bool, as_json:
             click.echo(f"{plan.vault}: {plan.notes} notes; the baseline makes no call; the model layer "
                        f"{plan.batches} batch(es), {plan.calls} call(s)\n(dry run: nothing was called)")
         return None
-    run = extract_vault(files[0], config=config, out_dir=out_dir)
-    if graph:
-        from kgkit.graph import GraphStore
-
-        with GraphStore.from_config(config, url=graph, tenant=tenant) as store:
-            store.add([run.run_dir])
-    return run
+    return extract_vault(files[0], config=config, out_dir=out_dir)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from kgkit.documents.types import Document, Page
+from kgkit.documents.unicode_repair import surrogate_warning, valid_unicode
 from kgkit.errors import InputError
 from kgkit.ids import doc_id
 from kgkit.input_file import DEFAULT_MAX_BYTES, open_regular, read_bounded
@@ -300,9 +301,10 @@ def _load_pdf(fh: BinaryIO, *, source: str, name: str, sha256: str) -> Document:
             if reader.is_encrypted and not reader.decrypt(""):
                 raise FileNotDecryptedError("password required")
             pages, texts, blank = [], [], []
-            offset = 0
+            offset = replaced = 0
             for number, page in enumerate(reader.pages, start=1):
-                text = _clean_pdf_text(page.extract_text() or "")
+                text, bad = valid_unicode(_clean_pdf_text(page.extract_text() or ""))
+                replaced += bad
                 _forget_contents(reader, page)
                 if not text.strip():
                     blank.append(number)
@@ -336,6 +338,8 @@ def _load_pdf(fh: BinaryIO, *, source: str, name: str, sha256: str) -> Document:
             "kgkit does not OCR"
         )
     warnings = [f"PDF repaired while reading: {m}" for m in collect.messages]
+    if replaced:
+        warnings.append(surrogate_warning(source, replaced))
     if blank:
         shown = ", ".join(map(str, blank[:20])) + (" …" if len(blank) > 20 else "")
         warnings.append(f"{len(blank)} of {page_count} pages have no text layer (scanned?): {shown}")
@@ -379,5 +383,6 @@ def _pdf_title(reader) -> str | None:
         title = reader.metadata.title if reader.metadata else None
     except Exception:  # a broken Info dictionary only costs us the title
         return None
+    title = valid_unicode(str(title))[0] if title else None
     title = _shorten(str(title)) if title else ""
     return title if title and title.lower() not in ("untitled", "title") else None

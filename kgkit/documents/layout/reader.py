@@ -1,0 +1,103 @@
+"""Read a PDF for its layout (pdfplumber, an optional extra) into a
+:class:`~kgkit.documents.layout.model.LayoutDocument`, and turn one into the
+:class:`~kgkit.documents.types.Document` the engine reads, whose text is the blocks'
+text in reading order: every block's ``start``/``end`` index that text, so a span found
+in a chunk points back at a block, its page and its bounding box."""
+from __future__ import annotations
+
+import logging
+from typing import BinaryIO
+
+from kgkit.documents.layout.blocks import assign_sections, build_blocks
+from kgkit.documents.layout.model import LayoutDocument
+from kgkit.documents.layout.pdf_lines import body_size, furniture_keys, is_furniture, median_gap, page_lines
+from kgkit.documents.types import Page
+from kgkit.errors import InputError
+
+BLOCK_SEPARATOR = "\n\n"
+MAX_PAGES = 2000  # a layout read holds every page's lines; longer files are refused, not half-read
+
+
+def pdfplumber_module():
+    try:
+        import pdfplumber
+    except ImportError:
+        raise InputError("reading a PDF's layout needs pdfplumber",
+                         hint="pip install 'kgkit[layout]' (or read the text layer only: a domain without "
+                              "'reading: layout')") from None
+    return pdfplumber
+
+
+def read_pdf_layout(fh: BinaryIO | str, *, source: str) -> LayoutDocument:
+    """The PDF's blocks in reading order. Raises InputError for a file pdfplumber cannot
+    open, one with no pages, and one with no text layer on any page (a scan)."""
+    pdfplumber = pdfplumber_module()
+    logging.getLogger("pdfminer").setLevel(logging.ERROR)
+    pages, sizes, warnings = [], [], []
+    rotated = gutter = surrogates = 0
+    try:
+        with pdfplumber.open(fh) as pdf:
+            if len(pdf.pages) > MAX_PAGES:
+                raise InputError(f"{source} has {len(pdf.pages)} pages; the layout reader takes at most {MAX_PAGES}")
+            for number, page in enumerate(pdf.pages, start=1):
+                lines = page_lines(page, number)
+                page.close()
+                pages.append(lines)
+                sizes.append((lines.width, lines.height))
+                rotated += lines.dropped_rotated
+                gutter += lines.dropped_gutter
+                surrogates += lines.surrogates
+    except InputError:
+        raise
+    except Exception as exc:  # pdfminer raises many types on malformed input
+        raise InputError(f"{source} cannot be read as a PDF (corrupt or truncated?): {exc or type(exc).__name__}") \
+            from None
+    if not pages:
+        raise InputError(f"{source} is a PDF with no pages")
+    blank = [p.number for p in pages if not p.lines]
+    if len(blank) == len(pages):
+        raise InputError(f"{source} has no text layer; it needs OCR first (e.g. ocrmypdf in.pdf out.pdf), "
+                         "kgkit does not OCR")
+    if blank:
+        warnings.append(f"{len(blank)} of {len(pages)} pages have no text layer (scanned?): "
+                        + ", ".join(map(str, blank[:20])) + (" …" if len(blank) > 20 else ""))
+    if rotated:
+        warnings.append(f"{rotated} rotated word(s) (sideways labels) left out of the reading order")
+    if gutter:
+        warnings.append(f"{gutter} line number(s) in a margin gutter left out")
+    if surrogates:
+        warnings.append(f"{source}: {surrogates} unpaired UTF-16 surrogate(s) in the text layer replaced by U+FFFD")
+    body = body_size(pages)
+    keys = furniture_keys(pages)
+    flow, furniture = [], []
+    for p in pages:
+        for line in p.lines:
+            small_first_footer = p.number == 1 and line.bbox[1] > p.height * 0.85 and line.size < body - 0.5
+            (furniture if is_furniture(line, p, keys) or small_first_footer else flow).append(line)
+    blocks = build_blocks(flow, body, median_gap(flow))
+    assign_sections(blocks)
+    offset = 0
+    for block in blocks:
+        block.start, block.end = offset, offset + len(block.text)
+        offset = block.end + len(BLOCK_SEPARATOR)
+    return LayoutDocument(blocks=blocks, page_count=len(pages), page_sizes=sizes, furniture=furniture,
+                          warnings=warnings, body_size=body)
+
+
+def layout_text(layout: LayoutDocument) -> tuple[str, tuple[Page, ...]]:
+    """The shown text (blocks joined by blank lines) and the pages' offset ranges in it."""
+    text = BLOCK_SEPARATOR.join(b.text for b in layout.blocks)
+    pages: list[Page] = []
+    for b in layout.blocks:
+        if pages and pages[-1].number == b.page:
+            pages[-1] = Page(b.page, pages[-1].start, b.end)
+        elif not pages or b.page > pages[-1].number:
+            pages.append(Page(b.page, b.start, b.end))
+        else:  # a block placed back on an earlier page cannot happen in reading order; keep ranges ordered
+            pages[-1] = Page(pages[-1].number, pages[-1].start, b.end)
+    return text, tuple(pages)
+
+
+def section_bounds(layout: LayoutDocument) -> tuple[int, ...]:
+    """Offsets where a heading starts: chunks are cut there, so none spans two sections."""
+    return tuple(b.start for b in layout.blocks if b.kind == "heading" and b.start > 0)

@@ -158,7 +158,8 @@ def _split_authors(text: str) -> tuple[str, str, str | None]:
 
 
 def _names(part: str) -> list[str]:
-    part = re.sub(r"\bet\.?\sal\.?", "", part).strip(" .,")
+    part = re.sub(r"\bet\.?\sal\.?", "", part).strip(" ,")
+    part = re.sub(r"(?<![A-Z])\.$", "", part)  # a closing full stop, not an initial's
     if not part:
         return []
     if re.match(r"^[A-Z][\w'’\-]+(?:\s[A-Z][\w'’\-]+)*,\s(?:[A-Z]\.\s?-?)+", part):  # Surname, I. (APA / Nature)

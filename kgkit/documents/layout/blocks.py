@@ -199,6 +199,10 @@ def _block(kind: str, lines: list[Line]) -> Block:
                   size=lines[0].size, bold=lines[0].bold, lines=list(lines))
     if kind == TABLE_ROW:
         block.rows = [[s.text for s in line.segments] for line in lines]
+    if kind == CAPTION:
+        found = caption_label(text)
+        if found:
+            block.label, block.printed_label = found[1], found[2]
     return block
 
 

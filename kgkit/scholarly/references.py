@@ -10,6 +10,7 @@ Title. Journal (Year)``)."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from kgkit.documents.layout.blocks import join_lines
@@ -82,8 +83,12 @@ def split_entries(lines: list[Line]) -> list[tuple[str, int, int | None]]:
     entries: list[list] = []  # [text, page, number]
     expected = 1
     lefts = _column_lefts(lines)
+    offsets = Counter(round(line.bbox[0] - lefts[(line.page, line.column)]) for line in lines)
+    hang_at = next((x for x, _ in offsets.most_common() if x > 3), None)
     for i, line in enumerate(lines):
         text = line.text.strip()
+        if _numeric_row(text):  # a table's figures set after the list, not part of an entry
+            continue
         if numbered:
             m = _NUMBER.match(text)
             n = int(next(g for g in m.groups() if g)) if m else None
@@ -101,10 +106,17 @@ def split_entries(lines: list[Line]) -> list[tuple[str, int, int | None]]:
             if starts or not entries:
                 entries.append([text, line.page, None])
                 continue
+            if hang and hang_at is not None and abs(line.bbox[0] - left - hang_at) > 0.6 * line.size + 1:
+                continue  # neither an entry's first line nor its hanging continuation: a float's text
         if entries:
             entries[-1][0] = join_lines(entries[-1][0], text)
     return [(t.strip(), p, n) for t, p, n in entries[:MAX_ENTRIES]
             if t.strip() and (numbered or (re.match(r"[^\W\d_]", t.strip()) and YEAR.search(t)))]
+
+
+def _numeric_row(text: str) -> bool:
+    numbers = re.findall(r"(?<!\S)[-–]?\d+(?:[.,]\d+)?%?(?!\S)", text)
+    return len(numbers) >= 4 and not re.search(r"[^\W\d_]{3}", text)
 
 
 def _numbered_style(lines: list[Line]) -> bool:

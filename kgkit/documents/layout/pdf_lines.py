@@ -23,6 +23,11 @@ _CID = re.compile(r"\(cid:\d+\)")
 # Ligature glyphs the text layer may carry; NFKC would also fold other characters, so only these.
 _LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
                             "\ufb05": "st", "\ufb06": "st", "\u00a0": " ", "\u2002": " ", "\u2009": " "})
+# TeX sets an accent as its own glyph beside the letter: "Saur´ı", "Padro´" in the text layer.
+_SPACING_ACCENTS = {"´": "\u0301", "`": "\u0300", "¨": "\u0308", "˜": "\u0303", "ˆ": "\u0302", "¸": "\u0327",
+                    "ˇ": "\u030c"}
+_ACCENT_BEFORE = re.compile("([´`¨˜ˆˇ])([a-zA-Z])")
+_ACCENT_AFTER = re.compile("([aeiouyAEIOUYnNcCsSzZ])([´`¨˜ˆ¸ˇ])")
 HEAD_ZONE = 0.075  # top and bottom share of a page where running heads and folios sit
 
 
@@ -58,13 +63,30 @@ def page_words(page) -> tuple[list[Word], int, int]:
         if not w.get("upright", True):
             rotated += 1
             continue
-        text, bad = valid_unicode(_CID.sub("", w["text"]).translate(_LIGATURES))
+        text, bad = valid_unicode(mend_accents(_CID.sub("", w["text"]).translate(_LIGATURES)))
         surrogates += bad
         if not text.strip():
             continue
         words.append(Word(text, float(w["x0"]), float(w["x1"]), float(w["top"]), float(w["bottom"]),
                           float(w["size"]), bool(_BOLD.search(w.get("fontname") or ""))))
     return words, rotated, surrogates
+
+
+def mend_accents(text: str) -> str:
+    """Spacing accents joined to their letter: "Saur´ı" -> "Saurí", "Padro´" -> "Padró"."""
+    if not any(a in text for a in _SPACING_ACCENTS):
+        return text
+    import unicodedata
+
+    def before(m):
+        return unicodedata.normalize("NFC", m.group(2) + _SPACING_ACCENTS[m.group(1)])
+
+    def after(m):
+        return unicodedata.normalize("NFC", m.group(1) + _SPACING_ACCENTS[m.group(2)])
+
+    text = re.sub("([´`¨˜ˆˇ])ı", lambda m: unicodedata.normalize("NFC", "i" + _SPACING_ACCENTS[m.group(1)]), text)
+    text = _ACCENT_AFTER.sub(after, text)
+    return _ACCENT_BEFORE.sub(before, text)
 
 
 def drop_line_numbers(words: list[Word]) -> tuple[list[Word], int]:

@@ -50,6 +50,8 @@ def read_pdf_layout(fh: BinaryIO | str, *, source: str) -> LayoutDocument:
     except InputError:
         raise
     except Exception as exc:  # pdfminer raises many types on malformed input
+        if _raised_in_kgkit(exc):
+            raise  # a bug of ours is not a corrupt file
         raise InputError(f"{source} cannot be read as a PDF (corrupt or truncated?): {exc or type(exc).__name__}") \
             from None
     if not pages:
@@ -82,6 +84,13 @@ def read_pdf_layout(fh: BinaryIO | str, *, source: str) -> LayoutDocument:
         offset = block.end + len(BLOCK_SEPARATOR)
     return LayoutDocument(blocks=blocks, page_count=len(pages), page_sizes=sizes, furniture=furniture,
                           warnings=warnings, body_size=body)
+
+
+def _raised_in_kgkit(exc: BaseException) -> bool:
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and "/kgkit/" in tb.tb_frame.f_code.co_filename.replace("\\", "/")
 
 
 def layout_text(layout: LayoutDocument) -> tuple[str, tuple[Page, ...]]:

@@ -10,6 +10,7 @@ that lose nothing important (invalid UTF-8 bytes, a few blank PDF pages) become
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import logging
@@ -49,13 +50,18 @@ _ODD_SPACES = str.maketrans({"\u00a0": " ", "\u2007": " ", "\u202f": " "})
 
 
 def load_document(path_or_dash: str | os.PathLike, *, stdin: BinaryIO | None = None,
-                  max_bytes: int = DEFAULT_MAX_BYTES) -> Document:
+                  max_bytes: int = DEFAULT_MAX_BYTES, layout: bool = False) -> Document:
     """Load one document.
 
     ``"-"`` reads bytes from ``stdin`` (default ``sys.stdin.buffer``); the format is then
     sniffed from the content. A path's format comes from its suffix (``.pdf``, ``.md``,
     ``.html``; anything else is plain text), except that a file starting with ``%PDF-``
     is always read as a PDF.
+
+    ``layout=True`` reads a PDF for its layout (:mod:`kgkit.documents.layout`: reading
+    order across columns, running heads out, sections; ``Document.layout`` holds the
+    blocks) and sets ``Document.boundaries`` at section starts (a Markdown document's
+    headings too), so chunks never span two sections.
 
     Raises InputError for a file that cannot be used, with a message saying why: special
     files (FIFO, device, socket) and inputs over ``max_bytes`` (``input.max_bytes``) are
@@ -67,7 +73,7 @@ def load_document(path_or_dash: str | os.PathLike, *, stdin: BinaryIO | None = N
         raw = read_bounded(stream, max_bytes, "stdin")
         if isinstance(raw, str):  # a text stream was passed; its bytes are its UTF-8
             raw = raw.encode("utf-8")
-        return _from_bytes(raw, source="-", name="stdin", media_type=None)
+        return _from_bytes(raw, source="-", name="stdin", media_type=None, layout=layout)
     path = Path(source)
     try:
         with open_regular(path, max_bytes) as fh:
@@ -78,7 +84,8 @@ def load_document(path_or_dash: str | os.PathLike, *, stdin: BinaryIO | None = N
             if media_type == PDF:
                 # pypdf reads a path into memory whole; an open file lets it seek instead.
                 fh.seek(0)
-                return _load_pdf(fh, source=source, name=safe_name(path.stem), sha256=_sha256_file(fh))
+                reader = _load_pdf_layout if layout else _load_pdf
+                return reader(fh, source=source, name=safe_name(path.stem), sha256=_sha256_file(fh))
             raw = head + read_bounded(fh, max_bytes - len(head), source)
     except IsADirectoryError:
         raise InputError(f"{source} is a directory; give the document files inside it") from None
@@ -88,7 +95,7 @@ def load_document(path_or_dash: str | os.PathLike, *, stdin: BinaryIO | None = N
         raise InputError(f"{source}: permission denied (cannot read it)") from None
     except OSError as exc:
         raise InputError(f"{source}: cannot read it ({exc.strerror or exc})") from None
-    return _from_bytes(raw, source=source, name=safe_name(path.stem), media_type=media_type)
+    return _from_bytes(raw, source=source, name=safe_name(path.stem), media_type=media_type, layout=layout)
 
 
 def safe_name(stem: str) -> str:
@@ -106,14 +113,14 @@ def _sha256_file(fh: BinaryIO) -> str:
     return digest.hexdigest()
 
 
-def _from_bytes(raw: bytes, *, source: str, name: str, media_type: str | None) -> Document:
+def _from_bytes(raw: bytes, *, source: str, name: str, media_type: str | None, layout: bool = False) -> Document:
     if not raw:
         raise InputError(f"{source} is empty")
     if media_type is None:
         media_type = _sniff(raw)
     sha = hashlib.sha256(raw).hexdigest()
     if media_type == PDF:
-        return _load_pdf(io.BytesIO(raw), source=source, name=name, sha256=sha)
+        return (_load_pdf_layout if layout else _load_pdf)(io.BytesIO(raw), source=source, name=name, sha256=sha)
     text, warnings = _decode(raw, source, _html_charset(raw) if media_type == HTML else None)
     title = None
     if media_type == HTML:
@@ -122,8 +129,22 @@ def _from_bytes(raw: bytes, *, source: str, name: str, media_type: str | None) -
         title = _markdown_title(text)
     if not text.strip():
         raise InputError(f"{source} has no text (only whitespace or markup)")
+    bounds = markdown_heading_offsets(text) if layout and media_type == MARKDOWN else ()
     return _document(text, source=source, name=name, media_type=media_type, sha256=sha,
-                     title=title or _first_line(text), warnings=warnings)
+                     title=title or _first_line(text), warnings=warnings, boundaries=bounds)
+
+
+def markdown_heading_offsets(text: str) -> tuple[int, ...]:
+    """Where each ATX heading line (``## Methods``) starts, fenced code left out: the
+    section starts of a Markdown document."""
+    out, fenced = [], False
+    for m in re.finditer(r"^[^\n]*", text, re.MULTILINE):
+        line = m.group(0)
+        if re.match(r"^ {0,3}(```|~~~)", line):
+            fenced = not fenced
+        elif not fenced and m.start() > 0 and re.match(r"^ {0,3}#{1,6}[ \t]+\S", line):
+            out.append(m.start())
+    return tuple(out)
 
 
 def _document(text: str, **fields) -> Document:
@@ -346,6 +367,26 @@ def _load_pdf(fh: BinaryIO, *, source: str, name: str, sha256: str) -> Document:
     text = "".join(texts)
     return _document(text, source=source, name=name, media_type=PDF, sha256=sha256,
                      title=title or _first_line(text), pages=tuple(pages), warnings=tuple(warnings))
+
+
+def _load_pdf_layout(fh: BinaryIO, *, source: str, name: str, sha256: str) -> Document:
+    """A PDF read for its layout: the shown text is its blocks in reading order."""
+    from kgkit.documents.layout import layout_available, layout_text, read_pdf_layout, section_bounds
+
+    if not layout_available():
+        doc = _load_pdf(fh, source=source, name=name, sha256=sha256)
+        note = ("read as a text layer only: sections, anchors and citations need the layout reader "
+                "(pip install 'kgkit[layout]')")
+        return dataclasses.replace(doc, warnings=(*doc.warnings, f"{source}: {note}"))
+    layout = read_pdf_layout(fh, source=source)
+    text, pages = layout_text(layout)
+    if not text.strip():
+        raise InputError(f"{source} has no text layer; it needs OCR first (e.g. ocrmypdf in.pdf out.pdf), "
+                         "kgkit does not OCR")
+    titles = [b for b in layout.blocks if b.kind == "title"]
+    title = _shorten(max(titles, key=lambda b: b.size).text) if titles else _first_line(text)
+    return _document(text, source=source, name=name, media_type=PDF, sha256=sha256, title=title, pages=pages,
+                     warnings=tuple(layout.warnings), boundaries=section_bounds(layout), layout=layout)
 
 
 def _forget_contents(reader, page) -> None:

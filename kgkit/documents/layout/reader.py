@@ -18,6 +18,13 @@ BLOCK_SEPARATOR = "\n\n"
 MAX_PAGES = 2000  # a layout read holds every page's lines; longer files are refused, not half-read
 
 
+def layout_available() -> bool:
+    """Whether the optional layout extra (pdfplumber) is installed."""
+    import importlib.util
+
+    return importlib.util.find_spec("pdfplumber") is not None
+
+
 def pdfplumber_module():
     try:
         import pdfplumber

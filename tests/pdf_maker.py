@@ -69,3 +69,72 @@ def make_pdf(path: Path, pages: list[list[Run]], *, rotate: dict[int, int] | Non
         page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): DictionaryObject({NameObject(k): v for k, v in fonts.items()})})
     writer.write(path)
     return path
+
+
+def column(x: float, top: float, lines: list[str | tuple[str, dict]], size: float = 10,
+           leading: float = 12) -> tuple[list[Run], float]:
+    """Runs for lines set one under another from ``top`` down; a line given as
+    ``(text, {"bold": True, "size": 12, "gap": 6})`` changes its own style or adds space
+    above it. Returns the runs and the y below the last line."""
+    runs, y = [], top
+    for item in lines:
+        text, style = (item, {}) if isinstance(item, str) else item
+        y -= style.get("gap", 0)
+        runs.append(Run(x, y, text, size=style.get("size", size), bold=style.get("bold", False)))
+        y -= leading
+    return runs, y
+
+
+def two_column_paper(path: Path, *, references: list[str] | None = None, gutter_numbers: bool = False,
+                     extra_pages: int = 0) -> Path:
+    """A two-column paper of our own words: title, authors, affiliation, abstract, numbered
+    and unnumbered headings, a figure and a table caption, a body line that only talks
+    about a table, a numbered display equation, a word hyphenated at a line end, numeric
+    citations, running heads and page numbers on every page, and a reference list."""
+    refs = references if references is not None else [
+        "[1] A. Smith and B. Jones. 2019. Learning graphs from text. In Proc. of the Graph",
+        "Workshop, pages 1-9.",
+        "[2] C. Brown. 2020. A survey of citation analysis. Journal of Examples, 4(2):10-20.",
+        "[3] D. Green, E. White, and F. Black. 2018. Reading order in two columns. In Proc. of",
+        "Layout Conference.",
+    ]
+    title = [Run(150, 740, "Graph Methods for Citation Analysis", size=16, bold=True),
+             Run(170, 716, "Ada Lovelace1, Alan Turing2 and Grace Hopper1", size=11),
+             Run(160, 702, "1 Department of Computing, Example University", size=9),
+             Run(160, 690, "2 Institute of Logic, Sample College", size=9)]
+    left, y = column(72, 660, [
+        ("Abstract", {"bold": True, "size": 11}),
+        "We study how papers cite each other and",
+        "propose a graph method for reading them.",
+        ("1 Introduction", {"bold": True, "size": 11, "gap": 8}),
+        "Citation graphs are old [1]. Most tools use a",
+        "flat list of references [2-3], which loses the",
+        "reason a paper is cited. We build on the hyphen-",
+        "ated idea of typed links.",
+        ("2 Related Work", {"bold": True, "size": 11, "gap": 8}),
+        "Earlier work used a single edge type [2].",
+        ("2.1 Typed Citations", {"bold": True, "gap": 6}),
+        "Intent labels extend this view [3].",
+    ])
+    right, _ = column(320, 660, [
+        ("Figure 1: Overview of the reading pipeline.", {"size": 9}),
+        ("Table 2 shows that the method helps on every", {"gap": 8}),
+        "paper we tried, as the counts below make clear.",
+        ("Table 1: Results on the test papers.", {"size": 9, "gap": 8}),
+    ])
+    table = [Run(320, 560, "Method", size=9), Run(420, 560, "F1", size=9), Run(480, 560, "Time", size=9),
+             Run(320, 548, "Ours", size=9), Run(420, 548, "0.91", size=9), Run(480, 548, "3s", size=9),
+             Run(320, 536, "Flat", size=9), Run(420, 536, "0.72", size=9), Run(480, 536, "1s", size=9)]
+    equation = [Run(340, 500, "s = a + b", size=10), Run(520, 500, "(1)", size=10)]
+    after, _ = column(320, 480, ["The score in Equation 1 adds both parts and", "is what we report."])
+    folio = [Run(300, 30, "1", size=9)]
+    pages = [title + left + right + table + equation + after + folio]
+    body2, _ = column(72, 720, [("References", {"bold": True, "size": 11})] + refs, size=10, leading=12)
+    head2 = [Run(72, 770, "Preprint: Graph Methods for Citation Analysis", size=8), Run(300, 30, "2", size=9)]
+    numbers = [Run(40, 720 - 12 * i, str(i + 1), size=7) for i in range(min(len(refs) + 1, 60))] if gutter_numbers else []
+    pages.append(body2 + head2 + numbers)
+    for extra in range(extra_pages):
+        more, _ = column(72, 720, [f"Appendix text on page {extra + 3} continues the discussion."])
+        pages.append(more + [Run(72, 770, "Preprint: Graph Methods for Citation Analysis", size=8),
+                             Run(300, 30, str(extra + 3), size=9)])
+    return make_pdf(path, pages)

@@ -150,11 +150,14 @@ def parse_reference(text: str, page: int, number: int | None) -> Reference:
 
 def _split_authors(text: str) -> tuple[str, str, str | None]:
     """The author segment, the text after it and the year, by the first style that fits."""
+    years = re.findall(r"(?<![\d/.])((?:19|20)\d\d[a-z]?)(?![\d/])", text)
+    nature = _APA_AUTHOR.match(text)
+    if nature and nature.end() < len(text) and not re.match(r"\s*\(?(?:19|20)\d\d", text[nature.end():]):
+        return nature.group(0).strip(), text[nature.end():], years[-1] if years else None  # Surname, I. & Surname, I. Title
     acl = re.match(r"^(?P<a>.{2,600}?)\.?\s\(?(?P<y>(?:19|20)\d\d[a-z]?)\)?[.,:]\s*(?P<r>.*)$", text)
     if acl and not re.search(r"[:“\"]", acl.group("a")) and len(acl.group("a").split()) <= 80 and \
             not _PROSE.search(acl.group("a")):
         return acl.group("a"), acl.group("r"), acl.group("y")
-    years = re.findall(r"(?<![\d/.])((?:19|20)\d\d[a-z]?)(?![\d/])", text)
     year = years[-1] if years else None
     quoted = _QUOTED.search(text)
     if quoted:

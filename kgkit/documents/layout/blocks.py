@@ -52,6 +52,8 @@ def heading_parts(line: Line, body: float) -> tuple[str | None, str] | None:
         return None
     if not (line.bold or line.size >= body + 1.0) or len(line.segments) > 1:
         return None
+    if not line.bold and (len(text) > 80 or re.search(r"\[|\.\s\S|\(\d", text)):
+        return None  # larger type alone makes a heading only of a short line that is no sentence
     if caption_label(text):
         return None
     m = _NUMBERED.match(text)

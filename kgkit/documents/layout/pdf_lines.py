@@ -92,19 +92,20 @@ def mend_accents(text: str) -> str:
 def drop_line_numbers(words: list[Word]) -> tuple[list[Word], int]:
     """Words of a line-number gutter (a stack of bare numbers at one x, at least ten of
     them, rising down the page) taken out."""
-    stacks: dict[int, list[Word]] = defaultdict(list)
-    for w in words:
-        if _DIGITS.match(w.text):
-            stacks[round(w.x1 / 4)].append(w)
     gone: set[int] = set()
-    for stack in stacks.values():
-        if len(stack) < 10:
-            continue
-        stack.sort(key=lambda w: w.top)
-        numbers = [int(w.text) for w in stack]
-        rising = sum(b > a for a, b in zip(numbers, numbers[1:]))
-        if rising >= 0.9 * (len(numbers) - 1):
-            gone.update(id(w) for w in stack)
+    for edge in (lambda w: w.x0, lambda w: w.x1):  # left- or right-aligned numbers
+        stacks: dict[int, list[Word]] = defaultdict(list)
+        for w in words:
+            if _DIGITS.match(w.text) and id(w) not in gone:
+                stacks[round(edge(w) / 4)].append(w)
+        for stack in stacks.values():
+            if len(stack) < 10:
+                continue
+            stack.sort(key=lambda w: w.top)
+            numbers = [int(w.text) for w in stack]
+            rising = sum(b > a for a, b in zip(numbers, numbers[1:]))
+            if rising >= 0.9 * (len(numbers) - 1):
+                gone.update(id(w) for w in stack)
     return [w for w in words if id(w) not in gone], len(gone)
 
 

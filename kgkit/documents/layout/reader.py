@@ -48,6 +48,8 @@ def read_pdf_layout(fh: BinaryIO | str, *, source: str) -> LayoutDocument:
                 raise InputError(f"{source} has {len(pdf.pages)} pages; the layout reader takes at most {MAX_PAGES}")
             for number, page in enumerate(pdf.pages, start=1):
                 lines = page_lines(page, number)
+                if lines.dropped_rotated > sum(len(line.text.split()) for line in lines.lines):
+                    lines = _upright_reading(page, number, lines)
                 page.close()
                 pages.append(lines)
                 sizes.append((lines.width, lines.height))
@@ -91,6 +93,24 @@ def read_pdf_layout(fh: BinaryIO | str, *, source: str) -> LayoutDocument:
         offset = block.end + len(BLOCK_SEPARATOR)
     return LayoutDocument(blocks=blocks, page_count=len(pages), page_sizes=sizes, furniture=furniture,
                           warnings=warnings, body_size=body)
+
+
+def _upright_reading(page, number: int, lines):
+    """A page whose words mostly run sideways once its /Rotate is applied (text set
+    upright on a page turned for display): read it unturned, if that gives more text."""
+    import copy
+
+    import pdfplumber
+
+    obj = copy.copy(page.page_obj)
+    obj.attrs = {k: v for k, v in obj.attrs.items() if k != "Rotate"}
+    obj.rotate = 0
+    turned = pdfplumber.page.Page(page.pdf, obj, page.page_number, page.initial_doctop)
+    try:
+        again = page_lines(turned, number)
+    finally:
+        turned.close()
+    return again if len(again.lines) > len(lines.lines) else lines
 
 
 def _raised_in_kgkit(exc: BaseException) -> bool:

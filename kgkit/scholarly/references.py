@@ -85,6 +85,7 @@ def split_entries(lines: list[Line]) -> list[tuple[str, int, int | None]]:
     lefts = _column_lefts(lines)
     offsets = Counter(round(line.bbox[0] - lefts[(line.page, line.column)]) for line in lines)
     hang_at = next((x for x, _ in offsets.most_common() if x > 3), None)
+    hang = any(abs(line.bbox[0] - lefts[(line.page, line.column)]) > 0.8 * line.size for line in lines)
     for i, line in enumerate(lines):
         text = line.text.strip()
         if _numeric_row(text):  # a table's figures set after the list, not part of an entry
@@ -98,7 +99,6 @@ def split_entries(lines: list[Line]) -> list[tuple[str, int, int | None]]:
                 continue
         else:
             left = lefts[(line.page, line.column)]
-            hang = any(abs(l.bbox[0] - left) > 0.8 * l.size for l in lines)
             flush = line.bbox[0] - left < 0.5 * line.size
             prev = lines[i - 1].text.strip() if i else ""
             starts = flush if hang else (not prev or re.search(r"[.)]$", prev)) and bool(

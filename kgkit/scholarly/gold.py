@@ -3,6 +3,7 @@ PDF): metadata, section headings, anchors, reference entries and their fields, a
 marker -> entry links. Strings compare after :func:`kgkit.scholarly.text.fold`."""
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -74,15 +75,21 @@ def score_paper(paper: Paper, gold: dict, into: PaperScores) -> None:
         for name in FIELDS:
             into.fields_total += 1
             into.fields_right += _same(pred.get(name), want.get(name))
-    scope = {fold(s) for s in gold.get("citations_scope", [])}
+    scope = {section_key(s) for s in gold.get("citations_scope", [])}
     if scope:
         into.links.add([(fold(c["marker"]), fold(r)) for c in gold["citations"] for r in c["refs"]],
                        [(fold(c.marker), key_map.get(fold(r), fold(r))) for c in paper.citations
-                        if scope & {fold(s) for s in c.section_path} for r in c.refs])
+                        if scope & {section_key(s) for s in c.section_path} for r in c.refs])
 
 
 def _heading(number: str | None, text: str) -> tuple[str, str]:
-    return fold(number or ""), fold(text)
+    return fold((number or "").rstrip(".")), fold(text)
+
+
+def section_key(name: str) -> str:
+    """A heading name with a printed number's closing dot dropped: "1. Introduction" and
+    "1 Introduction" name one section."""
+    return fold(re.sub(r"^(\d+(?:\.\d+)*)\.(?=\s)", r"\1", name.strip()))
 
 
 def _same(a, b) -> bool:

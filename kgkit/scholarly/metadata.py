@@ -77,7 +77,7 @@ def read_metadata(layout: LayoutDocument) -> Metadata:
     front = [b for b in layout.blocks if b.kind == TITLE]
     if not front:
         front = _fallback_front(layout)
-    title_block = max(front, key=lambda b: (b.size, -b.bbox[1]), default=None)
+    title_block = max(front, key=lambda b: (b.size, b.bold, -b.bbox[1]), default=None)
     if title_block is not None:
         meta.title = Field(" ".join(title_block.text.split()), title_block.page,
                            (title_block.start, title_block.end), title_block.bbox)

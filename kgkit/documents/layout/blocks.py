@@ -25,6 +25,7 @@ _MATH = re.compile(r"[=+−∑∏∫∈×·≤≥≈∂√λφσμαβγθ^_]|\b
 _STANDARD = re.compile(r"^(abstract|references|bibliography|acknowledg(e)?ments?|appendix|appendices|"
                        r"introduction|background|methods?|results?|discussion|conclusions?|"
                        r"competing interests|authors'? contributions|funding|declarations?|keywords)\b", re.IGNORECASE)
+_REFERENCES_LINE = re.compile(r"^(references|bibliography|literature cited|works cited)\s*:?$", re.IGNORECASE)
 _FRONT_END = re.compile(r"^(abstract|summary|keywords|1\.?\s+introduction|introduction|background)\b", re.IGNORECASE)
 
 
@@ -44,15 +45,20 @@ def caption_label(text: str) -> tuple[str, str, str] | None:
     return kind, f"{'Table' if kind == 'table' else 'Figure'} {m.group('num')}", m.group("printed").strip()
 
 
-def heading_parts(line: Line, body: float) -> tuple[str | None, str] | None:
-    """``(number, text)`` when a line reads as a heading: short, not ending a sentence, bold
-    or set larger than the body text."""
+def heading_parts(line: Line, body: float, face: str = "") -> tuple[str | None, str] | None:
+    """``(number, text)`` when a line reads as a heading: short, not ending a sentence, bold,
+    set larger than the body text or in a face of its own (upright, at body size or more:
+    templates whose bold face's name says nothing). A line that is only "References" is
+    a heading in whatever type it is set."""
     text = line.text.strip()
+    if _REFERENCES_LINE.match(text):
+        return None, text.rstrip(":")
     if not text or len(text) > 120 or len(text.split()) > 16 or len(re.findall(r"[^\W\d_]", text)) < 3:
         return None
-    if not (line.bold or line.size >= body + 1.0) or len(line.segments) > 1:
+    own_face = bool(face) and line.font != face and not line.italic and line.size >= body - 1.0
+    if not (line.bold or line.size >= body + 1.0 or own_face) or len(line.segments) > 1:
         return None
-    if not line.bold and (len(text) > 80 or re.search(r"\[|\.\s\S|\(\d", text)):
+    if not line.bold and (len(text) > 80 or re.search(r"\[|\.\s\S|\(\d|[,;:=]$|=|\s(the|a|an|of|and|or|to|in|for|with)$", text)):
         return None  # larger type alone makes a heading only of a short line that is no sentence
     if caption_label(text):
         return None
@@ -70,14 +76,15 @@ def heading_parts(line: Line, body: float) -> tuple[str | None, str] | None:
     return None, text.rstrip(":")
 
 
-def build_blocks(lines: list[Line], body: float, gap: float) -> list[Block]:
+def build_blocks(lines: list[Line], body: float, gap: float, face: str = "") -> list[Block]:
     """Lines in reading order -> blocks. Page 1's lines before its abstract or first
     heading are front matter (title, authors, affiliations): kept as ``title`` blocks."""
     blocks: list[Block] = []
-    front = _front_matter_end(lines, body)
+    front = _front_matter_end(lines, body, face)
     current: list[Line] = []
     kind = PARAGRAPH
     seen_equations: set[str] = set()
+    in_references = False
 
     def close():
         nonlocal current, kind
@@ -87,20 +94,30 @@ def build_blocks(lines: list[Line], body: float, gap: float) -> list[Block]:
 
     for i, line in enumerate(lines):
         if i < front:
-            if current and (current[-1].size != line.size or _gap(current[-1], line) > 1.5 * gap + 2):
+            if current and (current[-1].size != line.size or current[-1].bold != line.bold
+                            or _gap(current[-1], line) > 1.5 * gap + 2):
                 close()
             kind = TITLE
             current.append(line)
             continue
         if i == front:
             close()
-        head = heading_parts(line, body)
+        head = heading_parts(line, body, face if not in_references else "")
+        if head and not (line.bold or line.size >= body + 1.0 or _REFERENCES_LINE.match(line.text.strip())):
+            # A heading by its face alone must stand apart: a gap above it, and a gap below
+            # or the body face going on below.
+            nxt = lines[i + 1] if i + 1 < len(lines) else None
+            if not (_starts_block(current, line, gap) and (nxt is None or _breaks(line, nxt, gap)
+                                                           or (nxt.font == face and len(line.text) < 60))):
+                head = None
+        if head and _REFERENCES_LINE.match(line.text.strip()):
+            in_references = True
         cap = caption_label(line.text) if _starts_block(current, line, gap) or _punct_label(line.text) else None
         eq = _equation(line, seen_equations)
         if head and not cap:
             prev = current[-1] if current else None
             if kind == HEADING and prev and prev.size == line.size and _gap(prev, line) < gap + 3 and \
-                    heading_parts(line, body)[0] is None and not _STANDARD.match(line.text):
+                    head[0] is None and not _STANDARD.match(line.text):
                 current.append(line)  # a heading wrapped over two lines
                 continue
             close()
@@ -130,14 +147,14 @@ def build_blocks(lines: list[Line], body: float, gap: float) -> list[Block]:
     return blocks
 
 
-def _front_matter_end(lines: list[Line], body: float) -> int:
+def _front_matter_end(lines: list[Line], body: float, face: str = "") -> int:
     """Index of the first line after page 1's front matter; 0 when the page has none."""
     first_page = [i for i, line in enumerate(lines) if line.page == lines[0].page] if lines else []
     for i in first_page:
         text = lines[i].text.strip()
         if _FRONT_END.match(text):
             return i
-        parts = heading_parts(lines[i], body)
+        parts = heading_parts(lines[i], body, face)
         if parts and parts[0] is not None:
             return i
     return 0

@@ -33,6 +33,8 @@ class Line:
     bold: bool  # every word in a bold face
     column: int  # 0 left / single, 1 right, -1 spans the columns
     segments: tuple[Segment, ...] = ()
+    font: str = ""  # the face most of its letters are set in (subset prefix dropped)
+    italic: bool = False
 
 
 @dataclass

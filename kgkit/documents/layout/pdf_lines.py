@@ -18,6 +18,7 @@ from kgkit.documents.layout.model import Line, Segment
 from kgkit.documents.unicode_repair import valid_unicode
 
 _BOLD = re.compile(r"bold|black|heavy|semibold|demi|medi|\.b$|-b$|,b$|\+.*-?bd", re.IGNORECASE)
+_ITALIC = re.compile(r"ital|oblique|\.i$|-i$|,i$", re.IGNORECASE)
 _DIGITS = re.compile(r"^\d{1,4}$")
 _CID = re.compile(r"\(cid:\d+\)")
 # Ligature glyphs the text layer may carry; NFKC would also fold other characters, so only these.
@@ -40,6 +41,7 @@ class Word:
     bottom: float
     size: float
     bold: bool
+    font: str = ""
 
 
 @dataclass
@@ -68,7 +70,8 @@ def page_words(page) -> tuple[list[Word], int, int]:
         if not text.strip():
             continue
         words.append(Word(text, float(w["x0"]), float(w["x1"]), float(w["top"]), float(w["bottom"]),
-                          float(w["size"]), bool(_BOLD.search(w.get("fontname") or ""))))
+                          float(w["size"]), bool(_BOLD.search(w.get("fontname") or "")),
+                          re.sub(r"^[A-Z]{6}\+", "", w.get("fontname") or "")))
     return words, rotated, surrogates
 
 
@@ -111,15 +114,42 @@ def drop_line_numbers(words: list[Word]) -> tuple[list[Word], int]:
 
 def find_gutter(words: list[Word], width: float) -> float | None:
     """The x of a two-column page's gutter: the widest vertical strip in the middle of the
-    page that almost no word crosses, if it is at least 6 points wide."""
+    page that almost no word crosses; failing that, one that few printed rows cross (a
+    page whose full-width abstract or float crosses it while its column text never does).
+    At least 6 points wide, with text on both sides."""
     if len(words) < 40:
         return None
+    found = _gutter(words, width)
+    if found is None:  # full-width front matter over the top of a two-column first page
+        lower = sorted(w.top for w in words)[len(words) // 2]
+        found = _gutter([w for w in words if w.top >= lower], width)
+    return found
+
+
+def _gutter(words: list[Word], width: float) -> float | None:
+    if len(words) < 20:
+        return None
     lo, hi = int(width * 0.3), int(width * 0.7)
-    cover = [0] * (hi - lo)
+    by_words = [0] * (hi - lo)
     for w in words:
         for x in range(max(lo, int(w.x0)), min(hi, int(w.x1) + 1)):
-            cover[x - lo] += 1
-    limit = max(2, len(words) // 50)
+            by_words[x - lo] += 1
+    rows = _rows(words)
+    by_rows = [0] * (hi - lo)
+    for row in rows:
+        for x in {x for w in row for x in range(max(lo, int(w.x0)), min(hi, int(w.x1) + 1))}:
+            by_rows[x - lo] += 1
+    for cover, limit in ((by_words, max(2, len(words) // 50)), (by_rows, max(1, int(0.35 * len(rows))))):
+        gutter = _widest_gap(cover, limit, lo)
+        if gutter is not None:
+            left = sum(1 for w in words if w.x1 <= gutter)
+            right = sum(1 for w in words if w.x0 >= gutter)
+            if min(left, right) >= 0.2 * len(words):
+                return gutter
+    return None
+
+
+def _widest_gap(cover: list[int], limit: int, lo: int) -> float | None:
     best, run_start, best_span = None, None, 0
     for i, c in enumerate(cover + [limit + 1]):
         if c <= limit and run_start is None:
@@ -128,12 +158,7 @@ def find_gutter(words: list[Word], width: float) -> float | None:
             if i - run_start > best_span:
                 best_span, best = i - run_start, lo + (run_start + i) / 2
             run_start = None
-    if best is None or best_span < 6:
-        return None
-    # Both sides must hold text, or this is a margin of a one-column page.
-    left = sum(1 for w in words if w.x1 <= best)
-    right = sum(1 for w in words if w.x0 >= best)
-    return best if min(left, right) >= 0.2 * len(words) else None
+    return best if best is not None and best_span >= 6 else None
 
 
 def _rows(words: list[Word]) -> list[list[Word]]:
@@ -174,9 +199,14 @@ def _line(words: list[Word], page: int, column: int) -> Line:
     text = " ".join(s.text for s in segs)
     lettered = [w for w in words if re.search(r"[^\W\d_]", w.text)]
     bold = bool(lettered) and all(w.bold for w in lettered)
+    faces = Counter()
+    for w in lettered:
+        faces[w.font] += len(w.text)
+    font = faces.most_common(1)[0][0] if faces else ""
     bbox = (min(w.x0 for w in words), min(w.top for w in words), max(w.x1 for w in words),
             max(w.bottom for w in words))
-    return Line(text=text, page=page, bbox=bbox, size=size, bold=bold, column=column, segments=segs)
+    return Line(text=text, page=page, bbox=bbox, size=size, bold=bold, column=column, segments=segs, font=font,
+                italic=bool(_ITALIC.search(font)))
 
 
 def _join(words: list[Word]) -> str:
@@ -252,6 +282,15 @@ def is_furniture(line: Line, page: PageLines, keys: set[str]) -> bool:
     if not _in_zone(line, page):
         return False
     return _key(line.text) in keys or bool(re.fullmatch(r"(page\s*)?\d{1,4}(\s*(of|/)\s*\d+)?", line.text.lower().strip()))
+
+
+def body_font(pages: list[PageLines]) -> str:
+    """The face most of the text is set in."""
+    faces: Counter = Counter()
+    for p in pages:
+        for line in p.lines:
+            faces[line.font] += len(line.text)
+    return faces.most_common(1)[0][0] if faces else ""
 
 
 def body_size(pages: list[PageLines]) -> float:

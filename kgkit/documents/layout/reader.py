@@ -10,7 +10,7 @@ from typing import BinaryIO
 
 from kgkit.documents.layout.blocks import assign_sections, build_blocks
 from kgkit.documents.layout.model import LayoutDocument
-from kgkit.documents.layout.pdf_lines import body_size, furniture_keys, is_furniture, median_gap, page_lines
+from kgkit.documents.layout.pdf_lines import body_font, body_size, furniture_keys, is_furniture, median_gap, page_lines
 from kgkit.documents.types import Page
 from kgkit.errors import InputError
 
@@ -85,7 +85,7 @@ def read_pdf_layout(fh: BinaryIO | str, *, source: str) -> LayoutDocument:
         for line in p.lines:
             small_first_footer = p.number == 1 and line.bbox[1] > p.height * 0.85 and line.size < body - 0.5
             (furniture if is_furniture(line, p, keys) or small_first_footer else flow).append(line)
-    blocks = build_blocks(flow, body, median_gap(flow))
+    blocks = build_blocks(flow, body, median_gap(flow), body_font(pages))
     assign_sections(blocks)
     offset = 0
     for block in blocks:

@@ -86,7 +86,9 @@ def column(x: float, top: float, lines: list[str | tuple[str, dict]], size: floa
 
 
 def two_column_paper(path: Path, *, references: list[str] | None = None, gutter_numbers: bool = False,
-                     extra_pages: int = 0) -> Path:
+                     extra_pages: int = 0, title: str = "Graph Methods for Citation Analysis",
+                     authors: str = "Ada Lovelace1, Alan Turing2 and Grace Hopper1",
+                     venue: str | None = None) -> Path:
     """A two-column paper of our own words: title, authors, affiliation, abstract, numbered
     and unnumbered headings, a figure and a table caption, a body line that only talks
     about a table, a numbered display equation, a word hyphenated at a line end, numeric
@@ -98,8 +100,9 @@ def two_column_paper(path: Path, *, references: list[str] | None = None, gutter_
         "[3] D. Green, E. White, and F. Black. 2018. Reading order in two columns. In Proc. of",
         "Layout Conference.",
     ]
-    title = [Run(150, 740, "Graph Methods for Citation Analysis", size=16, bold=True),
-             Run(170, 716, "Ada Lovelace1, Alan Turing2 and Grace Hopper1", size=11),
+    heading = title
+    title = [Run(150, 740, heading, size=16, bold=True),
+             Run(170, 716, authors, size=11),
              Run(160, 702, "1 Department of Computing, Example University", size=9),
              Run(160, 690, "2 Institute of Logic, Sample College", size=9)]
     left, y = column(72, 660, [
@@ -127,14 +130,14 @@ def two_column_paper(path: Path, *, references: list[str] | None = None, gutter_
              Run(320, 536, "Flat", size=9), Run(420, 536, "0.72", size=9), Run(480, 536, "1s", size=9)]
     equation = [Run(340, 500, "s = a + b", size=10), Run(520, 500, "(1)", size=10)]
     after, _ = column(320, 480, ["The score in Equation 1 adds both parts and", "is what we report."])
-    folio = [Run(300, 30, "1", size=9)]
+    folio = [Run(300, 30, "1", size=9)] + ([Run(72, 45, venue, size=7)] if venue else [])
     pages = [title + left + right + table + equation + after + folio]
     body2, _ = column(72, 720, [("References", {"bold": True, "size": 11})] + refs, size=10, leading=12)
-    head2 = [Run(72, 770, "Preprint: Graph Methods for Citation Analysis", size=8), Run(300, 30, "2", size=9)]
+    head2 = [Run(72, 770, f"Preprint: {heading}", size=8), Run(300, 30, "2", size=9)]
     numbers = [Run(40, 720 - 12 * i, str(i + 1), size=7) for i in range(min(len(refs) + 1, 60))] if gutter_numbers else []
     pages.append(body2 + head2 + numbers)
     for extra in range(extra_pages):
         more, _ = column(72, 720, [f"Appendix text on page {extra + 3} continues the discussion."])
-        pages.append(more + [Run(72, 770, "Preprint: Graph Methods for Citation Analysis", size=8),
+        pages.append(more + [Run(72, 770, f"Preprint: {heading}", size=8),
                              Run(300, 30, str(extra + 3), size=9)])
     return make_pdf(path, pages)

@@ -261,9 +261,19 @@ def assign_sections(blocks: list[Block]) -> None:
         elif _STANDARD.match(b.text):
             b.level = 1
         else:
-            b.level = min(3, styles.index((b.size, b.bold)) + 1) if not style_level else \
-                max(style_level.values()) if b.size < min(s for s, _ in style_level) else 1
+            b.level = _unnumbered_level(b, styles, style_level)
     _paths(blocks)
+
+
+def _unnumbered_level(b: Block, styles: list[tuple[float, bool]], numbered: dict[tuple[float, bool], int]) -> int:
+    """A paper with no numbered headings ranks its heading styles by size (at most three
+    levels); one with numbered headings puts a style smaller than all of theirs at their
+    deepest level, any other at the top."""
+    if not numbered:
+        return min(3, styles.index((b.size, b.bold)) + 1)
+    if b.size < min(size for size, _ in numbered):
+        return max(numbered.values())
+    return 1
 
 
 def _paths(blocks: list[Block]) -> None:

@@ -9,11 +9,19 @@ without one, every item), and writes the figures:
 Keys: title_exact, authors_exact, sections_f1, anchors_f1, references_f1,
 reference_fields_accuracy, marker_linking_f1, intent_macro_f1_scicite,
 intent_macro_f1_aclarc. Exit 2 for a folder that is not in that format.
+
+Intent comes from the cue rules offline; ``--model M [--api-base URL --api-key-env VAR]``
+asks a model instead (kgkit/scholarly/intent_model.py, one pass per sentence), and
+``--stub`` runs that path against the test suite's stub provider on 127.0.0.1, which
+answers with the cue rules' own label: the same figures as offline, with every request
+sent over real HTTP and every answer parsed -- the wiring, not a model's quality.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
 from pathlib import Path
 
@@ -58,7 +66,7 @@ def score_papers(data: Path, ids: set[str] | None) -> tuple[dict, list[dict]]:
     return scores.figures(), rows
 
 
-def score_intent(data: Path, splits: dict, split: str) -> dict:
+def score_intent(data: Path, splits: dict, split: str, backend=None) -> dict:
     out = {}
     for name, (rel, mapping) in INTENT_SETS.items():
         path = data / rel
@@ -69,7 +77,15 @@ def score_intent(data: Path, splits: dict, split: str) -> dict:
         items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
         items = [i for i in items if ids is None or i["id"] in ids]
         gold = [i["label"] for i in items]
-        pred = [mapping[citation_function(i["text"])] for i in items]
+        if backend is None:
+            pred = [mapping[citation_function(i["text"])] for i in items]
+        else:
+            from kgkit.scholarly.intent_model import classify
+
+            asked = classify([i["text"] for i in items], backend)
+            pred = [mapping[f] for f in asked.functions]
+            print(f"{name}: {len(items)} sentences, {asked.requests} request(s), {asked.fallbacks} fallback(s) "
+                  "to the cue rules", file=sys.stderr)
         out[f"intent_macro_f1_{name}"] = macro_f1(gold, pred, sorted(set(mapping.values())))
     return out
 
@@ -79,6 +95,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", required=True, type=Path)
     parser.add_argument("--split", choices=("tune", "report"), default="report")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--model", help="classify citation intent with this model (litellm name)")
+    parser.add_argument("--api-base")
+    parser.add_argument("--api-key-env", help="environment variable holding the API key")
+    parser.add_argument("--stub", action="store_true", help="the model path against the stub provider")
     args = parser.parse_args(argv)
     if not (args.data / "papers").is_dir():
         print(f"error: {args.data} has no papers/ folder (the shared scholarly format)", file=sys.stderr)
@@ -89,13 +109,52 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 2
-    figures.update(score_intent(args.data, splits, args.split))
+    stub = _start_stub() if args.stub else None
+    try:
+        backend = _backend(args, stub)
+        figures.update(score_intent(args.data, splits, args.split, backend))
+    finally:
+        if stub is not None:
+            stub.stop()
     for row in rows:
         print(" ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
     print(json.dumps(figures, indent=2))
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     return 0
+
+
+STUB_KEY_ENV = "KGKIT_BENCH_KEY"
+
+
+def _start_stub():
+    """The test suite's stub provider, answering each intent pass with the cue rules' label
+    for the sentence inside the prompt's untrusted fence."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from stub_provider import Reply, StubProvider
+
+    def answer(request):
+        text = request.messages[-1]["content"]
+        fenced = re.search(r"BEGIN UNTRUSTED DOCUMENT (\S+)\n(.*)\nEND UNTRUSTED DOCUMENT \1", text, re.S)
+        return Reply(content={"function": citation_function(fenced.group(2) if fenced else text)})
+
+    stub = StubProvider().start()
+    stub.responder = answer
+    os.environ.setdefault(STUB_KEY_ENV, "sk-stub")
+    return stub
+
+
+def _backend(args, stub):
+    if not (args.model or stub):
+        return None
+    from kgkit.backends.factory import create_backend
+    from kgkit.config.model import CacheConfig, Config, LLMConfig
+
+    if stub is not None:
+        llm = LLMConfig(model="openai/stub-model", api_base=stub.openai_base, api_key_env=STUB_KEY_ENV, backoff=0.0)
+    else:
+        llm = LLMConfig(model=args.model, api_base=args.api_base, api_key_env=args.api_key_env)
+    return create_backend(Config(llm=llm, cache=CacheConfig(enabled=False)), "core")
 
 
 if __name__ == "__main__":

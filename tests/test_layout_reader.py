@@ -111,3 +111,13 @@ def test_markdown_headings_are_section_boundaries(tmp_path):
     doc = load_document(path, layout=True)
     assert [doc.text[b:b + 10] for b in doc.boundaries] == ["## Methods", "## Results"]
     assert load_document(path).boundaries == ()
+
+
+def test_html_headings_are_section_boundaries(tmp_path):
+    path = tmp_path / "page.html"
+    path.write_text("<html><head><title>T</title></head><body><h1>Guide</h1><p>Intro text.</p>"
+                    "<h2>Set&nbsp;up</h2><p>Install it.</p><h2>Use</h2><p>Run it. Use it well.</p></body></html>",
+                    encoding="utf-8")
+    doc = load_document(path, layout=True)
+    assert [doc.text[b:b + 6] for b in doc.boundaries] == ["Set up", "Use\n\nR"]
+    assert load_document(path).boundaries == ()

@@ -60,8 +60,8 @@ def load_document(path_or_dash: str | os.PathLike, *, stdin: BinaryIO | None = N
 
     ``layout=True`` reads a PDF for its layout (:mod:`kgkit.documents.layout`: reading
     order across columns, running heads out, sections; ``Document.layout`` holds the
-    blocks) and sets ``Document.boundaries`` at section starts (a Markdown document's
-    headings too), so chunks never span two sections.
+    blocks) and sets ``Document.boundaries`` at section starts (a Markdown or HTML
+    document's headings too), so chunks never span two sections.
 
     Raises InputError for a file that cannot be used, with a message saying why: special
     files (FIFO, device, socket) and inputs over ``max_bytes`` (``input.max_bytes``) are
@@ -123,13 +123,17 @@ def _from_bytes(raw: bytes, *, source: str, name: str, media_type: str | None, l
         return (_load_pdf_layout if layout else _load_pdf)(io.BytesIO(raw), source=source, name=name, sha256=sha)
     text, warnings = _decode(raw, source, _html_charset(raw) if media_type == HTML else None)
     title = None
+    bounds: tuple[int, ...] = ()
     if media_type == HTML:
-        text, title = html_to_text(text)
+        html = text
+        text, title = html_to_text(html)
+        bounds = html_heading_offsets(html, text) if layout else ()
     elif media_type == MARKDOWN:
         title = _markdown_title(text)
     if not text.strip():
         raise InputError(f"{source} has no text (only whitespace or markup)")
-    bounds = markdown_heading_offsets(text) if layout and media_type == MARKDOWN else ()
+    if layout and media_type == MARKDOWN:
+        bounds = markdown_heading_offsets(text)
     return _document(text, source=source, name=name, media_type=media_type, sha256=sha,
                      title=title or _first_line(text), warnings=warnings, boundaries=bounds)
 
@@ -277,6 +281,49 @@ class _TextExtractor(HTMLParser):
         elif not self._skip:
             # Source line wrapping is not text structure, except inside <pre>.
             self.parts.append(data if self._pre else re.sub(r"\s+", " ", data))
+
+
+class _Headings(HTMLParser):
+    """The text of each ``<h1>``–``<h6>`` of a page, in order."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.headings: list[str] = []
+        self._open: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if re.fullmatch(r"h[1-6]", tag):
+            self._open = []
+
+    def handle_endtag(self, tag):
+        if re.fullmatch(r"h[1-6]", tag) and self._open is not None:
+            heading = " ".join("".join(self._open).translate(_ODD_SPACES).split())
+            if heading:
+                self.headings.append(heading)
+            self._open = None
+
+    def handle_data(self, data):
+        if self._open is not None:
+            self._open.append(data)
+
+
+def html_heading_offsets(html: str, text: str) -> tuple[int, ...]:
+    """Where each heading of the page starts in its visible ``text`` (found in order, at
+    the start of a line): the section starts of an HTML document."""
+    parser = _Headings()
+    parser.feed(html)
+    parser.close()
+    out, pos = [], 0
+    for heading in parser.headings:
+        at = text.find(heading, pos)
+        while at > 0 and text[at - 1] != "\n":
+            at = text.find(heading, at + 1)
+        if at < 0:
+            continue
+        if at > 0:
+            out.append(at)
+        pos = at + len(heading)
+    return tuple(out)
 
 
 def html_to_text(html: str) -> tuple[str, str | None]:

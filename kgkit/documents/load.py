@@ -1,6 +1,7 @@
 """Read a file (or stdin) into a :class:`~kgkit.documents.types.Document`.
 
-Formats: PDF (its text layer, through pypdf, with page offsets kept for provenance),
+Formats: PDF (its text layer, through pypdf, with page offsets kept for provenance;
+or its layout, :mod:`kgkit.documents.layout`), Word .docx (the optional python-docx),
 plain text, Markdown (kept as written: its markup is readable text) and HTML (tags,
 scripts and styles stripped, block breaks kept). Every way a file can be unusable —
 missing, a directory, unreadable, encrypted, corrupt, empty, a scan with no text
@@ -21,6 +22,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import BinaryIO
 
+from kgkit.documents.docx_reader import DOCX, read_docx
 from kgkit.documents.types import Document, Page
 from kgkit.documents.unicode_repair import surrogate_warning, valid_unicode
 from kgkit.errors import InputError
@@ -34,6 +36,7 @@ HTML = "text/html"
 
 _SUFFIXES = {
     ".pdf": PDF,
+    ".docx": DOCX,
     ".md": MARKDOWN,
     ".markdown": MARKDOWN,
     ".html": HTML,
@@ -119,6 +122,13 @@ def _from_bytes(raw: bytes, *, source: str, name: str, media_type: str | None, l
     if media_type is None:
         media_type = _sniff(raw)
     sha = hashlib.sha256(raw).hexdigest()
+    if media_type == DOCX:
+        text, title, heads, warnings = read_docx(raw, source)
+        if not text.strip():
+            raise InputError(f"{source} has no text (an empty Word document)")
+        return _document(text, source=source, name=name, media_type=DOCX, sha256=sha,
+                         title=_shorten(title) if title else _first_line(text), warnings=warnings,
+                         boundaries=heads if layout else ())
     if media_type == PDF:
         return (_load_pdf_layout if layout else _load_pdf)(io.BytesIO(raw), source=source, name=name, sha256=sha)
     text, warnings = _decode(raw, source, _html_charset(raw) if media_type == HTML else None)
@@ -180,7 +190,7 @@ def _decode(raw: bytes, source: str, declared: str | None = None) -> tuple[str, 
     if b"\x00" in raw[:8192]:
         raise InputError(
             f"{source} looks like a binary file, not text",
-            hint="kgkit reads PDF, plain text, Markdown and HTML; convert other formats first",
+            hint="kgkit reads PDF, Word (.docx), plain text, Markdown and HTML; convert other formats first",
         )
     try:
         return raw.decode("utf-8-sig"), ()

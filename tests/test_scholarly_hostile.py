@@ -100,3 +100,22 @@ def test_extract_on_a_hostile_paper_writes_a_complete_run(tmp_path):
     assert result.exit_code == 0, result.output
     data = json.loads((tmp_path / "out" / "odd" / "structure.json").read_text(encoding="utf-8"))
     assert len(data["references"]) == 12
+
+
+@pytest.mark.skipif(__import__("shutil").which("tesseract") is None, reason="needs Debian's tesseract-ocr")
+def test_a_scanned_page_is_read_by_ocr_with_its_confidence(tmp_path):
+    import pypdfium2 as pdfium
+
+    source = two_column_paper(tmp_path / "source.pdf")
+    document = pdfium.PdfDocument(str(source))
+    try:
+        image = document[0].render(scale=200 / 72).to_pil().convert("RGB")
+    finally:
+        document.close()
+    scan = tmp_path / "scan.pdf"
+    image.save(scan, "PDF", resolution=200)  # an image only: no text layer at all
+    doc = load_document(scan, layout=True)
+    (note,) = [w for w in doc.warnings if "read by OCR" in w]
+    assert int(note.split("confidence ")[1].split("/")[0]) >= 60
+    assert "Graph Methods for Citation Analysis" in doc.text and "Introduction" in doc.text
+    assert all(doc.text[b.start:b.end] == b.text for b in doc.layout.blocks)

@@ -224,8 +224,14 @@ def _word_gap(prev: Word, w: Word) -> bool:
 def page_lines(page, number: int) -> PageLines:
     """The page's lines in reading order: top band, then for each stretch between lines that
     span the gutter, the left column's lines before the right column's."""
-    width, height = float(page.width), float(page.height)
     words, rotated, surrogates = page_words(page)
+    lines = lines_from_words(words, number, float(page.width), float(page.height))
+    lines.dropped_rotated, lines.surrogates = rotated, surrogates
+    return lines
+
+
+def lines_from_words(words: list[Word], number: int, width: float, height: float) -> PageLines:
+    """Printed lines in reading order from a page's words (from its text layer or OCR)."""
     words, gutter_words = drop_line_numbers(words)
     gutter = find_gutter(words, width)
     ordered: list[Line] = []
@@ -257,7 +263,7 @@ def page_lines(page, number: int) -> PageLines:
         if rhs:
             right.append(_line(rhs, number, 1))
     flush()
-    return PageLines(number, width, height, ordered, rotated, gutter_words, surrogates)
+    return PageLines(number, width, height, ordered, 0, gutter_words, 0)
 
 
 def furniture_keys(pages: list[PageLines]) -> set[str]:

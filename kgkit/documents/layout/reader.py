@@ -65,6 +65,7 @@ def read_pdf_layout(fh: BinaryIO | str, *, source: str) -> LayoutDocument:
             from None
     if not pages:
         raise InputError(f"{source} is a PDF with no pages")
+    warnings += _ocr_blank_pages(fh, pages)
     blank = [p.number for p in pages if not p.lines]
     if len(blank) == len(pages):
         raise InputError(f"{source} has no text layer; it needs OCR first (e.g. ocrmypdf in.pdf out.pdf), "
@@ -93,6 +94,34 @@ def read_pdf_layout(fh: BinaryIO | str, *, source: str) -> LayoutDocument:
         offset = block.end + len(BLOCK_SEPARATOR)
     return LayoutDocument(blocks=blocks, page_count=len(pages), page_sizes=sizes, furniture=furniture,
                           warnings=warnings, body_size=body)
+
+
+def _ocr_blank_pages(fh, pages) -> list[str]:
+    """OCR the pages with no text layer when tesseract is installed; one warning per page
+    with its mean confidence (a page OCR cannot read stays blank and is reported below)."""
+    from kgkit.documents.layout.ocr import ocr_available, ocr_page
+    from kgkit.documents.layout.pdf_lines import lines_from_words
+
+    blank = [i for i, p in enumerate(pages) if not p.lines]
+    if not blank or not ocr_available():
+        return []
+    if isinstance(fh, str):
+        with open(fh, "rb") as f:
+            data = f.read()
+    else:
+        fh.seek(0)
+        data = fh.read()
+    notes = []
+    for i in blank:
+        try:
+            found = ocr_page(data, i)
+        except Exception as exc:  # a render or OCR failure costs that page only
+            notes.append(f"page {i + 1}: OCR failed ({exc or type(exc).__name__})")
+            continue
+        if found.words:
+            pages[i] = lines_from_words(found.words, i + 1, pages[i].width, pages[i].height)
+            notes.append(f"page {i + 1} has no text layer: read by OCR, mean word confidence {found.confidence:.0f}/100")
+    return notes
 
 
 def _upright_reading(page, number: int, lines):

@@ -102,9 +102,15 @@ def test_extract_on_a_hostile_paper_writes_a_complete_run(tmp_path):
     assert len(data["references"]) == 12
 
 
-@pytest.mark.skipif(__import__("shutil").which("tesseract") is None, reason="needs Debian's tesseract-ocr")
 def test_a_scanned_page_is_read_by_ocr_with_its_confidence(tmp_path):
+    import shutil
+
     import pypdfium2 as pdfium
+
+    from optional_parts import unavailable
+
+    if shutil.which("tesseract") is None:
+        unavailable("tesseract", "needs Debian's tesseract-ocr on PATH")
 
     source = two_column_paper(tmp_path / "source.pdf")
     document = pdfium.PdfDocument(str(source))

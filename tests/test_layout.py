@@ -30,11 +30,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("config", "documents"),
     ("skills", "canon", "prompts"),
     ("backends",),
-    ("modes",),
+    ("modes", "scholarly"),
     ("catalog",),
     ("engine",),
     ("eval",),
-    ("learning", "graph", "project"),
+    ("learning", "graph", "project", "wiki"),
     ("cli",),
 )
 ROOT_MODULES = {"__init__.py", "errors.py", "ids.py"}  # nothing else is loose at the package root

@@ -243,6 +243,11 @@ def _write(folder: RunFolder, doc: Document, built: _DocumentViews, review: list
         if replace_views:
             folder.remove_stale_views(written)
         folder.write_jsonl("review.jsonl", review)
+        if doc.layout is not None:
+            from kgkit.scholarly.structure import structure_payload
+
+            folder.write_json("structure.json", structure_payload(doc, built.nodes,
+                                                                  scholarly=built.domain.reading == "scholarly"))
         folder.write_json("manifest.json", manifest)
 
 

@@ -112,7 +112,7 @@ def plan(paths: str | os.PathLike | Sequence[str | os.PathLike], options: RunOpt
     given = {v.name for v in base_views}
     plans = []
     for item in collect_inputs(path_list(paths), options.include, options.exclude):
-        doc = load_document(item.path, max_bytes=cfg.input.max_bytes)
+        doc = load_document(item.path, max_bytes=cfg.input.max_bytes, layout=dom.reading != "text")
         loaded = base_views if options.replace_views else earlier_views(RunFolder(root / item.folder), given) + base_views
         chunks = chunk(doc, dom, cfg)
         accounting = Accounting(n_chunks=len(chunks), views=[v.name for v in loaded],

@@ -207,7 +207,8 @@ class DocumentJob:
             pool: PassPool) -> RunResult:
         from kgkit.documents.load import load_document
 
-        doc = load_document(item.path, max_bytes=self.config.input.max_bytes)
+        doc = load_document(item.path, max_bytes=self.config.input.max_bytes,
+                            layout=self.domain.reading != "text")
         folder = RunFolder(self.root / item.folder)
         with folder.locked(), paced():  # writable, free of links and ours before any call
             folder.remove_temp_files()  # a run killed mid-write (SIGKILL, power loss) may have left some

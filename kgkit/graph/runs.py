@@ -148,6 +148,10 @@ def read_run(run_dir: str | Path, *, confidence_threshold: float = ReviewConfig.
         except (KeyError, TypeError, AttributeError) as exc:
             raise InputError(f"{path}: an item lacks {exc}") from None
 
+    from kgkit.scholarly.corpus import add_structure
+
+    add_structure(contribution, run, digest)
+    contribution.claims = sorted(set(contribution.claims))
     review_path = run / "review.jsonl"
     if review_path.exists():
         digest.update(review_path.read_bytes())

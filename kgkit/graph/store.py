@@ -195,11 +195,13 @@ class GraphStore:
 
     def _insert(self, c: Contribution) -> None:
         t, doc = self.tenant, c.doc
-        self._x("INSERT INTO documents (tenant, doc, id, source, sha256, contribution, added) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)", doc, c.doc_id, c.source, c.sha256, c.fingerprint, _now())
-        self.db.many("INSERT INTO doc_nodes (tenant, doc, node, type, key, name, aliases) VALUES (?, ?, ?, ?, ?, ?, ?) "
-                     "ON CONFLICT DO NOTHING",
-                     [(t, doc, n["node"], n["type"], n["key"], n["name"], json.dumps(n["aliases"])) for n in c.nodes])
+        self._x("INSERT INTO documents (tenant, doc, id, source, sha256, contribution, added, title, pages, node) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", doc, c.doc_id, c.source, c.sha256, c.fingerprint, _now(),
+                c.title, c.pages, c.doc_node)
+        self.db.many("INSERT INTO doc_nodes (tenant, doc, node, type, key, name, aliases, scope, value) "
+                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                     [(t, doc, n["node"], n["type"], n["key"], n["name"], json.dumps(n["aliases"]), n.get("scope", "corpus"),
+                       None if n.get("value") is None else ids.canonical_json(n["value"])) for n in c.nodes])
         self.db.many("INSERT INTO claims (tenant, doc, node, type, alias_key) VALUES (?, ?, ?, ?, ?) "
                      "ON CONFLICT DO NOTHING", [(t, doc, *claim) for claim in c.claims])
         known = {r[0] for r in self._q("SELECT node FROM groups WHERE tenant = ? AND node IN "
@@ -208,8 +210,9 @@ class GraphStore:
         fresh = {n["node"]: n for n in c.nodes if n["node"] not in known}
         self.db.many("UPDATE groups SET refs = refs + 1 WHERE tenant = ? AND node = ?",
                      [(t, n) for n in sorted({n["node"] for n in c.nodes} & known)])
-        self.db.many("INSERT INTO groups (tenant, node, type, key, refs, entity) VALUES (?, ?, ?, ?, 1, ?)",
-                     [(t, n, g["type"], g["key"], n) for n, g in fresh.items()])
+        self.db.many("INSERT INTO groups (tenant, node, type, key, refs, entity, scope) VALUES (?, ?, ?, ?, 1, ?, ?)",
+                     [(t, n, g["type"], g["key"], n, g.get("scope", "corpus")) for n, g in fresh.items()])
+        fresh = {n: g for n, g in fresh.items() if g.get("scope", "corpus") == "corpus"}  # only these meet other documents'
         self.db.many("INSERT INTO blocks (tenant, node, block, key) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                      [(t, n, b, g["key"]) for n, g in fresh.items() for b in self._index.blocks_of(g["type"], g["key"])])
         for n, g in fresh.items():

@@ -85,7 +85,9 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
         if value is not None:
             by_value[(kind, repr(value))] = ent
         words = bare.split()  # what collapse() leaves, split
-        if len(words) > 1 and words[-1][:1].isupper():
+        if ent.get("document"):  # "this Agreement" is the document's own node, whatever its name
+            heads.setdefault(ent["type"].lower(), []).insert(0, ent)
+        elif len(words) > 1 and words[-1][:1].isupper():
             heads.setdefault(words[-1].lower(), []).append(ent)
     tiers = ([f for f in surface_owner if len(f) >= CLAUSE_LENGTH], [f for f in surface_owner if len(f) < CLAUSE_LENGTH])
     for tier in tiers:  # one scan per granularity, so a clause does not swallow the names in it
@@ -119,7 +121,8 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
             continue
         # an entity of the type the head noun names first ("this Agreement" is an
         # Agreement, not a place whose name ends in "Agreement")
-        cands = sorted(heads[head.lower()], key=lambda e: e["type"].lower() != head.lower())
+        cands = sorted(heads[head.lower()], key=lambda e: (not (deictic and e.get("document")),
+                                                             e["type"].lower() != head.lower()))
         if len(cands) == 1 or article.lower() == "this":
             found.append(EntityMention(cands[0]["name"], cands[0]["type"], start, end, deictic))
     found.sort(key=lambda x: (-(x.end - x.start), x.start))

@@ -47,7 +47,8 @@ class EvalReport:
             "missing_runs": self.missing,
             "gold_types_not_in_domain": self.unknown_types,
             "matching": {"names": "exact, then alias, then fuzzy", "fuzzy_threshold": self.fuzzy_threshold,
-                         "document_nodes": dict(sorted(self.total.document_match.items()))},
+                         **({"document_nodes": dict(sorted(self.total.document_match.items()))}
+                            if self.total.document_match else {})},
             "scores": self.total.to_dict(),
             "per_document": {d: s.to_dict() for d, s in sorted(self.per_doc.items())},
         }

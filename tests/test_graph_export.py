@@ -79,6 +79,35 @@ def test_graphml_reads_back_in_networkx_with_items_reified(tmp_path):
     assert "confidence" not in g.edges["n_b", "n_a", "e_2"]  # absent, not an empty string
 
 
+def _dated_snapshot():
+    """make_snapshot with an edge to its date: a value as an edge's end."""
+    snap = make_snapshot()
+    edge = {"id": "e_3", "head": "n_a", "relation": "SIGNED_ON", "tail": "n_c", "views": ["binary"],
+            "confidence": 0.9, "documents": ["d_2"]}
+    ev = {"item": "e_3", "document": "d_2", "chunk": "c_9", "page": 2, "span": [5, 40], "quote": "signed on 3 March",
+          "view": "binary"}
+    return dataclasses.replace(snap, edges=snap.edges + [edge], evidence=snap.evidence + [ev])
+
+
+def test_a_value_end_is_a_property_in_graphml_and_neo4j_and_a_typed_literal_in_rdf(tmp_path):
+    snap = _dated_snapshot()
+    for fmt in ("graphml", "neo4j", "turtle"):
+        export_graph(snap, fmt, tmp_path)
+    g = nx.read_graphml(tmp_path / "graph.graphml")
+    a = g.nodes["n_a"]
+    assert json.loads(a["value.SIGNED_ON"]) == ["2021-03-03"] and json.loads(a["value.SIGNED_ON.value"]) == ["2021-03-03"]
+    assert json.loads(a["value.SIGNED_ON.quote"]) == ["signed on 3 March"]
+    assert json.loads(a["value.SIGNED_ON.documents"]) == [["signing.pdf"]]
+    assert (g.number_of_nodes(), g.number_of_edges(), value_entries(g)) == expected_counts(snap)
+    nodes, rels = cypher_graph((tmp_path / "neo4j" / "graph.cypher").read_text(encoding="utf-8"))
+    assert json.loads(nodes["n_a"][1]["value_SIGNED_ON"]) == ["2021-03-03"] and "e_3" not in rels
+    ttl = rdflib.Graph().parse(tmp_path / "graph.ttl", format="turtle")
+    base = "https://kgkit.dev/graph/t1/"
+    [date] = ttl.objects(rdflib.URIRef(base + "n_a"), rdflib.URIRef("https://kgkit.dev/ns/relation/SIGNED_ON"))
+    assert isinstance(date, rdflib.Literal) and date.datatype == rdflib.XSD.date and str(date) == "2021-03-03"
+    assert (rdflib.URIRef(base + "e_3"), rdflib.URIRef(KG + "inDocument"), rdflib.URIRef(base + "d_2")) in ttl
+
+
 def test_values_as_nodes_is_an_option(tmp_path):
     snap = make_snapshot()
     export_graph(snap, "graphml", tmp_path, ExportOptions(values="nodes"))
@@ -190,7 +219,7 @@ def test_json_is_the_snapshot(tmp_path):
     snap = make_snapshot()
     export_graph(snap, "json", tmp_path)
     data = json.loads((tmp_path / "graph.json").read_text(encoding="utf-8"))
-    assert data.pop("kgkit_graph_export") == 1
+    assert data.pop("kgkit_graph_export") == 2
     expected = dataclasses.asdict(snap)
     expected["evidence"].sort(key=lambda r: (r["item"], r["document"], r["chunk"]))
     assert data == expected
@@ -403,3 +432,14 @@ def test_export_command_hands_its_options_to_the_snapshot_provider(tmp_path):
     assert result.exit_code == 0 and asked[-1] == (None, None, "k.yaml")
     bad = CliRunner().invoke(cli, ["my.db", "--format", "gml", "-o", str(tmp_path)])
     assert isinstance(bad.exception, InputError) and "did you mean 'graphml'?" == bad.exception.hint
+
+
+def test_values_become_the_xsd_literal_their_form_names():
+    from kgkit.graph.export.rdf import XSD, Lit, typed_value
+
+    assert typed_value("2021-03-03") == Lit("2021-03-03", XSD + "date")
+    assert typed_value("2021-03") == Lit("2021-03", XSD + "gYearMonth")
+    assert typed_value("P2W") == Lit("P14D", XSD + "duration")  # xsd:duration has no weeks
+    assert typed_value("P1Y6M") == Lit("P1Y6M", XSD + "duration")
+    assert typed_value({"amount": 11000.0, "currency": "USD"}) == Lit("11000.000000", XSD + "decimal")
+    assert typed_value("two years or so") is None and typed_value(None) is None

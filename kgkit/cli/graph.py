@@ -50,6 +50,22 @@ def _edge_line(edge: dict, names: dict[str, str]) -> str:
     return f"{names.get(edge['head'], edge['head'])} -{edge['relation']}-> {names.get(edge['tail'], edge['tail'])}"
 
 
+def _shown_names(snap) -> dict[str, str]:
+    """Node id -> how a line shows it: a value as its text and normalised value
+    (``"thirty (30) days" = P30D``), a document's own node with its document's name."""
+    own = {d["node"]: d["name"] for d in snap.documents if d.get("node")}
+    out = {}
+    for n in snap.nodes:
+        if n.get("scope") == "value":
+            value = n.get("value")
+            out[n["id"]] = json.dumps(n["name"], ensure_ascii=False) + (f" = {value}" if value is not None else "")
+        elif n["id"] in own:
+            out[n["id"]] = f"{n['name']} [{own[n['id']]}]"
+        else:
+            out[n["id"]] = n["name"]
+    return out
+
+
 @click.group("graph")
 def graph_cli():
     """The corpus graph: many documents in one store, entities resolved across them.
@@ -100,7 +116,7 @@ def remove_cli(args, tenant, config_path):
 @CONFIG
 @AS_JSON
 def stats_cli(graph, tenant, config_path, as_json):
-    """Counts: documents, nodes, items by kind, evidence, merged nodes, pending review."""
+    """Counts: documents, nodes (by scope), items by kind, evidence, merged and isolated nodes, pending review."""
     with open_store(graph, tenant, config_path) as store:
         stats = store.stats()
     if as_json:
@@ -121,7 +137,7 @@ def show_cli(graph, node_id, tenant, config_path, as_json):
     """Print the graph (nodes, then edges by name), or one node with --node; --json: the snapshot."""
     with open_store(graph, tenant, config_path) as store:
         snap = store.snapshot()
-    names = {n["id"]: n["name"] for n in snap.nodes}
+    names = _shown_names(snap)
     if node_id:
         node = next((n for n in snap.nodes if n["id"] == node_id), None)
         if node is None:
@@ -134,6 +150,7 @@ def show_cli(graph, node_id, tenant, config_path, as_json):
                         "evidence": [e for e in snap.evidence if e["item"] == node_id]})
             return
         click.echo(f"{node['id']}  {node['type']}  {node['name']}")
+        click.echo(f"  scope: {node.get('scope', 'corpus')}" + (f", value {node['value']}" if "value" in node else ""))
         click.echo(f"  aliases: {', '.join(node['aliases']) or '-'}")
         click.echo(f"  documents: {', '.join(node['documents'])}")
         for e in touching:
@@ -142,10 +159,16 @@ def show_cli(graph, node_id, tenant, config_path, as_json):
     if as_json:
         echo_json(dataclasses.asdict(snap))
         return
+    values = [n for n in snap.nodes if n.get("scope") == "value"]
     click.echo(f"tenant {snap.tenant}, version {snap.version}: {len(snap.documents)} documents, "
-               f"{len(snap.nodes)} nodes, {len(snap.edges)} edges")
-    for n in snap.nodes:
-        click.echo(f"{n['id']}  {n['type']}  {n['name']}  ({len(n['documents'])} document(s))")
+               f"{len(snap.nodes) - len(values)} nodes and {len(values)} values, {len(snap.edges)} edges")
+    for d in snap.documents:
+        click.echo(f"{d['id']}  Document  {d['name']}" + (f"  {d['title']!r}" if d.get("title") else "") +
+                   (f"  ({d['pages']} pages)" if d.get("pages") else ""))
+    for n in snap.nodes:  # values are shown on their edges, not as nodes of their own
+        if n.get("scope") != "value":
+            scope = f"  [{n['scope']}]" if n.get("scope", "corpus") != "corpus" else ""
+            click.echo(f"{n['id']}  {n['type']}  {names[n['id']]}  ({len(n['documents'])} document(s)){scope}")
     for e in snap.edges:
         click.echo(_edge_line(e, names))
 

@@ -31,6 +31,7 @@ from kgkit.graph.resolution import Assignment, Group, fuzzy_cluster, resolve
 from kgkit.graph.runs import Contribution, read_run
 from kgkit.graph.snapshot import GraphSnapshot
 from kgkit.graph import assemble, review
+from kgkit.scopes import SCOPES
 
 DEFAULT_TENANT = "default"
 
@@ -46,6 +47,16 @@ def _who(who: str | None) -> str:
         return getpass.getuser()
     except Exception:  # no user name in this environment (a container without passwd entry)
         return "unknown"
+
+
+def isolated_nodes(snap: GraphSnapshot) -> list[str]:
+    """Ids of the entity nodes no item names: no edge, temporal edge, role or argument. A
+    node only mentioned is still in the graph (MENTIONED_IN its documents), but answers no
+    question about how things relate."""
+    used = {end for e in snap.edges + snap.temporal for end in (e["head"], e["tail"])}
+    used |= {n for h in snap.hyperedges for ids in h["roles"].values() for n in ids}
+    used |= {n for v in snap.events for ids in v["arguments"].values() for n in ids}
+    return [n["id"] for n in snap.nodes if n["id"] not in used]
 
 
 @dataclass(frozen=True)
@@ -367,10 +378,16 @@ class GraphStore:
         snap = self.snapshot()
         with self.db.read():
             queue = review.queue(self)
+        isolated = isolated_nodes(snap)
+        scopes = {scope: sum(n.get("scope") == scope for n in snap.nodes) for scope in SCOPES}
         return {"tenant": self.tenant, "version": snap.version, "store": self.db.location,
-                "documents": len(snap.documents), "nodes": len(snap.nodes), "edges": len(snap.edges),
+                "documents": len(snap.documents), "nodes": len(snap.nodes),
+                **{f"{scope}_nodes": count for scope, count in scopes.items()},
+                "edges": len(snap.edges),
                 "hyperedges": len(snap.hyperedges), "events": len(snap.events), "temporal": len(snap.temporal),
                 "evidence": len(snap.evidence), "merged_nodes": sum(1 for n in snap.nodes if len(n["documents"]) > 1),
+                "isolated_nodes": len(isolated),
+                "isolated_share": round(len(isolated) / len(snap.nodes), 4) if snap.nodes else 0.0,
                 "review_pending": sum(1 for r in queue if r["decision"] is None)}
 
     def snapshot(self) -> GraphSnapshot:

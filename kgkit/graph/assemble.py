@@ -115,10 +115,16 @@ def build_snapshot(store) -> GraphSnapshot:
             if kind != "edge":
                 del entry["confidence"]
 
+    named = {end for kind in ("edge", "temporal") for e in kinds[kind].values() for end in (e["head"], e["tail"])}
+    named |= {n for h in kinds["hyperedge"].values() for ids_ in h["roles"].values() for n in ids_}
+    named |= {n for v in kinds["event"].values() for ids_ in v["arguments"].values() for n in ids_}
+    for node in [n for n, entry in nodes.items() if entry["scope"] == "value" and n not in named]:
+        del nodes[node]  # a value is a literal of the items it ends: with none, it is not in the graph
+
     evidence = set()
     for doc, item, view, chunk, page, start, end, quote in q(
             "SELECT doc, item, view, chunk, page, span_start, span_end, quote FROM evidence WHERE tenant = ?"):
-        target = where.get((doc, view, item)) or (canon(item) if item in entity_of else None)
+        target = where.get((doc, view, item)) or (canon(item) if item in entity_of and canon(item) in nodes else None)
         if target is not None:
             span = (start, end) if start is not None else None
             evidence.add((target, doc_id[doc], chunk, page, span, quote, view))

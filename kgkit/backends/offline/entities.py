@@ -32,6 +32,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from kgkit import safe_regex
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
 from kgkit.backends.offline.mentions import Mention, collapse, name_key
+from kgkit.backends.offline.party_names import clean_party_name
 from kgkit.backends.offline.names import (ORG_WORDS, ROLE_WORDS, STATE_AFTER, acronym_mentions, add_surname_aliases,
                                          add_title_aliases, is_title_word, name_mentions, source_credit_mentions,
                                          trim_org_edges)
@@ -418,6 +419,38 @@ def _join_place_with_region(text: str, mentions: list[Mention], kinds: dict[str,
     return out
 
 
+def _party_names(text: str, mentions: list[Mention], kinds: dict[str, str]) -> list[Mention]:
+    """Party mentions cut to the name they end with, or dropped when they name no one
+    (kgkit.backends.offline.party_names); a name glued to a lower-case start ("mPhase
+    Technologies Inc.") takes that start back."""
+    party = kinds.get("party")
+    if not party:
+        return mentions
+    out = []
+    for m in mentions:
+        if m.type != party or m.kind in LITERAL_KINDS or collapse(text[m.start:m.end]) != m.name:
+            out.append(m)
+            continue
+        start = m.start
+        while start > 0 and text[start - 1].isalpha():
+            start -= 1
+        written = collapse(text[start:m.end])
+        cut = clean_party_name(written)
+        if cut is None:
+            continue
+        kept = written[cut[0]:cut[1]]
+        if kept == m.name:
+            out.append(m)
+            continue
+        found = re.compile(r"\s+".join(map(re.escape, kept.split()))).search(text, start, m.end)
+        if found is None:
+            out.append(m)
+            continue
+        out.append(Mention(kept, m.type, found.start(), found.end(), m.priority, m.confidence, m.kind,
+                           list(m.aliases)))
+    return out
+
+
 @dataclass(frozen=True)
 class FoundEntity:
     name: str
@@ -440,6 +473,7 @@ def find_entities(text: str, types: Sequence[EntityType], skills: Sequence[dict]
     mentions = _resolve_overlaps([m for m in candidates if _well_formed(m, kinds) and not _begins_longer_name(m, text, kinds)
                                   and (m.kind in LITERAL_KINDS or m.kind == "label" or not _heading(m, text))])
     mentions = _join_place_with_region(text, mentions, kinds)
+    mentions = _party_names(text, mentions, kinds)
     sentences = split_sentences(text)
     mentions = _attach_definitions(text, sentences, mentions, kinds)
     add_surname_aliases(text, mentions, kinds.get("person"))

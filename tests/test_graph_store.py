@@ -380,5 +380,12 @@ def test_a_store_of_the_earlier_schema_gets_links_and_is_re_solved_on_its_next_u
     with GraphStore(graph_url) as g:
         assert g.db.query("SELECT count(*) FROM links") == [(0,)]
         assert g.add([small_runs["alpha"]])[0].status == "unchanged"
-        assert _before_schema_3(comparable(g.snapshot())) == _before_schema_3(fresh)
+        migrated = comparable(g.snapshot())
+        # a store of schema 2 knows no scopes: the values no item ends are still nodes there
+        kept = {n["id"] for n in fresh["nodes"]}
+        extra = [n for n in migrated["nodes"] if n["id"] not in kept]
+        assert all(n["type"] in ("Date", "Duration", "Money", "Percent") for n in extra)
+        migrated["nodes"] = [n for n in migrated["nodes"] if n["id"] in kept]
+        migrated["evidence"] = [e for e in migrated["evidence"] if e["item"] not in {n["id"] for n in extra}]
+        assert _before_schema_3(migrated) == _before_schema_3(fresh)
         assert g.db.query("SELECT count(*) FROM links")[0][0] > 0

@@ -66,3 +66,19 @@ def test_values_never_bridge_documents_and_items_name_their_documents(graph_url,
     doc_ids = {d["id"] for d in snap.documents}
     for item in snap.edges + snap.hyperedges + snap.events + snap.temporal:
         assert item["documents"] and set(item["documents"]) <= doc_ids
+
+
+def test_stats_count_scopes_and_the_nodes_no_item_names(graph_url, tmp_path):
+    text = DOCS["alpha"] + "\nNotices go to Quill Media Corp. (\"Agent\").\n"  # a party no relation ends
+    runs = extract_texts({"alpha": text}, tmp_path)
+    with GraphStore(graph_url) as g:
+        g.add(runs.values())
+        snap, stats = g.snapshot(), g.stats()
+    ends = {n for e in snap.edges + snap.temporal for n in (e["head"], e["tail"])} | \
+        {n for h in snap.hyperedges for ids in h["roles"].values() for n in ids} | \
+        {n for v in snap.events for ids in v["arguments"].values() for n in ids}
+    alone = [n["name"] for n in snap.nodes if n["id"] not in ends]
+    assert "Quill Media Corp." in alone and stats["isolated_nodes"] == len(alone)
+    assert stats["isolated_share"] == round(len(alone) / len(snap.nodes), 4)
+    assert stats["corpus_nodes"] + stats["document_nodes"] + stats["value_nodes"] == stats["nodes"]
+    assert stats["document_nodes"] == 1 and stats["value_nodes"] >= 1

@@ -420,7 +420,8 @@ def _join_place_with_region(text: str, mentions: list[Mention], kinds: dict[str,
 
 
 def _party_names(text: str, mentions: list[Mention], kinds: dict[str, str]) -> list[Mention]:
-    """Party mentions cut to the name they end with, or dropped when they name no one
+    """Party mentions the generic rules found (a domain's own patterns are the author's
+    word) cut to the name they end with, or dropped when they name no one
     (kgkit.backends.offline.party_names); a name glued to a lower-case start ("mPhase
     Technologies Inc.") takes that start back."""
     party = kinds.get("party")
@@ -428,7 +429,7 @@ def _party_names(text: str, mentions: list[Mention], kinds: dict[str, str]) -> l
         return mentions
     out = []
     for m in mentions:
-        if m.type != party or m.kind in LITERAL_KINDS or collapse(text[m.start:m.end]) != m.name:
+        if m.type != party or not m.kind or m.kind in LITERAL_KINDS or collapse(text[m.start:m.end]) != m.name:
             out.append(m)
             continue
         start = m.start

@@ -32,7 +32,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from kgkit import safe_regex
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
 from kgkit.backends.offline.mentions import Mention, collapse, name_key
-from kgkit.backends.offline.party_names import clean_party_name
+from kgkit.backends.offline.party_names import clean_party_name, names_a_person
 from kgkit.backends.offline.names import (ORG_WORDS, ROLE_WORDS, STATE_AFTER, acronym_mentions, add_surname_aliases,
                                          add_title_aliases, is_title_word, name_mentions, source_credit_mentions,
                                          trim_org_edges)
@@ -419,22 +419,31 @@ def _join_place_with_region(text: str, mentions: list[Mention], kinds: dict[str,
     return out
 
 
+# a brand name that starts in lower case ("mPhase", "eBay") right before a company name's words
+_BRAND_BEFORE = re.compile(r"(?<![\w.&-])[a-z]{1,3}[A-Z][\w&-]*[ \t]+$")
+
+
 def _party_names(text: str, mentions: list[Mention], kinds: dict[str, str]) -> list[Mention]:
     """Party mentions the generic rules found (a domain's own patterns are the author's
     word) cut to the name they end with, or dropped when they name no one
-    (kgkit.backends.offline.party_names); a name glued to a lower-case start ("mPhase
-    Technologies Inc.") takes that start back."""
+    (kgkit.backends.offline.party_names), and cued persons that are role or form words
+    dropped; a company name after a brand written in lower case
+    first ("mPhase Technologies Inc.") takes the brand back."""
     party = kinds.get("party")
-    if not party:
+    if not party or party == kinds.get("organization"):  # no contracting parties: news, papers
         return mentions
+    person = kinds.get("person")
     out = []
     for m in mentions:
+        if person and m.type == person and m.kind and not names_a_person(m.name):
+            continue  # in a contract, "Provider" or "Date" after a cue names no one
         if m.type != party or not m.kind or m.kind in LITERAL_KINDS or collapse(text[m.start:m.end]) != m.name:
             out.append(m)
             continue
         start = m.start
-        while start > 0 and text[start - 1].isalpha():
-            start -= 1
+        brand = _BRAND_BEFORE.search(text, max(0, start - 40), start)
+        if brand is not None:
+            start = brand.start()
         written = collapse(text[start:m.end])
         cut = clean_party_name(written)
         if cut is None:

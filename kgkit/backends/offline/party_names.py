@@ -62,3 +62,16 @@ def clean_party_name(name: str) -> tuple[int, int] | None:
     start = sum(len(w) + 1 for w in words[:lead])
     # offsets into the collapsed name: callers give names with single spaces
     return start, start + len(" ".join(kept))
+
+
+#: words of a signature block or an address, which a cue such as "Name:" or "Attn:" may
+#: put where a person's name should be
+FORM_WORDS = frozenset("date signature title name its by street avenue road suite floor east west north south "
+                       "such terms account holiday department".split())
+
+
+def names_a_person(name: str) -> bool:
+    """Whether a cued person's name in a contract is a name, not a role, form or address word
+    ("Provider", "Date", "Street East", "Such")."""
+    words = [w.lower().strip(",.;:()") for w in name.split()]
+    return bool(words) and not all(w in ROLE_WORDS or w in FORM_WORDS or w in CLAUSE_WORDS for w in words)

@@ -82,3 +82,13 @@ def test_stats_count_scopes_and_the_nodes_no_item_names(graph_url, tmp_path):
     assert stats["isolated_share"] == round(len(alone) / len(snap.nodes), 4)
     assert stats["corpus_nodes"] + stats["document_nodes"] + stats["value_nodes"] == stats["nodes"]
     assert stats["document_nodes"] == 1 and stats["value_nodes"] >= 1
+
+
+def test_this_contract_is_the_document_too(tmp_path):
+    text = ('Kestrel Farms LLC ("Grower") and Orbitline Foods Inc. ("Buyer") enter into this contract on '
+            'June 9, 2022.\n\nThis Contract shall be governed by the laws of the State of Oregon.\n')
+    runs = extract_texts({"untitled_contract": text}, tmp_path)
+    nodes = {n["id"]: n for n in json.loads((runs["untitled_contract"] / "nodes.json").read_text())["nodes"]}
+    edges = json.loads((runs["untitled_contract"] / "views" / "binary.json").read_text())["edges"]
+    laws = [(nodes[e["head"]], nodes[e["tail"]]["name"]) for e in edges if e["relation"] == "GOVERNING_LAW"]
+    assert [(head.get("document"), law) for head, law in laws] == [(True, "Oregon")]

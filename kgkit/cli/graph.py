@@ -173,7 +173,7 @@ def show_cli(graph, node_id, tenant, config_path, as_json):
     click.echo(f"tenant {snap.tenant}, version {snap.version}: {len(snap.documents)} documents, "
                f"{len(snap.nodes) - len(values)} nodes and {len(values)} values, {len(snap.edges)} edges")
     for d in sorted(snap.documents, key=lambda d: (d["name"], d["id"])):
-        click.echo(f"{d['id']}  Document  {d['name']}" + (f"  {d['title']!r}" if d.get("title") else "") +
+        click.echo(f"Document  {d['name']}" + (f"  {d['title']!r}" if d.get("title") else "") +
                    (f"  ({d['pages']} pages)" if d.get("pages") else ""))
     for n in sorted(snap.nodes, key=lambda n: (n["type"], n["name"].casefold(), n["id"])):
         if n.get("scope") != "value":  # values are shown on their edges, not as nodes of their own

@@ -14,6 +14,7 @@ from kgkit.engine.combine import combined_answers
 from kgkit.engine.core import CoreSettings, run_core
 from kgkit.engine.join import items_of, node_refs
 from kgkit.engine.manifest import build_manifest
+from kgkit.formats.scopes import entity_scopes
 from kgkit.engine.options import RunOptions
 from kgkit.engine.outputs import RunFolder, view_file_name
 from kgkit.engine.passes import PassRunner
@@ -290,6 +291,9 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
                               accounting=accounting, started=started, counts=counts, payloads=built.payloads,
                               warnings=warnings, failures=failures, view_files=sorted(written | present))
     manifest.update(manifest_extra or {})
+    scopes = entity_scopes(domain)
+    for node in built.nodes:  # the store reads each node's reach from here, needing no domain
+        node["scope"] = scopes.get(node["type"], "corpus")
     _write(folder, doc, built, review, manifest, written, options.replace_views)
     return RunResult(run_dir=folder.path, manifest=manifest, nodes=built.nodes, views=built.payloads, review=review,
                      failures=failures)

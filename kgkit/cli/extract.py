@@ -220,31 +220,9 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
     if direct_retries and not (batch or resume):
         raise click.UsageError("--direct-retries applies to a batch run: give it with --batch or --resume")
     if _reads_vault(reader, files):
-        from kgkit.cli import wiki
-
-        if reader == "auto":
-            click.echo(f"{files[0]}: read as a Markdown vault (it holds index.md or .obsidian/); "
-                       "--reader document reads its files one by one", err=True)
-        cfg = _config(config_path, model, no_cache, engine)
-        run = wiki.extract_vault_cli(files, config=cfg, out_dir=out_dir, dry_run=dry_run, as_json=as_json,
-                                     refused={"--view": views, "--domain": domain, "--batch": batch,
-                                              "--resume": resume, "--include": include, "--exclude": exclude,
-                                              "--engine ray": engine == "ray"})
-        if run is not None:
-            data = summary([run])
-            data["runs"][0]["wiki"] = wiki.scan_summary(run.report)
-            if graph:
-                from kgkit.graph import GraphStore
-
-                with GraphStore.from_config(cfg, url=graph, tenant=tenant) as store:
-                    added = store.add([run.run_dir])
-                    stats = store.stats()
-                data["graph"] = graph_report(graph, added, stats, left_out=0)
-            if as_json:
-                click.echo(json.dumps(data, indent=2, ensure_ascii=False))
-            else:
-                click.echo(format_summary(data) + "\n" + wiki.format_report(run.report)
-                           + (format_graph_report(data["graph"]) if graph else ""))
+        _extract_vault(files, reader, _config(config_path, model, no_cache, engine), out_dir, dry_run, as_json, graph,
+                       tenant, refused={"--view": views, "--domain": domain, "--batch": batch, "--resume": resume,
+                                        "--include": include, "--exclude": exclude, "--engine ray": engine == "ray"})
         return
     cfg = _config(config_path, model, no_cache, engine)
     cfg.upgrades.skip_idle_chunks = cfg.upgrades.skip_idle_chunks or skip_idle_chunks
@@ -260,6 +238,33 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
     progress = _Progress()
     outcomes = _run(list(files), options, cfg, progress, batch)
     _report(outcomes, options, cfg, as_json, graph, tenant)
+
+
+def _extract_vault(files, reader: str, cfg, out_dir, dry_run: bool, as_json: bool, graph: str | None,
+                   tenant: str | None, refused: dict[str, Any]) -> None:
+    """A Markdown vault given to ``kgkit extract``: the wiki reader's run, its summary and ``--graph``."""
+    from kgkit.cli import wiki
+
+    if reader == "auto":
+        click.echo(f"{files[0]}: read as a Markdown vault (it holds index.md or .obsidian/); "
+                   "--reader document reads its files one by one", err=True)
+    run = wiki.extract_vault_cli(files, config=cfg, out_dir=out_dir, dry_run=dry_run, as_json=as_json,
+                                 refused=refused)
+    if run is not None:
+        data = summary([run])
+        data["runs"][0]["wiki"] = wiki.scan_summary(run.report)
+        if graph:
+            from kgkit.graph import GraphStore
+
+            with GraphStore.from_config(cfg, url=graph, tenant=tenant) as store:
+                added = store.add([run.run_dir])
+                stats = store.stats()
+            data["graph"] = graph_report(graph, added, stats, left_out=0)
+        if as_json:
+            click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        else:
+            click.echo(format_summary(data) + "\n" + wiki.format_report(run.report)
+                       + (format_graph_report(data["graph"]) if graph else ""))
 
 
 def _dry_run(files: list[str], options, cfg, as_json: bool) -> None:

@@ -63,34 +63,11 @@ def fold_candidate(report: LearnReport, loop: "Extractor", lib: Library, cand: d
         return lib
     trial = lib.copy()
     if verdict.verdict == GAZETTEER:
-        names = normalise_pattern(cand["pattern"])["phrases"]
-        action = {"action": "gazetteer", "skill": gazetteer_id(names[0], cand["target"])}
-        known = next((g for g in trial.gazetteer if g["id"] == action["skill"]), None)
-        if known is not None:  # the same name again: more provenance, nothing to gate
-            known["provenance"] = merge_provenance(known["provenance"], cand["provenance"])
-            report.actions.append({**entry, **action, "action": "keep", "outcome": "accepted"})
-            return trial
-        acc = report.accepted()
-        over_share = not room_for_a_name(acc, s.gazetteer_share)
-        if len(trial.gazetteer) >= s.gazetteer_cap or over_share:
-            reason = (f"gazetteer full ({s.gazetteer_cap} names)" if not over_share else
-                      f"gazetteer share: {acc['gazetteer'] + 1} names of {acc['skills'] + acc['gazetteer'] + 1} "
-                      f"accepted items would exceed {s.gazetteer_share:.0%}")
-            report.actions.append({**entry, **action, "outcome": "refused", "reason": reason})
-            lib.rejected.extend({**t, "reason": reason} for t in turned_down)
-            return lib
-        trial.gazetteer.append({"id": action["skill"], "name": names[0], "type": cand["target"],
-                                "provenance": cand["provenance"], "dev_gain": 0.0})
-        changed = trial.gazetteer[-1]
+        action, changed, done = _name_change(report, lib, trial, cand, entry, turned_down)
     else:
-        cand = clean_text(cand, vetter, cand.pop("evidence", None), loop.domain)
-        planned = plan(lib, cand, merge=s.jaccard_merge, modify=s.jaccard_modify, join=s.join)
-        action = {"action": planned.action, "skill": planned.skill, "similarity": round(planned.similarity, 4)}
-        apply(trial, planned, date)
-        if planned.action == "keep":  # no change to what extraction does: nothing to gate
-            report.actions.append({**entry, **action, "outcome": "accepted"})
-            return trial
-        changed = trial.skills[planned.skill]
+        cand, action, changed, done = _skill_change(report, lib, trial, cand, entry, vetter, loop, date)
+    if done is not None:
+        return done
     applied = loop.applied(lib, trial, split["train"])
     entry["vetting"]["applied"] = applied
     if applied["f1_gain"] <= 0 or applied["precision"] < s.applied_precision:
@@ -109,6 +86,49 @@ def fold_candidate(report: LearnReport, loop: "Extractor", lib: Library, cand: d
     changed["dev_gain"] = round(gain, 4)
     record_cue_gains(changed, cand["pattern"], gain)
     return trial
+
+
+def _name_change(report: LearnReport, lib: Library, trial: Library, cand: dict[str, Any], entry: dict[str, Any],
+                 turned_down: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any] | None, Library | None]:
+    """A gazetteer name into ``trial``: (the action, the entry to gate, None), or with a
+    known name (more provenance, nothing to gate) or a full gazetteer, the library the fold ends with."""
+    s = report.settings
+    names = normalise_pattern(cand["pattern"])["phrases"]
+    action = {"action": "gazetteer", "skill": gazetteer_id(names[0], cand["target"])}
+    known = next((g for g in trial.gazetteer if g["id"] == action["skill"]), None)
+    if known is not None:  # the same name again: more provenance, nothing to gate
+        known["provenance"] = merge_provenance(known["provenance"], cand["provenance"])
+        report.actions.append({**entry, **action, "action": "keep", "outcome": "accepted"})
+        return action, None, trial
+    acc = report.accepted()
+    over_share = not room_for_a_name(acc, s.gazetteer_share)
+    if len(trial.gazetteer) >= s.gazetteer_cap or over_share:
+        reason = (f"gazetteer full ({s.gazetteer_cap} names)" if not over_share else
+                  f"gazetteer share: {acc['gazetteer'] + 1} names of {acc['skills'] + acc['gazetteer'] + 1} "
+                  f"accepted items would exceed {s.gazetteer_share:.0%}")
+        report.actions.append({**entry, **action, "outcome": "refused", "reason": reason})
+        lib.rejected.extend({**t, "reason": reason} for t in turned_down)
+        return action, None, lib
+    trial.gazetteer.append({"id": action["skill"], "name": names[0], "type": cand["target"],
+                            "provenance": cand["provenance"], "dev_gain": 0.0})
+    return action, trial.gazetteer[-1], None
+
+
+def _skill_change(report: LearnReport, lib: Library, trial: Library, cand: dict[str, Any], entry: dict[str, Any],
+                  vetter: Vetter, loop: "Extractor", date: str
+                  ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None, Library | None]:
+    """A skill change into ``trial`` as the controller plans it: (the candidate with its text
+    cleaned, the action, the skill to gate, None), or for a change extraction would not
+    notice ("keep"), the library the fold ends with."""
+    s = report.settings
+    cand = clean_text(cand, vetter, cand.pop("evidence", None), loop.domain)
+    planned = plan(lib, cand, merge=s.jaccard_merge, modify=s.jaccard_modify, join=s.join)
+    action = {"action": planned.action, "skill": planned.skill, "similarity": round(planned.similarity, 4)}
+    apply(trial, planned, date)
+    if planned.action == "keep":  # no change to what extraction does: nothing to gate
+        report.actions.append({**entry, **action, "outcome": "accepted"})
+        return cand, action, None, trial
+    return cand, action, trial.skills[planned.skill], None
 
 
 def record_cue_gains(skill: dict[str, Any], pattern: dict[str, Any], gain: float) -> None:

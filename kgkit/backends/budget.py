@@ -1,0 +1,51 @@
+"""How long one pass's answer may be, and the schema its decoding is held to.
+
+A flat ``max_tokens`` of 2048 lets a small model that has stopped producing new items run on
+for minutes (2,047 tokens of repeats, at 10-20 tokens a second on a CPU) before the answer is
+thrown away. An answer's useful length follows from its chunk: an entity pass names at most
+about one entity every few tokens of text, each item a name, a type and a short quote; a
+relation pass fewer. :func:`answer_tokens` sizes each pass's ``max_tokens`` that way, bounded
+by ``limits.items_per_answer`` and with ``llm.max_tokens`` as the ceiling, and
+:func:`decoding_schema` gives the pass's schema a ``maxItems`` of the same bound, so a decoder
+constrained by the schema (llama.cpp's grammar) cannot list more.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+from kgkit.backends.base import ENTITIES, RELATIONS, PassRequest
+from kgkit.config.model import LimitsConfig
+
+CHARS_PER_TOKEN = 4  # a deterministic estimate of a chunk's tokens (the cache key depends on it)
+OPENING = 24  # tokens of the answer's braces and keys around its list
+# kind -> (tokens of text per item at the densest, tokens one item takes in the answer)
+_SHAPE = {ENTITIES: (5, 40), RELATIONS: (8, 48)}
+_OTHER = (10, 64)  # upgrades, combined passes, skill passes: items with more fields
+MIN_ITEMS = 4
+GRAMMAR_ITEMS = 100  # a bound above this is left out of the schema: the grammar would grow with it
+
+
+def answer_items(request: PassRequest, limits: LimitsConfig) -> int:
+    """At most this many items in one list of the answer to ``request``."""
+    span, _ = _SHAPE.get(request.kind, _OTHER)
+    tokens = len(request.chunk.text) / CHARS_PER_TOKEN
+    return min(limits.items_per_answer, MIN_ITEMS + math.ceil(tokens / span))
+
+
+def answer_tokens(request: PassRequest, ceiling: int, limits: LimitsConfig) -> int:
+    """``max_tokens`` for ``request``: room for :func:`answer_items` items, at most ``ceiling``."""
+    _, per_item = _SHAPE.get(request.kind, _OTHER)
+    return max(1, min(ceiling, OPENING + answer_items(request, limits) * per_item))
+
+
+def decoding_schema(schema: Mapping[str, Any], items: int) -> dict[str, Any]:
+    """``schema`` with its top-level lists bounded to ``items`` (when small enough to say in a grammar)."""
+    out = dict(schema)
+    properties = schema.get("properties")
+    if items > GRAMMAR_ITEMS or not isinstance(properties, Mapping):
+        return out
+    out["properties"] = {name: ({**sub, "maxItems": min(items, sub.get("maxItems", items))}
+                                if isinstance(sub, Mapping) and sub.get("type") == "array" else sub)
+                         for name, sub in properties.items()}
+    return out

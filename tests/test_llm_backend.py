@@ -98,7 +98,9 @@ def test_same_pass_runs_against_each_wire_format_by_config_only(stub_provider, k
     if wire == "openai":  # an OpenAI-compatible server at api_base: JSON mode held to the pass's schema
         assert sent.headers["authorization"] == f"Bearer {FAKE_KEY}"
         assert sent.body["response_format"] == {"type": "json_object", "schema": decoding_schema(
-            ENTITIES_SCHEMA, answer_items(entities_request(), LimitsConfig()))}
+            ENTITIES_SCHEMA, answer_items(entities_request(), LimitsConfig()), entities_request())}
+        item = sent.body["response_format"]["schema"]["properties"]["entities"]["items"]
+        assert item["properties"]["type"] == {"enum": ["Date", "Party"]}  # the domain's types, nothing else
     else:
         assert sent.headers["x-api-key"] == FAKE_KEY
     system, user = sent.messages

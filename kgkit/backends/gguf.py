@@ -105,8 +105,9 @@ def sha256_of(path: Path) -> str:
 
 
 def _truncated(path: Path, size: int, needed: int | None) -> ProviderConfigError:
-    what = f"{needed:,} bytes" if needed is not None else "more bytes than its header holds"
-    return ProviderConfigError(f"{path}: the model file is truncated: {size:,} bytes where its header needs {what}",
+    what = (f"{size:,} bytes where its header needs {needed:,}" if needed is not None
+            else f"it ends inside its own header, after {size:,} bytes")
+    return ProviderConfigError(f"{path}: the model file is truncated: {what}",
                                hint="copy or assemble the file again (an interrupted download or copy)")
 
 

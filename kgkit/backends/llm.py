@@ -292,7 +292,7 @@ class LLMBackend:
         s = self.settings
         max_tokens, items = budget
         key = self.api_key()
-        tally.output_format, response_format = self.response_format_for(request.schema, items)
+        tally.output_format, response_format = self.response_format_for(request.schema, items, request)
         if self._direct is not None:
             send, errors = self._direct_sender(messages, temperature, key, response_format, max_tokens)
         else:
@@ -314,7 +314,7 @@ class LLMBackend:
                                    key_variable=self._key_variable(), key_env_set=bool(s.api_key_env))
                 if self._refused_schema(response_format, status, detail):
                     # A server that takes JSON mode but not a schema in it: JSON mode from now on.
-                    tally.output_format, response_format = self.response_format_for(request.schema, items)
+                    tally.output_format, response_format = self.response_format_for(request.schema, items, request)
                     sender = self._direct_sender if self._direct is not None else self._litellm_sender
                     send, errors = sender(messages, temperature, key, response_format, max_tokens)
                     continue
@@ -341,7 +341,7 @@ class LLMBackend:
         """One answer from the in-process model (kgkit/backends/local.py): no network, so no
         retries or pacing; the schema constrains decoding unless llm.json_mode is off."""
         max_tokens, items = budget
-        schema = decoding_schema(request.schema, items) if self.settings.json_mode else None
+        schema = decoding_schema(request.schema, items, request) if self.settings.json_mode else None
         tally.requests += 1
         completion, tally.output_format = self._local.complete(
             messages, temperature=temperature, max_tokens=max_tokens, schema=schema, seed=request.sample)
@@ -409,7 +409,8 @@ class LLMBackend:
 
         return send, direct.errors()
 
-    def response_format_for(self, schema: Mapping[str, Any], items: int | None = None) -> tuple[str, dict[str, Any] | None]:
+    def response_format_for(self, schema: Mapping[str, Any], items: int | None = None,
+                            request: PassRequest | None = None) -> tuple[str, dict[str, Any] | None]:
         """(output format, the ``response_format`` to send) for a pass with ``schema``.
 
         The strongest the provider takes, as litellm's local model table says: a strict JSON
@@ -442,7 +443,7 @@ class LLMBackend:
             return "json_object", {"type": "json_object"}
         if self._format == "json_object" and self._schema_format and self.settings.api_base \
                 and (self.settings.model or "").startswith(direct.PREFIX):
-            bounded = decoding_schema(schema, items) if items else dict(schema)
+            bounded = decoding_schema(schema, items, request) if items else dict(schema)
             return "json_object_schema", {"type": "json_object", "schema": bounded}
         if self._format == "json_object":
             return "json_object", {"type": "json_object"}

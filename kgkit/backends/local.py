@@ -25,7 +25,6 @@ retry, and the answer's length is bounded by ``max_tokens`` and the runaway cut 
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import threading
 from dataclasses import dataclass
@@ -79,9 +78,11 @@ class LocalModel:
                 f"{self.path}: sha256 {self.sha256} differs from llm.model_sha256 {sha256.lower()}",
                 hint="the file is not the model the configuration names: assemble or copy it again, "
                      "or correct llm.model_sha256")
-        if importlib.util.find_spec("llama_cpp") is None:
+        try:
+            import llama_cpp  # noqa: F401 - here, so that a missing extra is named before any pass
+        except ImportError:
             raise ProviderConfigError(f"{model}: running a local model needs llama-cpp-python, which is not installed",
-                                      hint=f"{EXTRA} (see docs/local-models.md for the build flags)")
+                                      hint=f"{EXTRA} (see docs/local-models.md for the build flags)") from None
         trained = self.file.context_length
         self.context_window = context_window or min(trained or DEFAULT_CONTEXT, DEFAULT_CONTEXT)
         if trained and self.context_window > trained:

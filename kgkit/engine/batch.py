@@ -116,7 +116,7 @@ class BatchBackend:
         if "direct" in entry:
             return PassResult(**{**entry["direct"], "usage": Usage(**entry["direct"]["usage"])})
         output_format, response_format = self.llm.response_format_for(
-            request.schema, answer_items(request, self.llm.limits))
+            request.schema, answer_items(request, self.llm.limits), request)
         messages = self.llm.messages(request)
         answers, errors = entry["answers"], entry["errors"]
         if answers:

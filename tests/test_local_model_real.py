@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -88,7 +89,8 @@ def test_a_runaway_is_cut_while_it_streams_and_what_it_made_is_kept(model):
     messages = [{"role": "user", "content": "Output this JSON and nothing else, with the same item repeated "
                                             f"200 times in the list: {{\"entities\": [{item}, {item}, {item}, ...]}}"}]
 
-    completion, _ = local.complete(messages, temperature=0.0, max_tokens=1500, schema=None, seed=0)
+    # held to the pass schema without its maxItems (budget.decoding_schema adds one): nothing bounds the list
+    completion, _ = local.complete(messages, temperature=0.0, max_tokens=1500, schema=ENTITIES_SCHEMA, seed=0)
 
     assert completion.finish_reason == "runaway", completion.text[-200:]
     assert "repeated earlier ones" in completion.runaway and completion.tokens_out < 400
@@ -111,13 +113,18 @@ def test_one_skill_rollout_samples_differ_by_seed_and_both_parse(model):
 
 def test_a_prompt_over_the_context_window_exits_2_before_any_call_with_a_chunk_size(model, cli_home):
     (cli_home / "long.txt").write_text("Acme Corp hired Jane Doe in Paris. " * 300)
-    (cli_home / "kgkit.yaml").write_text("llm:\n  context_window: 1024\nchunking:\n  size: 6000\n  overlap: 0\n")
+    (cli_home / "kgkit.yaml").write_text("llm:\n  context_window: 2048\n  max_tokens: 512\n"
+                                         "chunking:\n  size: 6000\n  overlap: 0\n")
 
     result = kgkit("extract", "--model", f"local/{model}", "--out", "out", "--no-cache", "long.txt")
 
     assert result.exit_code == 2, result.output
-    assert "context window of 1024 tokens" in result.output and "set chunking.size to" in result.output
-    assert not (cli_home / "out").exists()
+    assert "context window of 2048 tokens" in result.output and "set chunking.size to" in result.output
+    assert not [p for p in (cli_home / "out").rglob("*") if p.is_file()]  # nothing generated, nothing written
+    fits = int(re.search(r"set chunking.size to (\d+) characters", result.output).group(1))
+    text = (cli_home / "long.txt").read_text()[:fits]  # the advice taken: that chunk fits, checked the same way
+    chunk = Chunk(id="c0", doc_id="d0", index=0, text=text, start=0, end=len(text))
+    _backend(model, context_window=2048, max_tokens=512).check_requests([_request(chunk, load_domain("general"), 0)])
 
 
 def test_llama_cpps_server_by_api_base_gives_the_same_run_folder(model, cli_home, monkeypatch):
@@ -144,10 +151,10 @@ def test_llama_cpps_server_by_api_base_gives_the_same_run_folder(model, cli_home
     assert run_folder(cli_home / "here") == run_folder(cli_home / "there")
 
 
-def _backend(model: Path):
+def _backend(model: Path, **llm):
     from kgkit.backends.factory import create_backend
 
-    config = Config(llm=LLMConfig(model=f"local/{model}"))
+    config = Config(llm=LLMConfig(model=f"local/{model}", **llm))
     config.cache.enabled = False
     return create_backend(config)
 

@@ -134,10 +134,12 @@ class LocalModel:
             return
         llama = self.llama()
         chunk_tokens = max(1, len(llama.tokenize(chunk_text.encode("utf-8"), add_bos=False, special=False)))
-        room = self.context_window - max_tokens - (prompt - chunk_tokens)
+        fixed = prompt - chunk_tokens  # instructions, types, examples: the same for every chunk
+        room = self.context_window - max_tokens - fixed
         fits = int(room * len(chunk_text) / chunk_tokens * 0.9) if room > 0 else 0
         advice = (f"set chunking.size to {fits} characters or less (now {chunk_chars})" if fits > 0
-                  else "the prompt without the document is already too long: shorten the domain's examples")
+                  else f"the prompt without the document ({fixed} tokens) and the answer ({max_tokens}) already "
+                       "fill it: lower llm.max_tokens")
         raise ProviderConfigError(
             f"{self.path}: a prompt of {prompt} tokens and an answer of up to {max_tokens} exceed the model's "
             f"context window of {self.context_window} tokens",

@@ -85,6 +85,8 @@ def test_the_header_gives_the_context_length_and_a_window_beyond_it_is_refused(t
     assert (model.architecture, model.context_length, model.needed) == ("qwen2", 512, path.stat().st_size)
     monkeypatch.setitem(sys.modules, "llama_cpp", type(sys)("llama_cpp"))  # present; never loaded here
     assert LocalModel(f"local/{path}").context_window == 512  # the model's own, below the default
+    # every backend of the file (each stage's, each document's) takes turns on its one llama.cpp context
+    assert LocalModel(f"local/{path}")._lock is LocalModel(f"local/{path}")._lock
     with pytest.raises(ProviderConfigError, match="trained with 512"):
         LocalModel(f"local/{path}", context_window=4096)
 

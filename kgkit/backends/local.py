@@ -42,6 +42,7 @@ TOP_P, TOP_K, MIN_P, REPEAT_PENALTY = 1.0, 40, 0.05, 1.0  # llama.cpp sampling b
 CHAT_OVERHEAD = 8  # tokens the chat template adds around each message (role markers, newlines)
 
 _models: dict[tuple[str, int], Any] = {}  # (file, n_ctx) -> llama_cpp.Llama, loaded once per process
+_turns: dict[tuple[str, int], threading.Lock] = {}  # (file, n_ctx) -> whose turn it is on that model's context
 _models_lock = threading.Lock()
 _digests: dict[tuple[str, int, int], str] = {}  # (file, size, mtime) -> sha256
 
@@ -70,7 +71,8 @@ class LocalModel:
 
     def __init__(self, model: str, *, sha256: str | None = None, context_window: int | None = None,
                  seed: int = 0):
-        self.path = model_path(model).resolve() if model_path(model).exists() else model_path(model)
+        path = model_path(model)
+        self.path = path.resolve() if path.exists() else path
         self.file: ModelFile = inspect(self.path)
         self.sha256 = _digest(self.path)
         if sha256 and sha256.lower() != self.sha256:
@@ -91,7 +93,9 @@ class LocalModel:
                 f"with {trained}", hint=f"set llm.context_window to {trained} or less")
         self.seed = seed
         self.threads = max(1, os.cpu_count() or 1)
-        self._lock = threading.Lock()
+        key = (str(self.path), self.context_window)
+        with _models_lock:  # one lock per loaded model: every stage's and document's backend shares it
+            self._lock = _turns.setdefault(key, threading.Lock())
 
     def describe(self) -> dict[str, Any]:
         """The file and the sampling settings, for the manifest."""

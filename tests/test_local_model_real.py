@@ -51,7 +51,7 @@ def run_folder(root: Path) -> dict[str, object]:
 def test_extract_in_process_names_the_file_and_counts_every_answer(model, cli_home):
     (cli_home / "doc.txt").write_text(DOC)
 
-    result = kgkit("extract", "--model", f"local/{model}", "--out", "out", "--no-cache", "doc.txt")
+    result = kgkit("extract", "--model", f"local/{model}", "--view", "binary", "--out", "out", "--no-cache", "doc.txt")
 
     assert result.exit_code == 0, result.output
     manifest = json.loads(next((cli_home / "out").glob("*/manifest.json")).read_text())
@@ -130,7 +130,7 @@ def test_a_prompt_over_the_context_window_exits_2_before_any_call_with_a_chunk_s
 def test_llama_cpps_server_by_api_base_gives_the_same_run_folder(model, cli_home, monkeypatch):
     pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not installed")
     (cli_home / "doc.txt").write_text(DOC)
-    here = kgkit("extract", "--model", f"local/{model}", "--out", "here/out", "--no-cache", "doc.txt")
+    here = kgkit("extract", "--model", f"local/{model}", "--view", "binary", "--out", "here/out", "--no-cache", "doc.txt")
     assert here.exit_code == 0, here.output
     port = _free_port()
     server = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
@@ -139,7 +139,7 @@ def test_llama_cpps_server_by_api_base_gives_the_same_run_folder(model, cli_home
     try:
         _wait_for(f"http://127.0.0.1:{port}/v1/models", server)
         monkeypatch.setenv("OPENAI_API_KEY", "not-needed-by-a-local-server")
-        there = kgkit("extract", "--model", "openai/qwen2.5-coder-0.5b", "--out", "there/out", "--no-cache",
+        there = kgkit("extract", "--model", "openai/qwen2.5-coder-0.5b", "--view", "binary", "--out", "there/out", "--no-cache",
                       "doc.txt", *_api_base(cli_home, port))
         assert there.exit_code == 0, there.output
     finally:

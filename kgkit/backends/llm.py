@@ -225,6 +225,7 @@ class LLMBackend:
         raw, finish = self._complete(messages, temperature, tally, request, budget)
         data, error = self.check_answer(raw, finish, request.schema, budget[0])
         if error is None:
+            tally.cut = finish == "runaway"  # stopped as it closed: whole, but cut all the same
             return data, None, raw
         kept = self._cut(raw, finish, request.schema, tally)
         if kept is not None:

@@ -530,14 +530,24 @@ def test_max_tokens_follows_the_chunk_and_the_item_limit_under_the_ceiling(stub_
     assert answer_tokens(long, 10**6, LimitsConfig(items_per_answer=10)) < answer_tokens(long, 10**6, LimitsConfig())
 
 
-def test_an_answer_cut_at_max_tokens_keeps_its_complete_items_without_a_re_ask(stub_provider, key):
-    cut = '{"entities": [{"name": "Acme Corp", "type": "Party"}, {"name": "1 March 2024", "type": "Date"}, {"na'
+def test_a_runaway_cut_at_max_tokens_keeps_its_complete_items_without_a_re_ask(stub_provider, key):
+    items = [{"name": "Acme Corp", "type": "Party"}, {"name": "1 March 2024", "type": "Date"}] * 4
+    cut = '{"entities": [' + ", ".join(json.dumps(i) for i in items) + ', {"na'
     stub_provider.script(Reply.answer(cut, finish_reason="length"))
 
     result = backend(stub_provider).run(entities_request())
 
     assert result.ok and result.cut and not result.reasked and result.requests == 1
-    assert result.data == ANSWER
+    assert result.data == ANSWER  # the repeats dropped
+
+
+def test_an_answer_cut_at_max_tokens_while_still_new_is_asked_again(stub_provider, key):
+    cut = '{"entities": [{"name": "Acme Corp", "type": "Party"}, {"na'
+    stub_provider.script(Reply.answer(cut, finish_reason="length"), ANSWER)
+
+    result = backend(stub_provider).run(entities_request())
+
+    assert result.ok and result.reasked and not result.cut and result.data == ANSWER
 
 
 def test_plain_text_when_json_mode_is_off(stub_provider, key):

@@ -66,7 +66,7 @@ from kgkit.backends.deadline import DeadlineExceeded, run_within
 from kgkit.backends.failures import REFUSAL_STATUS, Failure, classify
 from kgkit.backends.pace import estimate_tokens, pace_for
 from kgkit.backends.parse import AnswerParseError, parse_json_answer
-from kgkit.backends.runaway import salvage
+from kgkit.backends.runaway import RunawayWatch, salvage
 from kgkit.backends.structured import drop_unfilled, strict_schema
 from kgkit.config.model import LimitsConfig, LLMConfig
 from kgkit.errors import ProviderConfigError, ProviderError
@@ -249,9 +249,14 @@ class LLMBackend:
 
     def _cut(self, raw: str, finish: str | None, schema: Mapping[str, Any],
              tally: _Tally) -> dict[str, Any] | None:
-        """What an answer that ran away or stopped at max_tokens had produced, when that is a
-        usable answer (kgkit/backends/runaway.py): kept and counted as cut, not re-asked."""
+        """What an answer that ran away had produced, when that is a usable answer
+        (kgkit/backends/runaway.py): kept and counted as cut, not re-asked. A runaway is one the
+        local model's stream was stopped at, or one a server cut at max_tokens whose text shows
+        it (old items repeated); an answer cut at max_tokens while still writing new items is
+        re-asked (and fails if cut again), as a long answer that did not fit."""
         if finish not in ("length", "runaway"):
+            return None
+        if finish == "length" and not RunawayWatch().feed(raw):
             return None
         kept = salvage(raw, lambda data: _schema_problem(drop_unfilled(data, schema), schema) is None)
         if kept is None:
@@ -273,7 +278,8 @@ class LLMBackend:
         except AnswerParseError as exc:
             reason = exc.reason
             if finish == "length":
-                reason += f" (the answer stopped at max_tokens={max_tokens or self.settings.max_tokens})"
+                reason += (f" (the answer stopped at max_tokens={max_tokens or self.settings.max_tokens}, sized to "
+                           f"its chunk; llm.max_tokens={self.settings.max_tokens} is the most a pass may take)")
             elif finish == "runaway":
                 reason += " (the answer was cut: it had stopped producing new items)"
             return None, reason

@@ -92,7 +92,7 @@ class LocalModel:
                 f"{self.path}: llm.context_window is {self.context_window} tokens; the model was trained "
                 f"with {trained}", hint=f"set llm.context_window to {trained} or less")
         self.seed = seed
-        self.threads = max(1, os.cpu_count() or 1)
+        self.threads = _cores()
         key = (str(self.path), self.context_window)
         with _models_lock:  # one lock per loaded model: every stage's and document's backend shares it
             self._lock = _turns.setdefault(key, threading.Lock())
@@ -198,6 +198,16 @@ class LocalModel:
             return LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False), "json_object_schema"
         except Exception:  # noqa: BLE001 - the converter raises assorted types for keywords it lacks
             return LlamaGrammar.from_string(JSON_GBNF, verbose=False), "json_object"
+
+
+def _cores() -> int:
+    """The cores this process may run on (its CPU affinity, as ``taskset`` or a container sets it):
+    llama.cpp's threads wait for each other at every layer, so one thread more than there are
+    cores to run it makes each token wait for the scheduler."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def _digest(path: Path) -> str:

@@ -130,11 +130,12 @@ def test_a_prompt_over_the_context_window_exits_2_before_any_call_with_a_chunk_s
 def test_llama_cpps_server_by_api_base_gives_the_same_run_folder(model, cli_home, monkeypatch):
     pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not installed")
     (cli_home / "doc.txt").write_text(DOC)
-    here = kgkit("extract", "--model", f"local/{model}", "--view", "binary", "--out", "here/out", "--no-cache", "doc.txt")
+    here = kgkit("extract", "--model", f"local/{model}", "--view", "binary", "--out", "here/out", "--no-cache",
+                 "doc.txt")
     assert here.exit_code == 0, here.output
     port = _free_port()
     server = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-                               "--port", str(port), "--n_ctx", "8192", "--n_threads", str(os.cpu_count() or 1)],
+                               "--port", str(port), "--n_ctx", "8192", "--n_threads", str(len(os.sched_getaffinity(0)))],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         _wait_for(f"http://127.0.0.1:{port}/v1/models", server)
@@ -176,7 +177,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _wait_for(url: str, server: subprocess.Popen, seconds: float = 180) -> None:
+def _wait_for(url: str, server: subprocess.Popen, seconds: float = 600) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if server.poll() is not None:

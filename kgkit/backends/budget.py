@@ -20,9 +20,10 @@ from kgkit.config.model import LimitsConfig
 
 CHARS_PER_TOKEN = 4  # a deterministic estimate of a chunk's tokens (the cache key depends on it)
 OPENING = 24  # tokens of the answer's braces and keys around its list
-# kind -> (tokens of text per item at the densest, tokens one item takes in the answer)
-_SHAPE = {ENTITIES: (5, 40), RELATIONS: (8, 48)}
-_OTHER = (10, 64)  # upgrades, combined passes, skill passes: items with more fields
+# kind -> (tokens of text per item at the densest, tokens of an item besides its evidence quote)
+_SHAPE = {ENTITIES: (5, 20), RELATIONS: (8, 28)}
+_OTHER = (10, 40)  # upgrades, combined passes, skill passes: items with more fields
+QUOTE = 60  # tokens of an evidence quote at most: a sentence, or the whole chunk when it is shorter
 MIN_ITEMS = 4
 GRAMMAR_ITEMS = 100  # a bound above this is left out of the schema: the grammar would grow with it
 GRAMMAR_ENDS = 300  # entity names a relation pass's grammar may list as its ends
@@ -38,7 +39,8 @@ def answer_items(request: PassRequest, limits: LimitsConfig) -> int:
 def answer_tokens(request: PassRequest, ceiling: int, limits: LimitsConfig) -> int:
     """``max_tokens`` for ``request``: room for :func:`answer_items` items, at most ``ceiling``."""
     _, per_item = _SHAPE.get(request.kind, _OTHER)
-    return max(1, min(ceiling, OPENING + answer_items(request, limits) * per_item))
+    quote = min(QUOTE, math.ceil(len(request.chunk.text) / CHARS_PER_TOKEN))  # a chunk of one sentence is quoted whole
+    return max(1, min(ceiling, OPENING + answer_items(request, limits) * (per_item + quote)))
 
 
 def decoding_schema(schema: Mapping[str, Any], items: int, request: PassRequest | None = None) -> dict[str, Any]:

@@ -133,12 +133,12 @@ def test_llama_cpps_server_by_api_base_gives_the_same_run_folder(model, cli_home
     here = kgkit("extract", "--model", f"local/{model}", "--view", "binary", "--out", "here/out", "--no-cache",
                  "doc.txt")
     assert here.exit_code == 0, here.output
-    port = _free_port()
+    port, log = _free_port(), cli_home / "server.log"
     server = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
                                "--port", str(port), "--n_ctx", "8192", "--n_threads", str(len(os.sched_getaffinity(0)))],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                              stdout=subprocess.DEVNULL, stderr=log.open("wb"))  # a pipe fills with its log
     try:
-        _wait_for(f"http://127.0.0.1:{port}/v1/models", server)
+        _wait_for(f"http://127.0.0.1:{port}/v1/models", server, log)
         monkeypatch.setenv("OPENAI_API_KEY", "not-needed-by-a-local-server")
         there = kgkit("extract", "--model", "openai/qwen2.5-coder-0.5b", "--view", "binary", "--out", "there/out", "--no-cache",
                       "doc.txt", *_api_base(cli_home, port))
@@ -177,11 +177,11 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _wait_for(url: str, server: subprocess.Popen, seconds: float = 600) -> None:
+def _wait_for(url: str, server: subprocess.Popen, log: Path, seconds: float = 600) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            pytest.fail(f"llama_cpp.server exited {server.returncode}: {server.stderr.read().decode()[-2000:]}")
+            pytest.fail(f"llama_cpp.server exited {server.returncode}: {log.read_text(errors='replace')[-2000:]}")
         try:
             with urllib.request.urlopen(url, timeout=5):
                 return

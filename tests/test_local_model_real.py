@@ -56,7 +56,7 @@ def test_extract_in_process_names_the_file_and_counts_every_answer(model, cli_ho
     assert result.exit_code == 0, result.output
     manifest = json.loads(next((cli_home / "out").glob("*/manifest.json")).read_text())
     core = manifest["model"]["core"]
-    assert core["backend"] == "llama.cpp" and core["file"] == str(model) and core["sha256"] == MODEL_SHA256
+    assert core["backend"] == "local" and core["file"] == str(model) and core["sha256"] == MODEL_SHA256
     assert core["sampling"]["seed"] == 0 and core["context_window"] == 8192
     answers, calls = manifest["answers"], manifest["calls"]
     assert calls["executed"] == 2 and answers["constrained"] == 2  # decoding held to each pass's schema

@@ -385,6 +385,8 @@ def config_to_data(config: Config) -> dict[str, Any]:
             "rpm": llm.rpm,
             "tpm": llm.tpm,
             "client": llm.client,
+            "model_sha256": llm.model_sha256,
+            "context_window": llm.context_window,
             "stages": {name: {k: v for k, v in vars(s).items() if v is not None} for name, s in llm.stages.items()},
         },
         "domain": config.domain,

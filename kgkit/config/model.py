@@ -34,6 +34,8 @@ class LLMConfig:
     rpm: int | None = None  # requests per minute at most, spaced evenly (kgkit/backends/pace.py)
     tpm: int | None = None  # tokens per minute at most (prompt estimate + max_tokens, then usage), smoothed
     client: str = "auto"  # auto | litellm | direct: who sends the requests (kgkit/backends/llm.py, pick_client)
+    model_sha256: str | None = None  # local/PATH.gguf models: the file must have this sha256 (kgkit/backends/local.py)
+    context_window: int | None = None  # local models: tokens of context; None: the model's own, at most 8192
     stages: dict[str, StageLLM] = field(default_factory=dict)  # "core" | "upgrades" | "skills"
 
 

@@ -22,11 +22,11 @@ HEADER = """\
 # Comments for keys, by section; a key without one is shown bare.
 COMMENTS: dict[str, dict[str, str]] = {
     "llm": {
-        "model": "null: the built-in offline backend (deterministic, free, no network)",
+        "model": "null: the built-in offline backend (deterministic, free, no network); local/PATH.gguf: a model in this process",
         "api_base": "the provider's URL, for Ollama, vLLM or a proxy",
         "api_key_env": "name of the variable holding the key (never the key itself)",
         "temperature": "0 for extraction: the same text gives the same answer",
-        "max_tokens": "per answer",
+        "max_tokens": "the most one answer may take (each pass asks for what its chunk needs, up to this)",
         "timeout": "seconds a whole request may take",
         "retries": "extra attempts after the first (429, 5xx, resets, timeouts)",
         "backoff": "base seconds of exponential backoff; a Retry-After header wins",
@@ -35,6 +35,8 @@ COMMENTS: dict[str, dict[str, str]] = {
         "rpm": "null: no limit; else requests per minute at most, spaced evenly",
         "tpm": "null: no limit; else tokens per minute at most (input + output), spaced evenly",
         "client": "auto: openai/... models over kgkit's own HTTP client, every other through litellm; or litellm, direct",
+        "model_sha256": "local/PATH.gguf models: null, or the sha256 the file must have",
+        "context_window": "local/PATH.gguf models: null: the model's own context, at most 8192 tokens",
     },
     "domain": {"domain": "a name (`kgkit domains` lists them) or a path to a domain file"},
     "views": {"views": "null: the domain's default views; e.g. [binary, nary, temporal]"},

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from kgkit.backends.base import ENTITIES, RELATIONS, PassRequest
+from kgkit.backends.budget import answer_items, answer_tokens, decoding_schema
 from kgkit.backends.factory import create_backend
 from kgkit.backends.llm import LLMBackend
-from kgkit.config.model import CacheConfig, Config, LLMConfig
+from kgkit.config.model import CacheConfig, Config, LimitsConfig, LLMConfig
 from kgkit.documents.types import Chunk
 from kgkit.errors import ProviderError
 from kgkit.formats.model import Domain, EntityType, RelationType
@@ -93,10 +94,13 @@ def test_same_pass_runs_against_each_wire_format_by_config_only(stub_provider, k
     assert sent.path == path
     assert sent.body["model"] == model.split("/", 1)[1]
     assert sent.body["temperature"] == 0
-    assert sent.body["max_tokens"] == 2048
-    if wire == "openai":
+    assert sent.body["max_tokens"] == answer_tokens(entities_request(), 2048, LimitsConfig())  # sized to the chunk
+    if wire == "openai":  # an OpenAI-compatible server at api_base: JSON mode held to the pass's schema
         assert sent.headers["authorization"] == f"Bearer {FAKE_KEY}"
-        assert sent.body["response_format"] == {"type": "json_object"}
+        assert sent.body["response_format"] == {"type": "json_object", "schema": decoding_schema(
+            ENTITIES_SCHEMA, answer_items(entities_request(), LimitsConfig()), entities_request())}
+        item = sent.body["response_format"]["schema"]["properties"]["entities"]["items"]
+        assert item["properties"]["type"] == {"enum": ["Date", "Party"]}  # the domain's types, nothing else
     else:
         assert sent.headers["x-api-key"] == FAKE_KEY
     system, user = sent.messages
@@ -277,7 +281,7 @@ def test_answer_cut_at_the_token_limit_says_so(stub_provider, key):
     result = backend(stub_provider, max_tokens=16).run(entities_request())
 
     assert not result.ok
-    assert "stopped at llm.max_tokens=16" in result.error
+    assert "stopped at max_tokens=16" in result.error
     assert stub_provider.requests[0].body["max_tokens"] == 16
 
 
@@ -493,8 +497,57 @@ def test_json_mode_where_the_model_takes_no_schema_and_for_a_schema_with_open_ma
     plain_model = backend(stub_provider).run(entities_request())  # openai/test-model: not in litellm's table
     open_map = backend(stub_provider, model="openai/gpt-4o-mini").run(entities_request(schema=NARY_SCHEMA))
 
-    assert [r.body["response_format"] for r in stub_provider.requests] == [{"type": "json_object"}] * 2
-    assert (plain_model.output_format, open_map.output_format) == ("json_object", "json_object")
+    first, second = (r.body["response_format"] for r in stub_provider.requests)
+    assert first["type"] == "json_object" and first["schema"]["properties"]["entities"]["maxItems"] >= 4
+    assert second == {"type": "json_object"}
+    assert (plain_model.output_format, open_map.output_format) == ("json_object_schema", "json_object")
+
+
+def test_a_server_that_refuses_a_schema_in_json_mode_gets_json_mode_alone(stub_provider, key):
+    # llama-cpp-python's server answers 500 to OpenAI's json_schema form; a server may refuse a schema likewise
+    stub_provider.script(Reply.error(500, "Input should be 'text' or 'json_object' (response_format)"), ANSWER, ANSWER)
+    llm = backend(stub_provider)
+
+    first = llm.run(entities_request())
+    second = llm.run(entities_request())
+
+    formats = [r.body["response_format"] for r in stub_provider.requests]
+    assert "schema" in formats[0] and formats[1:] == [{"type": "json_object"}] * 2  # remembered for the run
+    assert first.data == second.data == ANSWER and first.retries == 0
+    assert (first.output_format, second.output_format) == ("json_object", "json_object")
+
+
+def test_max_tokens_follows_the_chunk_and_the_item_limit_under_the_ceiling(stub_provider, key):
+    short, long = entities_request("Acme Corp signed."), entities_request("Acme Corp signed the lease. " * 200)
+    stub_provider.script(ANSWER, ANSWER, ANSWER)
+
+    backend(stub_provider).run(short)
+    backend(stub_provider).run(long)
+    backend(stub_provider, max_tokens=300).run(long)
+
+    sent = [r.body["max_tokens"] for r in stub_provider.requests]
+    assert sent[0] < 400 and sent[1] == 2048 and sent[2] == 300  # llm.max_tokens stays the ceiling
+    assert answer_tokens(long, 10**6, LimitsConfig(items_per_answer=10)) < answer_tokens(long, 10**6, LimitsConfig())
+
+
+def test_a_runaway_cut_at_max_tokens_keeps_its_complete_items_without_a_re_ask(stub_provider, key):
+    items = [{"name": "Acme Corp", "type": "Party"}, {"name": "1 March 2024", "type": "Date"}] * 4
+    cut = '{"entities": [' + ", ".join(json.dumps(i) for i in items) + ', {"na'
+    stub_provider.script(Reply.answer(cut, finish_reason="length"))
+
+    result = backend(stub_provider).run(entities_request())
+
+    assert result.ok and result.cut and not result.reasked and result.requests == 1
+    assert result.data == ANSWER  # the repeats dropped
+
+
+def test_an_answer_cut_at_max_tokens_while_still_new_is_asked_again(stub_provider, key):
+    cut = '{"entities": [{"name": "Acme Corp", "type": "Party"}, {"na'
+    stub_provider.script(Reply.answer(cut, finish_reason="length"), ANSWER)
+
+    result = backend(stub_provider).run(entities_request())
+
+    assert result.ok and result.reasked and not result.cut and result.data == ANSWER
 
 
 def test_plain_text_when_json_mode_is_off(stub_provider, key):

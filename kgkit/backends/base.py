@@ -94,7 +94,11 @@ class PassResult:
     requests: int = 0  # HTTP requests actually sent (retries included); 0 when cached/offline
     retries: int = 0
     model: str = "offline"
-    output_format: str | None = None  # how the answer's shape was asked for: json_schema | json_object | plain
+    # how the answer's shape was asked for: json_schema | json_object_schema (JSON mode held to the schema, as
+    # llama.cpp takes it) | json_object | plain
+    output_format: str | None = None
+    reasked: bool = False  # the first answer was unusable and the model was asked again
+    cut: bool = False  # the answer ran away (or stopped at max_tokens) and was kept up to its last complete item
     warnings: list[dict[str, Any]] = field(default_factory=list)  # kept for review, e.g. a regex skipped
 
 

@@ -126,6 +126,12 @@ class CachedBackend:
     def describe(self) -> dict[str, Any]:
         return self.backend.describe()
 
+    def check_requests(self, requests: list[PassRequest]) -> None:
+        """The wrapped backend's check before any request is sent (a local model's context window)."""
+        check = getattr(self.backend, "check_requests", None)
+        if check is not None:
+            check([r for r in requests if not self.holds(r)])
+
     def cache_key_parts(self, request: PassRequest) -> dict[str, Any]:
         return self.backend.cache_key_parts(request)
 

@@ -59,14 +59,16 @@ from urllib.parse import urlsplit
 
 import jsonschema
 
-from kgkit.backends import direct
+from kgkit.backends import direct, local
 from kgkit.backends.base import PassRequest, PassResult, Usage, cached_tokens, pass_validator
+from kgkit.backends.budget import answer_items, answer_tokens, decoding_schema
 from kgkit.backends.deadline import DeadlineExceeded, run_within
 from kgkit.backends.failures import REFUSAL_STATUS, Failure, classify
 from kgkit.backends.pace import estimate_tokens, pace_for
 from kgkit.backends.parse import AnswerParseError, parse_json_answer
+from kgkit.backends.runaway import RunawayWatch, salvage
 from kgkit.backends.structured import drop_unfilled, strict_schema
-from kgkit.config.model import LLMConfig
+from kgkit.config.model import LimitsConfig, LLMConfig
 from kgkit.errors import ProviderConfigError, ProviderError
 from kgkit.prompts.render import render_request
 from kgkit.guards.secrets import looks_like_key, scrub
@@ -90,6 +92,8 @@ class _Tally:
     retries: int = 0
     usage: Usage = field(default_factory=Usage)
     output_format: str | None = None
+    reasked: bool = False
+    cut: bool = False  # a runaway or an answer at max_tokens, kept up to its last complete item
 
 
 class LLMBackend:
@@ -98,6 +102,7 @@ class LLMBackend:
     Args:
         llm: the effective LLM settings for one stage (``create_backend`` applies the
             per-stage overrides before constructing this).
+        limits: the answer limits, which size each pass's ``max_tokens`` (:mod:`kgkit.backends.budget`).
         sleep: how to wait between retries; tests pass a recorder to check the delays
             without spending them.
     """
@@ -106,14 +111,19 @@ class LLMBackend:
         self,
         llm: LLMConfig,
         *,
+        limits: LimitsConfig | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ):
         if not llm.model:
             raise ValueError("LLMBackend needs llm.model; create_backend picks the offline backend without one")
         self.settings = llm
+        self.limits = limits or LimitsConfig()
         self.name = llm.model
-        self.llm_client = pick_client(llm)  # "direct" | "litellm", named in the manifest
+        self.llm_client = pick_client(llm)  # "direct" | "litellm" | "local", named in the manifest
         self._direct = direct.OpenAICompatible(llm.model, llm.api_base) if self.llm_client == "direct" else None
+        self._local = (local.LocalModel(llm.model, sha256=llm.model_sha256, context_window=llm.context_window)
+                       if self.llm_client == "local" else None)
+        self._schema_format = True  # the server took a schema in response_format (False once it refused one)
         self._sleep = sleep
         self._format: str | None = None  # json_schema | json_object | plain, from litellm's table on the first call
         self._refusals = 0  # consecutive refused requests, reset by any answer
@@ -126,12 +136,14 @@ class LLMBackend:
         ``llm.retries`` before ``--resume`` must not redo completed passes)."""
         s = self.settings
         out: dict[str, Any] = {
-            "backend": "litellm",
+            "backend": "llama.cpp" if self._local is not None else "litellm",
             "model": s.model,
             "temperature": s.temperature,
-            "max_tokens": s.max_tokens,
+            "max_tokens": s.max_tokens,  # the ceiling: each pass asks for what its chunk needs (budget.py)
             "json_mode": s.json_mode,
         }
+        if self._local is not None:
+            out.update(self._local.describe())
         if s.api_base:  # host and port only: a URL may carry user:password
             out["api_base_host"] = _host_port(s.api_base)
         return out
@@ -142,11 +154,25 @@ class LLMBackend:
             "model": self.settings.model,
             "messages": self.messages(request),
             "temperature": self.temperature_for(request),
-            "max_tokens": self.settings.max_tokens,
+            "max_tokens": self.max_tokens_for(request),
             "json_mode": self.settings.json_mode,
             "schema_sha256": _schema_hash(request.schema),
             "sample": request.sample,
+            **({"model_sha256": self._local.sha256} if self._local is not None else {}),
         }
+
+    def max_tokens_for(self, request: PassRequest) -> int:
+        """The pass's ``max_tokens``: sized to its chunk and the item limit, ``llm.max_tokens`` at most."""
+        return answer_tokens(request, self.settings.max_tokens, self.limits)
+
+    def check_requests(self, requests: list[PassRequest]) -> None:
+        """Before any of ``requests`` is sent: a local model refuses a prompt its context window
+        cannot hold (exit 2, with the chunk size that would fit). Remote providers say so themselves."""
+        if self._local is None:
+            return
+        for request in requests:
+            self._local.check_fits(self.messages(request), self.max_tokens_for(request),
+                                   len(request.chunk.text), request.chunk.text)
 
     def messages(self, request: PassRequest) -> list[dict[str, str]]:
         """The rendered chat messages for ``request``.
@@ -187,16 +213,23 @@ class LLMBackend:
             retries=tally.retries,
             model=self.settings.model,
             output_format=tally.output_format,
+            reasked=tally.reasked,
+            cut=tally.cut,
         )
 
     def _ask(self, request: PassRequest, tally: _Tally) -> tuple[dict[str, Any] | None, str | None, str]:
         """(data, error, raw text of the last answer) after at most one re-ask."""
         messages = self.messages(request)
         temperature = self.temperature_for(request)
-        raw, finish = self._complete(messages, temperature, tally, request.schema)
-        data, error = self.check_answer(raw, finish, request.schema)
+        budget = (self.max_tokens_for(request), answer_items(request, self.limits))
+        raw, finish = self._complete(messages, temperature, tally, request, budget)
+        data, error = self.check_answer(raw, finish, request.schema, budget[0])
         if error is None:
+            tally.cut = finish == "runaway"  # stopped as it closed: whole, but cut all the same
             return data, None, raw
+        kept = self._cut(raw, finish, request.schema, tally)
+        if kept is not None:
+            return kept, None, raw
         log.info("%s: %s: answer invalid (%s); asking again", self.name, request.stage, error)
         messages = [
             *messages,
@@ -204,15 +237,38 @@ class LLMBackend:
             {"role": "user", "content": REASK.format(error=error)},
         ]
         first_error = error
-        raw, finish = self._complete(messages, temperature, tally, request.schema)
-        data, error = self.check_answer(raw, finish, request.schema)
+        tally.reasked = True
+        raw, finish = self._complete(messages, temperature, tally, request, budget)
+        data, error = self.check_answer(raw, finish, request.schema, budget[0])
         if error is not None:
+            kept = self._cut(raw, finish, request.schema, tally)
+            if kept is not None:
+                return kept, None, raw
             error = f"{error} (still invalid after one re-ask; first answer: {first_error})"
         return data, error, raw
 
+    def _cut(self, raw: str, finish: str | None, schema: Mapping[str, Any],
+             tally: _Tally) -> dict[str, Any] | None:
+        """What an answer that ran away had produced, when that is a usable answer
+        (kgkit/backends/runaway.py): kept and counted as cut, not re-asked. A runaway is one the
+        local model's stream was stopped at, or one a server cut at max_tokens whose text shows
+        it (old items repeated); an answer cut at max_tokens while still writing new items is
+        re-asked (and fails if cut again), as a long answer that did not fit."""
+        if finish not in ("length", "runaway"):
+            return None
+        if finish == "length" and not RunawayWatch().feed(raw):
+            return None
+        kept = salvage(raw, lambda data: _schema_problem(drop_unfilled(data, schema), schema) is None)
+        if kept is None:
+            return None
+        log.info("%s: an answer %s was cut at its last complete item", self.name,
+                 "that ran away" if finish == "runaway" else "at max_tokens")
+        tally.cut = True
+        return drop_unfilled(kept, schema)
+
     # -- one answer ------------------------------------------------------------------
     def check_answer(
-        self, raw: str, finish: str | None, schema: Mapping[str, Any]
+        self, raw: str, finish: str | None, schema: Mapping[str, Any], max_tokens: int | None = None
     ) -> tuple[dict[str, Any] | None, str | None]:
         """(data, None) for a usable answer, else (None, a short reason for the re-ask).
         A null for an optional property means "nothing there" (strict mode makes models
@@ -222,7 +278,10 @@ class LLMBackend:
         except AnswerParseError as exc:
             reason = exc.reason
             if finish == "length":
-                reason += f" (the answer stopped at llm.max_tokens={self.settings.max_tokens})"
+                reason += (f" (the answer stopped at max_tokens={max_tokens or self.settings.max_tokens}, sized to "
+                           f"its chunk; llm.max_tokens={self.settings.max_tokens} is the most a pass may take)")
+            elif finish == "runaway":
+                reason += " (the answer was cut: it had stopped producing new items)"
             return None, reason
         problem = _schema_problem(data, schema)
         return (None, problem) if problem else (data, None)
@@ -234,17 +293,20 @@ class LLMBackend:
 
     # -- HTTP, with retries ------------------------------------------------------------
     def _complete(self, messages: list[dict[str, str]], temperature: float, tally: _Tally,
-                  schema: Mapping[str, Any]) -> tuple[str, str | None]:
+                  request: PassRequest, budget: tuple[int, int]) -> tuple[str, str | None]:
+        if self._local is not None:
+            return self._complete_here(messages, temperature, tally, request, budget)
         s = self.settings
+        max_tokens, items = budget
         key = self.api_key()
-        tally.output_format, response_format = self.response_format_for(schema)
+        tally.output_format, response_format = self.response_format_for(request.schema, items, request)
         if self._direct is not None:
-            send, errors = self._direct_sender(messages, temperature, key, response_format)
+            send, errors = self._direct_sender(messages, temperature, key, response_format, max_tokens)
         else:
-            send, errors = self._litellm_sender(messages, temperature, key, response_format)
+            send, errors = self._litellm_sender(messages, temperature, key, response_format, max_tokens)
         attempt = 0
         pace, held = pace_for(s.model, s.api_base, s.rpm, s.tpm), False
-        tokens = estimate_tokens(messages, s.max_tokens) if s.tpm else 0  # llm.tpm: booked before it leaves
+        tokens = estimate_tokens(messages, max_tokens) if s.tpm else 0  # llm.tpm: booked before it leaves
         while True:
             if not held or s.tpm:  # after our own 429 we have waited out the hold already (tokens: book again)
                 booking = pace.wait(self._sleep, tokens)
@@ -257,6 +319,12 @@ class LLMBackend:
                 detail = self.scrub(_provider_message(exc))
                 failure = classify(exc, status=status, detail=detail, endpoint=self._endpoint(), timeout=s.timeout,
                                    key_variable=self._key_variable(), key_env_set=bool(s.api_key_env))
+                if self._refused_schema(response_format, status, detail):
+                    # A server that takes JSON mode but not a schema in it: JSON mode from now on.
+                    tally.output_format, response_format = self.response_format_for(request.schema, items, request)
+                    sender = self._direct_sender if self._direct is not None else self._litellm_sender
+                    send, errors = sender(messages, temperature, key, response_format, max_tokens)
+                    continue
                 if not failure.retryable or attempt >= s.retries:
                     raise self._give_up(failure, status, attempt + 1) from None
                 delay = _retry_after(exc)
@@ -275,8 +343,34 @@ class LLMBackend:
             tally.usage.add(usage)
             return text, finish
 
+    def _complete_here(self, messages: list[dict[str, str]], temperature: float, tally: _Tally,
+                       request: PassRequest, budget: tuple[int, int]) -> tuple[str, str | None]:
+        """One answer from the in-process model (kgkit/backends/local.py): no network, so no
+        retries or pacing; the schema constrains decoding unless llm.json_mode is off."""
+        max_tokens, items = budget
+        schema = decoding_schema(request.schema, items, request) if self.settings.json_mode else None
+        tally.requests += 1
+        completion, tally.output_format = self._local.complete(
+            messages, temperature=temperature, max_tokens=max_tokens, schema=schema, seed=request.sample)
+        tally.usage.add(Usage(tokens_in=completion.tokens_in, tokens_out=completion.tokens_out, cost=0.0))
+        if completion.runaway:
+            log.info("%s: %s: generation stopped: %s", self.name, request.stage, completion.runaway)
+        return completion.text, completion.finish_reason
+
+    def _refused_schema(self, response_format: dict[str, Any] | None, status: int | None, detail: str) -> bool:
+        """Whether the server refused a schema inside JSON mode (then JSON mode alone is tried)."""
+        if not (response_format and "schema" in response_format and self._schema_format):
+            return False
+        if status not in (400, 422, 500) or not re.search(r"response_format|json_object|schema", detail, re.I):
+            return False
+        log.warning("%s: the server refused a JSON Schema in response_format (%s); using JSON mode",
+                    self.name, detail)
+        self._schema_format = False
+        return True
+
     def _litellm_sender(self, messages: list[dict[str, str]], temperature: float, key: str | None,
-                        response_format: dict[str, Any] | None) -> tuple[Callable[[], tuple], tuple]:
+                        response_format: dict[str, Any] | None,
+                        max_tokens: int) -> tuple[Callable[[], tuple], tuple]:
         """(one attempt through litellm -> (text, finish reason, usage), the errors it raises)."""
         litellm = load_litellm()
         s = self.settings
@@ -284,7 +378,7 @@ class LLMBackend:
             "model": s.model,
             "messages": messages,
             "temperature": temperature,
-            "max_tokens": s.max_tokens,
+            "max_tokens": max_tokens,
             "timeout": s.timeout,
             "num_retries": 0,  # retries are ours: counted, logged, Retry-After honoured
             "max_retries": 0,  # and the provider SDK's own retries off too
@@ -306,10 +400,11 @@ class LLMBackend:
         return send, tuple(litellm.LITELLM_EXCEPTION_TYPES)
 
     def _direct_sender(self, messages: list[dict[str, str]], temperature: float, key: str | None,
-                       response_format: dict[str, Any] | None) -> tuple[Callable[[], tuple], tuple]:
+                       response_format: dict[str, Any] | None,
+                       max_tokens: int) -> tuple[Callable[[], tuple], tuple]:
         """(one attempt through the direct client -> (text, finish reason, usage), the errors it raises)."""
         s, client = self.settings, self._direct
-        body: dict[str, Any] = {"messages": messages, "temperature": temperature, "max_tokens": s.max_tokens}
+        body: dict[str, Any] = {"messages": messages, "temperature": temperature, "max_tokens": max_tokens}
         if response_format:
             body["response_format"] = response_format
 
@@ -321,12 +416,16 @@ class LLMBackend:
 
         return send, direct.errors()
 
-    def response_format_for(self, schema: Mapping[str, Any]) -> tuple[str, dict[str, Any] | None]:
+    def response_format_for(self, schema: Mapping[str, Any], items: int | None = None,
+                            request: PassRequest | None = None) -> tuple[str, dict[str, Any] | None]:
         """(output format, the ``response_format`` to send) for a pass with ``schema``.
 
         The strongest the provider takes, as litellm's local model table says: a strict JSON
         Schema, else JSON mode, else plain text (the prompt asks for JSON either way). A
-        schema with no strict form (free-form role maps) goes as JSON mode."""
+        schema with no strict form (free-form role maps) goes as JSON mode. An
+        OpenAI-compatible server at ``api_base`` (llama.cpp's, vLLM, Ollama) is sent JSON mode
+        with the schema in it (``json_object_schema``), which llama.cpp's servers turn into a
+        grammar; one that refuses it gets JSON mode alone from then on."""
         if self._format is None and self._direct is not None:
             self._format = self._direct.output_format(self.settings.json_mode)
         if self._format is None:  # decided whole, then set: a concurrent pass never sees a half-made choice
@@ -349,6 +448,10 @@ class LLMBackend:
                 return "json_schema", {"type": "json_schema", "json_schema": {
                     "name": _schema_name(schema), "schema": strict, "strict": True}}
             return "json_object", {"type": "json_object"}
+        if self._format == "json_object" and self._schema_format and self.settings.api_base \
+                and (self.settings.model or "").startswith(direct.PREFIX):
+            bounded = decoding_schema(schema, items, request) if items else dict(schema)
+            return "json_object_schema", {"type": "json_object", "schema": bounded}
         if self._format == "json_object":
             return "json_object", {"type": "json_object"}
         return "plain", None
@@ -429,6 +532,8 @@ def pick_client(llm: LLMConfig) -> str:
     if llm.client not in CLIENTS:
         raise ProviderConfigError(f"llm.client is {llm.client!r}; expected one of {', '.join(CLIENTS)}",
                                   hint="auto picks the direct client for openai/... models and litellm for the rest")
+    if local.serves(llm.model or ""):
+        return "local"  # in this process: no client sends anything
     if llm.client == "litellm" or (llm.client == "auto" and not direct.serves(llm.model or "")):
         return "litellm"
     if llm.client == "direct" and not (llm.model or "").startswith(direct.PREFIX) and not llm.api_base:

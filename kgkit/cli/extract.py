@@ -173,7 +173,7 @@ def format_plan(plans, provider: str = "") -> str:
 @click.argument("files", nargs=-1, required=True)
 @click.option("--domain", "-d", help="Domain name or YAML path (default: the config's, else 'general').")
 @click.option("--view", "views", multiple=True, help="Views: v1,v2 (repeatable), diy:TEMPLATE, or 'all' (every view that needs no template).")
-@click.option("--model", "-m", help="LLM model (litellm name); default: the config's, else the offline backend.")
+@click.option("--model", "-m", help="LLM model (litellm name, or local/PATH.gguf run in this process); default: the config's, else the offline backend.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="kgkit.yaml to use.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Parent folder of the run folders (default: the config's output.dir, else ./kgkit-out).")
 @click.option("--include", multiple=True, help="Glob of files to take from a FOLDER (repeatable; default: the formats kgkit reads).")

@@ -46,11 +46,11 @@ class StageLLM:
 
 @dataclass
 class LLMConfig:
-    model: str | None = setting(None, "null: the built-in offline backend (deterministic, free, no network)")
+    model: str | None = setting(None, "null: the built-in offline backend (deterministic, free, no network); local/PATH.gguf: a model in this process")
     api_base: str | None = setting(None, "the provider's URL, for Ollama, vLLM or a proxy")
     api_key_env: str | None = setting(None, "name of the variable holding the key (never the key itself)")
     temperature: float = setting(0.0, "0 for extraction: the same text gives the same answer")
-    max_tokens: int = setting(2048, "per answer")
+    max_tokens: int = setting(2048, "the most one answer may take (each pass asks for what its chunk needs, up to this)")
     timeout: float = setting(60.0, "seconds a whole request may take")  # kgkit/backends/deadline.py
     retries: int = setting(3, "extra attempts after the first (429, 5xx, resets, timeouts)")
     backoff: float = setting(1.0, "base seconds of exponential backoff; a Retry-After header wins")
@@ -62,6 +62,9 @@ class LLMConfig:
     tpm: int | None = setting(None, "null: no limit; else tokens per minute at most (input + output), spaced evenly")
     client: str = setting("auto", "auto: openai/... models over kgkit's own HTTP client, every other through "
                                   "litellm; or litellm, direct")  # kgkit/backends/llm.py, pick_client
+    model_sha256: str | None = setting(None, "local/PATH.gguf models: null, or the sha256 the file must have")
+    context_window: int | None = setting(None, "local/PATH.gguf models: null: the model's own context, at most 8192 "
+                                               "tokens")  # kgkit/backends/local.py
     stages: dict[str, StageLLM] = setting(doc="per-stage overrides of model, temperature, max_tokens (core, "
                                               "upgrades, skills)", factory=dict)
 

@@ -16,6 +16,12 @@ from typing import Any
 from kgkit.backends.base import PassResult, Usage
 
 
+# What became of the model's answers (manifest "answers"): usable as first written; asked again; decoded under the
+# pass's JSON Schema; cut (a runaway, or at max_tokens) at the last complete item; held back for review, unusable.
+ANSWER_COUNTS = ("first_time", "reasked", "constrained", "cut", "held_back")
+CONSTRAINED = ("json_schema", "json_object_schema")
+
+
 def naive_calls(n_chunks: int, n_views: int) -> int:
     """What extracting each view from scratch would cost: both core passes per view."""
     return n_chunks * 2 * n_views
@@ -39,6 +45,7 @@ class Accounting:
     output_formats: dict[str, str] = field(default_factory=dict)  # stage -> json_schema | json_object | plain
     combined: dict[str, int] = field(default_factory=dict)  # view -> its passes answered inside combined ones
     combined_passes: int = 0  # passes that answered several views at once (upgrades.combine)
+    answers: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ANSWER_COUNTS, 0))
 
     def count(self, stage: str, result: PassResult | None) -> None:
         """One pass of ``stage``: ``result`` is the backend's answer, None when reused."""
@@ -56,6 +63,17 @@ class Accounting:
         self.usage.add(result.usage)
         if result.output_format:
             self.output_formats[stage] = result.output_format
+        if result.requests:  # a model answered (not the cache, not the offline rules)
+            self._answer(result)
+
+    def _answer(self, result: PassResult) -> None:
+        """Count one model answer under :data:`ANSWER_COUNTS`."""
+        counts = self.answers
+        counts["first_time"] += int(result.ok and not result.reasked and not result.cut)
+        counts["reasked"] += int(result.reasked)
+        counts["constrained"] += int(result.output_format in CONSTRAINED)
+        counts["cut"] += int(result.cut)
+        counts["held_back"] += int(not result.ok)
 
     def skip(self, stage: str, n: int) -> None:
         """``n`` passes of ``stage`` not sent because they had nothing to work on (not in ``total``)."""

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from kgkit.backends.base import Backend, PassRequest, PassResult, Usage
+from kgkit.backends.budget import answer_items
 from kgkit.backends.failures import REFUSAL_STATUS
 from kgkit.backends.cache import CachedBackend
 from kgkit.config.model import Config
@@ -115,7 +116,8 @@ class BatchBackend:
         entry = self.store.peek(key)
         if "direct" in entry:
             return PassResult(**{**entry["direct"], "usage": Usage(**entry["direct"]["usage"])})
-        output_format, response_format = self.llm.response_format_for(request.schema)
+        output_format, response_format = self.llm.response_format_for(
+            request.schema, answer_items(request, self.llm.limits), request)
         messages = self.llm.messages(request)
         answers, errors = entry["answers"], entry["errors"]
         if answers:
@@ -152,7 +154,7 @@ class BatchBackend:
                 self.store.save()
             return result
         kwargs = {"model": self.llm.settings.model, "messages": messages,
-                  "temperature": self.llm.temperature_for(request), "max_tokens": self.llm.settings.max_tokens}
+                  "temperature": self.llm.temperature_for(request), "max_tokens": self.llm.max_tokens_for(request)}
         if response_format:
             kwargs["response_format"] = response_format
         raise _Unanswered(self, request, key, kwargs)

@@ -67,6 +67,7 @@ def build_manifest(*, doc: Document, domain: Domain, views: list[View], backends
         "skills": [s.get("id") for s in skills],
         "calls": accounting.calls(),
         "tokens": accounting.tokens(),
+        "answers": dict(accounting.answers),
         "cost": accounting.cost(),
         "timings": dict(accounting.timings),
         "counts": {**counts, "edges": {name: len(items_of(p)) for name, p in payloads.items()}},

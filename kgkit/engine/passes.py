@@ -108,6 +108,9 @@ class PassRunner:
         consumer that stops early."""
         keys = [self.key(r) for r in requests]
         stored = [self.folder.load_pass(r.stage, r.chunk.id, k) for r, k in zip(requests, keys)]
+        check = getattr(self.backend, "check_requests", None)  # e.g. a prompt over a local model's window
+        if check is not None:
+            check([r for r, s in zip(requests, stored) if s is None])
         futures = {i: self.pool.submit(self._execute, r, k)
                    for i, (r, k, s) in enumerate(zip(requests, keys, stored)) if s is None}
         last = len(requests) - 1

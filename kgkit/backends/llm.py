@@ -100,6 +100,8 @@ class LLMBackend:
             per-stage overrides before constructing this).
         sleep: how to wait between retries; tests pass a recorder to check the delays
             without spending them.
+        max_response_bytes: ``limits.max_response_bytes``, the most of one HTTP answer the
+            direct client reads.
     """
 
     def __init__(
@@ -107,13 +109,14 @@ class LLMBackend:
         llm: LLMConfig,
         *,
         sleep: Callable[[float], None] = time.sleep,
+        max_response_bytes: int = direct.MAX_RESPONSE_BYTES,
     ):
         if not llm.model:
             raise ValueError("LLMBackend needs llm.model; create_backend picks the offline backend without one")
         self.settings = llm
         self.name = llm.model
         self.llm_client = pick_client(llm)  # "direct" | "litellm", named in the manifest
-        self._direct = direct.OpenAICompatible(llm.model, llm.api_base) if self.llm_client == "direct" else None
+        self._direct = direct.OpenAICompatible(llm.model, llm.api_base, max_response_bytes) if self.llm_client == "direct" else None
         self._sleep = sleep
         self._format: str | None = None  # json_schema | json_object | plain, from litellm's table on the first call
         self._refusals = 0  # consecutive refused requests, reset by any answer

@@ -10,7 +10,11 @@ A property graph has only vertices and binary links, so the snapshot is reified:
 
 Properties are flat scalars (what Gephi, yEd and Neo4j's importer accept): lists are JSON
 array text, a temporal qualifier ``q`` becomes ``qualifier.q.text`` / ``.type`` /
-``.value``, an event's time ``time.text`` / ``time.value``. Each item also carries the
+``.value``, an event's time ``time.text`` / ``time.value``; a structured value (an amount
+of money ``{"amount", "currency"}``, a range) is its JSON text, keys sorted
+(:func:`scalar`). A property whose values have two types across a kind (a price that is a
+number in one edge and an amount with its currency in another) is written as text in
+every row of that kind, so each format can still declare one type for it. Each item also carries the
 documents its evidence comes from and how many evidence rows it has. Vertices and links
 come in a fixed order (kind, then id), so the same snapshot always yields the same file.
 """
@@ -61,9 +65,37 @@ def json_text(values: list[Any]) -> str:
     return json.dumps(values, ensure_ascii=False)
 
 
+def scalar(value: Any) -> Scalar | None:
+    """A value as one flat property: scalars as they are, a mapping or list as JSON text
+    (keys sorted, so equal values give equal text), None as None."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False, default=str)
+
+
+def _text(value: Scalar) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, str) else repr(value)
+
+
+def one_type_each(rows: list[dict[str, Scalar]]) -> None:
+    """Make every property of ``rows`` one type: one with values of two types becomes text
+    in every row (in place)."""
+    types: dict[str, set[type]] = defaultdict(set)
+    for props in rows:
+        for name, value in props.items():
+            types[name].add(type(value))
+    mixed = {name for name, kinds in types.items() if len(kinds) > 1}
+    for props in rows:
+        for name in mixed & props.keys():
+            props[name] = _text(props[name])
+
+
 def _clean(props: dict[str, Any]) -> dict[str, Scalar]:
-    """Absent values (None) are left out rather than written as empty strings."""
-    return {k: v for k, v in props.items() if v is not None}
+    """Absent values (None) are left out rather than written as empty strings; structured
+    values are JSON text."""
+    return {k: scalar(v) for k, v in props.items() if v is not None}
 
 
 def _provenance(snapshot: GraphSnapshot) -> dict[str, dict[str, Scalar]]:
@@ -116,6 +148,9 @@ def property_graph(snapshot: GraphSnapshot) -> tuple[list[Vertex], list[Link]]:
             "type": v["type"], "trigger": v.get("trigger"), "time.text": time.get("text"),
             "time.value": time.get("value"), "views": json_text(v.get("views", [])), **prov.get(v["id"], none)})))
         links += _role_links(v, v.get("arguments", {}), check)
+    for kind in ("entity", "hyperedge", "event"):
+        one_type_each([v.props for v in vertices if v.kind == kind])
+    one_type_each([link.props for link in links])
     return vertices, links
 
 

@@ -22,6 +22,7 @@ from typing import Any, Iterable, Iterator
 
 from kgkit.errors import ConfigError, InputError
 from kgkit.graph.migrations import MIGRATIONS, TENANT_TABLES
+from kgkit.secrets import mask_url, scrub_url
 
 #: Seconds a writer waits for another to finish before giving up (SQLite busy_timeout).
 WAIT_SECONDS = 60.0
@@ -152,10 +153,11 @@ class PostgresDatabase(Database):
             raise ConfigError("a postgresql:// graph needs psycopg", hint="pip install 'kgkit[postgres]'") from None
         try:
             self.conn = psycopg.connect(url, autocommit=True)
-        except psycopg.Error as exc:
-            raise InputError(f"cannot connect to the graph store: {str(exc).strip().splitlines()[0]}") from None
+        except (psycopg.Error, ValueError) as exc:  # the driver may quote the URL, password and all
+            detail = scrub_url((str(exc).strip().splitlines() or [type(exc).__name__])[0], url)
+            raise InputError(f"cannot connect to the graph store {mask_url(url)}: {detail}") from None
         self.conn.execute("SELECT set_config('app.tenant', %s, false)", (tenant,))
-        self.location = url.split("@")[-1]  # never show a password
+        self.location = mask_url(url).split("@")[-1]  # never show a password
 
     def _sql(self, sql: str) -> str:
         return sql.replace("?", "%s")

@@ -65,7 +65,9 @@ MIGRATIONS: list[list[str]] = [
     ],
 ]
 
-#: Tables whose rows belong to a tenant (row-level security in PostgreSQL).
-TENANT_TABLES = frozenset(
+#: Every table of the schema: a store missing one is damaged.
+TABLES = frozenset(
     s.split("(")[0].split()[-1] for step in MIGRATIONS for s in step if s.startswith("CREATE TABLE")
 )
+#: Tables whose rows belong to a tenant (row-level security in PostgreSQL).
+TENANT_TABLES = TABLES

@@ -202,9 +202,9 @@ class GraphStore:
                      [(t, doc, n["node"], n["type"], n["key"], n["name"], json.dumps(n["aliases"])) for n in c.nodes])
         self.db.many("INSERT INTO claims (tenant, doc, node, type, alias_key) VALUES (?, ?, ?, ?, ?) "
                      "ON CONFLICT DO NOTHING", [(t, doc, *claim) for claim in c.claims])
-        known = {r[0] for r in self._q("SELECT node FROM groups WHERE tenant = ? AND node IN "
-                                       f"({','.join('?' * len(c.nodes))})", *[n["node"] for n in c.nodes])} \
-            if c.nodes else set()
+        # in chunks: one document may hold more nodes than a statement takes parameters (65,535 in PostgreSQL)
+        known = {r[0] for r in Neighbourhood(self._q).rows("SELECT node FROM groups WHERE tenant = ? AND node IN ({})",
+                                                           (n["node"] for n in c.nodes))}
         fresh = {n["node"]: n for n in c.nodes if n["node"] not in known}
         self.db.many("UPDATE groups SET refs = refs + 1 WHERE tenant = ? AND node = ?",
                      [(t, n) for n in sorted({n["node"] for n in c.nodes} & known)])

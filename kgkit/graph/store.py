@@ -80,6 +80,11 @@ class GraphStore:
                    fuzzy_threshold=config.canon.fuzzy_threshold, legal_suffixes=config.canon.legal_suffixes,
                    confidence_threshold=config.review.confidence_threshold)
 
+    def grant_tenant_role(self, role: str) -> None:
+        """PostgreSQL: make login role ``role`` this tenant's (see docs/graph.md, Tenants). Run as the
+        store's owner; a session of that role then reads and writes this tenant only, whatever SQL it sends."""
+        self.db.grant_tenant_role(role)
+
     def close(self) -> None:
         self.db.close()
 

@@ -14,8 +14,9 @@ names litellm's: transport faults as aiohttp raises them (the socket error stays
 chain), an HTTP error as :class:`StatusError` with the status, the provider's own message
 and the response (for ``Retry-After``), and a 200 that is no chat completion as a 500,
 as litellm reports it, and so is an answer of the wrong shape (a ``message`` that is no
-object, a ``content`` that is no text), each named. Prices and "takes a strict JSON Schema" come from litellm's local
-table (:mod:`kgkit.backends.cost_map`), read only when needed; litellm is never imported.
+object, a ``content`` that is no text), each named. Prices and "takes a strict JSON
+Schema" come from litellm's local table (:mod:`kgkit.backends.cost_map`), read only when
+needed; litellm is never imported.
 
 What a server can send is bounded (docs/security.md, "The model server"): the body is read
 in pieces, decompressed here (gzip or deflate, never more than the limit at a time), and

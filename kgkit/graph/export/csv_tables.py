@@ -60,7 +60,8 @@ def write_csv(snapshot: GraphSnapshot, out: StagedOutput, options: ExportOptions
     write_table(out, "hyperedge_roles.csv", ["hyperedge", "role", "node"], _roles(snapshot.hyperedges, "roles"))
     write_table(out, "events.csv", ["id", "type", "trigger", "time_text", "time_value", "views"],
                 ([v["id"], v["type"], v.get("trigger"), (v.get("time") or {}).get("text"),
-                  scalar((v.get("time") or {}).get("value")), json_text(v.get("views", []))] for v in by_id(snapshot.events)))
+                  scalar((v.get("time") or {}).get("value")), json_text(v.get("views", []))]
+                 for v in by_id(snapshot.events)))
     write_table(out, "event_arguments.csv", ["event", "role", "node"], _roles(snapshot.events, "arguments"))
     write_table(out, "evidence.csv", ["item", "document", "chunk", "page", "span_start", "span_end", "quote", "view"],
                 ([r["item"], r["document"], r.get("chunk"), r.get("page"), *(r.get("span") or [None, None]),

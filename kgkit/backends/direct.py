@@ -27,7 +27,7 @@ host, port or scheme is refused as :class:`RedirectRefused`, so the document's t
 goes where ``api_base`` does not point.
 
 Why aiohttp and not httpx: measured against the stub (benchmarks/provider_speed.py,
-RESULTS.md), an httpx ``AsyncClient`` request costs 0.8-1.0 ms of CPU (httpcore, h11 and
+HISTORY.md), an httpx ``AsyncClient`` request costs 0.8-1.0 ms of CPU (httpcore, h11 and
 anyio in pure Python), an aiohttp one 0.15 ms (its HTTP parser is compiled); at the 2 ms
 a call the run may spend in all, that difference decides.
 """

@@ -290,6 +290,10 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
         if replace_views:
             folder.remove_stale_views(written)
         folder.write_jsonl("review.jsonl", review)
+        if doc.layout is not None:
+            from kgkit.scholarly.structure import structure_payload
+
+            folder.write_json("structure.json", structure_payload(doc, nodes, scholarly=domain.reading == "scholarly"))
         folder.write_json("manifest.json", manifest)  # last: a folder with a manifest is complete
     return RunResult(run_dir=folder.path, manifest=manifest, nodes=nodes, views=payloads, review=review,
                      failures=failures)
@@ -430,7 +434,8 @@ class DocumentJob:
             pool: PassPool) -> RunResult:
         from kgkit.documents.load import load_document
 
-        doc = load_document(item.path, max_bytes=self.config.input.max_bytes)
+        doc = load_document(item.path, max_bytes=self.config.input.max_bytes,
+                            layout=self.domain.reading != "text")
         folder = RunFolder(self.root / item.folder)
         with folder.locked(), paced():  # writable, free of links and ours before any call
             folder.remove_temp_files()  # a run killed mid-write (SIGKILL, power loss) may have left some

@@ -148,6 +148,10 @@ def read_run(run_dir: str | Path, *, confidence_threshold: float = 0.5, legal_su
         except (KeyError, TypeError, AttributeError) as exc:
             raise InputError(f"{path}: an item lacks {exc}") from None
 
+    from kgkit.scholarly.corpus import add_structure
+
+    add_structure(contribution, run, digest)
+    contribution.claims = sorted(set(contribution.claims))
     review_path = run / "review.jsonl"
     if os.path.lexists(review_path):
         raw = check.read_file(review_path)

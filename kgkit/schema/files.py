@@ -109,6 +109,7 @@ def build_domain(path: Path, project_dir: Path | None = None) -> m.Domain:
         chunking=m.Chunking(
             size=chunking.get("size", m.Chunking.size), overlap=chunking.get("overlap", m.Chunking.overlap)
         ),
+        reading=data.get("reading", m.Domain.reading),
         source=Path(path),
         lineage=resolved.lineage,
     )

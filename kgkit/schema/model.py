@@ -141,6 +141,7 @@ class Domain:
     examples: tuple[Example, ...] = ()
     default_views: tuple[str, ...] = ("binary",)
     chunking: Chunking = Chunking()
+    reading: str = "text"  # how PDFs are read: text | layout | scholarly (kgkit/documents/layout, kgkit/scholarly)
     source: Path | None = None  # the file it came from
     lineage: tuple[str, ...] = ()  # names from this domain up through its ``extends`` parents
 

@@ -178,3 +178,24 @@ def test_a_special_file_in_a_run_folder_is_refused_without_blocking(small_runs, 
     assert done.returncode == 2, done.stderr
     assert expected in done.stderr and "Traceback" not in done.stderr
 
+
+
+def _own_id(src: Path, dst: Path, new_id: str) -> Path:
+    """A copy of run folder ``src`` whose first node is named ``new_id`` everywhere (as a reader of its own names it)."""
+    shutil.copytree(src, dst)
+    old = _json(dst / "nodes.json")["nodes"][0]["id"]
+    for path in [dst / "nodes.json", *(dst / "views").glob("*.json")]:
+        path.write_text(path.read_text(encoding="utf-8").replace(old, new_id), encoding="utf-8")
+    return dst
+
+
+def test_an_id_of_a_readers_own_reused_with_another_name_is_refused(graph_url, small_runs, tmp_path):  # noqa: F811
+    first = _own_id(small_runs["alpha"], tmp_path / "one" / "alpha", "shared-id")
+    second = _own_id(small_runs["beta"], tmp_path / "two" / "beta", "shared-id")
+    assert kgkit("graph", "add", graph_url, str(first)).exit_code == 0
+    with GraphStore(graph_url) as g:
+        before = g.snapshot()
+    result = kgkit("graph", "add", graph_url, str(second))
+    assert result.exit_code == 2 and "reuses the id of a" in result.output and "Traceback" not in result.output
+    with GraphStore(graph_url) as g:
+        assert g.snapshot() == before

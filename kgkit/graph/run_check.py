@@ -8,9 +8,9 @@ folder is refused whole, with exit 2 and the file and item named, unless:
   opened: :func:`read_file`), strict JSON (no ``NaN``/``Infinity``, no number too large
   for a double, no lone surrogate or NUL character, which neither a UTF-8 file nor the
   stores hold), read once, so the bytes checked are the bytes stored;
-* ``manifest.json``, ``nodes.json``, every ``views/*.json`` and every line of
-  ``review.jsonl`` conform to the published payload schema
-  (``kgkit/schemas/payload.schema.json``);
+* ``nodes.json``, every ``views/*.json``, every line of ``review.jsonl`` and the
+  ``input`` of ``manifest.json`` (all the store reads of it) conform to the published
+  payload schema (``kgkit/schemas/payload.schema.json``);
 * kgkit's own invariants hold: a node's id is the one kgkit computes from its type and
   name (so no folder can give another document's node a new name or type), node ids are
   unique, every edge, role and argument names a node of ``nodes.json``, spans lie within
@@ -23,6 +23,7 @@ import functools
 import json
 import math
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any, Iterator
@@ -33,7 +34,8 @@ from kgkit.input_file import DEFAULT_MAX_BYTES, UnusableFile, open_regular, read
 from kgkit.name_keys import canonical_key
 
 MAX_FILE_BYTES = DEFAULT_MAX_BYTES  # a run folder's file is never larger than the largest document
-INT_MAX = 2**31 - 1  # spans and pages are INTEGER columns in the stores
+INT_MAX = 2**31 - 1
+KGKIT_NODE_ID = re.compile(r"n_[0-9a-f]{16}")  # kgkit's own ids: a hash of type and canonical name  # spans and pages are INTEGER columns in the stores
 
 
 class BadRunFolder(InputError):
@@ -108,8 +110,19 @@ def _schema(definition: str):
     from kgkit.schema.json_schemas import schema_for
 
     payload = schema_for("payload")
-    return jsonschema_rs.Draft202012Validator({"$defs": payload["$defs"], "$ref": f"#/$defs/{definition}"},
-                                              validate_formats=False)
+    # a reader of its own (a Markdown vault's) names nodes by its own ids: any short text without spaces;
+    # ids of kgkit's n_ form are checked against type and name below, every id against the store's
+    # (a vault's nodes also carry fields of their own, which the store does not read)
+    nodes_file = json.loads(json.dumps(payload["$defs"]["nodes_file"]))
+    nodes_file["properties"]["nodes"]["items"].pop("additionalProperties", None)
+    payload = {**payload, "$defs": {**payload["$defs"], "nodes_file": nodes_file,
+                                    "node_id": {"type": "string", "pattern": r"^\S{1,200}$"}}}
+    if definition == "manifest_input":  # an object whose input is the manifest's
+        target = {"type": "object", "required": ["input"],
+                  "properties": {"input": {"$ref": "#/$defs/manifest/properties/input"}}}
+    else:
+        target = {"$ref": f"#/$defs/{definition}"}
+    return jsonschema_rs.Draft202012Validator({"$defs": payload["$defs"], **target}, validate_formats=False)
 
 
 def conform(data: Any, definition: str, where: str) -> None:
@@ -131,7 +144,7 @@ def check_nodes(nodes_file: dict[str, Any], where: str, characters: int | None) 
         seen.add(node["id"])
         own = {ids.key_node_id(node["type"], canonical_key(node["name"], legal_suffixes=legal))
                for legal in (True, False)}
-        if node["id"] not in own:
+        if KGKIT_NODE_ID.fullmatch(node["id"]) and node["id"] not in own:
             raise BadRunFolder(f"{at}: the id is not the one of a {node['type'][:40]!r} named "
                                f"{node['name'][:40]!r}; a node's id comes from its type and name")
         for m, mention in enumerate(node.get("mentions") or []):

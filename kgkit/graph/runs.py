@@ -87,7 +87,9 @@ def read_run(run_dir: str | Path, *, confidence_threshold: float = 0.5, legal_su
     run = Path(run_dir)
     if not run.is_dir():
         raise InputError(f"{run}: not a folder; give the run folder kgkit extract wrote (with nodes.json)")
-    manifest_raw, manifest = _read(run / "manifest.json", "manifest")
+    # of the manifest the store reads only what it says of the input: checked, and the rest left to its writer
+    # (a reader of its own, such as a vault's, records its views in its own way)
+    manifest_raw, manifest = _read(run / "manifest.json", "manifest_input")
     characters = check.document_characters(manifest, str(run / "manifest.json"))
     nodes_raw, nodes_file = _read(run / "nodes.json", "nodes_file")
     node_ids = check.check_nodes(nodes_file, str(run / "nodes.json"), characters)

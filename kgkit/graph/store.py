@@ -208,8 +208,13 @@ class GraphStore:
         self.db.many("INSERT INTO claims (tenant, doc, node, type, alias_key) VALUES (?, ?, ?, ?, ?) "
                      "ON CONFLICT DO NOTHING", [(t, doc, *claim) for claim in c.claims])
         # in chunks: one document may hold more nodes than a statement takes parameters (65,535 in PostgreSQL)
-        known = {r[0] for r in Neighbourhood(self._q).rows("SELECT node FROM groups WHERE tenant = ? AND node IN ({})",
-                                                           (n["node"] for n in c.nodes))}
+        stored = {r[0]: (r[1], r[2]) for r in Neighbourhood(self._q).rows(
+            "SELECT node, type, key FROM groups WHERE tenant = ? AND node IN ({})", (n["node"] for n in c.nodes))}
+        for n in c.nodes:  # an id another document holds under another type or name is not this node
+            if n["node"] in stored and stored[n["node"]] != (n["type"], n["key"]):
+                raise InputError(f"{c.doc}: nodes.json: node {n['node']} ({n['type']!r} named {n['name'][:40]!r}) "
+                                 f"reuses the id of a {stored[n['node']][0]!r} of another document")
+        known = set(stored)
         fresh = {n["node"]: n for n in c.nodes if n["node"] not in known}
         self.db.many("UPDATE groups SET refs = refs + 1 WHERE tenant = ? AND node = ?",
                      [(t, n) for n in sorted({n["node"] for n in c.nodes} & known)])

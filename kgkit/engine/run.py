@@ -28,6 +28,7 @@ from kgkit.engine.core import CoreSettings, run_core
 from kgkit.engine.corpus import CorpusInput, CorpusManifest, collect_inputs, run_row, skipped_row
 from kgkit.engine.join import items_of, node_refs
 from kgkit.engine.manifest import build_manifest
+from kgkit.scopes import entity_scopes
 from kgkit.engine.outputs import RunFolder, view_file_name
 from kgkit.engine.passes import PassRunner
 from kgkit.engine.pool import PassPool
@@ -282,6 +283,9 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
                               accounting=accounting, started=started, counts=counts, payloads=payloads,
                               warnings=warnings, failures=failures, view_files=sorted(written | present))
     manifest.update(manifest_extra or {})
+    scopes = entity_scopes(domain)
+    for node in nodes:  # the store reads each node's reach from here, needing no domain
+        node["scope"] = scopes.get(node["type"], "corpus")
     nodes_file = {"doc_id": doc.id, "nodes": nodes}
     with accounting.timed("write"):
         folder.write_json("nodes.json", nodes_file)

@@ -64,6 +64,19 @@ MIGRATIONS: list[list[str]] = [
         "CREATE TABLE resolution_state (tenant TEXT PRIMARY KEY, rule INTEGER NOT NULL)",
     ],
     [
+        # the document as a node: its title, page count and the node that IS it (a domain's
+        # document_type); NULL for documents added before (re-adding fills them)
+        "ALTER TABLE documents ADD COLUMN title TEXT",
+        "ALTER TABLE documents ADD COLUMN pages INTEGER",
+        "ALTER TABLE documents ADD COLUMN node TEXT",
+        # how far a node's identity reaches (corpus / document / value, kgkit.scopes) and a
+        # value node's normalised value (JSON); a non-corpus group is never a fuzzy or alias
+        # partner, and its id is its document's (kgkit.graph.runs.scoped_ids)
+        "ALTER TABLE doc_nodes ADD COLUMN scope TEXT NOT NULL DEFAULT 'corpus'",
+        "ALTER TABLE doc_nodes ADD COLUMN value TEXT",
+        "ALTER TABLE groups ADD COLUMN scope TEXT NOT NULL DEFAULT 'corpus'",
+    ],
+    [
         # PostgreSQL: the login role of each tenant (GraphStore.grant_tenant_role); a session of a role listed
         # here is its tenant, whatever app.tenant it sets (database.py). Shared: no tenant rows, no grants.
         "CREATE TABLE IF NOT EXISTS tenant_roles (role TEXT PRIMARY KEY, tenant TEXT NOT NULL)",
@@ -71,7 +84,7 @@ MIGRATIONS: list[list[str]] = [
 ]
 
 #: The step that brings tenant roles: from it on, row-level security reads kgkit_tenant() (database.py).
-ROLES_VERSION = 3
+ROLES_VERSION = 4
 #: Tables every tenant shares, which no tenant role may change (schema_version is created before the steps).
 SHARED_TABLES = frozenset({"schema_version", "tenant_roles"})
 

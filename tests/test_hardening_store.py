@@ -181,9 +181,11 @@ def test_a_special_file_in_a_run_folder_is_refused_without_blocking(small_runs, 
 
 
 def _own_id(src: Path, dst: Path, new_id: str) -> Path:
-    """A copy of run folder ``src`` whose first node is named ``new_id`` everywhere (as a reader of its own names it)."""
+    """A copy of run folder ``src`` whose first corpus-wide node is named ``new_id`` everywhere (as a reader of
+    its own names it)."""
     shutil.copytree(src, dst)
-    old = _json(dst / "nodes.json")["nodes"][0]["id"]
+    old = next(n["id"] for n in _json(dst / "nodes.json")["nodes"]
+               if not n.get("document") and (n.get("scope") or "corpus") == "corpus")
     for path in [dst / "nodes.json", *(dst / "views").glob("*.json")]:
         path.write_text(path.read_text(encoding="utf-8").replace(old, new_id), encoding="utf-8")
     return dst

@@ -114,7 +114,9 @@ def _schema(definition: str):
     # ids of kgkit's n_ form are checked against type and name below, every id against the store's
     # (a vault's nodes also carry fields of their own, which the store does not read)
     nodes_file = json.loads(json.dumps(payload["$defs"]["nodes_file"]))
-    nodes_file["properties"]["nodes"]["items"].pop("additionalProperties", None)
+    node = nodes_file["properties"]["nodes"]["items"]
+    node.pop("additionalProperties", None)
+    node["required"] = ["id", "type", "name"]  # what the store reads; the rest has defaults
     payload = {**payload, "$defs": {**payload["$defs"], "nodes_file": nodes_file,
                                     "node_id": {"type": "string", "pattern": r"^\S{1,200}$"}}}
     if definition == "manifest_input":  # an object whose input is the manifest's

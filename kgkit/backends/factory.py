@@ -26,7 +26,7 @@ def create_backend(config: Config, stage: str = "core") -> Backend:
         return OfflineBackend(regex_timeout=config.input.regex_timeout, knobs=SamplingKnobs.from_config(config.skills))
     from kgkit.backends.llm import LLMBackend
 
-    backend: Backend = LLMBackend(llm, limits=config.limits)
+    backend: Backend = LLMBackend(llm, limits=config.limits, max_response_bytes=config.limits.max_response_bytes)
     if config.cache.enabled:
         from kgkit.cache import CachedBackend, open_cache
 

@@ -260,6 +260,10 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
         else:
             click.echo(format_plan(plans, provider.line()))
         return
+    if graph:  # an unusable store is named now, before any call is paid for (opening it is the check)
+        from kgkit.graph import GraphStore
+
+        GraphStore.from_config(cfg, url=graph, tenant=tenant).close()
     from kgkit.engine.run import RunResult, extract_each
 
     progress = _Progress()

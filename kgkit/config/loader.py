@@ -37,7 +37,7 @@ from kgkit.config.model import (
     StageLLM,
 )
 from kgkit.errors import ConfigError, Issue
-from kgkit.secrets import looks_like_key
+from kgkit.secrets import looks_like_key, mask_url
 
 FILE_NAMES = ("kgkit.yaml", "kgkit.yml")
 ENV_OVERRIDES = {
@@ -417,7 +417,10 @@ def show_config(effective: Effective) -> str:
             _set(data, key, MASK)
     base = data["llm"]["api_base"]
     if base and base != MASK:
-        data["llm"]["api_base"] = _mask_url(base)
+        data["llm"]["api_base"] = mask_url(base, MASK)
+    graph_url = data["graph"]["url"]
+    if graph_url and graph_url != MASK:
+        data["graph"]["url"] = mask_url(graph_url, MASK)  # postgresql://user:password@host/db
     if data["llm"]["api_key_env"] and looks_like_key(data["llm"]["api_key_env"]):
         data["llm"]["api_key_env"] = MASK  # a key pasted where its variable's name belongs
     header = "# effective kgkit configuration\n# from: " + ("; ".join(effective.sources) or "defaults only") + "\n"
@@ -430,8 +433,3 @@ def _set(data: dict[str, Any], key: Key, value: Any) -> None:
         node = node.get(part) if isinstance(node, dict) else None
     if isinstance(node, dict) and key[-1] in node:
         node[key[-1]] = value
-
-
-def _mask_url(url: str) -> str:
-    """``https://user:pass@host`` -> ``https://user:********@host``."""
-    return re.sub(r"^([a-z][a-z0-9+.-]*://[^/@:]*):[^/@]*@", rf"\1:{MASK}@", url, flags=re.IGNORECASE)

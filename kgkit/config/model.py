@@ -69,6 +69,9 @@ class LimitsConfig:
     # entities of the whole document (the opening chunk's, then the most mentioned) a relation prompt lists beside the
     # chunk's own, so a prompt does not grow with the document (kgkit/engine/core.py)
     document_entities: int = 10
+    # bytes of one HTTP answer the direct client reads, after decompression; a longer one is refused unread
+    # (kgkit/backends/direct.py): a run holds at most llm.concurrency of them at once
+    max_response_bytes: int = 4_000_000
 
 
 @dataclass

@@ -56,6 +56,7 @@ COMMENTS: dict[str, dict[str, str]] = {
         "name_chars": "longest name or other text of an item (its evidence quote aside)",
         "answer_chars": "largest answer, as JSON, taken from one pass",
         "document_entities": "entities of the whole document (the opening chunk's, then the most mentioned) a relation prompt lists beside those of its chunk",
+        "max_response_bytes": "largest HTTP answer the direct client reads (decompressed); a longer one is refused",
     },
     "cache": {"enabled": "false = --no-cache", "dir": "null: $KGKIT_CACHE_DIR, else the user cache directory"},
     "graph": {

@@ -91,6 +91,11 @@ class GraphStore:
                    fuzzy_threshold=config.canon.fuzzy_threshold, legal_suffixes=config.canon.legal_suffixes,
                    confidence_threshold=config.review.confidence_threshold)
 
+    def grant_tenant_role(self, role: str) -> None:
+        """PostgreSQL: make login role ``role`` this tenant's (see docs/graph.md, Tenants). Run as the
+        store's owner; a session of that role then reads and writes this tenant only, whatever SQL it sends."""
+        self.db.grant_tenant_role(role)
+
     def close(self) -> None:
         self.db.close()
 
@@ -215,9 +220,14 @@ class GraphStore:
                        None if n.get("value") is None else ids.canonical_json(n["value"])) for n in c.nodes])
         self.db.many("INSERT INTO claims (tenant, doc, node, type, alias_key) VALUES (?, ?, ?, ?, ?) "
                      "ON CONFLICT DO NOTHING", [(t, doc, *claim) for claim in c.claims])
-        known = {r[0] for r in self._q("SELECT node FROM groups WHERE tenant = ? AND node IN "
-                                       f"({','.join('?' * len(c.nodes))})", *[n["node"] for n in c.nodes])} \
-            if c.nodes else set()
+        # in chunks: one document may hold more nodes than a statement takes parameters (65,535 in PostgreSQL)
+        stored = {r[0]: (r[1], r[2]) for r in Neighbourhood(self._q).rows(
+            "SELECT node, type, key FROM groups WHERE tenant = ? AND node IN ({})", (n["node"] for n in c.nodes))}
+        for n in c.nodes:  # an id another document holds under another type or name is not this node
+            if n["node"] in stored and stored[n["node"]] != (n["type"], n["key"]):
+                raise InputError(f"{c.doc}: nodes.json: node {n['node']} ({n['type']!r} named {n['name'][:40]!r}) "
+                                 f"reuses the id of a {stored[n['node']][0]!r} of another document")
+        known = set(stored)
         fresh = {n["node"]: n for n in c.nodes if n["node"] not in known}
         self.db.many("UPDATE groups SET refs = refs + 1 WHERE tenant = ? AND node = ?",
                      [(t, n) for n in sorted({n["node"] for n in c.nodes} & known)])

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 
-import networkx as nx
-
 from kgkit.query.reader import Reader
 from kgkit.query.results import Answer
 
 
 def gaps(reader: Reader, *, limit: int = 50, sparse: int = 0) -> Answer:
+    import networkx as nx
+
     answer = Answer("gaps", reader.tenant, reader.version, {"sparse": sparse}, limits={"limit": limit})
     q = reader.store._q
     entities = {e: (t, json.loads(d), deg) for e, t, d, deg in

@@ -15,7 +15,7 @@ from kgkit import timex
 from kgkit.errors import InputError
 from kgkit.graph.index import _rows, interval
 from kgkit.name_keys import canonical_key
-from kgkit.query.pattern import Condition, NodeSpec, Pattern
+from kgkit.query.pattern import DOCUMENT, Condition, NodeSpec, Pattern
 from kgkit.query.reader import Reader, Stored
 from kgkit.query.results import Answer, Row
 
@@ -182,14 +182,19 @@ def match(reader: Reader, pattern: Pattern, *, limit: int, min_confidence: float
     answer = Answer("match", reader.tenant, reader.version, query or {"pattern": pattern.text},
                     limits={"limit": limit, "min_confidence": min_confidence})
     _check_vocabulary(reader, pattern)
-    for c in pattern.where:
+    timed = [c for c in pattern.where if c.op != DOCUMENT]
+    for c in timed:
         value_interval(c.value, c.column)
     m = Matcher(reader, pattern, min_confidence)
     found = m.roles() if pattern.relation else m.chain()
-    if pattern.where:
+    for c in pattern.where:
+        if c.op == DOCUMENT:
+            names = {d for d, i in reader.doc_ids().items() if c.value in (d, i)}
+            found = [(nodes, items) for nodes, items in found if all(s.doc in names for s in items if s)]
+    if timed:
         spans = _times(reader, [s for _, items in found for s in items if s])
         found = [(nodes, items) for nodes, items in found
-                 if any(_when(pattern.where, spans.get(s.key, {})) for s in items if s)]
+                 if any(_when(timed, spans.get(s.key, {})) for s in items if s)]
     ids: dict[tuple, str] = {}
     lifted = {i.id: i for i in reader.lift({s.key: s for _, items in found for s in items if s}.values(), ids)}
     doc_id = reader.doc_ids()
@@ -197,9 +202,9 @@ def match(reader: Reader, pattern: Pattern, *, limit: int, min_confidence: float
     for nodes, items in found:
         key = (nodes, tuple(ids[s.key] for s in items if s))
         row = rows.setdefault(key, Row(list(nodes), list(key[1]), []))
-        for s in items:
-            if s and doc_id.get(s.doc) and doc_id[s.doc] not in row.documents:
-                row.documents.append(doc_id[s.doc])
+        stating = {s.doc for s in items if s}
+        if len(stating) == 1 and doc_id.get(next(iter(stating))) not in row.documents:
+            row.documents.append(doc_id[next(iter(stating))])  # one document states the whole match
     ordered = [rows[k] for k in sorted(rows)]
     for row in ordered:
         row.documents.sort()

@@ -14,6 +14,7 @@ Two shapes, each optionally followed by temporal conditions::
 * An edge is ``-REL->`` or ``<-REL-``; ``REL`` may list alternatives (``-A|B->``) or be ``*``.
 * A role pattern ``REL(role: node, ...)`` matches hyperedges and events of that relation
   (event type) whose fillers of each named role include a node matching its pattern.
+* ``where document X`` keeps what document X (its name or ``d_`` id) states.
 * ``where`` conditions compare an item's temporal values as intervals: ``[QUALIFIER]
   after|before|during VALUE`` (``after D``: the interval reaches past D; ``before D``: it
   starts before D; ``during V``: it overlaps V, a year ``2019`` or ``A..B``), joined by
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from kgkit.errors import InputError
 
 OPS = ("after", "before", "during")
+DOCUMENT = "document"  # where document X: only what document X states (its name or d_ id)
 _TOKEN = re.compile(r'\s*(?:(?P<arrow><-|->|-)|(?P<string>"(?:[^"\\]|\\.)*")|(?P<param>\$[A-Za-z_]\w*)'
                     r'|(?P<word>[A-Za-z0-9_.*+/\-]+?(?=\s|$|[{}(),|<:]|->|-(?=[A-Za-z*\s])|-$))'
                     r'|(?P<punct>[{}(),|:]))')
@@ -180,6 +182,12 @@ def _conditions(tokens: _Tokens) -> list[Condition]:
     while True:
         kind, word, col = tokens.take()
         qualifier = None
+        if word == DOCUMENT:
+            out.append(Condition(None, DOCUMENT, _value(tokens), col))
+            if tokens.peek()[1] != "and":
+                return out
+            tokens.take()
+            continue
         if word not in OPS:
             if kind != "word":
                 raise _fail(tokens.text, col, f"expected after, before or during, found {word or 'the end'!r}")

@@ -65,7 +65,7 @@ class Row:
 
     nodes: list[str]
     items: list[str]
-    documents: list[str]  # d_ ids of the documents whose evidence states the row's items
+    documents: list[str]  # d_ ids of the documents that state the whole match (every item of it)
 
 
 @dataclass

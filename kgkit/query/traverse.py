@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import networkx as nx
-
 from kgkit.errors import InputError
 from kgkit.query.reader import Reader, Stored
 from kgkit.query.results import Answer
@@ -83,6 +81,8 @@ def _capped(reader: Reader, answer: Answer, f: str, hood: dict[str, list[Stored]
 
 def walk(reader: Reader, answer: Answer, seeds: list[str], lim: Limits, direction: str | None = None):
     """Breadth-first from ``seeds``: (hops per node, stored items walked, graph of kept edges)."""
+    import networkx as nx
+
     dist = {s: 0 for s in seeds}
     used: dict[tuple, Stored] = {}
     graph = nx.DiGraph() if direction else nx.Graph()
@@ -124,6 +124,8 @@ def neighbours(reader: Reader, seeds: list[str], lim: Limits) -> Answer:
     """The ``hops``-neighbourhood of one or more seeds; two or more seeds are answered by
     their connecting paths first. A seed without neighbours is returned alone (the node
     is in the graph; nothing joins it)."""
+    import networkx as nx
+
     answer = Answer("neighbours", reader.tenant, reader.version, {"seeds": seeds}, limits=lim.as_dict())
     dist, used, graph = walk(reader, answer, seeds, lim)
     first: list[str] = []
@@ -141,6 +143,8 @@ def neighbours(reader: Reader, seeds: list[str], lim: Limits) -> Answer:
 def lineage(reader: Reader, seed: str, lim: Limits, direction: str = "forward") -> Answer:
     """What ``seed`` leads to (forward: head to tail) or comes from (backward) along the
     chosen relations, each node with its weighted shortest path from the seed."""
+    import networkx as nx
+
     if direction not in DIRECTIONS:
         raise InputError(f"direction must be forward or backward, not {direction!r}")
     answer = Answer("lineage", reader.tenant, reader.version, {"seed": seed, "direction": direction},
@@ -157,6 +161,8 @@ def lineage(reader: Reader, seed: str, lim: Limits, direction: str = "forward") 
 
 def path(reader: Reader, a: str, b: str, lim: Limits) -> Answer:
     """Shortest paths between ``a`` and ``b`` within ``hops`` (at most ``limit`` of them)."""
+    import networkx as nx
+
     answer = Answer("path", reader.tenant, reader.version, {"from": a, "to": b}, limits=lim.as_dict())
     dist, used, graph = walk(reader, answer, [a], lim)
     if b in graph and nx.has_path(graph, a, b):

@@ -131,7 +131,17 @@ class Query:
         bound = query.bind(params)
         answer = self.match(query.pattern, params=bound, limit=limit)
         answer.query["named"] = query.name
+        if query.returns == "documents":
+            names = {i: d for d, i in self._doc_names(answer).items()}
+            answer.report["answer"] = sorted({names.get(d, d) for row in answer.rows for d in row.documents})
+        elif query.returns == "nodes":
+            by_id = {n.id: n.name for n in answer.nodes}
+            answer.report["answer"] = sorted({by_id[row.nodes[query.select]] for row in answer.rows})
         return answer
+
+    def _doc_names(self, answer: Answer) -> dict[str, str]:
+        with self.store.db.read():
+            return dict(self.store._q("SELECT doc, id FROM documents WHERE tenant = ?"))
 
     # ---------------------------------------------------------------- O4-O6
     def anchors(self, *, kind: str | None = None, document: str | None = None) -> Answer:

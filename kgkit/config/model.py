@@ -109,9 +109,10 @@ class GraphConfig:
 class SearchConfig:
     """Typed retrieval (kgkit/query/search.py): weighted reciprocal-rank fusion of per-type lists."""
 
-    k: int = 60  # RRF's k: a list's rank r adds weight / (k + r)
-    weights: dict[str, float] = field(default_factory=dict)  # list (entity type, or quote:KIND) -> weight; else 1.0
+    k: int = 30  # RRF's k: a list's rank r adds weight / (k + r) (30 and the rest chosen on the tune half: docs/query.md)
+    weights: dict[str, float] = field(default_factory=lambda: {"quote": 0.5})  # by list, entity type or source
     depth: int = 100  # how many hits each per-type list contributes to the fusion
+    owner_score: str = "sum"  # an owner scores the sum of its children's fused scores ("max": its best child's)
 
 
 @dataclass

@@ -157,14 +157,14 @@ class Query:
             return _novelty.novelty(r, text, k=k)
 
     # ---------------------------------------------------------------- typed retrieval
-    def search(self, text: str, *, limit: int | None = None, reduce: str = "document", owner_score: str = "max",
+    def search(self, text: str, *, limit: int | None = None, reduce: str = "document", owner_score: str | None = None,
                intent: str = "general", types: list[str] | None = None,
                weights: dict[str, float] | None = None, k: int | None = None) -> Answer:
         s = self.config.search
-        fusion = _search.Fusion(k or s.k, dict(s.weights if weights is None else weights), s.depth, intent)
+        fusion = _search.Fusion(k or s.k, dict(s.weights if weights is None else weights), s.depth, intent,
+                                owner_score or s.owner_score)
         with self._reading() as r:
-            return _search.search(r, text, fusion=fusion, limit=limit or self.config.limit, reduce=reduce,
-                                  owner_score=owner_score, types=types)
+            return _search.search(r, text, fusion=fusion, limit=limit or self.config.limit, reduce=reduce, types=types)
 
     @staticmethod
     def _vocabulary(r: Reader, relations, types) -> None:

@@ -7,13 +7,15 @@ reduced to what the consumer acts on.
    ``quote:event``, ``quote:temporal``); quotes that describe a node itself, one list per
    its type (``mention:Tool``).
 2. **Weighted reciprocal-rank fusion**: a child at rank r (1-based) of list L scores
-   ``weight[L] / (k + r)``, summed over the lists it is in (``query.search.k`` and
-   ``query.search.weights``; a list without a weight weighs 1).
+   ``weight(L) / (k + r)``, summed over the lists it is in (``query.search.k`` and
+   ``query.search.weights``, keyed by list, by entity type, or by source ``name`` /
+   ``quote``: :meth:`Fusion.weight`).
 3. **Owner reduction** (``reduce``): ``document`` reduces every child to the documents it
    came from (an entity to the documents naming it, a quote to its document), ``entity``
    to the entities it is about (a quote of a statement to the statement's nodes), ``none``
    keeps the children. An owner scores its best child (``owner_score`` max) or the sum of
-   its children, and keeps its best-ranked evidence; then the top ``limit``.
+   its children (``query.search.owner_score``, sum by default), and keeps its best-ranked
+   evidence; then the top ``limit``.
 
 An ``intent`` re-weights the lists as the design suggests: ``lookup`` favours names,
 ``comparison`` and ``lineage`` favour statements, ``general`` changes nothing.
@@ -29,20 +31,28 @@ from kgkit.query.results import Answer, Evidence, Hit
 
 REDUCE = ("document", "entity", "none")
 OWNER_SCORES = ("max", "sum")
-INTENTS = {"general": {}, "lookup": {"entity": 1.5}, "comparison": {"quote": 1.5}, "lineage": {"quote": 1.3}}
+INTENTS = {"general": {}, "lookup": {"name": 1.5}, "comparison": {"quote": 1.5}, "lineage": {"quote": 1.3}}
 FTS_DEPTH = 5000  # full-text rows read at most, before they are split into lists
 
 
 @dataclass
 class Fusion:
-    k: int = 60
+    k: int = 30
     weights: dict[str, float] = field(default_factory=dict)
     depth: int = 100
     intent: str = "general"
+    owner_score: str = "sum"
 
     def weight(self, name: str) -> float:
-        family = "entity" if ":" not in name else "quote"  # names, or quotes (of statements or of nodes)
-        return self.weights.get(name, 1.0) * INTENTS[self.intent].get(family, 1.0)
+        """A list named in ``weights`` takes its weight; any other the weight of the type
+        it ranks (``Server`` for ``Server`` and ``mention:Server``) times that of its
+        source (``name`` or ``quote``), each 1 when not given; the intent multiplies."""
+        source = "name" if ":" not in name else "quote"
+        if name in self.weights:
+            w = self.weights[name]
+        else:
+            w = self.weights.get(name.split(":")[-1], 1.0) * self.weights.get(source, 1.0)
+        return w * INTENTS[self.intent].get(source, 1.0)
 
 
 def list_name(hit: text.TextHit) -> str:
@@ -66,7 +76,8 @@ def ranked_lists(reader: Reader, query: str, depth: int, types: list[str] | None
 
 
 def search(reader: Reader, query: str, *, fusion: Fusion, limit: int = 10, reduce: str = "document",
-           owner_score: str = "max", types: list[str] | None = None) -> Answer:
+           types: list[str] | None = None) -> Answer:
+    owner_score = fusion.owner_score
     if reduce not in REDUCE:
         raise InputError(f"unknown reduction {reduce!r}", hint=f"one of {', '.join(REDUCE)}")
     if owner_score not in OWNER_SCORES:
@@ -75,7 +86,7 @@ def search(reader: Reader, query: str, *, fusion: Fusion, limit: int = 10, reduc
         raise InputError(f"unknown intent {fusion.intent!r}", hint=f"one of {', '.join(INTENTS)}")
     answer = Answer("search", reader.tenant, reader.version,
                     {"text": query, "reduce": reduce, "intent": fusion.intent, "types": types or []},
-                    limits={"limit": limit, "k": fusion.k, "depth": fusion.depth,
+                    limits={"limit": limit, "k": fusion.k, "depth": fusion.depth, "owner_score": owner_score,
                             "weights": dict(sorted(fusion.weights.items()))})
     lists = ranked_lists(reader, query, fusion.depth, types)
     fused: dict[tuple, float] = {}

@@ -19,7 +19,7 @@ Two shapes, each optionally followed by temporal conditions::
   after|before|during VALUE`` (``after D``: the interval reaches past D; ``before D``: it
   starts before D; ``during V``: it overlaps V, a year ``2019`` or ``A..B``), joined by
   ``and``. Without a qualifier name, the item's whole span counts.
-* A value is a double-quoted string, a bare word, or ``$name``: a parameter of a named query.
+* A value is a quoted string ("..." or '...'), a bare word, or ``$name``: a parameter of a named query.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from kgkit.errors import InputError
 
 OPS = ("after", "before", "during")
 DOCUMENT = "document"  # where document X: only what document X states (its name or d_ id)
-_TOKEN = re.compile(r'\s*(?:(?P<arrow><-|->|-)|(?P<string>"(?:[^"\\]|\\.)*")|(?P<param>\$[A-Za-z_]\w*)'
+_TOKEN = re.compile(r'\s*(?:(?P<arrow><-|->|-)|(?P<string>"(?:[^"\\]|\\.)*"|\'[^\']*\')|(?P<param>\$[A-Za-z_]\w*)'
                     r'|(?P<word>[A-Za-z0-9_.*+/\-]+?(?=\s|$|[{}(),|<:]|->|-(?=[A-Za-z*\s])|-$))'
                     r'|(?P<punct>[{}(),|:]))')
 

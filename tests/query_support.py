@@ -39,7 +39,7 @@ def index_dump(store) -> dict:
     return {
         "items": sorted(q("SELECT doc, view, item, kind, relation, confidence, visible, review_key FROM qx_items "
                           "WHERE tenant = ?")),
-        "fillers": sorted(q("SELECT doc, view, item, role, node FROM qx_fillers WHERE tenant = ?")),
+        "fillers": sorted(q("SELECT doc, view, item, role, node, visible FROM qx_fillers WHERE tenant = ?")),
         "times": sorted(q("SELECT doc, view, item, name, text, lo, hi FROM qx_times WHERE tenant = ?"),
                         key=lambda r: tuple(str(x) for x in r)),
         "entities": sorted(q("SELECT entity, type, name, aliases, documents, degree FROM qx_entities WHERE tenant = ?")),

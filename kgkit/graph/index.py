@@ -20,17 +20,24 @@ BINARY_KINDS = ("edge", "temporal")
 
 
 def _rows(store, sql: str, keys: Iterable, width: int = 1) -> list[tuple]:
-    """``sql`` with ``IN ({})`` filled from ``keys`` (scalars, or tuples of ``width``), in chunks."""
+    """``sql`` with ``IN ({})`` filled from ``keys``, in chunks. ``width`` 3: the keys are
+    stored items (doc, view, item) and ``(doc, view, item) IN ({})`` is read per document
+    and view, so every read is a range of the primary key."""
     keys = sorted(set(keys))
     out: list[tuple] = []
-    step = max(1, CHUNK // width)
-    for i in range(0, len(keys), step):
-        part = keys[i:i + step]
-        if width == 1:
-            out += store._q(sql.format(",".join("?" * len(part))), *part)
-        else:
-            holes = "VALUES " + ",".join("(" + ",".join("?" * width) + ")" for _ in part)
-            out += store._q(sql.format(holes), *[v for k in part for v in k])
+    if width == 3:
+        by: dict[tuple[str, str], list[str]] = {}
+        for doc, view, item in keys:
+            by.setdefault((doc, view), []).append(item)
+        per = sql.replace("(doc, view, item) IN ({})", "doc = ? AND view = ? AND item IN ({})")
+        for (doc, view), items in by.items():
+            for i in range(0, len(items), CHUNK):
+                part = items[i:i + CHUNK]
+                out += store._q(per.format(",".join("?" * len(part))), doc, view, *part)
+        return out
+    for i in range(0, len(keys), CHUNK):
+        part = keys[i:i + CHUNK]
+        out += store._q(sql.format(",".join("?" * len(part))), *part)
     return out
 
 
@@ -112,15 +119,15 @@ def _refresh_items(store, keys: set[tuple]) -> set[str]:
     items, fills, spans = [], [], []
     for doc, view, item, kind, body, confidence, held, key in rows:
         body = json.loads(body)
-        items.append((t, doc, view, item, kind, relation_of(kind, body), confidence,
-                      _visible(store, doc, held, key), key))
+        visible = _visible(store, doc, held, key)
+        items.append((t, doc, view, item, kind, relation_of(kind, body), confidence, visible, key))
         for role, node in fillers(kind, body):
-            fills.append((t, doc, view, item, role, node))
+            fills.append((t, doc, view, item, role, node, visible))
             touched.add(node)
         spans += [(t, doc, view, item, *span) for span in times(kind, body)]
     store.db.many("INSERT INTO qx_items (tenant, doc, view, item, kind, relation, confidence, visible, review_key) "
                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", items)
-    store.db.many("INSERT INTO qx_fillers (tenant, doc, view, item, role, node) VALUES (?, ?, ?, ?, ?, ?) "
+    store.db.many("INSERT INTO qx_fillers (tenant, doc, view, item, role, node, visible) VALUES (?, ?, ?, ?, ?, ?, ?) "
                   "ON CONFLICT DO NOTHING", fills)
     store.db.many("INSERT INTO qx_times (tenant, doc, view, item, name, text, lo, hi) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
                   "ON CONFLICT DO NOTHING", spans)
@@ -132,8 +139,10 @@ def _refresh_decisions(store, keys: set[tuple]) -> set[str]:
     touched: set[str] = set()
     for doc, key in sorted(keys):
         decision = store._decision(doc, key)
-        store.db.execute("UPDATE qx_items SET visible = ? WHERE tenant = ? AND doc = ? AND review_key = ?",
-                         (int(decision == "accept"), store.tenant, doc, key))
+        for table in ("qx_items", "qx_fillers"):
+            store.db.execute(f"UPDATE {table} SET visible = ? WHERE tenant = ? AND doc = ? AND item IN "
+                             "(SELECT item FROM qx_items WHERE tenant = ? AND doc = ? AND review_key = ?)",
+                             (int(decision == "accept"), store.tenant, doc, store.tenant, doc, key))
         touched |= {r[0] for r in store._q(
             "SELECT f.node FROM qx_fillers f JOIN qx_items i ON i.tenant = f.tenant AND i.doc = f.doc "
             "AND i.view = f.view AND i.item = f.item WHERE f.tenant = ? AND i.doc = ? AND i.review_key = ?", doc, key)}
@@ -151,7 +160,7 @@ def _refresh_entities(store, entities: set[str]) -> None:
     t = store.tenant
     for table in ("qx_entities", "qx_names"):
         store.db.many(f"DELETE FROM {table} WHERE tenant = ? AND entity = ?", [(t, e) for e in sorted(entities)])
-    _drop_text(store, "entity", [(e,) for e in entities])
+    _drop_text(store, "entity", [(e, "", "") for e in entities])
     members: dict[str, list[tuple[str, str]]] = {}
     for node, etype, entity in _rows(store, "SELECT node, type, entity FROM groups WHERE tenant = ? AND entity IN ({})",
                                      entities):
@@ -164,12 +173,9 @@ def _refresh_entities(store, entities: set[str]) -> None:
     doc_ids = dict(_rows(store, "SELECT doc, id FROM documents WHERE tenant = ? AND doc IN ({})",
                          {r[0] for rs in named.values() for r in rs}))
     degree: dict[str, int] = {}
-    for entity, count in _rows(store, "SELECT g.entity, COUNT(DISTINCT f.doc || '|' || f.view || '|' || f.item) "
-                                      "FROM qx_fillers f JOIN qx_items i ON i.tenant = f.tenant AND i.doc = f.doc "
-                                      "AND i.view = f.view AND i.item = f.item AND i.visible = 1 "
-                                      "JOIN groups g ON g.tenant = f.tenant AND g.node = f.node "
-                                      "WHERE f.tenant = ? AND g.entity IN ({}) GROUP BY g.entity", entities):
-        degree[entity] = count
+    for node, count in _rows(store, "SELECT node, COUNT(*) FROM qx_fillers WHERE tenant = ? AND visible = 1 "
+                                    "AND node IN ({}) GROUP BY node", node_of):
+        degree[node_of[node]] = degree.get(node_of[node], 0) + count
     rows, keys, texts = [], [], []
     for entity, found in named.items():
         etype = dict(members[entity]).get(entity, members[entity][0][1])
@@ -215,19 +221,22 @@ def _refresh_quotes(store, keys: set[tuple]) -> None:
 
 
 def _drop_text(store, kind: str, refs: list[tuple]) -> None:
-    """Delete full-text rows of ``kind`` by (ref[, doc, view])."""
+    """Delete full-text rows of ``kind`` by (ref,) or (ref, doc, view)."""
     if not refs:
         return
-    cols = ["ref", "doc", "view"][:len(refs[0])]
-    where = " AND ".join(f"{c} = ?" for c in cols)
+    by: dict[tuple, list[str]] = {}
+    for ref in sorted(set(refs)):
+        by.setdefault(tuple(ref[1:]), []).append(ref[0])
+    ids: list[int] = []
+    for where, names in by.items():
+        cond = " AND doc = ? AND view = ?" if where else ""
+        for i in range(0, len(names), CHUNK):
+            part = names[i:i + CHUNK]
+            ids += [r[0] for r in store._q(f"SELECT id FROM qx_text WHERE tenant = ? AND kind = ?{cond} "
+                                           f"AND ref IN ({','.join('?' * len(part))})", kind, *where, *part)]
     if store.db.kind == "sqlite":
-        ids = [r[0] for ref in sorted(set(refs)) for r in store._q(
-            f"SELECT id FROM qx_text WHERE tenant = ? AND kind = ? AND {where}", kind, *ref)]
         store.db.many("DELETE FROM qx_fts WHERE rowid = ?", [(i,) for i in ids])
-        store.db.many("DELETE FROM qx_text WHERE id = ?", [(i,) for i in ids])
-    else:
-        store.db.many(f"DELETE FROM qx_text WHERE tenant = ? AND kind = ? AND {where}",
-                      [(store.tenant, kind, *ref) for ref in sorted(set(refs))])
+    store.db.many("DELETE FROM qx_text WHERE id = ?", [(i,) for i in ids])
 
 
 def _add_text(store, texts: list[tuple[str, str, str, str, str, str]]) -> None:

@@ -16,14 +16,16 @@ Tables (every row has a ``tenant``; PostgreSQL gets row-level security on each):
 
 * ``qx_items``: one row per stored item (doc, view, item) with its kind, relation (an
   event's type), confidence and whether it is visible (not held, or accepted in review).
-* ``qx_fillers``: the nodes an item connects: ``head``/``tail`` of a binary or temporal
+* ``qx_fillers``: the nodes an item connects (with the item's visibility, so a node's
+  degree is an index count): ``head``/``tail`` of a binary or temporal
   edge, every role or argument filler of a hyperedge or event (``node`` is the
   document's node id; resolve it to its entity through ``groups.entity``).
 * ``qx_times``: an item's temporal values as comparable intervals: ``lo``/``hi`` are ISO
   dates (a year 2021 is 2021-01-01 .. 2021-12-31), so interval conditions are string
   comparisons on an index.
 * ``qx_entities``: one row per resolved entity: type, display name, aliases, its
-  documents and its degree (the visible statements naming it).
+  documents and its degree (how often visible statements name it: a statement naming it in
+  two roles counts twice).
 * ``qx_names``: canonical keys of every entity's name and aliases (exact and alias lookup).
 * ``qx_text``: the searchable texts: entity names with aliases (``kind`` entity) and
   evidence quotes (``kind`` quote), with SQLite FTS5 (``qx_fts``, rowid = ``qx_text.id``)
@@ -43,8 +45,8 @@ TABLES = [
     "CREATE INDEX qx_items_relation ON qx_items (tenant, relation, visible)",
     "CREATE INDEX qx_items_review ON qx_items (tenant, doc, review_key)",
     "CREATE TABLE qx_fillers (tenant TEXT NOT NULL, doc TEXT NOT NULL, view TEXT NOT NULL, item TEXT NOT NULL, "
-    "role TEXT NOT NULL, node TEXT NOT NULL, PRIMARY KEY (tenant, doc, view, item, role, node))",
-    "CREATE INDEX qx_fillers_node ON qx_fillers (tenant, node)",
+    "role TEXT NOT NULL, node TEXT NOT NULL, visible INTEGER NOT NULL, PRIMARY KEY (tenant, doc, view, item, role, node))",
+    "CREATE INDEX qx_fillers_node ON qx_fillers (tenant, node, visible)",
     "CREATE TABLE qx_times (tenant TEXT NOT NULL, doc TEXT NOT NULL, view TEXT NOT NULL, item TEXT NOT NULL, "
     "name TEXT NOT NULL, text TEXT, lo TEXT, hi TEXT, PRIMARY KEY (tenant, doc, view, item, name))",
     "CREATE INDEX qx_times_lo ON qx_times (tenant, name, lo)",
@@ -62,7 +64,7 @@ TENANT_TABLES = [s.split("(")[0].split()[-1] for s in TABLES if s.startswith("CR
 SQLITE_TEXT = [
     "CREATE TABLE qx_text (id INTEGER PRIMARY KEY, tenant TEXT NOT NULL, kind TEXT NOT NULL, ref TEXT NOT NULL, "
     "type TEXT NOT NULL, doc TEXT NOT NULL, view TEXT NOT NULL, text TEXT NOT NULL)",
-    "CREATE INDEX qx_text_ref ON qx_text (tenant, kind, ref, doc, view)",
+    "CREATE INDEX qx_text_ref ON qx_text (tenant, kind, doc, view, ref)",
     "CREATE VIRTUAL TABLE qx_fts USING fts5(text, tokenize = 'porter unicode61 remove_diacritics 2')",
 ]
 
@@ -70,7 +72,7 @@ POSTGRES_TEXT = [
     "CREATE TABLE qx_text (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, tenant TEXT NOT NULL, "
     "kind TEXT NOT NULL, ref TEXT NOT NULL, type TEXT NOT NULL, doc TEXT NOT NULL, view TEXT NOT NULL, "
     "text TEXT NOT NULL, tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED)",
-    "CREATE INDEX qx_text_ref ON qx_text (tenant, kind, ref, doc, view)",
+    "CREATE INDEX qx_text_ref ON qx_text (tenant, kind, doc, view, ref)",
     "CREATE INDEX qx_text_tsv ON qx_text USING GIN (tsv)",
 ]
 

@@ -1,6 +1,7 @@
 """O5 gaps: where the tenant's graph is thin, counted, with the first few of each listed.
 
-* orphans: nodes no visible statement names (extracted as entities, related to nothing);
+* orphans: nodes that no visible statement joins to another node (extracted as entities,
+  related to nothing; an event whose only filler is the node joins nothing);
 * singletons: nodes only one document names (nothing corroborates them);
 * outside the largest component: nodes not connected to the graph's main body;
 * documents that contribute no visible statement;
@@ -44,7 +45,7 @@ def gaps(reader: Reader, *, limit: int = 50, sparse: int = 0) -> Answer:
     documents = sorted(q("SELECT doc, id FROM documents WHERE tenant = ?"))
     types = sorted({t for t, _, _ in entities.values()})
     lists = {
-        "orphans": sorted(e for e, (_, _, deg) in entities.items() if deg == 0),
+        "orphans": sorted(e for e in entities if graph.degree(e) == 0),
         "singletons": sorted(e for e, (_, docs, _) in entities.items() if len(docs) == 1),
         "outside_largest_component": sorted(e for e in entities if e not in main),
         "documents_without_statements": [i for d, i in documents if d not in busy_docs],

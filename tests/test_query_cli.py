@@ -73,7 +73,7 @@ def test_named_queries_answer_with_documents_or_nodes(graph):
 
 def test_an_empty_graph_answers_nothing_and_exits_0(tmp_path):
     empty = str(tmp_path / "empty.sqlite")
-    for args in (["find", empty, "x"], ["match", empty, "Agreement -GOVERNING_LAW-> Jurisdiction"],
+    for args in (["find", empty, "x", "--type", "Party"], ["match", empty, "Agreement -GOVERNING_LAW-> Jurisdiction"],
                  ["search", empty, "x"], ["gaps", empty], ["neighbours", empty, "x"]):
         result = kgkit("query", *args)
         assert result.exit_code == 0, (args, result.output)

@@ -155,12 +155,13 @@ def _display_name(counts: dict[str, int]) -> str:
 
 
 def _refresh_entities(store, entities: set[str]) -> None:
+    """Re-derive the rows of ``entities``; an entity whose type, name and aliases did not
+    change keeps its name keys and full-text row (only documents and degree are updated)."""
     if not entities:
         return
     t = store.tenant
-    for table in ("qx_entities", "qx_names"):
-        store.db.many(f"DELETE FROM {table} WHERE tenant = ? AND entity = ?", [(t, e) for e in sorted(entities)])
-    _drop_text(store, "entity", [(e, "", "") for e in entities])
+    before = {e: (ty, n, a) for e, ty, n, a in _rows(store, "SELECT entity, type, name, aliases FROM qx_entities "
+                                                           "WHERE tenant = ? AND entity IN ({})", entities)}
     members: dict[str, list[tuple[str, str]]] = {}
     for node, etype, entity in _rows(store, "SELECT node, type, entity FROM groups WHERE tenant = ? AND entity IN ({})",
                                      entities):
@@ -169,14 +170,15 @@ def _refresh_entities(store, entities: set[str]) -> None:
     named: dict[str, list[tuple]] = {}
     for doc, node, name, aliases in _rows(store, "SELECT doc, node, name, aliases FROM doc_nodes "
                                                  "WHERE tenant = ? AND node IN ({})", node_of):
-        named.setdefault(node_of[node], []).append((doc, node, name, json.loads(aliases)))
+        named.setdefault(node_of[node], []).append((doc, node, name, aliases))
     doc_ids = dict(_rows(store, "SELECT doc, id FROM documents WHERE tenant = ? AND doc IN ({})",
                          {r[0] for rs in named.values() for r in rs}))
     degree: dict[str, int] = {}
     for node, count in _rows(store, "SELECT node, COUNT(*) FROM qx_fillers WHERE tenant = ? AND visible = 1 "
                                     "AND node IN ({}) GROUP BY node", node_of):
         degree[node_of[node]] = degree.get(node_of[node], 0) + count
-    rows, keys, texts = [], [], []
+    rows, updates, keys, texts = [], [], [], []
+    renamed = set(before) - set(named)  # gone: their rows go
     for entity, found in named.items():
         etype = dict(members[entity]).get(entity, members[entity][0][1])
         own = [r for r in found if r[1] == entity] or found
@@ -184,13 +186,25 @@ def _refresh_entities(store, entities: set[str]) -> None:
         for r in own:
             counts[r[2]] = counts.get(r[2], 0) + 1
         name = _display_name(counts)
-        aliases = sorted({a for r in found for a in [r[2], *r[3]]} - {name})
-        documents = sorted({doc_ids[r[0]] for r in found if r[0] in doc_ids})
-        rows.append((t, entity, etype, name, json.dumps(aliases), json.dumps(documents), degree.get(entity, 0)))
-        for text, alias in [(name, 0)] + [(a, 1) for a in aliases]:
-            key = canonical_key(text, legal_suffixes=store.legal_suffixes)
-            keys.append((t, entity, key, alias))
-        texts.append(("entity", entity, etype, "", "", "\n".join([name, *aliases])))
+        spellings: set[str] = set()
+        for alias_json in {r[3] for r in found}:
+            spellings.update(json.loads(alias_json))
+        aliases = json.dumps(sorted((spellings | {r[2] for r in found}) - {name}))
+        documents = json.dumps(sorted({doc_ids[r[0]] for r in found if r[0] in doc_ids}))
+        if before.get(entity) == (etype, name, aliases):
+            updates.append((documents, degree.get(entity, 0), t, entity))
+            continue
+        if entity in before:
+            renamed.add(entity)
+        rows.append((t, entity, etype, name, aliases, documents, degree.get(entity, 0)))
+        spelled = json.loads(aliases)
+        for text, alias in [(name, 0)] + [(a, 1) for a in spelled]:
+            keys.append((t, entity, canonical_key(text, legal_suffixes=store.legal_suffixes), alias))
+        texts.append(("entity", entity, etype, "", "", "\n".join([name, *spelled])))
+    for table in ("qx_entities", "qx_names"):
+        store.db.many(f"DELETE FROM {table} WHERE tenant = ? AND entity = ?", [(t, e) for e in sorted(renamed)])
+    _drop_text(store, "entity", [(e, "", "") for e in renamed])
+    store.db.many("UPDATE qx_entities SET documents = ?, degree = ? WHERE tenant = ? AND entity = ?", updates)
     store.db.many("INSERT INTO qx_entities (tenant, entity, type, name, aliases, documents, degree) "
                   "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
     store.db.many("INSERT INTO qx_names (tenant, entity, key, alias) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",

@@ -168,6 +168,5 @@ class Query:
 
     @staticmethod
     def _vocabulary(r: Reader, relations, types) -> None:
-        if r.types():
-            r.check("relation", relations, r.relations())
-            r.check("type", types, r.types())
+        r.check("relation", relations, r.relations())
+        r.check("type", types, r.types())

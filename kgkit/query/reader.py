@@ -69,7 +69,10 @@ class Reader:
         return [r[0] for r in self.store._q("SELECT DISTINCT relation FROM qx_items WHERE tenant = ? ORDER BY relation")]
 
     def check(self, what: str, given: Iterable[str] | None, known: list[str], column: int | None = None) -> None:
-        """Every ``given`` type or relation must be one the graph has (or the domain declares)."""
+        """Every ``given`` type or relation must be one the graph has; an empty graph has
+        none, and answers every question with nothing rather than an error."""
+        if not known:
+            return
         for value in given or ():
             if value not in known:
                 hint = did_you_mean(value, known)

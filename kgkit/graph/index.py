@@ -167,12 +167,11 @@ def _refresh_entities(store, entities: set[str]) -> None:
                                      entities):
         members.setdefault(entity, []).append((node, etype))
     node_of = {n: e for e, ms in members.items() for n, _ in ms}
-    named: dict[str, list[tuple]] = {}
-    for doc, node, name, aliases in _rows(store, "SELECT doc, node, name, aliases FROM doc_nodes "
-                                                 "WHERE tenant = ? AND node IN ({})", node_of):
-        named.setdefault(node_of[node], []).append((doc, node, name, aliases))
-    doc_ids = dict(_rows(store, "SELECT doc, id FROM documents WHERE tenant = ? AND doc IN ({})",
-                         {r[0] for rs in named.values() for r in rs}))
+    named: dict[str, list[tuple]] = {}  # entity -> (document id, node, name, aliases JSON)
+    for doc_id, node, name, aliases in _rows(store, "SELECT d.id, n.node, n.name, n.aliases FROM doc_nodes n "
+                                                    "JOIN documents d ON d.tenant = n.tenant AND d.doc = n.doc "
+                                                    "WHERE n.tenant = ? AND n.node IN ({})", node_of):
+        named.setdefault(node_of[node], []).append((doc_id, node, name, aliases))
     degree: dict[str, int] = {}
     for node, count in _rows(store, "SELECT node, COUNT(*) FROM qx_fillers WHERE tenant = ? AND visible = 1 "
                                     "AND node IN ({}) GROUP BY node", node_of):
@@ -190,7 +189,7 @@ def _refresh_entities(store, entities: set[str]) -> None:
         for alias_json in {r[3] for r in found}:
             spellings.update(json.loads(alias_json))
         aliases = json.dumps(sorted((spellings | {r[2] for r in found}) - {name}))
-        documents = json.dumps(sorted({doc_ids[r[0]] for r in found if r[0] in doc_ids}))
+        documents = json.dumps(sorted({r[0] for r in found}))
         if before.get(entity) == (etype, name, aliases):
             updates.append((documents, degree.get(entity, 0), t, entity))
             continue

@@ -1,8 +1,7 @@
 """Named queries: an analyst's questions declared in a domain's YAML, so they are files,
 not code. Each has a pattern (kgkit/query/pattern.py) whose ``$name`` placeholders are
-typed parameters; ``kgkit domain validate`` checks them like the rest of the file (the
-pattern parses, every parameter is declared and used, types and relations are the
-domain's), and running one checks the values given.
+typed parameters; ``kgkit domain validate`` checks them like the rest of the file
+(kgkit/schema/queries.py), and running one checks the values given.
 
     queries:
       - name: governed_by
@@ -17,8 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from kgkit import timex
-from kgkit.errors import InputError, Issue, NotFoundError, did_you_mean
-from kgkit.query.pattern import PatternError, parse
+from kgkit.errors import InputError, NotFoundError, did_you_mean
 
 RETURNS = ("documents", "nodes", "rows")
 
@@ -84,45 +82,3 @@ def lookup(queries: dict[str, NamedQuery], name: str, domain: str) -> NamedQuery
         hint = did_you_mean(name, queries) or f"named queries: {', '.join(sorted(queries)) or 'none'}"
         raise NotFoundError(f"no named query {name!r} in domain {domain!r}", hint=hint)
     return queries[name]
-
-
-def issues(src, merged: dict[str, Any]) -> Iterator[Issue]:
-    """Semantic checks of a domain's ``queries`` (the schema has checked their shape)."""
-    entity_types = [t["name"] for t in merged.get("entity_types") or [] if isinstance(t, dict) and "name" in t]
-    relations = [r.get("name") for key in ("relation_types", "nary_relation_types", "event_types")
-                 for r in merged.get(key) or [] if isinstance(r, dict)]
-    relations += [a for r in merged.get("relation_types") or [] if isinstance(r, dict) for a in r.get("aliases") or []]
-    seen: set[str] = set()
-    for i, q in enumerate(src.data.get("queries") or []):
-        if not isinstance(q, dict) or not isinstance(q.get("pattern"), str):
-            continue
-        if q.get("name") in seen:
-            yield src.issue(("queries", i, "name"), f"duplicate named query {q['name']!r}")
-        seen.add(q.get("name"))
-        try:
-            pattern = parse(q["pattern"])
-        except PatternError as exc:
-            yield src.issue(("queries", i, "pattern"), exc.message)
-            continue
-        declared = [p.get("name") for p in q.get("params") or [] if isinstance(p, dict)]
-        for name in sorted(pattern.params() - set(declared)):
-            yield src.issue(("queries", i, "pattern"), f"parameter ${name} is not declared in params",
-                            did_you_mean(name, declared))
-        for j, name in enumerate(declared):
-            if name not in pattern.params():
-                yield src.issue(("queries", i, "params", j, "name"), f"parameter {name!r} is not used in the pattern")
-        for node in pattern.nodes:
-            if node.type and node.type not in entity_types:
-                yield src.issue(("queries", i, "pattern"), f"column {node.column}: unknown entity type {node.type!r}",
-                                did_you_mean(node.type, entity_types))
-        for edge in pattern.edges:
-            for rel in edge.relations:
-                if rel not in relations:
-                    yield src.issue(("queries", i, "pattern"), f"column {edge.column}: unknown relation {rel!r}",
-                                    did_you_mean(rel, relations))
-        if pattern.relation and pattern.relation not in relations:
-            yield src.issue(("queries", i, "pattern"), f"unknown relation {pattern.relation!r}",
-                            did_you_mean(pattern.relation, relations))
-        if q.get("returns") == "nodes" and int(q.get("select", 0)) >= len(pattern.nodes):
-            yield src.issue(("queries", i, "select"), f"select {q.get('select')} is past the pattern's "
-                                                      f"{len(pattern.nodes)} nodes")

@@ -272,9 +272,9 @@ def _check_domain(src: Source, merged: dict[str, Any], project_dir: Path | None,
     issues += _check_relation_aliases(src, merged)
     issues += _check_qualifier_relations(src, _binary_relation_names(merged) + _names(merged, "nary_relation_types"))
     issues += _check_domain_examples(src, merged, entity_types)
-    from kgkit.query import named  # the pattern language lives with the queries
+    from kgkit.schema import queries  # loads the pattern language only when a domain is checked
 
-    issues += named.issues(src, merged)
+    issues += queries.issues(src, merged)
     return issues
 
 

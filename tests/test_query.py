@@ -60,10 +60,12 @@ def test_indexes_kept_by_updates_equal_a_rebuild_and_the_snapshot(graph_url, sma
         with g.db.write():
             index.rebuild(g)
         assert index_dump(g) == incremental
+        answer = Query(g, QueryConfig(limit=10_000)).match("*")
     assert incremental["dirty"] == []
     nodes = {n["id"]: n for n in snap.nodes}
-    got = {e: (t, n, json.loads(a), json.loads(d)) for e, t, n, a, d, _ in incremental["entities"]}
-    assert got == {i: (n["type"], n["name"], n["aliases"], n["documents"]) for i, n in nodes.items()}
+    got = {e: (t, n, json.loads(a)) for e, t, n, a, _ in incremental["entities"]}
+    assert got == {i: (n["type"], n["name"], n["aliases"]) for i, n in nodes.items()}
+    assert {n.id: n.documents for n in answer.nodes} == {i: n["documents"] for i, n in nodes.items()}
 
 
 def test_find_by_key_alias_fuzzy_and_text_with_types(graph_url, small_runs):

@@ -155,8 +155,9 @@ def _display_name(counts: dict[str, int]) -> str:
 
 
 def _refresh_entities(store, entities: set[str]) -> None:
-    """Re-derive the rows of ``entities``; an entity whose type, name and aliases did not
-    change keeps its name keys and full-text row (only documents and degree are updated)."""
+    """Re-derive the rows of ``entities`` from their groups' spellings (a few rows each,
+    however many documents name them); an entity whose type, name and aliases did not
+    change keeps its name keys and full-text row, and only its degree is updated."""
     if not entities:
         return
     t = store.tenant
@@ -167,48 +168,57 @@ def _refresh_entities(store, entities: set[str]) -> None:
                                      entities):
         members.setdefault(entity, []).append((node, etype))
     node_of = {n: e for e, ms in members.items() for n, _ in ms}
-    named: dict[str, list[tuple]] = {}  # entity -> (document id, node, name, aliases JSON)
-    for doc_id, node, name, aliases in _rows(store, "SELECT d.id, n.node, n.name, n.aliases FROM doc_nodes n "
-                                                    "JOIN documents d ON d.tenant = n.tenant AND d.doc = n.doc "
-                                                    "WHERE n.tenant = ? AND n.node IN ({})", node_of):
-        named.setdefault(node_of[node], []).append((doc_id, node, name, aliases))
+    spelt: dict[str, list[tuple[str, str, int]]] = {}  # entity -> (node, spelling, times written as the name)
+    for node, spelling, names in _rows(store, "SELECT node, spelling, names FROM qx_spellings "
+                                              "WHERE tenant = ? AND node IN ({})", node_of):
+        spelt.setdefault(node_of[node], []).append((node, spelling, names))
     degree: dict[str, int] = {}
     for node, count in _rows(store, "SELECT node, COUNT(*) FROM qx_fillers WHERE tenant = ? AND visible = 1 "
                                     "AND node IN ({}) GROUP BY node", node_of):
         degree[node_of[node]] = degree.get(node_of[node], 0) + count
     rows, updates, keys, texts = [], [], [], []
-    renamed = set(before) - set(named)  # gone: their rows go
-    for entity, found in named.items():
+    renamed = set(before) - set(spelt)  # no document names them any more: their rows go
+    for entity, found in spelt.items():
         etype = dict(members[entity]).get(entity, members[entity][0][1])
-        own = [r for r in found if r[1] == entity] or found
-        counts: dict[str, int] = {}
-        for r in own:
-            counts[r[2]] = counts.get(r[2], 0) + 1
-        name = _display_name(counts)
-        spellings: set[str] = set()
-        for alias_json in {r[3] for r in found}:
-            spellings.update(json.loads(alias_json))
-        aliases = json.dumps(sorted((spellings | {r[2] for r in found}) - {name}))
-        documents = json.dumps(sorted({r[0] for r in found}))
+        own = {sp: n for node, sp, n in found if node == entity and n > 0}
+        if not own:
+            own = {}
+            for _, sp, n in found:
+                if n > 0:
+                    own[sp] = own.get(sp, 0) + n
+        name = _display_name(own)
+        spelled = sorted({sp for _, sp, _ in found} - {name})
+        aliases = json.dumps(spelled)
         if before.get(entity) == (etype, name, aliases):
-            updates.append((documents, degree.get(entity, 0), t, entity))
+            updates.append((degree.get(entity, 0), t, entity))
             continue
         if entity in before:
             renamed.add(entity)
-        rows.append((t, entity, etype, name, aliases, documents, degree.get(entity, 0)))
-        spelled = json.loads(aliases)
+        rows.append((t, entity, etype, name, aliases, degree.get(entity, 0)))
         for text, alias in [(name, 0)] + [(a, 1) for a in spelled]:
             keys.append((t, entity, canonical_key(text, legal_suffixes=store.legal_suffixes), alias))
         texts.append(("entity", entity, etype, "", "", "\n".join([name, *spelled])))
     for table in ("qx_entities", "qx_names"):
         store.db.many(f"DELETE FROM {table} WHERE tenant = ? AND entity = ?", [(t, e) for e in sorted(renamed)])
     _drop_text(store, "entity", [(e, "", "") for e in renamed])
-    store.db.many("UPDATE qx_entities SET documents = ?, degree = ? WHERE tenant = ? AND entity = ?", updates)
-    store.db.many("INSERT INTO qx_entities (tenant, entity, type, name, aliases, documents, degree) "
-                  "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    store.db.many("UPDATE qx_entities SET degree = ? WHERE tenant = ? AND entity = ?", updates)
+    store.db.many("INSERT INTO qx_entities (tenant, entity, type, name, aliases, degree) VALUES (?, ?, ?, ?, ?, ?)", rows)
     store.db.many("INSERT INTO qx_names (tenant, entity, key, alias) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                   sorted(keys, key=lambda k: (k[1], k[2], k[3])))
     _add_text(store, texts)
+
+
+def _spellings(store) -> None:
+    """The tenant's qx_spellings from its doc_nodes rows (what the triggers keep)."""
+    counts: dict[tuple[str, str], list[int]] = {}
+    for node, name, aliases in store._q("SELECT node, name, aliases FROM doc_nodes WHERE tenant = ?"):
+        for spelling in {name, *json.loads(aliases)}:
+            entry = counts.setdefault((node, spelling), [0, 0])
+            entry[0] += spelling == name
+            entry[1] += 1
+    store._x("DELETE FROM qx_spellings WHERE tenant = ?")
+    store.db.many("INSERT INTO qx_spellings (tenant, node, spelling, names, total) VALUES (?, ?, ?, ?, ?)",
+                  [(store.tenant, n, sp, c[0], c[1]) for (n, sp), c in sorted(counts.items())])
 
 
 def _refresh_quotes(store, keys: set[tuple]) -> None:
@@ -273,6 +283,7 @@ def rebuild(store) -> None:
     before the indexes existed gets them on its first open, and ``ensure`` calls this."""
     for table in ("qx_items", "qx_fillers", "qx_times", "qx_entities", "qx_names", "qx_dirty"):
         store._x(f"DELETE FROM {table} WHERE tenant = ?")
+    _spellings(store)
     if store.db.kind == "sqlite":
         store.db.execute("DELETE FROM qx_fts WHERE rowid IN (SELECT id FROM qx_text WHERE tenant = ?)", (store.tenant,))
     store._x("DELETE FROM qx_text WHERE tenant = ?")

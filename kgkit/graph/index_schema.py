@@ -23,8 +23,10 @@ Tables (every row has a ``tenant``; PostgreSQL gets row-level security on each):
 * ``qx_times``: an item's temporal values as comparable intervals: ``lo``/``hi`` are ISO
   dates (a year 2021 is 2021-01-01 .. 2021-12-31), so interval conditions are string
   comparisons on an index.
-* ``qx_entities``: one row per resolved entity: type, display name, aliases, its
-  documents and its degree (how often visible statements name it: a statement naming it in
+* ``qx_spellings``: per key group, how many of its documents' rows write each spelling as
+  the name and at all (kept by triggers on ``doc_nodes``), so an entity's display name and
+  aliases are re-derived from a few rows, not from every document naming it.
+* ``qx_entities``: one row per resolved entity: type, display name, aliases and its degree (how often visible statements name it: a statement naming it in
   two roles counts twice).
 * ``qx_names``: canonical keys of every entity's name and aliases (exact and alias lookup).
 * ``qx_text``: the searchable texts: entity names with aliases (``kind`` entity) and
@@ -51,7 +53,10 @@ TABLES = [
     "name TEXT NOT NULL, text TEXT, lo TEXT, hi TEXT, PRIMARY KEY (tenant, doc, view, item, name))",
     "CREATE INDEX qx_times_lo ON qx_times (tenant, name, lo)",
     "CREATE TABLE qx_entities (tenant TEXT NOT NULL, entity TEXT NOT NULL, type TEXT NOT NULL, name TEXT NOT NULL, "
-    "aliases TEXT NOT NULL, documents TEXT NOT NULL, degree INTEGER NOT NULL, PRIMARY KEY (tenant, entity))",
+    "aliases TEXT NOT NULL, degree INTEGER NOT NULL, PRIMARY KEY (tenant, entity))",
+    # how many of a key group's document rows write each spelling: as its name, and at all
+    "CREATE TABLE qx_spellings (tenant TEXT NOT NULL, node TEXT NOT NULL, spelling TEXT NOT NULL, "
+    "names INTEGER NOT NULL, total INTEGER NOT NULL, PRIMARY KEY (tenant, node, spelling))",
     "CREATE INDEX qx_entities_type ON qx_entities (tenant, type)",
     "CREATE TABLE qx_names (tenant TEXT NOT NULL, entity TEXT NOT NULL, key TEXT NOT NULL, alias INTEGER NOT NULL, "
     "PRIMARY KEY (tenant, entity, key))",
@@ -98,8 +103,29 @@ def _values(row: str, what: str, cols: list[str]) -> str:
     return f"{row}.tenant, '{what}', {', '.join(cells)}"
 
 
+SPELL_UPSERT = ("INSERT INTO qx_spellings (tenant, node, spelling, names, total) {rows} "
+                "ON CONFLICT (tenant, node, spelling) DO UPDATE SET names = qx_spellings.names + excluded.names, "
+                "total = qx_spellings.total + 1")
+SPELL_DROP = [
+    "UPDATE qx_spellings SET names = names - 1 WHERE tenant = OLD.tenant AND node = OLD.node AND spelling = OLD.name",
+    "UPDATE qx_spellings SET total = total - 1 WHERE tenant = OLD.tenant AND node = OLD.node "
+    "AND (spelling = OLD.name OR spelling IN (SELECT value FROM {each}(OLD.aliases{cast})))",
+    "DELETE FROM qx_spellings WHERE tenant = OLD.tenant AND node = OLD.node AND total <= 0",
+]
+
+
+def _spell_add(each: str, cast: str, value: str) -> list[str]:
+    return [SPELL_UPSERT.format(rows="VALUES (NEW.tenant, NEW.node, NEW.name, 1, 1)"),
+            SPELL_UPSERT.format(rows=f"SELECT NEW.tenant, NEW.node, {value}, 0, 1 FROM (SELECT DISTINCT {value} "
+                                     f"FROM {each}(NEW.aliases{cast})) AS a WHERE {value} <> NEW.name")]
+
+
 def sqlite_ddl() -> list[str]:
     out = TABLES + SQLITE_TEXT
+    add = "; ".join(_spell_add("json_each", "", "value"))
+    drop = "; ".join(s.format(each="json_each", cast="") for s in SPELL_DROP)
+    out += [f"CREATE TRIGGER qx_spell_add AFTER INSERT ON doc_nodes FOR EACH ROW BEGIN {add}; END",
+            f"CREATE TRIGGER qx_spell_drop AFTER DELETE ON doc_nodes FOR EACH ROW BEGIN {drop}; END"]
     for n, (table, op, row, when, what, cols) in enumerate(MARKS):
         cond = f" WHEN {when}" if when else ""
         out.append(f"CREATE TRIGGER qx_mark_{n} AFTER {op} ON {table} FOR EACH ROW{cond} BEGIN "
@@ -109,6 +135,11 @@ def sqlite_ddl() -> list[str]:
 
 def postgres_ddl() -> list[str]:
     out = [s.replace(" REAL", " DOUBLE PRECISION") for s in TABLES] + POSTGRES_TEXT
+    add = "; ".join(_spell_add("jsonb_array_elements_text", "::jsonb", "value"))
+    drop = "; ".join(s.format(each="jsonb_array_elements_text", cast="::jsonb") for s in SPELL_DROP)
+    for name, op, body in (("qx_spell_add", "INSERT", add), ("qx_spell_drop", "DELETE", drop)):
+        out += [f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN {body}; RETURN NULL; END $$",
+                f"CREATE TRIGGER {name} AFTER {op} ON doc_nodes FOR EACH ROW EXECUTE FUNCTION {name}()"]
     for table in TENANT_TABLES:
         out += [f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY", f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY",
                 f"CREATE POLICY {table}_tenant ON {table} USING (tenant = current_setting('app.tenant')) "

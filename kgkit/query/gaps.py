@@ -10,8 +10,6 @@
 """
 from __future__ import annotations
 
-import json
-
 from kgkit.query.reader import Reader
 from kgkit.query.results import Answer
 
@@ -21,8 +19,10 @@ def gaps(reader: Reader, *, limit: int = 50, sparse: int = 0) -> Answer:
 
     answer = Answer("gaps", reader.tenant, reader.version, {"sparse": sparse}, limits={"limit": limit})
     q = reader.store._q
-    entities = {e: (t, json.loads(d), deg) for e, t, d, deg in
-                q("SELECT entity, type, documents, degree FROM qx_entities WHERE tenant = ?")}
+    named_in = dict(q("SELECT g.entity, COUNT(DISTINCT n.doc) FROM groups g JOIN doc_nodes n ON n.tenant = g.tenant "
+                      "AND n.node = g.node WHERE g.tenant = ? GROUP BY g.entity"))
+    entities = {e: (t, named_in.get(e, 0), deg) for e, t, deg in
+                q("SELECT entity, type, degree FROM qx_entities WHERE tenant = ?")}
     graph = nx.Graph()
     graph.add_nodes_from(entities)
     items: dict[tuple, list[tuple[str, str]]] = {}
@@ -46,7 +46,7 @@ def gaps(reader: Reader, *, limit: int = 50, sparse: int = 0) -> Answer:
     types = sorted({t for t, _, _ in entities.values()})
     lists = {
         "orphans": sorted(e for e in entities if graph.degree(e) == 0),
-        "singletons": sorted(e for e, (_, docs, _) in entities.items() if len(docs) == 1),
+        "singletons": sorted(e for e, (_, docs, _) in entities.items() if docs == 1),
         "outside_largest_component": sorted(e for e in entities if e not in main),
         "documents_without_statements": [i for d, i in documents if d not in busy_docs],
         "sparse_cells": [{"head": a, "tail": b, "count": cells.get((a, b), 0)} for a in types for b in types

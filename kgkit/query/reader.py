@@ -85,11 +85,20 @@ class Reader:
         want = [e for e in set(ids) if e not in self._entities]
         for e in want:
             self._entities[e] = None
-        for entity, etype, name, aliases, documents, degree in _rows(
-                self.store, "SELECT entity, type, name, aliases, documents, degree FROM qx_entities "
+        for entity, etype, name, aliases, degree in _rows(
+                self.store, "SELECT entity, type, name, aliases, degree FROM qx_entities "
                             "WHERE tenant = ? AND entity IN ({})", want):
             self._entities[entity] = {"id": entity, "type": etype, "name": name, "aliases": json.loads(aliases),
-                                      "documents": json.loads(documents), "degree": degree}
+                                      "documents": [], "degree": degree}
+        documents: dict[str, set[str]] = {}
+        for entity, doc_id in _rows(self.store, "SELECT DISTINCT g.entity, d.id FROM groups g JOIN doc_nodes n "
+                                                "ON n.tenant = g.tenant AND n.node = g.node JOIN documents d "
+                                                "ON d.tenant = n.tenant AND d.doc = n.doc "
+                                                "WHERE g.tenant = ? AND g.entity IN ({})",
+                                    [e for e in want if self._entities.get(e)]):
+            documents.setdefault(entity, set()).add(doc_id)
+        for entity, docs in documents.items():
+            self._entities[entity]["documents"] = sorted(docs)
         return {e: self._entities[e] for e in ids if self._entities.get(e)}
 
     def node(self, entity: str, **extra: Any) -> Node:

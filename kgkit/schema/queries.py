@@ -9,25 +9,32 @@ from kgkit.errors import Issue, did_you_mean
 from kgkit.query.pattern import PatternError, parse
 
 
+def _list(data: Any, key: str) -> list:
+    """``data[key]`` when it is a list (a file that failed its schema may hold anything)."""
+    value = data.get(key) if isinstance(data, dict) else None
+    return value if isinstance(value, list) else []
+
+
 def issues(src, merged: dict[str, Any]) -> Iterator[Issue]:
-    """Semantic checks of a domain's ``queries`` (the schema has checked their shape)."""
-    entity_types = [t["name"] for t in merged.get("entity_types") or [] if isinstance(t, dict) and "name" in t]
+    """Semantic checks of a domain's ``queries``, on whatever shape the file has."""
+    entity_types = [t["name"] for t in _list(merged, "entity_types") if isinstance(t, dict) and "name" in t]
     relations = [r.get("name") for key in ("relation_types", "nary_relation_types", "event_types")
-                 for r in merged.get(key) or [] if isinstance(r, dict)]
-    relations += [a for r in merged.get("relation_types") or [] if isinstance(r, dict) for a in r.get("aliases") or []]
+                 for r in _list(merged, key) if isinstance(r, dict)]
+    relations += [a for r in _list(merged, "relation_types") if isinstance(r, dict) for a in _list(r, "aliases")]
     seen: set[str] = set()
-    for i, q in enumerate(src.data.get("queries") or []):
+    for i, q in enumerate(_list(src.data, "queries")):
         if not isinstance(q, dict) or not isinstance(q.get("pattern"), str):
             continue
-        if q.get("name") in seen:
+        if isinstance(q.get("name"), str) and q["name"] in seen:
             yield src.issue(("queries", i, "name"), f"duplicate named query {q['name']!r}")
-        seen.add(q.get("name"))
+        if isinstance(q.get("name"), str):
+            seen.add(q["name"])
         try:
             pattern = parse(q["pattern"])
         except PatternError as exc:
             yield src.issue(("queries", i, "pattern"), exc.message)
             continue
-        declared = [p.get("name") for p in q.get("params") or [] if isinstance(p, dict)]
+        declared = [p["name"] for p in _list(q, "params") if isinstance(p, dict) and isinstance(p.get("name"), str)]
         for name in sorted(pattern.params() - set(declared)):
             yield src.issue(("queries", i, "pattern"), f"parameter ${name} is not declared in params",
                             did_you_mean(name, declared))
@@ -46,6 +53,7 @@ def issues(src, merged: dict[str, Any]) -> Iterator[Issue]:
         if pattern.relation and pattern.relation not in relations:
             yield src.issue(("queries", i, "pattern"), f"unknown relation {pattern.relation!r}",
                             did_you_mean(pattern.relation, relations))
-        if q.get("returns") == "nodes" and int(q.get("select", 0)) >= len(pattern.nodes):
+        select = q.get("select", 0)
+        if q.get("returns") == "nodes" and isinstance(select, int) and select >= len(pattern.nodes):
             yield src.issue(("queries", i, "select"), f"select {q.get('select')} is past the pattern's "
                                                       f"{len(pattern.nodes)} nodes")

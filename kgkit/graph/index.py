@@ -8,12 +8,18 @@ split or unmerge re-derives only the entities whose membership changed.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any, Iterable
 
 from kgkit import timex
 from kgkit.graph.links import CHUNK
 from kgkit.name_keys import canonical_key
+
+def scope_tokens(tenant: str, kind: str) -> str:
+    """A full-text row's tenant and kind as two tokens FTS5 can match exactly."""
+    return f"t{hashlib.sha256(tenant.encode()).hexdigest()[:20]} k{kind}"
+
 
 #: Item kinds whose fillers are ``head``/``tail``.
 BINARY_KINDS = ("edge", "temporal")
@@ -272,7 +278,8 @@ def _add_text(store, texts: list[tuple[str, str, str, str, str, str]]) -> None:
         rows = [(start + n, t, *row) for n, row in enumerate(texts)]
         store.db.many("INSERT INTO qx_text (id, tenant, kind, ref, type, doc, view, text) "
                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        store.db.many("INSERT INTO qx_fts (rowid, text) VALUES (?, ?)", [(r[0], r[-1]) for r in rows])
+        store.db.many("INSERT INTO qx_fts (rowid, text, scope) VALUES (?, ?, ?)",
+                      [(r[0], r[-1], scope_tokens(t, r[2])) for r in rows])
     else:
         store.db.many("INSERT INTO qx_text (tenant, kind, ref, type, doc, view, text) VALUES (?, ?, ?, ?, ?, ?, ?)",
                       [(t, *row) for row in texts])

@@ -70,7 +70,9 @@ SQLITE_TEXT = [
     "CREATE TABLE qx_text (id INTEGER PRIMARY KEY, tenant TEXT NOT NULL, kind TEXT NOT NULL, ref TEXT NOT NULL, "
     "type TEXT NOT NULL, doc TEXT NOT NULL, view TEXT NOT NULL, text TEXT NOT NULL)",
     "CREATE INDEX qx_text_ref ON qx_text (tenant, kind, doc, view, ref)",
-    "CREATE VIRTUAL TABLE qx_fts USING fts5(text, tokenize = 'porter unicode61 remove_diacritics 2')",
+    # scope: the row's tenant and kind as tokens (kgkit/query/text.py scope_tokens), so a search
+    # is restricted and ranked inside FTS5 and only its top rows are joined
+    "CREATE VIRTUAL TABLE qx_fts USING fts5(text, scope, tokenize = 'porter unicode61 remove_diacritics 2')",
 ]
 
 POSTGRES_TEXT = [

@@ -81,7 +81,7 @@ class Query:
     # ---------------------------------------------------------------- O1
     def find(self, mention: str, *, types: list[str] | None = None, limit: int | None = None) -> Answer:
         with self._reading() as r:
-            return _find.find(r, mention, types=types, limit=limit or self.config.limit)
+            return _find.find(r, mention, types=types, limit=limit or min(_find.LIMIT, self.config.limit))
 
     # ---------------------------------------------------------------- O2
     def neighbours(self, seeds: list[str], *, hops: int | None = None, fanout: int | None = None,

@@ -7,7 +7,7 @@ keeps its best; ties go to the node more statements name (degree), then the name
 """
 from __future__ import annotations
 
-from kgkit.canon import key_similarity
+from kgkit.canon import BLOCK_CAP, key_similarity, similar_keys
 from kgkit.graph.candidates import BlockIndex
 from kgkit.graph.index import _rows
 from kgkit.name_keys import canonical_key
@@ -17,6 +17,7 @@ from kgkit.query.results import Answer
 
 SCORES = {"key": 1.0, "alias": 0.9, "fuzzy": 0.8, "text": 0.5}
 FUZZY_FLOOR = 80.0  # the lowest similarity a fuzzy match is shown at
+LIMIT = 10  # nodes a mention is resolved to without --limit (query.limit when that is lower)
 
 
 def find(reader: Reader, mention: str, *, types: list[str] | None = None, limit: int = 10) -> Answer:
@@ -27,6 +28,7 @@ def find(reader: Reader, mention: str, *, types: list[str] | None = None, limit:
     found = reader.entities(best)
     ranked = sorted(found, key=lambda e: (-best[e][0], -found[e]["degree"], found[e]["name"], e))
     answer.cut("limit", len(ranked) - limit)
+    reader.entities(ranked[:limit], documents=True)  # in one read
     mentions = reader.mentions(ranked[:limit], per_entity=2)
     answer.nodes = [reader.node(e, score=round(best[e][0], 4), matched=best[e][1], evidence=mentions.get(e, []))
                     for e in ranked[:limit]]
@@ -56,17 +58,22 @@ def candidates(reader: Reader, mention: str, types: list[str] | None) -> dict[st
 
 
 def _fuzzy(reader: Reader, key: str, types: list[str] | None) -> list[tuple[str, float]]:
-    """(entity, similarity) of groups canon's blocking puts beside ``key``."""
+    """(entity, similarity) of groups canon's blocking puts beside ``key``; a block held by
+    more than canon's block cap is passed over (as the merge passes it over), so a common
+    word costs nothing, and the rest are screened in one vectorised pass."""
     blocks = [b for t in (types or reader.types()) for b in BlockIndex.blocks_of(t, key)]
-    pairs = _rows(reader.store, "SELECT node, key FROM blocks WHERE tenant = ? AND block IN ({})", blocks)
-    scored = {}
-    for node, other in pairs:
-        score = key_similarity(key, other, FUZZY_FLOOR)
-        if score >= FUZZY_FLOOR:
-            scored[node] = max(score, scored.get(node, 0.0))
+    sizes = dict(_rows(reader.store, "SELECT block, COUNT(*) FROM blocks WHERE tenant = ? AND block IN ({}) "
+                                     "GROUP BY block", blocks))
+    usable = [b for b in blocks if 0 < sizes.get(b, 0) <= BLOCK_CAP]
+    pairs = sorted(set(_rows(reader.store, "SELECT node, key FROM blocks WHERE tenant = ? AND block IN ({})", usable)))
+    keys = [k for _, k in pairs]
+    scored: dict[str, float] = {}
+    for i in similar_keys(key, keys, FUZZY_FLOOR):
+        node, other = pairs[i]
+        scored[node] = max(key_similarity(key, other, FUZZY_FLOOR), scored.get(node, 0.0))
     canon = reader.entity_of(scored)
     out: dict[str, float] = {}
     for node, score in scored.items():
-        if node in canon:
+        if node in canon and score >= FUZZY_FLOOR:
             out[canon[node]] = max(score, out.get(canon[node], 0.0))
     return sorted(out.items())

@@ -213,6 +213,7 @@ def match(reader: Reader, pattern: Pattern, *, limit: int, min_confidence: float
     answer.partial = reader.budget.ran_out
     used_nodes = sorted({n for row in answer.rows for n in row.nodes})
     used_items = {i for row in answer.rows for i in row.items}
+    reader.entities(used_nodes, documents=True)  # in one read
     answer.nodes = [reader.node(n) for n in used_nodes]
     answer.items = [lifted[i] for i in sorted(used_items)]
     return answer

@@ -81,7 +81,10 @@ class Reader:
                                  hint=hint or f"known: {', '.join(known[:20]) or 'none (empty graph)'}")
 
     # ---------------------------------------------------------------- entities
-    def entities(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    def entities(self, ids: Iterable[str], documents: bool = False) -> dict[str, dict[str, Any]]:
+        """Index rows of entities; ``documents``: also the documents naming each (read only
+        for what an answer returns: a hub is named by thousands)."""
+        ids = list(ids)
         want = [e for e in set(ids) if e not in self._entities]
         for e in want:
             self._entities[e] = None
@@ -89,20 +92,22 @@ class Reader:
                 self.store, "SELECT entity, type, name, aliases, degree FROM qx_entities "
                             "WHERE tenant = ? AND entity IN ({})", want):
             self._entities[entity] = {"id": entity, "type": etype, "name": name, "aliases": json.loads(aliases),
-                                      "documents": [], "degree": degree}
-        documents: dict[str, set[str]] = {}
-        for entity, doc_id in _rows(self.store, "SELECT DISTINCT g.entity, d.id FROM groups g JOIN doc_nodes n "
-                                                "ON n.tenant = g.tenant AND n.node = g.node JOIN documents d "
-                                                "ON d.tenant = n.tenant AND d.doc = n.doc "
-                                                "WHERE g.tenant = ? AND g.entity IN ({})",
-                                    [e for e in want if self._entities.get(e)]):
-            documents.setdefault(entity, set()).add(doc_id)
-        for entity, docs in documents.items():
-            self._entities[entity]["documents"] = sorted(docs)
+                                      "documents": None, "degree": degree}
+        if documents:
+            lacking = [e for e in set(ids) if self._entities.get(e) and self._entities[e]["documents"] is None]
+            found: dict[str, set[str]] = {e: set() for e in lacking}
+            # CROSS JOIN: SQLite keeps this order (entity's groups, their rows, the documents)
+            for entity, doc_id in _rows(self.store, "SELECT DISTINCT g.entity, d.id FROM groups g CROSS JOIN doc_nodes n "
+                                                    "CROSS JOIN documents d WHERE g.tenant = ? AND g.entity IN ({}) "
+                                                    "AND n.tenant = g.tenant AND n.node = g.node "
+                                                    "AND d.tenant = n.tenant AND d.doc = n.doc", lacking):
+                found[entity].add(doc_id)
+            for entity, docs in found.items():
+                self._entities[entity]["documents"] = sorted(docs)
         return {e: self._entities[e] for e in ids if self._entities.get(e)}
 
     def node(self, entity: str, **extra: Any) -> Node:
-        e = self.entities([entity])[entity]
+        e = self.entities([entity], documents=True)[entity]
         return Node(e["id"], e["type"], e["name"], list(e["aliases"]), list(e["documents"]), e["degree"], **extra)
 
     def resolve(self, ref: str) -> str | None:
@@ -206,16 +211,29 @@ class Reader:
         return found
 
     def mentions(self, entities: Iterable[str], per_entity: int = 3) -> dict[str, list[Evidence]]:
-        """Where each entity is named: the evidence rows of its groups' mentions."""
+        """Where each entity is named: the evidence of its groups' mentions in its first
+        few documents (read per document, by the evidence's document index)."""
         member = self.members(entities)
         ids = self.doc_ids()
+        docs: dict[str, list[str]] = {}
+        for doc, node in _rows(self.store, "SELECT doc, node FROM doc_nodes WHERE tenant = ? AND node IN ({})", member):
+            got = docs.setdefault(member[node], [])
+            if len(got) < per_entity and doc not in got:
+                got.append(doc)
         out: dict[str, list[Evidence]] = {}
-        for d, i, v, chunk, page, quote in _rows(self.store, "SELECT doc, item, view, chunk, page, quote FROM evidence "
-                                                             "WHERE tenant = ? AND item IN ({})", member):
-            got = out.setdefault(member[i], [])
-            ev = Evidence(d, ids.get(d, ""), page, quote, chunk, v)
-            if len(got) < per_entity and ev not in got:
-                got.append(ev)
+        nodes_of: dict[str, list[str]] = {}
+        for node, entity in member.items():
+            nodes_of.setdefault(entity, []).append(node)
+        for entity, chosen in sorted(docs.items()):
+            found = out.setdefault(entity, [])
+            for doc in sorted(chosen):
+                nodes = nodes_of[entity]
+                for v, chunk, page, quote in self.store._q(
+                        "SELECT view, chunk, page, quote FROM evidence WHERE tenant = ? AND doc = ? AND item IN "
+                        f"({','.join('?' * len(nodes))}) LIMIT ?", doc, *nodes, per_entity):
+                    ev = Evidence(doc, ids.get(doc, ""), page, quote, chunk, v)
+                    if len(found) < per_entity and ev not in found:
+                        found.append(ev)
         return out
 
 

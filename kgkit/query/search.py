@@ -120,7 +120,7 @@ def _owners(reader: Reader, children: list[tuple], reduce: str) -> dict[tuple, l
     mention_nodes = {c[1] for c in children if c[0] == "quote"}
     canon = reader.entity_of(mention_nodes)  # a quote's ref is a node (mention) or a stored item id
     doc_id = reader.doc_ids()
-    info = reader.entities(entity_refs | set(canon.values()))
+    info = reader.entities(entity_refs | set(canon.values()), documents=reduce == "document")
     items = {s.key: s for s in reader.items({(c[2], c[3], c[1]) for c in children
                                              if c[0] == "quote" and c[1] not in canon})}
     out: dict[tuple, list[tuple[str, str]]] = {}

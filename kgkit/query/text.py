@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kgkit.graph.index import scope_tokens
+
 STOP = frozenset(
     "a an and are as at be but by can do for from has have how i in into is it its me my of on or our please "
     "show so that the their then there these this to was what when where which who why will with would you your "
@@ -51,10 +53,13 @@ def hits(reader, query: str, *, kind: str | None = None, depth: int = 100) -> li
     where_kind = " AND t.kind = ?" if kind else ""
     extra = (kind,) if kind else ()
     if db.kind == "sqlite":
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-        rows = db.query("SELECT t.ref, t.kind, t.type, t.doc, t.view, t.text, -bm25(qx_fts) AS s FROM qx_fts "
-                        "JOIN qx_text t ON t.id = qx_fts.rowid WHERE qx_fts MATCH ? AND t.tenant = ?" + where_kind +
-                        " ORDER BY s DESC, t.id LIMIT ?", (match, tenant, *extra, depth))
+        tenant_token, kind_token = scope_tokens(tenant, kind or "").split()
+        scope = f"scope : {tenant_token}" + (f" AND scope : {kind_token}" if kind else "")
+        match = scope + " AND text : (" + " OR ".join('"' + t.replace('"', '""') + '"' for t in terms) + ")"
+        rows = db.query("SELECT t.ref, t.kind, t.type, t.doc, t.view, t.text, f.s FROM "
+                        "(SELECT rowid AS id, -bm25(qx_fts, 1.0, 0.0) AS s FROM qx_fts WHERE qx_fts MATCH ? "
+                        "ORDER BY bm25(qx_fts, 1.0, 0.0) LIMIT ?) f JOIN qx_text t ON t.id = f.id "
+                        "ORDER BY f.s DESC, t.id", (match, depth))
     else:
         rows = db.query("SELECT t.ref, t.kind, t.type, t.doc, t.view, t.text, ts_rank_cd(t.tsv, q, 1) AS s "
                         "FROM qx_text t, websearch_to_tsquery('english', ?) q WHERE t.tsv @@ q AND t.tenant = ?"

@@ -115,6 +115,7 @@ def _finish(reader: Reader, answer: Answer, dist: dict[str, int], used: dict[tup
     order = [n for n in order if n in info]
     answer.cut("limit", len(order) - lim.limit)
     kept = set(order[:lim.limit])
+    reader.entities(kept, documents=True)  # in one read
     answer.nodes = [reader.node(n, hops=dist[n]) for n in order[:lim.limit]]
     answer.items = [i for i in reader.lift(s for s in used.values() if sum(e in kept for _, e in s.fillers) >= 2
                                             and all(e in kept for _, e in s.fillers if e in dist))]

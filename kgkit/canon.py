@@ -359,7 +359,7 @@ def _usable_blocks(order: list[_Group], cap: int | None) -> tuple[dict[int, froz
     over the cap keeps its rarest key(s) (the least held; every one of them on a tie) rather
     than none: on the benchmark text (6.4 MB, cap 200) two groups in three are such, and
     leaving them without candidates kept 12,232 more nodes apart where the rarest key keeps
-    3,528 (benchmarks/RESULTS.md, branch h32-merge). Such a key still finds no more than
+    3,528 (benchmarks/HISTORY.md). Such a key still finds no more than
     ``cap`` groups: :func:`_fuzzy_clusters` files only the first ``cap`` under it (the
     most mentioned first), so no name costs more than ``cap`` per key and the stage is
     linear in the number of names. ``cap`` None keeps every key.
@@ -370,7 +370,7 @@ def _usable_blocks(order: list[_Group], cap: int | None) -> tuple[dict[int, froz
     distinct entity, near names differing in the first letters of their one distinctive
     word) it keeps apart pairs that share only "... Holdings" or "...ville", and the whole
     run stays linear to 6.4 MB where without it the merge grew 2.7-3.3x a doubling
-    (benchmarks/RESULTS.md, 2026-11-30 stop 18).
+    (benchmarks/HISTORY.md, 2026-11-30).
     """
     held = Counter(k for g in order for k in g.blocks) if cap is not None else Counter()
     return {id(g): _usable(g.blocks, held, cap) for g in order}, held

@@ -43,7 +43,7 @@ are never probed at all. How sharp that is depends on the names: on names built 
 dozen syllables (benchmarks/offline_speed.py, 3.2 MB) ~350-1,000 strings come back per
 probe (Person, Organization) against ~1,500 sharing a blocking key, while only 0.04-0.3 a
 probe reach 90: the filter narrows the quadratic work but does not remove it. Sharper
-exact filters were measured on the same probes (benchmarks/RESULTS.md, 2026-11-30 issue 11
+exact filters were measured on the same probes (benchmarks/HISTORY.md, 2026-11-30
 H28): a per-length-pair bound with length-partitioned postings, trigrams, two or three
 shared prefix q-grams instead of one, and PassJoin's pigeonhole segments (with and without
 picking each string's rarest segments) return 150-1,000 a probe too, and all but the

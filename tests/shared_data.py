@@ -13,5 +13,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("KGKIT_SHARED_DATA") or REPO.parent / "shared" / "data")
+# The sets in the shared gold.json format (a .txt beside every gold file); the others keep
+# formats of their own (their READMEs say which).
+DOCUMENT_SETS = ("conll04", "cuad", "scierc", "wikievents")
 FIXTURES = REPO / "tests" / "fixtures"
 CONTRACT_PDF = REPO / "examples" / "cooltech_strategic_alliance.pdf"  # CUAD v1, CC BY 4.0

@@ -54,11 +54,14 @@ def test_both_clients_write_the_same_run_folder_and_the_manifest_names_each(stub
                               config=Config(llm=llm, cache=CacheConfig(enabled=False), chunk_size=220,
                                             chunk_overlap=0), skills=False)
         assert run.manifest["model"]["client"] == {"core": client, "upgrades": client}
+        assert run.manifest["model"]["core"]["backend"] == run.manifest["model"]["upgrades"]["backend"] == client
         assert run.manifest["calls"]["total"] == 8 * 5 and run.views["nary"]["hyperedges"]
         folders[client] = run_folder(tmp_path / client)
     for files in folders.values():  # the client is named, and is all that differs
         manifest = json.loads(files["staff_notes/manifest.json"])
         del manifest["model"]["client"]
+        for stage in ("core", "upgrades"):
+            del manifest["model"][stage]["backend"]
         files["staff_notes/manifest.json"] = json.dumps(manifest, indent=2).encode()
     assert folders["direct"] == folders["litellm"]
 
@@ -168,6 +171,7 @@ def test_an_openai_extraction_never_imports_litellm(stub_provider, tmp_path):
     assert json.loads(done.stdout.strip().splitlines()[-1]) == [0, []]
     manifest = json.loads((tmp_path / "out" / "staff_notes" / "manifest.json").read_text())
     assert manifest["model"]["client"] == {"core": "direct", "upgrades": "direct"}
+    assert manifest["model"]["core"]["backend"] == "direct"  # never litellm beside client: direct
     assert manifest["calls"]["requests"] == len(stub_provider.requests) == 2  # entities, then relations
 
 

@@ -128,3 +128,94 @@ def test_progress_redraws_a_bar_on_a_terminal_and_prints_lines_otherwise():
         "doc: entities             [########################] 4/4\n",
     ]
     assert pipe.getvalue() == "doc: entities 4/4 done\n"
+
+
+def _dry_run_provider_line(tmp_path, *args) -> str:
+    (tmp_path / "note.txt").write_text("Acme Corp. signed with Beta LLC on March 3, 2021.\n")
+    result = extract("--dry-run", *args, tmp_path / "note.txt")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[-1] == "(dry run: nothing was called)"
+    return lines[-2]
+
+
+def test_dry_run_names_model_client_and_key_variable_set_or_not(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert _dry_run_provider_line(tmp_path) == "model: none (the offline backend; no key needed)"
+    assert _dry_run_provider_line(tmp_path, "--model", "openai/gpt-4o-mini") == \
+        "model: openai/gpt-4o-mini, client: direct, key: OPENAI_API_KEY (NOT SET: the run would stop at its first call)"
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    assert _dry_run_provider_line(tmp_path, "--model", "openai/gpt-4o-mini") == \
+        "model: openai/gpt-4o-mini, client: direct, key: OPENAI_API_KEY (set)"
+    (tmp_path / "team.yaml").write_text("llm:\n  model: anthropic/claude-3-5-haiku-20241022\n  api_key_env: TEAM_KEY\n")
+    monkeypatch.delenv("TEAM_KEY", raising=False)
+    assert _dry_run_provider_line(tmp_path, "--config", tmp_path / "team.yaml") == (
+        "model: anthropic/claude-3-5-haiku-20241022, client: litellm, key: TEAM_KEY "
+        "(NOT SET: the run would stop at its first call)")
+    result = extract("--dry-run", "--json", "--model", "openai/gpt-4o-mini", tmp_path / "note.txt")
+    assert json.loads(result.stdout)["provider"] == {"model": "openai/gpt-4o-mini", "client": "direct",
+                                                     "key_variable": "OPENAI_API_KEY", "key_set": True}
+    assert "sk-test-not-a-real-key" not in result.stdout
+
+
+@pytest.mark.parametrize("cost, shown", [(0.0, "$0.0000"), (3.6e-05, "$0.000036"), (0.00041, "$0.00041"),
+                                         (0.0123, "$0.0123"), (1.5, "$1.5000"), (2e-07, "$0.00000020")])
+def test_costs_print_with_enough_digits_to_be_non_zero(cost, shown):
+    from kgkit.cli.extract import money
+
+    assert money(cost) == shown
+
+
+def test_the_summary_shows_a_small_cost_as_non_zero():
+    from kgkit.cli.extract import format_summary
+
+    run = {"document": "d", "run_dir": "out/d", "nodes": 1, "edges": {}, "tokens": {"in": 1, "out": 1},
+           "cost": 3.6e-05, "seconds": 0.1, "warnings": [], "review": 0,
+           "calls": {"total": 2, "naive": 2, "core": 2, "upgrade": {}, "reused": 0, "cache_hits": 0, "requests": 2}}
+    assert "$0.000036" in format_summary({"runs": [run]}).splitlines()[2]
+
+
+NO_NARY_DOMAIN = """name: no_nary
+description: People and companies, nothing more.
+version: 1
+entity_types:
+  - name: Person
+    patterns:
+      regex: ['\\b(?:Mr|Ms|Dr)\\. [A-Z][a-z]+']
+  - name: Organization
+    patterns: [Acme Corp]
+relation_types:
+  - name: Work_For
+    head: [Person]
+    tail: [Organization]
+    triggers: [works for]
+"""
+
+
+def test_a_view_the_domain_cannot_serve_is_reported(tmp_path):
+    (tmp_path / "no_nary.yaml").write_text(NO_NARY_DOMAIN)
+    (tmp_path / "note.txt").write_text("Dr. Lee works for Acme Corp in the city.\n")
+    result = extract("--domain", tmp_path / "no_nary.yaml", "--view", "binary,nary", tmp_path / "note.txt")
+    assert result.exit_code == 0, result.output
+    warning = ("view nary: the domain no_nary declares no n-ary relation types (nary_relation_types), "
+               "so the view stays empty")
+    assert f"  warning: {warning}" in result.stdout.splitlines()
+    manifest = json.loads((tmp_path / "kgkit-out" / "note" / "manifest.json").read_text())
+    assert warning in manifest["warnings"]
+    served = extract("--domain", "legal_contracts", "--view", "nary", tmp_path / "note.txt")
+    assert served.exit_code == 0 and "warning: view nary" not in served.stdout
+
+
+def test_a_run_that_stops_before_its_first_answer_leaves_no_folder(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    (tmp_path / "note.txt").write_text("Acme Corp. signed with Beta LLC on March 3, 2021.\n")
+    result = CliRunner().invoke(cli, ["extract", "--model", "openai/gpt-4o-mini", str(tmp_path / "note.txt")])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-2:] == [
+        "Error: openai/gpt-4o-mini: no API key: OPENAI_API_KEY is not set",
+        "  hint: export OPENAI_API_KEY=<your API key>, or name the variable holding your key in llm.api_key_env"]
+    assert not (tmp_path / "kgkit-out").exists()
+    (tmp_path / "kept").mkdir()  # an --out that was there before stays
+    result = CliRunner().invoke(cli, ["extract", "--model", "openai/gpt-4o-mini", "--out", str(tmp_path / "kept"),
+                                      str(tmp_path / "note.txt")])
+    assert result.exit_code == 2 and list((tmp_path / "kept").iterdir()) == []

@@ -22,7 +22,7 @@ def test_add_stats_show_merges_unmerge_remove(small_runs, tmp_path):
     snap = json.loads(kgkit("graph", "show", graph, "--json").output)
     northwind = next(n for n in snap["nodes"] if "Northwind" in n["name"])
     shown = kgkit("graph", "show", graph, "--node", northwind["id"]).output
-    assert f"documents: {', '.join(northwind['documents'])}" in shown
+    assert "  documents: alpha, beta\n" in shown  # names, not d_ ids
 
     log = json.loads(kgkit("graph", "merges", graph, "--json").output)
     merged = next(m for m in log if m["entity"] == northwind["id"])
@@ -98,6 +98,14 @@ def test_extract_adds_finished_runs_to_the_graph(tmp_path):
     assert result.exit_code == 0, result.output
     stats = json.loads(kgkit("graph", "stats", graph, "--tenant", "t1", "--json").output)
     assert stats["documents"] == 1 and stats["nodes"] > 0
+    assert result.stdout.splitlines()[-1] == (
+        f"graph {graph} (tenant t1): 1 document(s) added, 0 replaced, 0 unchanged; it now holds 1 document(s), "
+        f"{stats['nodes']} nodes, {stats['edges']} edges")
+    again = kgkit("extract", str(src), "--domain", "legal_contracts", "--out", str(tmp_path / "out"),
+                  "--graph", graph, "--tenant", "t1", "--json")
+    assert json.loads(again.stdout)["graph"] == {"url": graph, "tenant": "t1", "added": 0, "replaced": 0,
+                                                 "unchanged": 1, "left_out": 0, "documents": 1,
+                                                 "nodes": stats["nodes"], "edges": stats["edges"]}
 
 
 def test_export_reads_the_store(small_runs, tmp_path):
@@ -109,3 +117,70 @@ def test_export_reads_the_store(small_runs, tmp_path):
     data = json.loads(written.read_text())
     stats = json.loads(kgkit("graph", "stats", graph, "--tenant", "t1", "--json").output)
     assert len(data["nodes"]) == stats["nodes"] and len(data["edges"]) == stats["edges"]
+
+
+def _corpus_out(tmp_path):
+    """A corpus run's --out folder, as `kgkit extract` writes it (run folders and runs.jsonl)."""
+    for name in ("alpha", "beta"):
+        (tmp_path / f"{name}.txt").write_text(DOCS[name], encoding="utf-8")
+    out = tmp_path / "kgkit-out"
+    result = kgkit("extract", str(tmp_path / "alpha.txt"), str(tmp_path / "beta.txt"), "--domain", "legal_contracts",
+                   "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert (out / "runs.jsonl").is_file()
+    return out
+
+
+def test_add_takes_the_out_folder_of_a_corpus_run(tmp_path):
+    out = _corpus_out(tmp_path)
+    graph = str(tmp_path / "g.sqlite")
+    result = kgkit("graph", "add", graph, str(out))
+    assert result.exit_code == 0, result.output
+    assert result.output == "alpha: added (graph version 1)\nbeta: added (graph version 2)\n"
+
+
+def test_add_takes_a_glob_of_the_out_folder_runs_jsonl_included(tmp_path):
+    out = _corpus_out(tmp_path)
+    graph = str(tmp_path / "g.sqlite")
+    result = kgkit("graph", "add", graph, *sorted(str(p) for p in out.iterdir()))  # kgkit-out/*
+    assert result.exit_code == 0, result.output
+    assert result.output == "alpha: added (graph version 1)\nbeta: added (graph version 2)\n"
+    (tmp_path / "kgkit.yaml").write_text(f"graph:\n  url: {graph}\n")
+    result = kgkit("graph", "add", str(out), "--config", str(tmp_path / "kgkit.yaml"))  # GRAPH from graph.url
+    assert result.exit_code == 0, result.output
+    assert result.output == "alpha: unchanged (graph version 2)\nbeta: unchanged (graph version 2)\n"
+
+
+def test_add_with_only_runs_jsonl_is_a_usage_error(tmp_path):
+    out = _corpus_out(tmp_path)
+    result = kgkit("graph", "add", str(tmp_path / "g.sqlite"), str(out / "runs.jsonl"))
+    assert result.exit_code == 2
+    assert "no run folder among the paths given (only runs.jsonl)" in result.output
+
+
+def test_export_o_file_writes_that_file(small_runs, tmp_path):
+    graph = str(tmp_path / "g.sqlite")
+    kgkit("graph", "add", graph, str(small_runs["alpha"]))
+    result = kgkit("graph", "export", graph, "--format", "graphml", "-o", str(tmp_path / "corpus.graphml"))
+    assert result.exit_code == 0, result.output
+    assert result.output == f"{tmp_path / 'corpus.graphml'}\n"
+    assert (tmp_path / "corpus.graphml").is_file()
+
+
+def test_show_sorts_nodes_by_type_and_name_and_names_their_documents(small_runs, tmp_path):
+    graph = str(tmp_path / "g.sqlite")
+    kgkit("graph", "add", graph, str(small_runs["beta"]), str(small_runs["alpha"]))
+    snap = json.loads(kgkit("graph", "show", graph, "--json").output)
+    result = kgkit("graph", "show", graph)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == (f"tenant default, version 2: 2 documents, {len(snap['nodes'])} nodes, "
+                        f"{len(snap['edges'])} edges")
+    node_lines = lines[1:1 + len(snap["nodes"])]
+    shown = [tuple(line.split("  ")[1:3]) for line in node_lines]
+    assert shown == sorted(shown, key=lambda t: (t[0], t[1].casefold())) and len(set(t[0] for t in shown)) > 1
+    northwind = next(n for n in snap["nodes"] if n["name"].startswith("Northwind"))
+    assert f"{northwind['id']}  {northwind['type']}  {northwind['name']}  (alpha, beta)" in node_lines
+    assert "d_" not in result.output
+    edge_lines = lines[1 + len(snap["nodes"]):]
+    assert edge_lines == sorted(edge_lines) and len(edge_lines) == len(snap["edges"])

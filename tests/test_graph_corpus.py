@@ -21,10 +21,15 @@ from shared_data import DATA
 pytestmark = pytest.mark.corpus
 
 SETS = {"cuad": "legal_contracts", "conll04": "general", "wikievents": "general"}
-EDITED = {"cuad": "cuad_CCAINDUSTRIESINC_Outsourcing", "conll04": "conll04_shared_003",
-          "wikievents": sorted(p.stem for p in (DATA / "wikievents").glob("*.txt"))[0]}
-REMOVED = {"cuad": "cuad_ADUROBIOTECH_Consulting_Agreements", "conll04": "conll04_shared_006",
-           "wikievents": sorted(p.stem for p in (DATA / "wikievents").glob("*.txt"))[1]}
+
+
+def _picks() -> tuple[dict[str, str], dict[str, str]]:
+    """(the document edited, the document removed) per set. Read when a test runs, never at
+    import: the default suite collects this module on a clone with no shared data."""
+    wikievents = sorted(p.stem for p in (DATA / "wikievents").glob("*.txt"))
+    return ({"cuad": "cuad_CCAINDUSTRIESINC_Outsourcing", "conll04": "conll04_shared_003", "wikievents": wikievents[0]},
+            {"cuad": "cuad_ADUROBIOTECH_Consulting_Agreements", "conll04": "conll04_shared_006",
+             "wikievents": wikievents[1]})
 
 
 def _text(path) -> str:
@@ -36,27 +41,29 @@ def corpus(tmp_path_factory):
     """(every run folder, the edited documents' new run folders)."""
     base = tmp_path_factory.mktemp("corpus")
     runs, edited = [], []
+    edited_names, _ = _picks()
     for name, domain in SETS.items():
         texts = {p.stem: _text(p) for p in sorted((DATA / name).glob("*.txt"))}
         runs += extract_texts(texts, base / name, domain).values()
-        text = texts[EDITED[name]]
+        text = texts[edited_names[name]]
         change = text[len(text) // 5:] + "\nOrion Freight Inc. shall notify Marta Quell within ten days.\n"
-        edited += extract_texts({EDITED[name]: change}, base / f"{name}-edited", domain).values()
+        edited += extract_texts({edited_names[name]: change}, base / f"{name}-edited", domain).values()
     return runs, edited
 
 
 def test_reloading_with_an_edit_and_a_removal_equals_a_fresh_load(graph_url, corpus, request):
     runs, edited = corpus
+    edited_names, removed = _picks()
     with GraphStore(graph_url) as g:
         g.add(runs)
         before = g.snapshot()
         results = g.add(edited)
         assert [r.status for r in results] == ["replaced"] * 3
-        for doc in REMOVED.values():
+        for doc in removed.values():
             g.remove(doc)
         after = g.snapshot()
-    removed_names = set(REMOVED.values())
-    final = [r for r in runs if r.name not in removed_names and r.name not in EDITED.values()] + edited
+    removed_names = set(removed.values())
+    final = [r for r in runs if r.name not in removed_names and r.name not in edited_names.values()] + edited
     fresh_url = (request.getfixturevalue("postgres").new_database() if graph_url.startswith("postgresql")
                  else graph_url + ".fresh")
     with GraphStore(fresh_url) as fresh:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
+import os
 import random
 from pathlib import Path
 
@@ -205,7 +206,32 @@ def test_unknown_format_and_file_as_output_are_input_errors(tmp_path):
     assert exc.value.hint == "did you mean 'graphml'?"
     (tmp_path / "file").write_text("")
     with pytest.raises(InputError, match="exists and is not a folder"):
-        export_graph(make_snapshot(), "json", tmp_path / "file")
+        export_graph(make_snapshot(), "csv", tmp_path / "file")  # csv writes several files
+
+
+def test_a_one_file_format_writes_the_file_out_names_and_a_folder_stays_a_folder(tmp_path):
+    [written] = export_graph(make_snapshot(), "graphml", tmp_path / "corpus.graphml")
+    assert written == tmp_path / "corpus.graphml" and written.is_file()
+    assert written.read_text(encoding="utf-8").startswith("<?xml")
+    (tmp_path / "old.json").write_text("old")
+    [written] = export_graph(make_snapshot(), "json", tmp_path / "old.json")  # an existing file is replaced
+    assert written == tmp_path / "old.json" and json.loads(written.read_text())["nodes"]
+    (tmp_path / "folder.graphml").mkdir()
+    [written] = export_graph(make_snapshot(), "graphml", tmp_path / "folder.graphml")
+    assert written == tmp_path / "folder.graphml" / "graph.graphml"
+    written = export_graph(make_snapshot(), "csv", tmp_path / "tables.csv")  # several files: a folder
+    assert all(p.parent == tmp_path / "tables.csv" for p in written) and len(written) > 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.graphml", "folder.graphml", "old.json", "tables.csv"]
+
+
+def test_export_files_get_the_mode_run_folder_files_get(tmp_path):
+    old = os.umask(0o022)
+    try:
+        written = export_graph(make_snapshot(), "neo4j", tmp_path / "neo4j") + \
+            export_graph(make_snapshot(), "turtle", tmp_path / "graph.ttl")
+    finally:
+        os.umask(old)
+    assert written and {oct(p.stat().st_mode & 0o777) for p in written} == {oct(0o644)}
 
 
 # Names, quotes and labels as users' documents produce them: quotes, line breaks, markup,

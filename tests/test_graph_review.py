@@ -121,3 +121,24 @@ def test_the_gate_cannot_be_bypassed(graph_url, small_runs, tmp_path):
         assert edge["id"] in _ids(g.snapshot())  # still supported by the clean document
         g.remove("alpha_clean")
         assert edge["id"] not in _ids(g.snapshot())  # only the rejected copy is left
+
+
+def test_review_list_says_which_entries_can_only_be_rejected(small_runs, tmp_path):
+    from cli_support import kgkit
+
+    run = tmp_path / "alpha"
+    _held_run(small_runs["alpha"], run)
+    graph = str(tmp_path / "g.sqlite")
+    assert kgkit("graph", "add", graph, str(run)).exit_code == 0
+    with GraphStore(graph) as g:
+        queue = {e["reason"].split(":")[0].split(" (")[0]: e for e in g.review_queue()}
+    assert {k: e["acceptable"] for k, e in queue.items()} == {
+        "unverified evidence": True, "low confidence": True, "unknown_relation": True, "invalid_answer": False}
+    result = kgkit("review", "list", graph)
+    assert result.exit_code == 0, result.output
+    invalid = queue["invalid_answer"]
+    assert f"{invalid['id']}  alpha  rejected entities: invalid_answer: no JSON  " \
+           "(reject only: it has no graph form to accept)" in result.output.splitlines()
+    assert result.output.count("reject only") == 1
+    refused = kgkit("review", "accept", graph, invalid["id"])
+    assert refused.exit_code == 2 and "has no graph form" in refused.output

@@ -43,6 +43,18 @@ def test_durations(text, iso, name):
     assert literal_name("duration", text) == name
 
 
+@pytest.mark.parametrize("text, surface, iso", [
+    ("within twenty-four (24) hours of the notice", "twenty-four (24) hours", "PT24H"),
+    ("for a period of thirty one days", "thirty one days", "P31D"),
+    ("a forty-five day period", "forty-five day period", "P45D"),
+    ("seventy-two hours later", "seventy-two hours", "PT72H"),
+])
+def test_compound_number_words_stay_whole_in_durations(text, surface, iso):
+    [duration] = [lit for lit in find_literals(text) if lit.kind == "duration"]
+    assert (duration.surface, duration.value) == (surface, iso)
+    assert text[duration.start:duration.end] == surface
+
+
 @pytest.mark.parametrize("text, amount, currency", [
     ("$1,500,000", 1_500_000.0, "USD"),
     ("US$ 5.2 million", 5_200_000.0, "USD"),

@@ -17,7 +17,7 @@ as litellm reports it. Prices and "takes a strict JSON Schema" come from litellm
 table (:mod:`kgkit.backends.cost_map`), read only when needed; litellm is never imported.
 
 Why aiohttp and not httpx: measured against the stub (benchmarks/provider_speed.py,
-RESULTS.md), an httpx ``AsyncClient`` request costs 0.8-1.0 ms of CPU (httpcore, h11 and
+HISTORY.md), an httpx ``AsyncClient`` request costs 0.8-1.0 ms of CPU (httpcore, h11 and
 anyio in pure Python), an aiohttp one 0.15 ms (its HTTP parser is compiled); at the 2 ms
 a call the run may spend in all, that difference decides.
 """

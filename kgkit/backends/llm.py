@@ -387,18 +387,7 @@ class LLMBackend:
         return key
 
     def _key_variable(self) -> str:
-        """The variable the key is read from: llm.api_key_env, else litellm's usual one
-        for the provider (OPENAI_API_KEY, ANTHROPIC_API_KEY, …)."""
-        if self.settings.api_key_env:
-            return self.settings.api_key_env
-        if self._direct is not None:
-            return "OPENAI_API_KEY"
-        litellm = load_litellm()  # only reached on an error path, after a call imported it
-        try:
-            provider = litellm.get_llm_provider(self.settings.model)[1]
-        except tuple(litellm.LITELLM_EXCEPTION_TYPES):
-            provider = self.settings.model.split("/", 1)[0]
-        return f"{re.sub(r'[^A-Za-z0-9]', '_', provider).upper()}_API_KEY"
+        return key_variable(self.settings, self.llm_client)
 
     def _key(self) -> str | None:
         name = self.settings.api_key_env
@@ -449,6 +438,22 @@ def pick_client(llm: LLMConfig) -> str:
             hint="use an openai/... model (with api_base for a compatible server), or llm.client: auto",
         )
     return "direct"
+
+
+def key_variable(llm: LLMConfig, client: str | None = None) -> str:
+    """The variable the key is read from: llm.api_key_env, else the usual one for the
+    provider (OPENAI_API_KEY for the direct client; litellm's ANTHROPIC_API_KEY, …).
+    Imports litellm for a litellm model without api_key_env: only on error paths and dry runs."""
+    if llm.api_key_env:
+        return llm.api_key_env
+    if (client or pick_client(llm)) == "direct":
+        return "OPENAI_API_KEY"
+    litellm = load_litellm()
+    try:
+        provider = litellm.get_llm_provider(llm.model)[1]
+    except tuple(litellm.LITELLM_EXCEPTION_TYPES):
+        provider = (llm.model or "").split("/", 1)[0]
+    return f"{re.sub(r'[^A-Za-z0-9]', '_', provider).upper()}_API_KEY"
 
 
 def load_litellm():

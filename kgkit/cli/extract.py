@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -71,13 +72,13 @@ class _Progress:
             self.tokens += manifest["tokens"]["in"] + manifest["tokens"]["out"]
             self.cost += manifest["cost"] or 0.0
         if self.bar is not None:
-            self.bar.set_postfix(calls=self.calls, tokens=self.tokens, cost=f"${self.cost:.4f}", refresh=False)
+            self.bar.set_postfix(calls=self.calls, tokens=self.tokens, cost=money(self.cost), refresh=False)
             self.bar.update(1)
             if self.done >= self.total:
                 self.bar.close()
         elif self.total > 1:
             self.stream.write(f"[{self.done}/{self.total}] {name}: {status}; calls {self.calls}, "
-                              f"tokens {self.tokens}, cost ${self.cost:.4f} so far\n")
+                              f"tokens {self.tokens}, cost {money(self.cost)} so far\n")
             self.stream.flush()
 
 
@@ -114,7 +115,7 @@ def format_summary(data: dict[str, Any]) -> str:
     for run in data["runs"]:
         calls = run["calls"]
         edges = ", ".join(f"{view} {n}" for view, n in run["edges"].items()) or "-"
-        cost = "n/a" if run["cost"] is None else f"${run['cost']:.4f}"
+        cost = "n/a" if run["cost"] is None else money(run["cost"])
         rows.append([run["document"], str(run["nodes"]), edges, f"{calls['total']} ({calls['naive']})",
                      f"{run['tokens']['in']}/{run['tokens']['out']}", cost, f"{run['seconds']:.2f}s",
                      str(len(run["warnings"]))])
@@ -132,17 +133,40 @@ def format_summary(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def format_plan(plans) -> str:
+def money(cost: float) -> str:
+    """``$`` and enough decimals for two significant digits of a small cost (``$0.000036``,
+    never ``$0.0000`` for a run that cost something); four for a cost of a cent or more."""
+    if cost <= 0 or cost >= 0.01:
+        return f"${cost:.4f}"
+    return f"${cost:.{max(4, 1 - math.floor(math.log10(cost)))}f}"
+
+
+def graph_report(url: str, added, stats: dict[str, Any], left_out: int) -> dict[str, Any]:
+    """What ``--graph`` loaded: documents by outcome, runs left out (failed chunks), and the
+    store's totals after the load."""
+    outcome = {status: sum(1 for r in added if r.status == status) for status in ("added", "replaced", "unchanged")}
+    return {"url": url, "tenant": stats["tenant"], **outcome, "left_out": left_out,
+            "documents": stats["documents"], "nodes": stats["nodes"], "edges": stats["edges"]}
+
+
+def format_graph_report(g: dict[str, Any]) -> str:
+    left = f", {g['left_out']} left out (failed chunks: --resume, then add)" if g["left_out"] else ""
+    return (f"\ngraph {g['url']} (tenant {g['tenant']}): {g['added']} document(s) added, {g['replaced']} replaced, "
+            f"{g['unchanged']} unchanged{left}; it now holds {g['documents']} document(s), {g['nodes']} nodes, "
+            f"{g['edges']} edges")
+
+
+def format_plan(plans, provider: str = "") -> str:
     rows = [["document", "chunks", "entities", "relations", "upgrades", "projections", "total (naive)", "saved",
              "est. tokens in/out", "est. cost"]]
     for p in plans:
         c = p.calls
         upgrades = ", ".join(f"{v} {n}" for v, n in c["upgrade"].items()) or "-"
-        cost = "unknown" if p.cost is None else f"${p.cost:.4f}"
+        cost = "unknown" if p.cost is None else money(p.cost)
         rows.append([p.document, str(p.chunks), str(c["entities"]), str(c["relations"]), upgrades, "0",
                      f"{c['total']} ({c['naive']})", str(c.get("saved", 0)), f"{p.tokens['in']}/{p.tokens['out']}",
                      cost])
-    return _table(rows) + "\n(dry run: nothing was called)"
+    return _table(rows) + (f"\n{provider}" if provider else "") + "\n(dry run: nothing was called)"
 
 
 @click.command("extract")
@@ -196,14 +220,15 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
     cfg.upgrades.skip_idle_chunks = cfg.upgrades.skip_idle_chunks or skip_idle_chunks
     cfg.upgrades.combine = cfg.upgrades.combine or combine_upgrades
     if dry_run:
-        from kgkit.engine.plan import plan
+        from kgkit.engine.plan import plan, provider_plan
 
         plans = plan(list(files), domain=domain, views=views, config=cfg, include=include, exclude=exclude,
                      out_dir=out_dir, replace_views=replace_views, skills=not no_skills)
+        provider = provider_plan(cfg)
         if as_json:
-            click.echo(json.dumps({"plan": [p.as_dict() for p in plans]}, indent=2))
+            click.echo(json.dumps({"plan": [p.as_dict() for p in plans], "provider": provider.as_dict()}, indent=2))
         else:
-            click.echo(format_plan(plans))
+            click.echo(format_plan(plans, provider.line()))
         return
     from kgkit.engine.run import RunResult, extract_each
 
@@ -241,12 +266,16 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
         from kgkit.graph import GraphStore
 
         with GraphStore.from_config(cfg, url=graph, tenant=tenant) as store:
-            store.add([r.run_dir for r in results if not r.manifest["failures"]])
+            added = store.add([r.run_dir for r in results if not r.manifest["failures"]])
+            stats = store.stats()
+        data["graph"] = graph_report(graph, added, stats, left_out=sum(1 for r in results if r.manifest["failures"]))
     if waiting:
         data["batches"] = [{"document": w.document, "run_dir": str(w.run_dir), "batch": w.batch_id,
                             "stage": w.stage, "status": w.status} for w in waiting]
     if results or not waiting:
         click.echo(json.dumps(data, indent=2) if as_json else format_summary(data))
+        if graph and not as_json:
+            click.echo(format_graph_report(data["graph"]))
     elif as_json:
         click.echo(json.dumps(data, indent=2))
     if waiting:

@@ -37,10 +37,6 @@ def graph_and(args: tuple[str, ...], what: str) -> tuple[str | None, str]:
     return (args[0], args[1]) if len(args) == 2 else (None, args[0])
 
 
-def _is_run(path: str) -> bool:
-    return (Path(path) / "nodes.json").is_file()
-
-
 def echo_json(data) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
@@ -48,6 +44,11 @@ def echo_json(data) -> None:
 def _edge_line(edge: dict, names: dict[str, str]) -> str:
     """``head -relation-> tail``, each end by its node's name where the snapshot has one."""
     return f"{names.get(edge['head'], edge['head'])} -{edge['relation']}-> {names.get(edge['tail'], edge['tail'])}"
+
+
+def _document_names(node: dict, doc_names: dict[str, str]) -> str:
+    """The names of the documents a node is found in, sorted (its ``d_`` ids mean nothing to a reader)."""
+    return ", ".join(sorted(doc_names.get(d, d) for d in node["documents"]))
 
 
 @click.group("graph")
@@ -59,20 +60,27 @@ def graph_cli():
 
 
 @graph_cli.command("add")
-@click.argument("args", nargs=-1, required=True, metavar="GRAPH RUN_DIR...")
+@click.argument("args", nargs=-1, required=True, metavar="[GRAPH] RUN_DIR...")
 @TENANT
 @CONFIG
 @AS_JSON
 def add_cli(args, tenant, config_path, as_json):
     """Add run folders written by `kgkit extract` (one transaction each).
 
-    A document already in the store under the same name is replaced by its new
-    contribution; an unchanged one changes nothing. GRAPH may be left out when
-    graph.url is set.
+    RUN_DIR is a run folder or the --out folder of a corpus run (its run folders
+    are added, in name order); a glob of that folder works too. A document already
+    in the store under the same name is replaced by its new contribution; an
+    unchanged one changes nothing. GRAPH may be left out when graph.url is set.
     """
-    graph, runs = (None, list(args)) if _is_run(args[0]) else (args[0], list(args[1:]))
+    from kgkit.graph.run_folders import expand_run_folders
+
+    # GRAPH is a .sqlite file or a URL, never a folder: a folder first means GRAPH was left out.
+    graph, runs = (None, list(args)) if Path(args[0]).is_dir() else (args[0], list(args[1:]))
     if not runs:
         raise click.UsageError("give at least one RUN_DIR after GRAPH")
+    runs = expand_run_folders(runs)
+    if not runs:
+        raise click.UsageError("no run folder among the paths given (only runs.jsonl)")
     with open_store(graph, tenant, config_path) as store:
         results = store.add(runs)
     if as_json:
@@ -118,10 +126,12 @@ def stats_cli(graph, tenant, config_path, as_json):
 @CONFIG
 @AS_JSON
 def show_cli(graph, node_id, tenant, config_path, as_json):
-    """Print the graph (nodes, then edges by name), or one node with --node; --json: the snapshot."""
+    """Print the graph: nodes by type and name with their documents, then edges by name; or
+    one node with --node; --json: the snapshot."""
     with open_store(graph, tenant, config_path) as store:
         snap = store.snapshot()
     names = {n["id"]: n["name"] for n in snap.nodes}
+    doc_names = {d["id"]: d["name"] for d in snap.documents}
     if node_id:
         node = next((n for n in snap.nodes if n["id"] == node_id), None)
         if node is None:
@@ -135,7 +145,7 @@ def show_cli(graph, node_id, tenant, config_path, as_json):
             return
         click.echo(f"{node['id']}  {node['type']}  {node['name']}")
         click.echo(f"  aliases: {', '.join(node['aliases']) or '-'}")
-        click.echo(f"  documents: {', '.join(node['documents'])}")
+        click.echo(f"  documents: {_document_names(node, doc_names)}")
         for e in touching:
             click.echo(f"  {_edge_line(e, names)}")
         return
@@ -144,10 +154,10 @@ def show_cli(graph, node_id, tenant, config_path, as_json):
         return
     click.echo(f"tenant {snap.tenant}, version {snap.version}: {len(snap.documents)} documents, "
                f"{len(snap.nodes)} nodes, {len(snap.edges)} edges")
-    for n in snap.nodes:
-        click.echo(f"{n['id']}  {n['type']}  {n['name']}  ({len(n['documents'])} document(s))")
-    for e in snap.edges:
-        click.echo(_edge_line(e, names))
+    for n in sorted(snap.nodes, key=lambda n: (n["type"], n["name"].casefold(), n["id"])):
+        click.echo(f"{n['id']}  {n['type']}  {n['name']}  ({_document_names(n, doc_names)})")
+    for line in sorted(_edge_line(e, names) for e in snap.edges):
+        click.echo(line)
 
 
 @graph_cli.command("merges")

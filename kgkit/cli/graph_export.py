@@ -42,7 +42,8 @@ def make_export_cli(provider: SnapshotProvider, options: Sequence[Callable] = ()
     export_cli = click.option("--base-iri", default=None, help=(
         "RDF formats: the IRI item ids are appended to [default: https://kgkit.dev/graph/<tenant>/]."))(export_cli)
     export_cli = click.option("-o", "--out", required=True, type=click.Path(),
-                              help="Folder to write the files into.")(export_cli)
+                              help="Folder to write the files into; for a one-file format (graphml, json, jsonld, turtle) "
+                              "also the file itself, e.g. corpus.graphml.")(export_cli)
     export_cli = click.option("--format", "fmt", required=True,
                               help=f"What to write: {', '.join(export_formats())}.")(export_cli)
     export_cli = click.argument("graph", required=False)(export_cli)

@@ -26,7 +26,8 @@ def review_cli():
 @CONFIG
 @AS_JSON
 def list_cli(graph, show_all, tenant, config_path, as_json):
-    """List review entries (pending ones unless --all)."""
+    """List review entries (pending ones unless --all); an entry that can only be rejected
+    (an answer with no graph form, such as one that was not JSON) says so."""
     with open_store(graph, tenant, config_path) as store:
         entries = store.review_queue(pending_only=not show_all)
     if as_json:
@@ -34,7 +35,8 @@ def list_cli(graph, show_all, tenant, config_path, as_json):
         return
     for e in entries:
         decided = f"  [{e['decision']} by {e['who']} {e['at']}]" if e["decision"] else ""
-        click.echo(f"{e['id']}  {e['document']}  {e['kind']} {e['view']}: {e['reason']}{decided}")
+        only_reject = "" if e["acceptable"] else "  (reject only: it has no graph form to accept)"
+        click.echo(f"{e['id']}  {e['document']}  {e['kind']} {e['view']}: {e['reason']}{only_reject}{decided}")
     if not entries:
         click.echo("nothing to review")
 

@@ -35,6 +35,16 @@ def clients(backends: tuple[Backend, Backend]) -> dict[str, Any]:
     return {"client": named} if any(named.values()) else {}
 
 
+def described(backend: Backend) -> dict[str, Any]:
+    """``backend.describe()`` for the manifest, its ``backend`` naming the client that sent the
+    requests (``direct`` or ``litellm``) where it has one: a manifest reading ``litellm``
+    beside ``client: direct`` told a reader the wrong thing. The resume key keeps
+    ``describe()`` as it is, so switching clients still pays nothing again."""
+    out = backend.describe()
+    client = getattr(backend, "llm_client", None)
+    return {**out, "backend": client} if client and "backend" in out else out
+
+
 def build_manifest(*, doc: Document, domain: Domain, views: list[View], backends: tuple[Backend, Backend],
                    skills: list[dict[str, Any]], accounting: Accounting, started: datetime.datetime,
                    counts: dict[str, Any], payloads: dict[str, dict[str, Any]], warnings: list[str],
@@ -52,7 +62,7 @@ def build_manifest(*, doc: Document, domain: Domain, views: list[View], backends
                    "template": {"name": v.template.name, **file_ref(v.template.source)} if v.template else None,
                    "output": f"views/{view_file_name(v.name)}"} for v in views],
         "view_files": [f"views/{name}" for name in view_files],
-        "model": {"core": backends[0].describe(), "upgrades": backends[1].describe(),
+        "model": {"core": described(backends[0]), "upgrades": described(backends[1]),
                   "output_format": dict(accounting.output_formats), **clients(backends)},
         "skills": [s.get("id") for s in skills],
         "calls": accounting.calls(),

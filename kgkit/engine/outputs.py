@@ -205,6 +205,7 @@ class RunFolder:
             raise InputError(f"output path {self.path} exists and is not a folder")
         self._lock: int | None = None
         self._unsynced: list[Path] = []  # state files written since the last sync_state()
+        self._created: list[Path] = []  # folders open() made, deepest first: removed again if left empty
 
     @contextmanager
     def locked(self) -> Iterator["RunFolder"]:
@@ -224,6 +225,7 @@ class RunFolder:
         if self.path.is_symlink():
             raise InputError(f"run folder {self.path} is a symbolic link; kgkit does not write through links",
                              hint="choose another --out")
+        self._created = [p for p in (self.path, *self.path.parents) if not os.path.lexists(p)]
         try:
             self.path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -252,11 +254,20 @@ class RunFolder:
         self._lock = fd
 
     def release(self) -> None:
-        """Remove the lock file and let go (removed while still held, so no run can take a stale one)."""
+        """Remove the lock file and let go (removed while still held, so no run can take a stale one).
+
+        A run that stopped before writing anything (a missing key, a refused first call)
+        leaves no empty folder behind: the folders :meth:`open` created go again while empty."""
         if self._lock is not None:
             (self.path / LOCK_FILE).unlink(missing_ok=True)
             os.close(self._lock)
             self._lock = None
+        for folder in self._created:
+            try:
+                folder.rmdir()  # only succeeds on an empty folder
+            except OSError:
+                break
+        self._created = []
 
     def refuse_links(self) -> None:
         """InputError naming the first symbolic link in the folder: kgkit follows none."""

@@ -51,6 +51,38 @@ class DocumentPlan:
         return dict(vars(self))
 
 
+@dataclass
+class ProviderPlan:
+    """Who a run would call: the model, the client sending its requests and the variable its
+    key is read from, with whether that variable is set (the key itself is never read out)."""
+
+    model: str | None  # None: the offline backend, which needs no key
+    client: str | None
+    key_variable: str | None
+    key_set: bool | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+    def line(self) -> str:
+        if not self.model:
+            return "model: none (the offline backend; no key needed)"
+        state = "set" if self.key_set else "NOT SET: the run would stop at its first call"
+        return f"model: {self.model}, client: {self.client}, key: {self.key_variable} ({state})"
+
+
+def provider_plan(config: Config) -> ProviderPlan:
+    """The :class:`ProviderPlan` of ``config``'s ``llm`` settings (core stage's model)."""
+    llm = config.llm
+    if not llm.model:
+        return ProviderPlan(None, None, None, None)
+    from kgkit.backends.llm import key_variable, pick_client
+
+    client = pick_client(llm)
+    variable = key_variable(llm, client)
+    return ProviderPlan(llm.model, client, variable, bool(os.environ.get(variable)))
+
+
 def estimate_cost(model: str | None, tokens_in: int, tokens_out: int) -> float | None:
     """USD for these tokens from litellm's local price table; 0 offline, None if unknown."""
     if not model:

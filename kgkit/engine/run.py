@@ -92,6 +92,17 @@ def load_domain_and_views(domain: str | os.PathLike | None, views: Sequence[str]
     return dom, loaded
 
 
+def unserved_views(domain: Domain, views: Sequence[View]) -> list[str]:
+    """A warning for each view the domain can never fill (``--view nary`` on a domain with no
+    n-ary relation type): the view is written, empty, and the run says why."""
+    out = []
+    for view in views:
+        reason = getattr(get_mode(view.mode), "unserved", lambda d: None)(domain)
+        if reason:
+            out.append(f"view {view.name}: the domain {domain.name} {reason}, so the view stays empty")
+    return out
+
+
 def path_list(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> list[str | os.PathLike]:
     return [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
 
@@ -253,7 +264,7 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
     failures = core_runner.failures + upgrade_runner.failures
     review = core_runner.review + upgrade_runner.review + review
     dangling = dangling_references(nodes, payloads)
-    warnings = list(doc.warnings)
+    warnings = list(doc.warnings) + unserved_views(domain, views)
     if dangling:
         warnings.append(f"{dangling} view reference(s) name no node of nodes.json")
     if failures:

@@ -41,11 +41,13 @@ def queue(store) -> list[dict[str, Any]]:
                         "reason": held, "item": {"id": item, **json.loads(body)},
                         "evidence": [{"chunk": c, "page": p, "span": [s, e] if s is not None else None, "quote": qt}
                                      for c, p, s, e, qt in evidence],
-                        "decision": decision, "who": who, "at": at})
+                        "decision": decision, "who": who, "at": at, "acceptable": True})
     for doc, key, stage, chunk, item, reason, decision, who, at in store._q(_REJECTED):
+        raw = json.loads(item)
         entries.append({"id": review_id(doc, key), "document": doc, "key": key, "kind": "rejected", "view": stage,
-                        "reason": reason, "item": json.loads(item), "evidence": [{"chunk": chunk}],
-                        "decision": decision, "who": who, "at": at})
+                        "reason": reason, "item": raw, "evidence": [{"chunk": chunk}],
+                        "decision": decision, "who": who, "at": at,
+                        "acceptable": _graph_form(store, doc, stage, raw) is not None})
     return sorted(entries, key=lambda e: (e["document"], e["key"]))
 
 
@@ -71,9 +73,15 @@ def _relation_edge(store, doc: str, raw: Any) -> tuple[str, str, str] | None:
     return next(iter(ends[0])), raw["relation"], next(iter(ends[1]))
 
 
+def _graph_form(store, doc: str, stage: str | None, raw: Any) -> tuple[str, str, str] | None:
+    """The edge a rejected answer would become if accepted; None when it has none (only a
+    relation whose ends each name one node of its document can enter the graph)."""
+    return _relation_edge(store, doc, raw) if stage == "relations" else None
+
+
 def accept_reject(store, doc: str, entry: dict[str, Any]) -> None:
     """Put an accepted rejected relation into the graph, filed under view ``review``."""
-    edge = _relation_edge(store, doc, entry["item"]) if entry.get("stage") == "relations" else None
+    edge = _graph_form(store, doc, entry.get("stage"), entry["item"])
     if edge is None:
         raise InputError(f"review entry {review_id(doc, entry['key'])} ({entry['reason']}) has no graph form: "
                          "only a relation whose ends name nodes of its document can enter the graph",

@@ -16,6 +16,9 @@ class EventMode(UpgradeMode):
     name = "event.v1"
     answer_key = "events"
 
+    def unserved(self, domain) -> str | None:
+        return None if domain.event_types else "declares no event types (event_types)"
+
     def can_build(self, view, domain, skeleton) -> bool:
         """An event needs a declared event type (its arguments may all be absent)."""
         return bool(domain.event_types)

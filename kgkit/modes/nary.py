@@ -19,6 +19,9 @@ class NaryMode(UpgradeMode):
     name = "nary.v1"
     answer_key = "hyperedges"
 
+    def unserved(self, domain) -> str | None:
+        return None if domain.nary_relation_types else "declares no n-ary relation types (nary_relation_types)"
+
     def can_build(self, view, domain, skeleton) -> bool:
         """Some n-ary relation is declared, and a role can be filled: by a node, or a literal."""
         return any(skeleton.nodes or any(r.literal for r in rel.roles) for rel in domain.nary_relation_types)

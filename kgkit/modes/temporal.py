@@ -36,6 +36,9 @@ class TemporalMode(UpgradeMode):
     name = "temporal.v1"
     answer_key = "edges"
 
+    def unserved(self, domain) -> str | None:
+        return None if domain.relation_types else "declares no relation types (relation_types)"
+
     def can_build(self, view, domain, skeleton) -> bool:
         """An edge joins two nodes of V_doc by a declared relation: none without nodes."""
         return bool(skeleton.nodes and domain.relation_types)

@@ -28,6 +28,11 @@ class UpgradeMode:
             context["template"] = view.template
         return context
 
+    def unserved(self, domain: Domain) -> str | None:
+        """Why ``domain`` can never give this view an item (it declares none of the types the
+        view needs), in words for the run's warnings; None when it can. Here: it can."""
+        return None
+
     def can_build(self, view: View, domain: Domain, skeleton: Skeleton) -> bool:
         """Whether any item could come out of this view's passes for this document; when not,
         the engine sends none of them and counts them as skipped. Here: always."""

@@ -138,8 +138,67 @@ def _syntax_issue(source: Source, text: str, exc: yaml.YAMLError) -> Issue:
     opened = getattr(exc, "context_mark", None)
     if mark and opened and str(context).startswith(_UNCLOSED):
         return _unclosed_issue(source, text, opened, mark, problem)
+    plain = _indentation_issue(source, text, exc, mark) if mark else None
+    if plain:
+        return plain
     message = f"YAML syntax error: {problem}" + (f" ({context})" if context else "")
     return Issue(source.file, line, column, (), message)
+
+
+def _line_indent(text: str, line: int) -> tuple[str, int]:
+    """(the text, the indentation) of 0-based ``line`` of ``text``."""
+    lines = text.splitlines()
+    body = lines[line] if 0 <= line < len(lines) else ""
+    return body, len(body) - len(body.lstrip(" "))
+
+
+def _previous_line(text: str, line: int) -> int | None:
+    """The 0-based number of the last line before ``line`` that holds more than a comment."""
+    lines = text.splitlines()
+    for n in range(min(line, len(lines)) - 1, -1, -1):
+        if lines[n].strip() and not lines[n].lstrip().startswith("#"):
+            return n
+    return None
+
+
+def _indentation_issue(source: Source, text: str, exc: yaml.YAMLError, mark: yaml.Mark) -> Issue | None:
+    """PyYAML's words for a line indented wrong ("expected <block end>, but found '?'",
+    "mapping values are not allowed here") in the author's: which line, and what is wrong
+    with its indentation. None when the error is of another kind."""
+    problem, context = str(getattr(exc, "problem", "")), str(getattr(exc, "context", ""))
+    opened = getattr(exc, "context_mark", None)
+    _, indent = _line_indent(text, mark.line)
+    where = (source.file, mark.line + 1, mark.column + 1, ())
+    if (problem.startswith(("expected <block end>", "did not find expected key"))
+            and context.startswith("while parsing a block mapping") and opened is not None):
+        block = opened.column
+        how = "deeper" if indent > block else "less deep"
+        return Issue(*where, f"indentation: line {mark.line + 1} is indented {how} than the block it belongs to "
+                             f"(the keys from line {opened.line + 1}, at column {block + 1}); "
+                             "indent it like the keys of its block")
+    if problem.startswith("did not find expected '-' indicator") and opened is not None:
+        return Issue(*where, f"indentation: line {mark.line + 1} is not in line with the list that starts at line "
+                             f"{opened.line + 1}; start each item with '- ' at column {opened.column + 1}")
+    if problem.startswith("could not find expected ':'") and opened is not None:
+        body, _ = _line_indent(text, opened.line)
+        return Issue(source.file, opened.line + 1, opened.column + 1, (),
+                     f"line {opened.line + 1} ({body.strip()[:40]!r}) is neither 'key: value' nor '- item': "
+                     "add the ':' after its key, or start a list item with '- '")
+    if problem.startswith("mapping values are not allowed here"):
+        body, _ = _line_indent(text, mark.line)
+        if ": " in body[:mark.column].lstrip():
+            return Issue(*where, f"line {mark.line + 1}: a value holds ': ' (a colon and a space), which YAML "
+                                 "reads as another key; put the value in quotes")
+        above = _previous_line(text, mark.line)
+        if above is None:
+            return None
+        if indent > _line_indent(text, above)[1]:
+            return Issue(*where, f"indentation: line {mark.line + 1} is indented deeper than the block it belongs "
+                                 f"to, under line {above + 1}, which already has a value; indent it like the keys "
+                                 f"of its block (or, if line {above + 1} should hold it, leave its value empty)")
+        return Issue(source.file, above + 1, 1, (), f"line {above + 1} has no ':', so YAML reads it and line "
+                                                    f"{mark.line + 1} as one text; write it as 'key:' or '- item'")
+    return None
 
 
 # A quote or bracket left open is only noticed where the parser gives up, often the end of
@@ -150,10 +209,11 @@ _UNCLOSED = ("while scanning a quoted scalar", "while parsing a flow sequence", 
 def _unclosed_issue(source: Source, text: str, opened: yaml.Mark, mark: yaml.Mark, problem: str) -> Issue:
     char = text[opened.index] if 0 <= opened.index < len(text) else "?"
     what = {"[": "bracket '['", "{": "brace '{'"}.get(char, f"quote {char}")
+    closer = {"[": "]", "{": "}"}.get(char, char)
     if "end of stream" in problem or "<stream end>" in problem:
         found = f"the file ends at line {mark.line + 1} without closing it"
-    else:
-        found = f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
+    else:  # PyYAML's "expected ',' or ']', but got ':'": the next line began before it was closed
+        found = f"line {mark.line + 1} goes on, at column {mark.column + 1}, before a '{closer}' closes it"
     return Issue(source.file, opened.line + 1, opened.column + 1, (),
                  f"YAML syntax error: the {what} opened here is never closed ({found})")
 

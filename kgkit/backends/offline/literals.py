@@ -90,7 +90,11 @@ _DATE_RES = [
 ]
 
 _BARE_YEAR = _DATE_RES[-1]
-_NUM = r"(?:\d+(?:\.\d+)?|" + "|".join(sorted((re.escape(w) for w in NUMBER_WORDS if w not in ("a", "an")), key=len, reverse=True)) + ")"
+_TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+_ONES = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+# "twenty-four", "thirty one": tried before the single words, so a duration keeps its whole number word
+_COMPOUND = rf"(?:{'|'.join(_TENS)})[\s-](?:{'|'.join(_ONES)})\b"
+_NUM = rf"(?:\d+(?:\.\d+)?|{_COMPOUND}|" + "|".join(sorted((re.escape(w) for w in NUMBER_WORDS if w not in ("a", "an")), key=len, reverse=True)) + ")"
 _UNIT = r"(?P<unit>business\s+days?|calendar\s+days?|working\s+days?|days?|weeks?|months?|years?|hours?|quarters?)"
 _DURATION_RE = re.compile(
     r"(?P<succ>\bsuccessive\s+(?:(?:renewal\s+)?(?:terms?|periods?)\s+of\s+)?)?"
@@ -117,6 +121,9 @@ def _number(token: str) -> float | None:
     token = token.strip().lower().replace(",", "")
     if token in NUMBER_WORDS:
         return float(NUMBER_WORDS[token])
+    tens, _, ones = re.sub(r"[\s-]+", " ", token).partition(" ")
+    if tens in _TENS and ones in _ONES:  # twenty-four
+        return float(NUMBER_WORDS[tens] + NUMBER_WORDS[ones])
     try:
         return float(token)
     except ValueError:

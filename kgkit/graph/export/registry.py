@@ -39,9 +39,24 @@ _FORMATS: dict[str, str | Writer] = {
 }
 
 
-def register_format(name: str, writer: Writer) -> None:
-    """Add (or replace) an export format under ``name``."""
+# formats that write one file: -o may name that file rather than a folder
+_SINGLE_FILE = {"graphml", "json", "jsonld", "turtle"}
+
+
+def register_format(name: str, writer: Writer, *, single_file: bool = False) -> None:
+    """Add (or replace) an export format under ``name``; ``single_file``: it writes one file."""
     _FORMATS[name] = writer
+    if single_file:
+        _SINGLE_FILE.add(name)
+    else:
+        _SINGLE_FILE.discard(name)
+
+
+def writes_one_file(fmt: str, out: str | os.PathLike) -> bool:
+    """Whether ``out`` names the file itself: a single-file format, and ``out`` an existing
+    file or a new path with a file suffix (``corpus.graphml``). A folder stays a folder."""
+    path = Path(out)
+    return fmt in _SINGLE_FILE and (path.is_file() or (not path.exists() and bool(path.suffix)))
 
 
 def export_formats() -> list[str]:
@@ -62,14 +77,15 @@ def get_writer(name: str) -> Writer:
 
 def export_graph(snapshot: GraphSnapshot, fmt: str, out: str | os.PathLike,
                  options: ExportOptions | None = None) -> list[Path]:
-    """Write ``snapshot`` in format ``fmt`` into the folder ``out``; return the files written.
+    """Write ``snapshot`` in format ``fmt`` into the folder ``out`` (or, for a single-file
+    format, into the file ``out`` names, see :func:`writes_one_file`); return the files written.
 
     All of a format's files appear together or none does (see :mod:`.staging`); files
     of other names already in ``out`` are left alone. Raises InputError for an unknown
     format, an output path that is a file, or a snapshot whose items name missing nodes.
     """
     writer = get_writer(fmt)
-    staged = StagedOutput(out)
+    staged = StagedOutput(out, file=writes_one_file(fmt, out))
     try:
         writer(snapshot, staged, options or ExportOptions())
     except BaseException:

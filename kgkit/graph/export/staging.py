@@ -4,11 +4,15 @@ Each file is written to a hidden temporary file beside its final name, inside ``
 only when every file of the export is complete are they renamed into place. A failure
 part-way removes the temporaries (and ``out`` itself if this export created it), so a
 reader never finds half a GraphML file or a Neo4j import missing its relationships.
+
+Files get mode 0666 less the umask, as a run folder's do: a ``neo4j-admin import`` running as
+another user, or a teammate, reads them. A single-file format may be given the file's own
+path (``file=``) instead of a folder.
 """
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
 from pathlib import Path
 from typing import TextIO
 
@@ -16,13 +20,19 @@ from kgkit.errors import InputError
 
 
 class StagedOutput:
-    """Open files by name with :meth:`open`; :meth:`commit` moves them all into place."""
+    """Open files by name with :meth:`open`; :meth:`commit` moves them all into place.
 
-    def __init__(self, out: str | os.PathLike):
-        self.out = Path(out)
+    With ``file`` set, ``out`` is that file: the one file the format opens is written there,
+    whatever name the format gives it."""
+
+    def __init__(self, out: str | os.PathLike, *, file: bool = False):
+        self.file = Path(out) if file else None
+        self.out = self.file.parent if self.file else Path(out)
+        if self.file and self.file.is_dir():
+            raise InputError(f"export output {self.file} is a folder, not a file")
         if self.out.exists() and not self.out.is_dir():
             raise InputError(f"export output {self.out} exists and is not a folder",
-                             hint="give -o a folder; each format writes its own file names into it")
+                             hint="give -o a folder; this format writes several files into it")
         self.created = not self.out.exists()
         self.out.mkdir(parents=True, exist_ok=True)
         self._files: dict[str, tuple[str, TextIO]] = {}
@@ -35,11 +45,14 @@ class StagedOutput:
         """
         if name in self._files:
             raise ValueError(f"export file {name} opened twice")
-        target = self.out / name
+        if self.file and self._files:
+            raise ValueError(f"export to the file {self.file} opened a second file, {name}")
+        target = self.file or self.out / name
         missing = [d for d in reversed(target.parents) if not d.exists()]
         target.parent.mkdir(parents=True, exist_ok=True)
         self._dirs += missing
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        tmp = str(target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
         handle = os.fdopen(fd, "w", encoding="utf-8", newline="" if csv else "\n")
         self._files[name] = (tmp, handle)
         return handle
@@ -51,8 +64,9 @@ class StagedOutput:
             handle.close()
         written = []
         for name, (tmp, _) in sorted(self._files.items()):
-            os.replace(tmp, self.out / name)
-            written.append(self.out / name)
+            target = self.file or self.out / name
+            os.replace(tmp, target)
+            written.append(target)
         self._files.clear()
         return written
 

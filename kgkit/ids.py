@@ -43,6 +43,18 @@ def key_node_id(type: str, key: str) -> str:
     return "n_" + _digest(type + _SEP + key)
 
 
+def document_node_id(doc: str) -> str:
+    """``n_`` + hash of a document's name: the graph id of the node that IS the document
+    (a domain's ``document_type``), whatever title it carries, so it never merges across documents."""
+    return "n_" + _digest("document" + _SEP + doc)
+
+
+def scoped_node_id(doc: str, node: str) -> str:
+    """``n_`` + hash of a document's name and a run-folder node id: the graph id of a
+    ``document`` or ``value`` node, which belongs to its document alone."""
+    return "n_" + _digest(doc + _SEP + node)
+
+
 def edge_id(head_id: str, relation: str, tail_id: str) -> str:
     """``e_`` + hash of (head id, relation, tail id): the same edge in every view."""
     return "e_" + _digest(_SEP.join((head_id, relation, tail_id)))

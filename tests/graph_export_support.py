@@ -19,22 +19,26 @@ def make_snapshot(name: str = "Acme Widgets Inc.", relation: str = "SUPPLIES", q
     return GraphSnapshot(
         tenant="t1", version=7,
         nodes=[
-            {"id": "n_a", "type": "Organization", "name": name, "aliases": [alias], "documents": ["d_1", "d_2"]},
-            {"id": "n_b", "type": "Organization", "name": "Borealis Trading LLC", "aliases": [], "documents": ["d_1"]},
-            {"id": "n_c", "type": "Date", "name": "2021-03-03", "aliases": [], "documents": ["d_2"]},
+            {"id": "n_a", "type": "Organization", "name": name, "aliases": [alias], "documents": ["d_1", "d_2"],
+             "scope": "corpus"},
+            {"id": "n_b", "type": "Organization", "name": "Borealis Trading LLC", "aliases": [], "documents": ["d_1"],
+             "scope": "corpus"},
+            {"id": "n_c", "type": "Date", "name": "2021-03-03", "aliases": [], "documents": ["d_2"], "scope": "value",
+             "value": "2021-03-03"},
         ],
         edges=[{"id": "e_1", "head": "n_a", "relation": relation, "tail": "n_b", "views": ["binary"],
-                "confidence": 0.8},
+                "confidence": 0.8, "documents": ["d_1", "d_2"]},
                {"id": "e_2", "head": "n_b", "relation": "PARTNER_OF", "tail": "n_a", "views": ["binary"],
-                "confidence": None}],
+                "confidence": None, "documents": ["d_1"]}],
         hyperedges=[{"id": "h_1", "relation": "Supply", "roles": {role: ["n_b"], "seller": ["n_a"]},
-                     "views": ["nary"]}],
+                     "views": ["nary"], "documents": ["d_1"]}],
         events=[{"id": "v_1", "type": "Signing", "trigger": "signed", "time": {"text": "March 3, 2021",
                                                                                 "value": "2021-03-03"},
-                 "arguments": {"party": ["n_a", "n_b"], "signatory": ["n_a"], "date": ["n_c"]}, "views": ["event"]}],
+                 "arguments": {"party": ["n_a", "n_b"], "signatory": ["n_a"], "date": ["n_c"]}, "views": ["event"],
+                 "documents": ["d_2"]}],
         temporal=[{"id": "t_1", "head": "n_a", "relation": relation, "tail": "n_b",
                    "qualifiers": {qualifier: {"text": "3 March 2021", "type": "date", "value": "2021-03-03"}},
-                   "views": ["temporal"]}],
+                   "views": ["temporal"], "documents": ["d_1"]}],
         evidence=[
             {"item": "e_1", "document": "d_1", "chunk": "c_1", "page": 1, "span": [0, 10], "quote": quote,
              "view": "binary"},
@@ -45,9 +49,35 @@ def make_snapshot(name: str = "Acme Widgets Inc.", relation: str = "SUPPLIES", q
             {"item": "v_1", "document": "d_2", "chunk": "c_9", "page": 2, "span": [5, 40], "quote": quote,
              "view": "event"},
         ],
-        documents=[{"id": "d_1", "name": "supply.txt", "source": "/docs/supply.txt", "sha256": "ab" * 32},
-                   {"id": "d_2", "name": "signing.pdf", "source": None, "sha256": "cd" * 32}],
+        documents=[{"id": "d_1", "name": "supply.txt", "source": "/docs/supply.txt", "sha256": "ab" * 32,
+                    "title": "Supply Agreement", "pages": None, "added": "2026-01-02T03:04:05+00:00", "node": None},
+                   {"id": "d_2", "name": "signing.pdf", "source": None, "sha256": "cd" * 32, "title": None,
+                    "pages": 3, "added": "2026-01-02T03:04:06+00:00", "node": None}],
     )
+
+
+def expected_counts(snap: GraphSnapshot) -> tuple[int, int, int]:
+    """(vertices, links, value properties) a property-graph export of ``snap`` must hold,
+    counted from the snapshot alone: documents, non-value entities, hyperedges and events;
+    edges between non-values, role links to non-values, MENTIONED_IN and SUPPORTED_BY; and
+    one value entry per edge or role filler that is a value."""
+    literal = {n["id"] for n in snap.nodes if n.get("scope") == "value"}
+    valued = [e for e in snap.edges + snap.temporal if e["head"] in literal or e["tail"] in literal]
+    fillers = [n for item in snap.hyperedges for ids in item["roles"].values() for n in ids] + \
+        [n for item in snap.events for ids in item["arguments"].values() for n in ids]
+    vertices = len(snap.documents) + len(snap.nodes) - len(literal) + len(snap.hyperedges) + len(snap.events)
+    links = len(snap.edges) + len(snap.temporal) - len(valued) + sum(n not in literal for n in fillers) + \
+        sum(len(n["documents"]) for n in snap.nodes if n["id"] not in literal) + \
+        sum(len(i["documents"]) for i in snap.hyperedges + snap.events)
+    return vertices, links, len(valued) + sum(n in literal for n in fillers)
+
+
+def value_entries(graph) -> int:
+    """How many values a networkx graph read from GraphML holds as properties."""
+    import json
+
+    return sum(len(json.loads(v)) for _, data in graph.nodes(data=True) for k, v in data.items()
+               if k.startswith(("value.", "role.")) and k.count(".") == (2 if k.startswith("value.temporal.") else 1))
 
 
 class _Errors(ErrorListener):
@@ -152,7 +182,7 @@ def _unwind(ctx):
 
 
 _NAME = r"`((?:[^`]|``)*)`"
-_NODE_MERGE = re.compile(rf"\] AS row MERGE \(n:{_NAME} \{{id: row\.id\}}\) SET n \+= row;$")
+_NODE_MERGE = re.compile(rf"\] AS row MERGE \(n((?::{_NAME})+) \{{id: row\.id\}}\) SET n \+= row;$")
 _REL_MERGE = re.compile(rf"MERGE \(a\)-\[r:{_NAME} \{{id: row\.props\.id\}}\]->\(b\) SET r \+= row\.props;$")
 
 
@@ -165,7 +195,8 @@ def cypher_graph(script: str) -> tuple[dict, dict]:
             continue
         rows = _literal(_unwind(_parse(line)).expression())
         if m := _NODE_MERGE.search(line):
-            nodes.update({row["id"]: (m.group(1).replace("``", "`"), row) for row in rows})
+            names = ";".join(n.replace("``", "`") for n in re.findall(_NAME, m.group(1)))
+            nodes.update({row["id"]: (names, row) for row in rows})
         else:
             m = _REL_MERGE.search(line)
             assert m, line[-200:]

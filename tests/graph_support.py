@@ -146,10 +146,26 @@ def small_runs(tmp_path_factory):
     return runs
 
 
+def graph_item_id(run_dir: Path, kind: str, raw: dict) -> str:
+    """The id the graph gives item ``raw`` of run folder ``run_dir`` when nothing merges its
+    ends: a document's own nodes (the agreement, its defined terms, its values) are renamed
+    for the document (kgkit.graph.runs.scoped_ids)."""
+    import json
+
+    from kgkit.graph.assemble import _item
+    from kgkit.graph.runs import _body, repoint, scoped_ids
+
+    nodes = json.loads((Path(run_dir) / "nodes.json").read_text(encoding="utf-8"))["nodes"]
+    return _item(kind, repoint(_body(kind, raw, None), scoped_ids(Path(run_dir).name, nodes)), lambda n: n)["id"]
+
+
 def comparable(snapshot) -> dict:
-    """A snapshot without its version: two loads of the same corpus must be equal in this."""
+    """A snapshot without its version and the documents' times added: two loads of the same
+    corpus must be equal in this."""
     from dataclasses import asdict
 
     data = asdict(snapshot)
     data.pop("version")
+    for doc in data["documents"]:
+        doc.pop("added")
     return data

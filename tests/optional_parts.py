@@ -2,7 +2,7 @@
 
 A fresh clone has neither, so the README's `pytest -q` skips those tests. CI installs both
 and runs their suites with ``KGKIT_REQUIRE`` naming them (comma-separated: ``postgres``,
-``ray``): there a missing part is a failure, so a suite that cannot start is never a green run.
+``ray``, ``tesseract``): there a missing part is a failure, so a suite that cannot start is never a green run.
 """
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from kgkit.engine.core import ENTITIES_SCHEMA, RELATIONS_SCHEMA
 from shared_data import DATA
 
 DOMAINS = ("general", "legal_contracts", "biomedical", "finance", "scholarly")
-TEMPLATES = ("contract_review", "drug_interaction")
+TEMPLATES = ("contract_review", "drug_interaction", "paper_findings")
 SCHEMAS = Path(__file__).resolve().parents[1] / "kgkit" / "schemas"
 CUAD_MANIFEST = DATA / "cuad" / "manifest.json"
 

@@ -174,13 +174,18 @@ def test_show_sorts_nodes_by_type_and_name_and_names_their_documents(small_runs,
     result = kgkit("graph", "show", graph)
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0] == (f"tenant default, version 2: 2 documents, {len(snap['nodes'])} nodes, "
-                        f"{len(snap['edges'])} edges")
-    node_lines = lines[1:1 + len(snap["nodes"])]
+    values = [n for n in snap["nodes"] if n["scope"] == "value"]  # shown on their edges
+    nodes = len(snap["nodes"]) - len(values)
+    assert values and lines[0] == (f"tenant default, version 2: 2 documents, {nodes} nodes and {len(values)} values, "
+                                   f"{len(snap['edges'])} edges")
+    assert lines[1:3] == ["Document  alpha  'SUPPLY AGREEMENT'", "Document  beta  'SERVICES AGREEMENT'"]
+    node_lines = lines[3:3 + nodes]
     shown = [tuple(line.split("  ")[1:3]) for line in node_lines]
     assert shown == sorted(shown, key=lambda t: (t[0], t[1].casefold())) and len(set(t[0] for t in shown)) > 1
     northwind = next(n for n in snap["nodes"] if n["name"].startswith("Northwind"))
     assert f"{northwind['id']}  {northwind['type']}  {northwind['name']}  (alpha, beta)" in node_lines
+    assert any(line.endswith("(alpha)  [document]") and "SUPPLY AGREEMENT [alpha]" in line for line in node_lines)
     assert "d_" not in result.output
-    edge_lines = lines[1 + len(snap["nodes"]):]
+    edge_lines = lines[3 + nodes:]
     assert edge_lines == sorted(edge_lines) and len(edge_lines) == len(snap["edges"])
+    assert any(line.endswith('-AGREEMENT_DATE-> "March 3, 2021" = 2021-03-03') for line in edge_lines)

@@ -15,8 +15,9 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graph_export_support import (NODE_FIELD, RELATIONSHIP_FIELD, cypher_errors, cypher_graph, make_snapshot,
-                                  neo4j_csv_graph)
+from graph_export_support import (NODE_FIELD, RELATIONSHIP_FIELD, cypher_errors, cypher_graph, expected_counts,
+                                  make_snapshot, neo4j_csv_graph, value_entries)
+from graph_support import comparable
 from kgkit.errors import InputError
 from kgkit.graph.export import ExportOptions, export_formats, export_graph, register_format
 from kgkit.graph.export.escape import xml_safe
@@ -52,20 +53,71 @@ def test_graphml_reads_back_in_networkx_with_items_reified(tmp_path):
     snap = make_snapshot()
     export_graph(snap, "graphml", tmp_path)
     g = nx.read_graphml(tmp_path / "graph.graphml")
-    roles = sum(len(ids) for h in snap.hyperedges for ids in h["roles"].values()) + \
-        sum(len(ids) for v in snap.events for ids in v["arguments"].values())
-    assert g.number_of_nodes() == len(snap.nodes) + len(snap.hyperedges) + len(snap.events) == 5
-    assert g.number_of_edges() == len(snap.edges) + len(snap.temporal) + roles == 3 + 6
+    literal = {n["id"] for n in snap.nodes if n["scope"] == "value"}
+    roles = sum(len(set(ids) - literal) for h in snap.hyperedges for ids in h["roles"].values()) + \
+        sum(len(set(ids) - literal) for v in snap.events for ids in v["arguments"].values())
+    mentions = sum(len(n["documents"]) for n in snap.nodes if n["id"] not in literal)
+    supports = sum(len(i["documents"]) for i in snap.hyperedges + snap.events)
+    assert g.number_of_nodes() == len(snap.documents) + len(snap.nodes) - len(literal) + len(snap.hyperedges) + \
+        len(snap.events) == 6
+    assert g.number_of_edges() == len(snap.edges) + len(snap.temporal) + roles + mentions + supports == 3 + 5 + 3 + 2
     assert g.nodes["n_a"]["name"] == "Acme Widgets Inc." and g.nodes["n_a"]["evidence_count"] == 1
     assert json.loads(g.nodes["n_a"]["aliases"]) == ["Acme"]
     assert g.nodes["v_1"]["kind"] == "event" and g.nodes["v_1"]["time.value"] == "2021-03-03"
+    # the date is the event's property, not a node that could join documents
+    assert "n_c" not in g and json.loads(g.nodes["v_1"]["role.date"]) == ["2021-03-03"]
+    assert g.nodes["d_1"]["kind"] == "document" and g.nodes["d_1"]["title"] == "Supply Agreement"
+    assert g.edges["n_a", "d_2", "n_a|MENTIONED_IN|d_2"]["label"] == "MENTIONED_IN"
+    assert g.edges["v_1", "d_2", "v_1|SUPPORTED_BY|d_2"]["kind"] == "supported_by"
     edge = g.edges["n_a", "n_b", "e_1"]
     assert edge["relation"] == "SUPPLIES" and edge["confidence"] == 0.8
-    assert json.loads(edge["documents"]) == ["d_1", "d_2"]
+    assert json.loads(edge["documents"]) == ["signing.pdf", "supply.txt"]  # by name
+    assert (edge["quote"], edge["page"], edge["evidence_document"]) == ("Acme supplies Borealis.", 1, "supply.txt")
+    assert (edge["span_start"], edge["span_end"], edge["evidence_count"]) == (0, 10, 2)
     assert g.edges["n_a", "n_b", "t_1"]["qualifier.since.value"] == "2021-03-03"
     # n_a fills two roles of v_1: two role edges, told apart by their role
     assert sorted(d["role"] for _, t, d in g.out_edges("v_1", data=True) if t == "n_a") == ["party", "signatory"]
     assert "confidence" not in g.edges["n_b", "n_a", "e_2"]  # absent, not an empty string
+
+
+def _dated_snapshot():
+    """make_snapshot with an edge to its date: a value as an edge's end."""
+    snap = make_snapshot()
+    edge = {"id": "e_3", "head": "n_a", "relation": "SIGNED_ON", "tail": "n_c", "views": ["binary"],
+            "confidence": 0.9, "documents": ["d_2"]}
+    ev = {"item": "e_3", "document": "d_2", "chunk": "c_9", "page": 2, "span": [5, 40], "quote": "signed on 3 March",
+          "view": "binary"}
+    return dataclasses.replace(snap, edges=snap.edges + [edge], evidence=snap.evidence + [ev])
+
+
+def test_a_value_end_is_a_property_in_graphml_and_neo4j_and_a_typed_literal_in_rdf(tmp_path):
+    snap = _dated_snapshot()
+    for fmt in ("graphml", "neo4j", "turtle"):
+        export_graph(snap, fmt, tmp_path)
+    g = nx.read_graphml(tmp_path / "graph.graphml")
+    a = g.nodes["n_a"]
+    assert json.loads(a["value.SIGNED_ON"]) == ["2021-03-03"] and json.loads(a["value.SIGNED_ON.value"]) == ["2021-03-03"]
+    assert json.loads(a["value.SIGNED_ON.quote"]) == ["signed on 3 March"]
+    assert json.loads(a["value.SIGNED_ON.documents"]) == [["signing.pdf"]]
+    assert (g.number_of_nodes(), g.number_of_edges(), value_entries(g)) == expected_counts(snap)
+    nodes, rels = cypher_graph((tmp_path / "neo4j" / "graph.cypher").read_text(encoding="utf-8"))
+    assert json.loads(nodes["n_a"][1]["value_SIGNED_ON"]) == ["2021-03-03"] and "e_3" not in rels
+    ttl = rdflib.Graph().parse(tmp_path / "graph.ttl", format="turtle")
+    base = "https://kgkit.dev/graph/t1/"
+    [date] = ttl.objects(rdflib.URIRef(base + "n_a"), rdflib.URIRef("https://kgkit.dev/ns/relation/SIGNED_ON"))
+    assert isinstance(date, rdflib.Literal) and date.datatype == rdflib.XSD.date and str(date) == "2021-03-03"
+    assert (rdflib.URIRef(base + "e_3"), rdflib.URIRef(KG + "inDocument"), rdflib.URIRef(base + "d_2")) in ttl
+
+
+def test_values_as_nodes_is_an_option(tmp_path):
+    snap = make_snapshot()
+    export_graph(snap, "graphml", tmp_path, ExportOptions(values="nodes"))
+    g = nx.read_graphml(tmp_path / "graph.graphml")
+    assert g.nodes["n_c"]["scope"] == "value" and g.nodes["n_c"]["value"] == "2021-03-03"
+    assert "role.date" not in g.nodes["v_1"]
+    assert [d["role"] for _, t, d in g.out_edges("v_1", data=True) if t == "n_c"] == ["date"]
+    with pytest.raises(InputError, match="values must be one of"):
+        export_graph(snap, "graphml", tmp_path / "x", ExportOptions(values="maybe"))
 
 
 def test_turtle_and_jsonld_hold_the_same_triples(tmp_path):
@@ -102,19 +154,27 @@ def test_neo4j_headers_follow_the_import_tools_grammar(tmp_path):
     folder = tmp_path / "neo4j"
     nodes = sorted(folder.glob("nodes_*.csv"))
     rels = sorted(folder.glob("relationships_*.csv"))
-    assert [p.name for p in nodes] == ["nodes_entity.csv", "nodes_event.csv", "nodes_hyperedge.csv"]
-    assert [p.name for p in rels] == ["relationships_edge.csv", "relationships_role.csv", "relationships_temporal.csv"]
+    assert [p.name for p in nodes] == ["nodes_document.csv", "nodes_entity.csv", "nodes_event.csv",
+                                       "nodes_hyperedge.csv"]
+    assert [p.name for p in rels] == ["relationships_edge.csv", "relationships_mentioned_in.csv",
+                                      "relationships_role.csv", "relationships_supported_by.csv",
+                                      "relationships_temporal.csv"]
     for path, grammar, required in [(p, NODE_FIELD, {"id:ID", ":LABEL"}) for p in nodes] + \
                                    [(p, RELATIONSHIP_FIELD, {":START_ID", ":END_ID", ":TYPE"}) for p in rels]:
         header = next(csv.reader(path.open(encoding="utf-8")))
         assert required <= set(header), path
         assert [cell for cell in header if not grammar.fullmatch(cell)] == [], path
     entity = {r["id:ID"]: r for r in read_csv(folder / "nodes_entity.csv")}
-    assert entity["n_a"][":LABEL"] == "Entity" and entity["n_a"]["evidence_count:int"] == "1"
+    assert entity["n_a"][":LABEL"] == "Organization;Entity" and entity["n_a"]["evidence_count:int"] == "1"
+    assert {r["id:ID"]: r["name"] for r in read_csv(folder / "nodes_document.csv")} == \
+        {"d_1": "supply.txt", "d_2": "signing.pdf"}
     edges = read_csv(folder / "relationships_edge.csv")
     assert [(r[":START_ID"], r[":TYPE"], r[":END_ID"], r["confidence:double"]) for r in edges] == \
         [("n_a", "SUPPLIES", "n_b", "0.8"), ("n_b", "PARTNER_OF", "n_a", "")]
-    assert len(read_csv(folder / "relationships_role.csv")) == 6
+    assert (edges[0]["quote"], edges[0]["documents"]) == ("Acme supplies Borealis.", '["signing.pdf", "supply.txt"]')
+    assert len(read_csv(folder / "relationships_role.csv")) == 5
+    assert {(r[":START_ID"], r[":TYPE"], r[":END_ID"]) for r in read_csv(folder / "relationships_mentioned_in.csv")} \
+        == {("n_a", "MENTIONED_IN", "d_1"), ("n_a", "MENTIONED_IN", "d_2"), ("n_b", "MENTIONED_IN", "d_1")}
 
 
 def test_cypher_script_parses_and_loads_what_the_csv_files_hold(tmp_path):
@@ -122,14 +182,19 @@ def test_cypher_script_parses_and_loads_what_the_csv_files_hold(tmp_path):
     script = (tmp_path / "neo4j" / "graph.cypher").read_text(encoding="utf-8")
     assert cypher_errors(script) == []
     lines = script.splitlines()
-    assert sum(line.startswith("CREATE CONSTRAINT") for line in lines) == 3
+    constraints = [line for line in lines if line.startswith("CREATE CONSTRAINT")]
+    assert len(constraints) == 5 and any("(n:`Organization`)" in line for line in constraints)  # one per label
     assert all(line.endswith(";") for line in lines if not line.startswith("//"))
     nodes, rels = cypher_graph(script)
     assert (nodes, rels) == neo4j_csv_graph(tmp_path / "neo4j")
-    assert len(nodes) == 5 and len(rels) == 9
-    assert nodes["n_a"] == ("Entity", {"id": "n_a", "type": "Organization", "name": "Acme Widgets Inc.",
-                                       "aliases": '["Acme"]', "documents": '["d_1", "d_2"]', "evidence_count": 1})
+    assert len(nodes) == 6 and len(rels) == 13
+    assert nodes["n_a"] == ("Organization;Entity", {
+        "id": "n_a", "type": "Organization", "name": "Acme Widgets Inc.", "aliases": '["Acme"]', "scope": "corpus",
+        "documents": '["signing.pdf", "supply.txt"]', "evidence_count": 1})
     assert rels["e_1"][:3] == ("n_a", "SUPPLIES", "n_b") and rels["e_1"][3]["confidence"] == 0.8
+    assert rels["e_1"][3]["quote"] == "Acme supplies Borealis." and rels["e_1"][3]["evidence_document"] == "supply.txt"
+    assert nodes["d_2"] == ("Document", {"id": "d_2", "name": "signing.pdf", "sha256": "cd" * 32, "pages": 3,
+                                         "added": "2026-01-02T03:04:06+00:00"})
 
 
 def test_the_checker_catches_a_broken_cypher_statement():
@@ -155,7 +220,7 @@ def test_json_is_the_snapshot(tmp_path):
     snap = make_snapshot()
     export_graph(snap, "json", tmp_path)
     data = json.loads((tmp_path / "graph.json").read_text(encoding="utf-8"))
-    assert data.pop("kgkit_graph_export") == 1
+    assert data.pop("kgkit_graph_export") == 2
     expected = dataclasses.asdict(snap)
     expected["evidence"].sort(key=lambda r: (r["item"], r["document"], r["chunk"]))
     assert data == expected
@@ -172,7 +237,7 @@ def test_same_snapshot_same_bytes_whatever_the_item_order(tmp_path):
     export_all(make_snapshot(), tmp_path / "a")
     export_all(_shuffled(make_snapshot()), tmp_path / "b")
     files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
-    assert len(files) == 10 + 1 + 1 + 1 + 7 + 1
+    assert len(files) == 10 + 1 + 1 + 1 + 10 + 1
     for name in files:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
 
@@ -260,7 +325,7 @@ def test_hostile_strings_export_correctly_in_every_format(tmp_path_factory, name
     assert {r["role"] for r in read_csv(out / "hyperedge_roles.csv")} == {role, "seller"}
 
     g = nx.read_graphml(out / "graph.graphml")
-    assert g.number_of_nodes() == 5 and g.number_of_edges() == 9
+    assert g.number_of_nodes() == 6 and g.number_of_edges() == 13
     assert g.nodes["n_a"]["name"] == xml_safe(name)
     assert g.edges["n_a", "n_b", "e_1"]["relation"] == xml_safe(relation)
 
@@ -318,11 +383,13 @@ def test_run_folders_become_one_snapshot_and_export(tmp_path):
     out = tmp_path / "export"
     export_all(snap, out)
     g = nx.read_graphml(out / "graph.graphml")
-    assert g.number_of_nodes() == len(snap.nodes) + len(snap.hyperedges) + len(snap.events)
+    vertices, links, values = expected_counts(snap)
+    assert (g.number_of_nodes(), g.number_of_edges(), value_entries(g)) == (vertices, links, values)
     ttl, jsonld = rdf_graphs(out)
     assert set(ttl) == set(jsonld)
     assert cypher_errors((out / "neo4j" / "graph.cypher").read_text(encoding="utf-8")) == []
-    assert store_snapshot(runs, tmp_path / "again.sqlite") == snap  # same folders, same snapshot
+    # same folders, same snapshot
+    assert comparable(store_snapshot(runs, tmp_path / "again.sqlite")) == comparable(snap)
 
     # the command reads the same store
     result = kgkit("graph", "export", str(tmp_path / "graph.sqlite"), "--format", "json", "-o", str(tmp_path / "cli"))
@@ -348,13 +415,23 @@ def test_cuad_contracts_export_and_read_back_in_every_format(tmp_path):
     out = tmp_path / "export"
     export_all(snap, out)
     g = nx.read_graphml(out / "graph.graphml")
-    fillers = sum(len(ids) for h in snap.hyperedges for ids in h["roles"].values()) + \
-        sum(len(ids) for v in snap.events for ids in v["arguments"].values())
-    assert g.number_of_nodes() == len(snap.nodes) + len(snap.hyperedges) + len(snap.events)
-    assert g.number_of_edges() == len(snap.edges) + len(snap.temporal) + fillers
+    vertices, links, values = expected_counts(snap)
+    assert (g.number_of_nodes(), g.number_of_edges(), value_entries(g)) == (vertices, links, values)
+    names = {d["name"] for d in snap.documents}
+    for _, _, data in g.edges(data=True):  # every edge names its documents and quotes its best evidence
+        if data["kind"] in ("edge", "temporal"):
+            assert set(json.loads(data["documents"])) <= names and data["documents"] != "[]" and data["quote"]
     ttl, jsonld = rdf_graphs(out)
     assert set(ttl) == set(jsonld) and len(ttl) == len(triples(snap, ExportOptions()))
-    assert cypher_errors((out / "neo4j" / "graph.cypher").read_text(encoding="utf-8")) == []
+    script = (out / "neo4j" / "graph.cypher").read_text(encoding="utf-8")
+    assert cypher_errors(script) == []
+    nodes, rels = cypher_graph(script)
+    assert (nodes, rels) == neo4j_csv_graph(out / "neo4j")
+    assert (len(nodes), len(rels)) == (vertices, links)
+    assert any(label == "Party;Entity" for label, _ in nodes.values())
+    for start, rel_type, end, props in rels.values():
+        if rel_type not in ("ROLE", "MENTIONED_IN", "SUPPORTED_BY"):
+            assert json.loads(props["documents"]) and props["quote"], (start, rel_type, end)
     assert len(read_csv(out / "evidence.csv")) == len(snap.evidence)
     assert [r["quote"] for r in read_csv(out / "evidence.csv")] == \
         [r["quote"] or "" for r in sorted(snap.evidence, key=lambda r: (r["item"], r["document"], r["chunk"],
@@ -381,3 +458,14 @@ def test_export_command_hands_its_options_to_the_snapshot_provider(tmp_path):
     assert result.exit_code == 0 and asked[-1] == (None, None, "k.yaml")
     bad = CliRunner().invoke(cli, ["my.db", "--format", "gml", "-o", str(tmp_path)])
     assert isinstance(bad.exception, InputError) and "did you mean 'graphml'?" == bad.exception.hint
+
+
+def test_values_become_the_xsd_literal_their_form_names():
+    from kgkit.graph.export.rdf import XSD, Lit, typed_value
+
+    assert typed_value("2021-03-03") == Lit("2021-03-03", XSD + "date")
+    assert typed_value("2021-03") == Lit("2021-03", XSD + "gYearMonth")
+    assert typed_value("P2W") == Lit("P14D", XSD + "duration")  # xsd:duration has no weeks
+    assert typed_value("P1Y6M") == Lit("P1Y6M", XSD + "duration")
+    assert typed_value({"amount": 11000.0, "currency": "USD"}) == Lit("11000.000000", XSD + "decimal")
+    assert typed_value("two years or so") is None and typed_value(None) is None

@@ -8,24 +8,37 @@ import shutil
 
 import pytest
 
-from graph_support import graph_url, postgres, small_runs  # noqa: F401  (fixtures)
+from graph_support import graph_item_id, graph_url, postgres, small_runs  # noqa: F401  (fixtures)
 from kgkit.errors import InputError, NotFoundError
 from kgkit.graph import GraphStore
 
 
+def _corpus_roles(hyperedge, corpus):
+    """Keep only the fillers that are corpus nodes (the law, not the agreement): then the
+    same statement in another document is the same item of the graph."""
+    hyperedge["roles"] = {role: v for role, v in hyperedge["roles"].items()
+                          if isinstance(v, dict) and v.get("node") in corpus}
+
+
 def _held_run(source, dest, extra_review=()):
-    """A copy of run ``source`` whose first binary edge did not verify, whose first
-    hyperedge is low in confidence, and whose review.jsonl has two rejects."""
+    """A copy of run ``source`` whose first binary edge did not verify, whose first hyperedge
+    (cut to its corpus fillers) is low in confidence, and whose review.jsonl has two rejects; each
+    item returned with ``graph``, its id in the graph (an edge from the agreement, a node
+    of its document's own, has an id of its document's)."""
     shutil.copytree(source, dest)
+    nodes = json.loads((dest / "nodes.json").read_text())["nodes"]
+    corpus = {n["id"] for n in nodes if n["scope"] == "corpus"}
     binary = dest / "views" / "binary.json"
     data = json.loads(binary.read_text())
     data["edges"][0]["verified"] = False
     binary.write_text(json.dumps(data))
     nary = dest / "views" / "nary.json"
     hyper = json.loads(nary.read_text())
+    _corpus_roles(hyper["hyperedges"][0], corpus)
     hyper["hyperedges"][0]["confidence"] = 0.2
     nary.write_text(json.dumps(hyper))
-    nodes = json.loads((dest / "nodes.json").read_text())["nodes"]
+    data["edges"][0]["graph"] = graph_item_id(dest, "edge", data["edges"][0])
+    hyper["hyperedges"][0]["graph"] = graph_item_id(dest, "hyperedge", hyper["hyperedges"][0])
     party = [n["name"] for n in nodes if n["type"] == "Party"]
     lines = [
         {"stage": "relations", "chunk": nodes[0]["mentions"][0]["chunk"],
@@ -48,8 +61,8 @@ def test_held_items_wait_outside_the_graph_until_accepted(graph_url, small_runs,
     with GraphStore(graph_url) as g:
         g.add([run])
         snap = g.snapshot()
-        assert edge["id"] not in _ids(snap) and hyperedge["id"] not in _ids(snap)
-        assert not any(e["item"] in (edge["id"], hyperedge["id"]) for e in snap.evidence)
+        assert edge["graph"] not in _ids(snap) and hyperedge["graph"] not in _ids(snap)
+        assert not any(e["item"] in (edge["graph"], hyperedge["graph"]) for e in snap.evidence)
         queue = g.review_queue()
         reasons = sorted((e["kind"], e["reason"].split(" (")[0].split(":")[0]) for e in queue)
         assert reasons == [("held", "low confidence"), ("held", "unverified evidence"),
@@ -60,8 +73,8 @@ def test_held_items_wait_outside_the_graph_until_accepted(graph_url, small_runs,
 
         g.decide(held_edge["id"], "accept", who="dana")
         snap = g.snapshot()
-        assert edge["id"] in _ids(snap)
-        assert [e["quote"] for e in snap.evidence if e["item"] == edge["id"]] == [edge["evidence"]["quote"]]
+        assert edge["graph"] in _ids(snap)
+        assert [e["quote"] for e in snap.evidence if e["item"] == edge["graph"]] == [edge["evidence"]["quote"]]
         decided = g.review_entry(held_edge["id"])
         assert decided["decision"] == "accept" and decided["who"] == "dana" and decided["at"]
         assert g.stats()["review_pending"] == 3
@@ -86,7 +99,7 @@ def test_decisions_survive_re_adding_the_document(graph_url, small_runs, tmp_pat
         [result] = g.add([changed])
         assert result.status == "replaced"
         snap = g.snapshot()
-        assert edge["id"] in _ids(snap) and hyperedge["id"] not in _ids(snap)
+        assert edge["graph"] in _ids(snap) and hyperedge["graph"] not in _ids(snap)
         assert accepted_edges <= {e["id"] for e in snap.edges}
         review_evidence = [e for e in snap.evidence if e["view"] == "review"]
         assert review_evidence and review_evidence[0]["quote"] == "they compete"
@@ -95,7 +108,7 @@ def test_decisions_survive_re_adding_the_document(graph_url, small_runs, tmp_pat
 
 def test_the_gate_cannot_be_bypassed(graph_url, small_runs, tmp_path):
     run = tmp_path / "alpha"
-    edge, _ = _held_run(small_runs["alpha"], run)
+    _, edge = _held_run(small_runs["alpha"], run)  # the held hyperedge: its fillers are corpus nodes
     with GraphStore(graph_url, tenant="acme") as g, GraphStore(graph_url, tenant="intruder") as other:
         g.add([run])
         queue = g.review_queue()
@@ -111,16 +124,21 @@ def test_the_gate_cannot_be_bypassed(graph_url, small_runs, tmp_path):
             g.decide(held["id"], "approve")
         with pytest.raises(InputError, match="has no graph form"):
             g.decide(invalid["id"], "accept")
-        assert g.version() == version and edge["id"] not in _ids(g.snapshot())
-        # the same edge, verified, in another document enters the graph; the held copy stays held
+        assert g.version() == version and edge["graph"] not in _ids(g.snapshot())
+        # the same item, kept, in another document enters the graph; the held copy stays held
         clean = tmp_path / "copy" / "alpha_clean"
         shutil.copytree(small_runs["alpha"], clean)
+        nary = clean / "views" / "nary.json"
+        hyper = json.loads(nary.read_text())
+        _corpus_roles(hyper["hyperedges"][0], {n["id"] for n in json.loads((clean / "nodes.json").read_text())["nodes"]
+                                               if n["scope"] == "corpus"})
+        nary.write_text(json.dumps(hyper))
         g.add([clean])
-        assert edge["id"] in _ids(g.snapshot())
+        assert edge["graph"] in _ids(g.snapshot())
         g.decide(held["id"], "reject", who="dana")
-        assert edge["id"] in _ids(g.snapshot())  # still supported by the clean document
+        assert edge["graph"] in _ids(g.snapshot())  # still supported by the clean document
         g.remove("alpha_clean")
-        assert edge["id"] not in _ids(g.snapshot())  # only the rejected copy is left
+        assert edge["graph"] not in _ids(g.snapshot())  # only the rejected copy is left
 
 
 def test_review_list_says_which_entries_can_only_be_rejected(small_runs, tmp_path):

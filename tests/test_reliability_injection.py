@@ -177,7 +177,7 @@ def test_the_domain_schema_bounds_every_output(hostile_run):
         for h in views["nary"]["hyperedges"]:
             assert set(h["roles"]) <= {r.name for r in domain.nary_relation_type(h["relation"]).roles}, (name, h)
         for node in nodes.values():  # the model's extra keys never reach an output
-            assert set(node) == {"id", "type", "name", "aliases", "mentions", "merged_from", "origin"}, node
+            assert set(node) == {"id", "type", "name", "aliases", "mentions", "merged_from", "origin", "scope"}, node
 
 
 def test_a_flood_is_merged_and_rejected_not_multiplied(hostile_run):

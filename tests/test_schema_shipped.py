@@ -52,7 +52,7 @@ def test_shipped_template_validates_and_selects(path, outside_any_project):
     "kind, names",
     [
         ("views", {"binary", "person", "nary", "temporal", "event", "diy"}),
-        ("domains", {"general", "legal_contracts", "biomedical", "finance", "scholarly"}),
+        ("domains", {"general", "legal_contracts", "biomedical", "finance", "scholarly", "knowledge_base"}),
         ("templates", {"contract_review", "drug_interaction"}),
     ],
 )

@@ -134,3 +134,29 @@ def test_yaml_source_marks_and_merges():
     # merge keys apply (own keys win), `on` stays a name, dates stay text (JSON-shaped data)
     assert src.data == {"base": {"size": 1}, "other": {"size": 2, "on": True}, "date": "2024-01-31"}
     assert src.keys[("other", "size")] == (4, 3) and src.values[("date",)] == (6, 7)
+
+
+def test_document_type_and_scopes_are_checked_and_defaulted(tmp_path, fixture_project):
+    from kgkit.schema.files import build_domain
+    from kgkit.scopes import entity_scopes
+
+    path = tmp_path / "deals.yaml"
+    path.write_text("name: deals\ndocument_type: Deal\nentity_types:\n  - {name: Deal}\n  - {name: Date}\n"
+                    "  - {name: Firm}\n  - {name: Term, aliases: [defined_term]}\n  - {name: Desk, scope: document}\n",
+                    encoding="utf-8")
+    assert entity_scopes(build_domain(path)) == {"Deal": "document", "Date": "value", "Firm": "corpus",
+                                                 "Term": "document", "Desk": "document"}
+    path.write_text("name: deals\ndocument_type: Dael\nentity_types:\n  - {name: Deal, scope: corpus}\n",
+                    encoding="utf-8")
+    with pytest.raises(ValidationError) as caught:
+        validate_file("domains", path)
+    assert "unknown entity type 'Dael'" in caught.value.issues[0].format()
+    path.write_text("name: deals\ndocument_type: Deal\nentity_types:\n  - {name: Deal, scope: value}\n",
+                    encoding="utf-8")
+    with pytest.raises(ValidationError) as caught:
+        validate_file("domains", path)
+    assert "has scope 'value'" in caught.value.issues[0].format()
+    path.write_text("name: deals\nentity_types:\n  - {name: Deal, scope: global}\n", encoding="utf-8")
+    with pytest.raises(ValidationError) as caught:
+        validate_file("domains", path)
+    assert "'global' is not allowed" in caught.value.issues[0].format()

@@ -193,9 +193,12 @@ def format_plan(plans, provider: str = "") -> str:
                    "pip install 'kgkit[ray]'). Default: the config's engine, else local.")
 @click.option("--batch", is_flag=True, help="Send each stage as a provider batch (half price, answers within 24 h); exit 75 until done: run the same command again later. See docs/batch.md.")
 @click.option("--direct-retries", is_flag=True, help="With --batch: run the passes a batch failed directly (full price) instead of in the next batch.")
+@click.option("--reader", type=click.Choice(["auto", "document", "wiki"]), default="auto", show_default=True,
+              help="wiki: read a FOLDER as a Markdown vault (articles, links, index sections; see docs/wiki.md). "
+                   "auto: wiki for one folder holding index.md or .obsidian/, else document by document.")
 def extract_cli(files, domain, views, model, config_path, out_dir, include, exclude, dry_run, as_json, resume,
                 replace_views, no_cache, no_skills, skip_idle_chunks, combine_upgrades, graph, tenant, engine, batch,
-                direct_retries):
+                direct_retries, reader):
     """Extract a knowledge graph from FILES (PDF, text, Markdown, HTML; - for stdin; a FOLDER
     for the files below it).
 
@@ -216,6 +219,33 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
                                "and the merge between stages runs here")
     if direct_retries and not (batch or resume):
         raise click.UsageError("--direct-retries applies to a batch run: give it with --batch or --resume")
+    if _reads_vault(reader, files):
+        from kgkit.cli import wiki
+
+        if reader == "auto":
+            click.echo(f"{files[0]}: read as a Markdown vault (it holds index.md or .obsidian/); "
+                       "--reader document reads its files one by one", err=True)
+        cfg = _config(config_path, model, no_cache, engine)
+        run = wiki.extract_vault_cli(files, config=cfg, out_dir=out_dir, dry_run=dry_run, as_json=as_json,
+                                     refused={"--view": views, "--domain": domain, "--batch": batch,
+                                              "--resume": resume, "--include": include, "--exclude": exclude,
+                                              "--engine ray": engine == "ray"})
+        if run is not None:
+            data = summary([run])
+            data["runs"][0]["wiki"] = wiki.scan_summary(run.report)
+            if graph:
+                from kgkit.graph import GraphStore
+
+                with GraphStore.from_config(cfg, url=graph, tenant=tenant) as store:
+                    added = store.add([run.run_dir])
+                    stats = store.stats()
+                data["graph"] = graph_report(graph, added, stats, left_out=0)
+            if as_json:
+                click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+            else:
+                click.echo(format_summary(data) + "\n" + wiki.format_report(run.report)
+                           + (format_graph_report(data["graph"]) if graph else ""))
+        return
     cfg = _config(config_path, model, no_cache, engine)
     cfg.upgrades.skip_idle_chunks = cfg.upgrades.skip_idle_chunks or skip_idle_chunks
     cfg.upgrades.combine = cfg.upgrades.combine or combine_upgrades
@@ -285,6 +315,17 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
                    err=True)
         click.get_current_context().exit(EXIT_PENDING)
     click.get_current_context().exit(EXIT_OK if data["ok"] else EXIT_PARTIAL)
+
+
+def _reads_vault(reader: str, files) -> bool:
+    """Whether FILES are one Markdown vault: asked for (--reader wiki), or recognised (auto)."""
+    if reader == "document":
+        return False
+    if reader == "wiki":
+        return True
+    from kgkit.wiki.vault import is_vault
+
+    return len(files) == 1 and files[0] != "-" and is_vault(Path(files[0]))
 
 
 def _batch_run(files, out_dir, include, exclude) -> bool:

@@ -46,6 +46,22 @@ def _edge_line(edge: dict, names: dict[str, str]) -> str:
     return f"{names.get(edge['head'], edge['head'])} -{edge['relation']}-> {names.get(edge['tail'], edge['tail'])}"
 
 
+def _shown_names(snap) -> dict[str, str]:
+    """Node id -> how a line shows it: a value as its text and normalised value
+    (``"thirty (30) days" = P30D``), a document's own node with its document's name."""
+    own = {d["node"]: d["name"] for d in snap.documents if d.get("node")}
+    out = {}
+    for n in snap.nodes:
+        if n.get("scope") == "value":
+            value = n.get("value")
+            out[n["id"]] = json.dumps(n["name"], ensure_ascii=False) + (f" = {value}" if value is not None else "")
+        elif n["id"] in own:
+            out[n["id"]] = f"{n['name']} [{own[n['id']]}]"
+        else:
+            out[n["id"]] = n["name"]
+    return out
+
+
 def _document_names(node: dict, doc_names: dict[str, str]) -> str:
     """The names of the documents a node is found in, sorted (its ``d_`` ids mean nothing to a reader)."""
     return ", ".join(sorted(doc_names.get(d, d) for d in node["documents"]))
@@ -108,7 +124,7 @@ def remove_cli(args, tenant, config_path):
 @CONFIG
 @AS_JSON
 def stats_cli(graph, tenant, config_path, as_json):
-    """Counts: documents, nodes, items by kind, evidence, merged nodes, pending review."""
+    """Counts: documents, nodes (by scope), items by kind, evidence, merged and isolated nodes, pending review."""
     with open_store(graph, tenant, config_path) as store:
         stats = store.stats()
     if as_json:
@@ -130,7 +146,7 @@ def show_cli(graph, node_id, tenant, config_path, as_json):
     one node with --node; --json: the snapshot."""
     with open_store(graph, tenant, config_path) as store:
         snap = store.snapshot()
-    names = {n["id"]: n["name"] for n in snap.nodes}
+    names = _shown_names(snap)
     doc_names = {d["id"]: d["name"] for d in snap.documents}
     if node_id:
         node = next((n for n in snap.nodes if n["id"] == node_id), None)
@@ -144,6 +160,7 @@ def show_cli(graph, node_id, tenant, config_path, as_json):
                         "evidence": [e for e in snap.evidence if e["item"] == node_id]})
             return
         click.echo(f"{node['id']}  {node['type']}  {node['name']}")
+        click.echo(f"  scope: {node.get('scope', 'corpus')}" + (f", value {node['value']}" if "value" in node else ""))
         click.echo(f"  aliases: {', '.join(node['aliases']) or '-'}")
         click.echo(f"  documents: {_document_names(node, doc_names)}")
         for e in touching:
@@ -152,10 +169,16 @@ def show_cli(graph, node_id, tenant, config_path, as_json):
     if as_json:
         echo_json(dataclasses.asdict(snap))
         return
+    values = [n for n in snap.nodes if n.get("scope") == "value"]
     click.echo(f"tenant {snap.tenant}, version {snap.version}: {len(snap.documents)} documents, "
-               f"{len(snap.nodes)} nodes, {len(snap.edges)} edges")
+               f"{len(snap.nodes) - len(values)} nodes and {len(values)} values, {len(snap.edges)} edges")
+    for d in sorted(snap.documents, key=lambda d: (d["name"], d["id"])):
+        click.echo(f"Document  {d['name']}" + (f"  {d['title']!r}" if d.get("title") else "") +
+                   (f"  ({d['pages']} pages)" if d.get("pages") else ""))
     for n in sorted(snap.nodes, key=lambda n: (n["type"], n["name"].casefold(), n["id"])):
-        click.echo(f"{n['id']}  {n['type']}  {n['name']}  ({_document_names(n, doc_names)})")
+        if n.get("scope") != "value":  # values are shown on their edges, not as nodes of their own
+            scope = f"  [{n['scope']}]" if n.get("scope", "corpus") != "corpus" else ""
+            click.echo(f"{n['id']}  {n['type']}  {names[n['id']]}  ({_document_names(n, doc_names)}){scope}")
     for line in sorted(_edge_line(e, names) for e in snap.edges):
         click.echo(line)
 

@@ -26,14 +26,14 @@ def make_export_cli(provider: SnapshotProvider, options: Sequence[Callable] = ()
     """The ``export`` command, reading its snapshot from ``provider``; ``options`` are click
     option decorators whose values are handed to the provider."""
 
-    def export_cli(graph, fmt, out, base_iri, **provider_options):
+    def export_cli(graph, fmt, out, base_iri, values, **provider_options):
         """Export GRAPH as GraphML, Neo4j import files and Cypher, JSON-LD, Turtle, CSV or JSON.
 
         Every file of the export appears whole, or none does; nothing outside OUT is touched.
         """
         from kgkit.graph.export import ExportOptions, export_graph
 
-        written = export_graph(provider(graph, **provider_options), fmt, out, ExportOptions(base_iri=base_iri))
+        written = export_graph(provider(graph, **provider_options), fmt, out, ExportOptions(base_iri=base_iri, values=values))
         for path in written:
             click.echo(str(path))
 
@@ -41,6 +41,10 @@ def make_export_cli(provider: SnapshotProvider, options: Sequence[Callable] = ()
         export_cli = option(export_cli)
     export_cli = click.option("--base-iri", default=None, help=(
         "RDF formats: the IRI item ids are appended to [default: https://kgkit.dev/graph/<tenant>/]."))(export_cli)
+    export_cli = click.option("--values", type=click.Choice(["properties", "nodes"]), default="properties",
+                              show_default=True, help=(
+        "GraphML and Neo4j: write dates, durations, amounts (value-scoped types) as properties of the "
+        "items they end, or as nodes."))(export_cli)
     export_cli = click.option("-o", "--out", required=True, type=click.Path(),
                               help="Folder to write the files into; for a one-file format (graphml, json, jsonld, turtle) "
                               "also the file itself, e.g. corpus.graphml.")(export_cli)

@@ -41,11 +41,22 @@ def chunk_document(doc: Document, size: int, overlap: int) -> list[Chunk]:
             f"chunking needs size >= 1 and 0 <= overlap < size (got size={size}, overlap={overlap})"
         )
     text = doc.text
-    n = len(text)
     breaks = _Breaks(text)
-    last = _trim_end(text, 0, n)
     chunks: list[Chunk] = []
-    start, end = _skip_space(text, 0), 0
+    edges = [0, *sorted(b for b in set(doc.boundaries) if 0 < b < len(text)), len(text)]
+    for lo, hi in zip(edges, edges[1:]):
+        _chunk_range(doc, breaks, lo, hi, size, overlap, chunks)
+    return chunks
+
+
+def _chunk_range(doc: Document, breaks: "_Breaks", lo: int, hi: int, size: int, overlap: int,
+                 chunks: list[Chunk]) -> None:
+    """Chunks of ``doc.text[lo:hi]`` appended to ``chunks``: a section (a document's
+    ``boundaries``) is chunked on its own, so no chunk holds the end of one and the start
+    of the next."""
+    text = doc.text
+    last = _trim_end(text, lo, hi)
+    start, end = _skip_space(text, lo), lo
     while start < last:
         limit = start + size
         if limit >= last:
@@ -63,7 +74,6 @@ def chunk_document(doc: Document, size: int, overlap: int) -> list[Chunk]:
         if end >= last:
             break
         start = _skip_space(text, breaks.overlap_start(start, end, overlap))
-    return chunks
 
 
 def _chunk(doc: Document, index: int, start: int, end: int) -> Chunk:

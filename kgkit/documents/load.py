@@ -1,6 +1,7 @@
 """Read a file (or stdin) into a :class:`~kgkit.documents.types.Document`.
 
-Formats: PDF (its text layer, through pypdf, with page offsets kept for provenance),
+Formats: PDF (its text layer, through pypdf, with page offsets kept for provenance;
+or its layout, :mod:`kgkit.documents.layout`), Word .docx (the optional python-docx),
 plain text, Markdown (kept as written: its markup is readable text) and HTML (tags,
 scripts and styles stripped, block breaks kept). Every way a file can be unusable —
 missing, a directory, unreadable, encrypted, corrupt, empty, a scan with no text
@@ -10,6 +11,7 @@ that lose nothing important (invalid UTF-8 bytes, a few blank PDF pages) become
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import logging
@@ -20,7 +22,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import BinaryIO
 
+from kgkit.documents.docx_reader import DOCX, read_docx
 from kgkit.documents.types import Document, Page
+from kgkit.documents.unicode_repair import surrogate_warning, valid_unicode
 from kgkit.errors import InputError
 from kgkit.ids import doc_id
 from kgkit.input_file import DEFAULT_MAX_BYTES, open_regular, read_bounded
@@ -32,6 +36,7 @@ HTML = "text/html"
 
 _SUFFIXES = {
     ".pdf": PDF,
+    ".docx": DOCX,
     ".md": MARKDOWN,
     ".markdown": MARKDOWN,
     ".html": HTML,
@@ -48,13 +53,18 @@ _ODD_SPACES = str.maketrans({"\u00a0": " ", "\u2007": " ", "\u202f": " "})
 
 
 def load_document(path_or_dash: str | os.PathLike, *, stdin: BinaryIO | None = None,
-                  max_bytes: int = DEFAULT_MAX_BYTES) -> Document:
+                  max_bytes: int = DEFAULT_MAX_BYTES, layout: bool = False) -> Document:
     """Load one document.
 
     ``"-"`` reads bytes from ``stdin`` (default ``sys.stdin.buffer``); the format is then
     sniffed from the content. A path's format comes from its suffix (``.pdf``, ``.md``,
     ``.html``; anything else is plain text), except that a file starting with ``%PDF-``
     is always read as a PDF.
+
+    ``layout=True`` reads a PDF for its layout (:mod:`kgkit.documents.layout`: reading
+    order across columns, running heads out, sections; ``Document.layout`` holds the
+    blocks) and sets ``Document.boundaries`` at section starts (a Markdown or HTML
+    document's headings too), so chunks never span two sections.
 
     Raises InputError for a file that cannot be used, with a message saying why: special
     files (FIFO, device, socket) and inputs over ``max_bytes`` (``input.max_bytes``) are
@@ -66,7 +76,7 @@ def load_document(path_or_dash: str | os.PathLike, *, stdin: BinaryIO | None = N
         raw = read_bounded(stream, max_bytes, "stdin")
         if isinstance(raw, str):  # a text stream was passed; its bytes are its UTF-8
             raw = raw.encode("utf-8")
-        return _from_bytes(raw, source="-", name="stdin", media_type=None)
+        return _from_bytes(raw, source="-", name="stdin", media_type=None, layout=layout)
     path = Path(source)
     try:
         with open_regular(path, max_bytes) as fh:
@@ -77,7 +87,8 @@ def load_document(path_or_dash: str | os.PathLike, *, stdin: BinaryIO | None = N
             if media_type == PDF:
                 # pypdf reads a path into memory whole; an open file lets it seek instead.
                 fh.seek(0)
-                return _load_pdf(fh, source=source, name=safe_name(path.stem), sha256=_sha256_file(fh))
+                reader = _load_pdf_layout if layout else _load_pdf
+                return reader(fh, source=source, name=safe_name(path.stem), sha256=_sha256_file(fh))
             raw = head + read_bounded(fh, max_bytes - len(head), source)
     except IsADirectoryError:
         raise InputError(f"{source} is a directory; give the document files inside it") from None
@@ -87,7 +98,7 @@ def load_document(path_or_dash: str | os.PathLike, *, stdin: BinaryIO | None = N
         raise InputError(f"{source}: permission denied (cannot read it)") from None
     except OSError as exc:
         raise InputError(f"{source}: cannot read it ({exc.strerror or exc})") from None
-    return _from_bytes(raw, source=source, name=safe_name(path.stem), media_type=media_type)
+    return _from_bytes(raw, source=source, name=safe_name(path.stem), media_type=media_type, layout=layout)
 
 
 def safe_name(stem: str) -> str:
@@ -105,24 +116,49 @@ def _sha256_file(fh: BinaryIO) -> str:
     return digest.hexdigest()
 
 
-def _from_bytes(raw: bytes, *, source: str, name: str, media_type: str | None) -> Document:
+def _from_bytes(raw: bytes, *, source: str, name: str, media_type: str | None, layout: bool = False) -> Document:
     if not raw:
         raise InputError(f"{source} is empty")
     if media_type is None:
         media_type = _sniff(raw)
     sha = hashlib.sha256(raw).hexdigest()
+    if media_type == DOCX:
+        text, title, heads, warnings = read_docx(raw, source)
+        if not text.strip():
+            raise InputError(f"{source} has no text (an empty Word document)")
+        return _document(text, source=source, name=name, media_type=DOCX, sha256=sha,
+                         title=_shorten(title) if title else _first_line(text), warnings=warnings,
+                         boundaries=heads if layout else ())
     if media_type == PDF:
-        return _load_pdf(io.BytesIO(raw), source=source, name=name, sha256=sha)
+        return (_load_pdf_layout if layout else _load_pdf)(io.BytesIO(raw), source=source, name=name, sha256=sha)
     text, warnings = _decode(raw, source, _html_charset(raw) if media_type == HTML else None)
     title = None
+    bounds: tuple[int, ...] = ()
     if media_type == HTML:
-        text, title = html_to_text(text)
+        html = text
+        text, title = html_to_text(html)
+        bounds = html_heading_offsets(html, text) if layout else ()
     elif media_type == MARKDOWN:
         title = _markdown_title(text)
     if not text.strip():
         raise InputError(f"{source} has no text (only whitespace or markup)")
+    if layout and media_type == MARKDOWN:
+        bounds = markdown_heading_offsets(text)
     return _document(text, source=source, name=name, media_type=media_type, sha256=sha,
-                     title=title or _first_line(text), warnings=warnings)
+                     title=title or _first_line(text), warnings=warnings, boundaries=bounds)
+
+
+def markdown_heading_offsets(text: str) -> tuple[int, ...]:
+    """Where each ATX heading line (``## Methods``) starts, fenced code left out: the
+    section starts of a Markdown document."""
+    out, fenced = [], False
+    for m in re.finditer(r"^[^\n]*", text, re.MULTILINE):
+        line = m.group(0)
+        if re.match(r"^ {0,3}(```|~~~)", line):
+            fenced = not fenced
+        elif not fenced and m.start() > 0 and re.match(r"^ {0,3}#{1,6}[ \t]+\S", line):
+            out.append(m.start())
+    return tuple(out)
 
 
 def _document(text: str, **fields) -> Document:
@@ -154,7 +190,7 @@ def _decode(raw: bytes, source: str, declared: str | None = None) -> tuple[str, 
     if b"\x00" in raw[:8192]:
         raise InputError(
             f"{source} looks like a binary file, not text",
-            hint="kgkit reads PDF, plain text, Markdown and HTML; convert other formats first",
+            hint="kgkit reads PDF, Word (.docx), plain text, Markdown and HTML; convert other formats first",
         )
     try:
         return raw.decode("utf-8-sig"), ()
@@ -257,6 +293,49 @@ class _TextExtractor(HTMLParser):
             self.parts.append(data if self._pre else re.sub(r"\s+", " ", data))
 
 
+class _Headings(HTMLParser):
+    """The text of each ``<h1>``–``<h6>`` of a page, in order."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.headings: list[str] = []
+        self._open: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if re.fullmatch(r"h[1-6]", tag):
+            self._open = []
+
+    def handle_endtag(self, tag):
+        if re.fullmatch(r"h[1-6]", tag) and self._open is not None:
+            heading = " ".join("".join(self._open).translate(_ODD_SPACES).split())
+            if heading:
+                self.headings.append(heading)
+            self._open = None
+
+    def handle_data(self, data):
+        if self._open is not None:
+            self._open.append(data)
+
+
+def html_heading_offsets(html: str, text: str) -> tuple[int, ...]:
+    """Where each heading of the page starts in its visible ``text`` (found in order, at
+    the start of a line): the section starts of an HTML document."""
+    parser = _Headings()
+    parser.feed(html)
+    parser.close()
+    out, pos = [], 0
+    for heading in parser.headings:
+        at = text.find(heading, pos)
+        while at > 0 and text[at - 1] != "\n":
+            at = text.find(heading, at + 1)
+        if at < 0:
+            continue
+        if at > 0:
+            out.append(at)
+        pos = at + len(heading)
+    return tuple(out)
+
+
 def html_to_text(html: str) -> tuple[str, str | None]:
     """Visible text of an HTML page with block breaks kept, and its ``<title>``."""
     parser = _TextExtractor()
@@ -300,9 +379,10 @@ def _load_pdf(fh: BinaryIO, *, source: str, name: str, sha256: str) -> Document:
             if reader.is_encrypted and not reader.decrypt(""):
                 raise FileNotDecryptedError("password required")
             pages, texts, blank = [], [], []
-            offset = 0
+            offset = replaced = 0
             for number, page in enumerate(reader.pages, start=1):
-                text = _clean_pdf_text(page.extract_text() or "")
+                text, bad = valid_unicode(_clean_pdf_text(page.extract_text() or ""))
+                replaced += bad
                 _forget_contents(reader, page)
                 if not text.strip():
                     blank.append(number)
@@ -336,12 +416,34 @@ def _load_pdf(fh: BinaryIO, *, source: str, name: str, sha256: str) -> Document:
             "kgkit does not OCR"
         )
     warnings = [f"PDF repaired while reading: {m}" for m in collect.messages]
+    if replaced:
+        warnings.append(surrogate_warning(source, replaced))
     if blank:
         shown = ", ".join(map(str, blank[:20])) + (" …" if len(blank) > 20 else "")
         warnings.append(f"{len(blank)} of {page_count} pages have no text layer (scanned?): {shown}")
     text = "".join(texts)
     return _document(text, source=source, name=name, media_type=PDF, sha256=sha256,
                      title=title or _first_line(text), pages=tuple(pages), warnings=tuple(warnings))
+
+
+def _load_pdf_layout(fh: BinaryIO, *, source: str, name: str, sha256: str) -> Document:
+    """A PDF read for its layout: the shown text is its blocks in reading order."""
+    from kgkit.documents.layout import layout_available, layout_text, read_pdf_layout, section_bounds
+
+    if not layout_available():
+        doc = _load_pdf(fh, source=source, name=name, sha256=sha256)
+        note = ("read as a text layer only: sections, anchors and citations need the layout reader "
+                "(pip install 'kgkit[layout]')")
+        return dataclasses.replace(doc, warnings=(*doc.warnings, f"{source}: {note}"))
+    layout = read_pdf_layout(fh, source=source)
+    text, pages = layout_text(layout)
+    if not text.strip():
+        raise InputError(f"{source} has no text layer; it needs OCR first (e.g. ocrmypdf in.pdf out.pdf), "
+                         "kgkit does not OCR")
+    titles = [b for b in layout.blocks if b.kind == "title"]
+    title = _shorten(max(titles, key=lambda b: b.size).text) if titles else _first_line(text)
+    return _document(text, source=source, name=name, media_type=PDF, sha256=sha256, title=title, pages=pages,
+                     warnings=tuple(layout.warnings), boundaries=section_bounds(layout), layout=layout)
 
 
 def _forget_contents(reader, page) -> None:
@@ -379,5 +481,6 @@ def _pdf_title(reader) -> str | None:
         title = reader.metadata.title if reader.metadata else None
     except Exception:  # a broken Info dictionary only costs us the title
         return None
+    title = valid_unicode(str(title))[0] if title else None
     title = _shorten(str(title)) if title else ""
     return title if title and title.lower() not in ("untitled", "title") else None

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,10 @@ class Document:
     title: str | None = None
     pages: tuple[Page, ...] = ()
     warnings: tuple[str, ...] = ()
+    # Offsets no chunk may span (where a section starts); empty: chunk the text as one run.
+    boundaries: tuple[int, ...] = ()
+    # A layout read of the document (kgkit.documents.layout.LayoutDocument) when one was made.
+    layout: Any = field(default=None, compare=False, repr=False)
 
     def pages_for(self, start: int, end: int) -> tuple[int, ...]:
         """Page numbers the character range [start, end) touches.

@@ -267,7 +267,7 @@ def extract_batch(paths: str | os.PathLike | Sequence[str | os.PathLike], domain
         on_start(len(inputs))
     for item in inputs:
         try:
-            doc = load_document(item.path, max_bytes=cfg.input.max_bytes)
+            doc = load_document(item.path, max_bytes=cfg.input.max_bytes, layout=dom.reading != "text")
         except InputError as exc:
             if not corpus:
                 raise

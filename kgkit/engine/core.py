@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable
 from kgkit import canon, ids
 from kgkit.backends.base import ENTITIES, RELATIONS, PassRequest
 from kgkit.documents.types import Chunk, Document
+from kgkit.engine.document_node import document_resolver, mark_document_node
 from kgkit.schema.model import Domain
 from kgkit.modes.base import Locator, Skeleton, resolve_ends, validate_answer
 
@@ -221,9 +222,13 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_passes: Run
               **({"verified": False} if all(m in unverified for m in node.mentions) else {})}
              for node in merged.nodes]
 
-    def resolve(name: str, type_: str | None) -> str | None:
+    own = mark_document_node(nodes, domain, doc, chunks[0].end if chunks else 0, settings.legal_suffixes)
+
+    def by_name(name: str, type_: str | None) -> str | None:
         found = merged.resolve(name, type_)
         return found.id if found else None
+
+    resolve = document_resolver(by_name, own, settings.legal_suffixes)
 
     skeleton = Skeleton(doc_id=doc.id, nodes=nodes, edges=[], resolve=resolve,
                         candidates=lambda name: [n.id for n in merged.resolve_all(name)],
@@ -233,6 +238,8 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_passes: Run
     if not nodes and skip:
         skip("relations", len(chunks))
     document = document_level(nodes, chunks[0].id if chunks else "", settings.document_entities)
+    if own is not None:
+        document.add(own["id"])
     answers = run_passes([relation_request(chunk, domain, settings, doc.title, prompt_nodes(chunk, skeleton, document))
                           for chunk in chunks]) if nodes else ()
     for i, (chunk, answer) in enumerate(zip(chunks, answers)):

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 from kgkit.engine.outputs import TEMP_SUFFIX, atomic_write
 from kgkit.errors import InputError
 
-DEFAULT_INCLUDE = ("*.txt", "*.text", "*.md", "*.markdown", "*.html", "*.htm", "*.xhtml", "*.pdf")
+DEFAULT_INCLUDE = ("*.txt", "*.text", "*.md", "*.markdown", "*.html", "*.htm", "*.xhtml", "*.pdf", "*.docx")
 CORPUS_MANIFEST = "runs.jsonl"
 
 

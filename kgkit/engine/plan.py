@@ -114,7 +114,7 @@ def plan(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | o
     given = {v.name for v in base_views}
     plans = []
     for item in collect_inputs(path_list(paths), include, exclude):
-        doc = load_document(item.path, max_bytes=cfg.input.max_bytes)
+        doc = load_document(item.path, max_bytes=cfg.input.max_bytes, layout=dom.reading != "text")
         loaded = base_views if replace_views else earlier_views(RunFolder(root / item.folder), given) + base_views
         chunks = chunk(doc, dom, cfg)
         accounting = Accounting(n_chunks=len(chunks), views=[v.name for v in loaded],

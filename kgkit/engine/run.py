@@ -28,6 +28,7 @@ from kgkit.engine.core import CoreSettings, run_core
 from kgkit.engine.corpus import CorpusInput, CorpusManifest, collect_inputs, run_row, skipped_row
 from kgkit.engine.join import items_of, node_refs
 from kgkit.engine.manifest import build_manifest
+from kgkit.scopes import entity_scopes
 from kgkit.engine.outputs import RunFolder, view_file_name
 from kgkit.engine.passes import PassRunner
 from kgkit.engine.pool import PassPool
@@ -282,6 +283,9 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
                               accounting=accounting, started=started, counts=counts, payloads=payloads,
                               warnings=warnings, failures=failures, view_files=sorted(written | present))
     manifest.update(manifest_extra or {})
+    scopes = entity_scopes(domain)
+    for node in nodes:  # the store reads each node's reach from here, needing no domain
+        node["scope"] = scopes.get(node["type"], "corpus")
     nodes_file = {"doc_id": doc.id, "nodes": nodes}
     with accounting.timed("write"):
         folder.write_json("nodes.json", nodes_file)
@@ -290,6 +294,10 @@ def extract_document(doc: Document, domain: Domain, views: list[View], config: C
         if replace_views:
             folder.remove_stale_views(written)
         folder.write_jsonl("review.jsonl", review)
+        if doc.layout is not None:
+            from kgkit.scholarly.structure import structure_payload
+
+            folder.write_json("structure.json", structure_payload(doc, nodes, scholarly=domain.reading == "scholarly"))
         folder.write_json("manifest.json", manifest)  # last: a folder with a manifest is complete
     return RunResult(run_dir=folder.path, manifest=manifest, nodes=nodes, views=payloads, review=review,
                      failures=failures)
@@ -430,7 +438,8 @@ class DocumentJob:
             pool: PassPool) -> RunResult:
         from kgkit.documents.load import load_document
 
-        doc = load_document(item.path, max_bytes=self.config.input.max_bytes)
+        doc = load_document(item.path, max_bytes=self.config.input.max_bytes,
+                            layout=self.domain.reading != "text")
         folder = RunFolder(self.root / item.folder)
         with folder.locked(), paced():  # writable, free of links and ours before any call
             folder.remove_temp_files()  # a run killed mid-write (SIGKILL, power loss) may have left some

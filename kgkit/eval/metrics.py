@@ -121,10 +121,14 @@ class Score:
     """Category -> CategoryScore, for one document or summed over many."""
 
     categories: dict[str, CategoryScore] = field(default_factory=dict)
+    # how the document's own node met gold ("name", "document", "none") -> documents
+    document_match: dict[str, int] = field(default_factory=dict)
 
     def add(self, other: "Score") -> None:
         for name, cat in other.categories.items():
             self.categories.setdefault(name, CategoryScore()).add(cat)
+        for how, n in other.document_match.items():
+            self.document_match[how] = self.document_match.get(how, 0) + n
 
     def f1(self, category: str) -> float:
         cat = self.categories.get(category)
@@ -193,6 +197,7 @@ class NameMatcher:
     def __init__(self, gold_entities: Iterable[Mapping[str, Any]], threshold: float = DEFAULT_FUZZY_THRESHOLD,
                  literal_kinds: Mapping[str, str] | None = None):
         self.threshold = threshold
+        self.pinned: dict[str, str] = {}  # name key -> gold name, before any other rule (the document's own node)
         self.entities = list(gold_entities)
         self.literal_kinds = dict(literal_kinds or {})
         self.values = [(ent, kind, value) for ent in self.entities
@@ -214,6 +219,9 @@ class NameMatcher:
 
         ``value`` is the normalised value a literal node carries beside its name as written."""
         key = name_key(name)
+        if key in self.pinned and type_name in (None, *(e["type"] for e in self.entities
+                                                         if e["name"] == self.pinned[key])):
+            return self.pinned[key], "document"
         kind = self.literal_kinds.get(type_name)
         if kind in TIME_KINDS:
             hit = self._by_value(kind, {"name": name, "value": value}, type_name)
@@ -373,6 +381,27 @@ def relation_sets(gold: Any, predicted_relations: Iterable[Mapping[str, Any]], *
     return gold_rel, pred_rel
 
 
+def document_match(gold_entities: list[Mapping[str, Any]], predicted: Iterable[Mapping[str, Any]],
+                   domain: Domain | None, matcher: "NameMatcher") -> tuple[str, str, str] | None:
+    """(predicted name, gold name, how) for the document's own node (``"document": true``
+    in nodes.json, of the domain's ``document_type``): matched by name when its name meets
+    the gold entity of that type, else by document (gold names one contract per document,
+    by its title, so the document's own node is that entity whatever it is called);
+    "none" when gold has no entity of that type. None without a document node."""
+    dtype = domain.document_type if domain is not None else None
+    own = next((e for e in predicted if e.get("document") and dtype and type_label(domain, e.get("type")) == dtype),
+               None)
+    if own is None:
+        return None
+    gold = [e for e in gold_entities if e["type"] == dtype]
+    if not gold:
+        return own["name"], "?" + name_key(own["name"]), "none"
+    hit, how = matcher.resolve(own["name"], own.get("aliases", ()), dtype)
+    if how != "none" and any(e["name"] == hit for e in gold):
+        return own["name"], hit, "name"
+    return own["name"], gold[0]["name"], "document"
+
+
 def score_document(
     gold: Any,
     predicted: Mapping[str, Any],
@@ -393,12 +422,17 @@ def score_document(
     g = _gold_mapping(gold)
     gold_entities = _typed_entities(g["entities"], domain)
     matcher = NameMatcher(gold_entities, fuzzy_threshold, value_kinds({e["type"] for e in gold_entities}, domain))
+    score = Score()
+    own = document_match(gold_entities, predicted.get("entities", ()), domain, matcher)
+    if own is not None:
+        score.document_match[own[2]] = 1
+        if own[2] == "document":
+            matcher.pinned[name_key(own[0])] = own[1]
 
     def resolve(name: str) -> str:
         return matcher.resolve(name)[0]
 
     rel_label, ends = _relation_rules(domain)
-    score = Score()
     gold_ents = {(e["name"], e["type"]) for e in gold_entities}
     pred_ents = set()
     for e in predicted.get("entities", ()):

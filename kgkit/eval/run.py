@@ -46,7 +46,9 @@ class EvalReport:
             "documents": len(self.per_doc),
             "missing_runs": self.missing,
             "gold_types_not_in_domain": self.unknown_types,
-            "matching": {"names": "exact, then alias, then fuzzy", "fuzzy_threshold": self.fuzzy_threshold},
+            "matching": {"names": "exact, then alias, then fuzzy", "fuzzy_threshold": self.fuzzy_threshold,
+                         **({"document_nodes": dict(sorted(self.total.document_match.items()))}
+                            if self.total.document_match else {})},
             "scores": self.total.to_dict(),
             "per_document": {d: s.to_dict() for d, s in sorted(self.per_doc.items())},
         }
@@ -72,6 +74,10 @@ class EvalReport:
         head = f"{len(self.per_doc)} documents from {self.gold_dir}" + (f", domain {self.domain}" if self.domain else "")
         if self.missing:
             head += f"; no run folder for {len(self.missing)} (scored as empty): {', '.join(self.missing)}"
+        if self.total.document_match:
+            counts = self.total.document_match
+            head += (f"\nthe document's own node met gold's by name in {counts.get('name', 0)}, by document in "
+                     f"{counts.get('document', 0)}" + (f", not at all in {counts['none']}" if counts.get("none") else ""))
         if self.unknown_types:
             head += f"\ngold types the domain does not declare (their items can only be missed): {', '.join(self.unknown_types)}"
         return head + "\n" + "\n".join(lines)
@@ -192,7 +198,8 @@ def read_predictions(folder: Path) -> dict[str, Any]:
     names = {n["id"]: n["name"] for n in nodes}
     predicted: dict[str, Any] = {
         "entities": [{"name": n["name"], "type": n["type"], "aliases": n.get("aliases", []),
-                      **({"value": n["value"]} if "value" in n else {})} for n in nodes]
+                      **({"value": n["value"]} if "value" in n else {}),
+                      **({"document": True} if n.get("document") else {})} for n in nodes]
     }
     views = sorted((folder / "views").glob("*.json")) if (folder / "views").is_dir() else []
     loaded = [(p.stem, _read_json(p)) for p in views]

@@ -74,19 +74,25 @@ def build_snapshot(store) -> GraphSnapshot:
     for node, etype, entity in q("SELECT node, type, entity FROM groups WHERE tenant = ?"):
         entity_of[node], type_of[node] = entity, etype
     canon = lambda n: entity_of.get(n, n)  # noqa: E731
-    documents = sorted(({"id": i, "name": d, "source": s, "sha256": h}
-                        for d, i, s, h in q("SELECT doc, id, source, sha256 FROM documents WHERE tenant = ?")),
+    documents = sorted(({"id": i, "name": d, "source": s, "sha256": h, "title": ti, "pages": p, "added": a,
+                         "node": canon(n) if n else None}
+                        for d, i, s, h, ti, p, a, n in q("SELECT doc, id, source, sha256, title, pages, added, node "
+                                                         "FROM documents WHERE tenant = ?")),
                        key=lambda d: (d["id"], d["name"]))
     doc_id = {d["name"]: d["id"] for d in documents}
 
     names = store._names()
     nodes: dict[str, dict[str, Any]] = {}
-    for doc, node, name, aliases in q("SELECT doc, node, name, aliases FROM doc_nodes WHERE tenant = ?"):
+    for doc, node, name, aliases, scope, value in q("SELECT doc, node, name, aliases, scope, value FROM doc_nodes "
+                                                     "WHERE tenant = ?"):
         entity = canon(node)
         entry = nodes.setdefault(entity, {"id": entity, "type": type_of.get(entity, type_of.get(node)),
-                                          "name": names.get(entity, name), "aliases": set(), "documents": set()})
+                                          "name": names.get(entity, name), "aliases": set(), "documents": set(),
+                                          "scope": scope})
         entry["aliases"].update([name, *json.loads(aliases)])
         entry["documents"].add(doc_id[doc])
+        if value is not None:
+            entry["value"] = json.loads(value)
     for entry in nodes.values():
         entry["aliases"] = sorted(entry["aliases"] - {entry["name"]})
         entry["documents"] = sorted(entry["documents"])
@@ -95,21 +101,30 @@ def build_snapshot(store) -> GraphSnapshot:
     where: dict[tuple[str, str, str], str] = {}  # (doc, view, stored id) -> snapshot id
     for doc, view, item, kind, body, confidence in q(VISIBLE_ITEMS):
         shaped = _item(kind, json.loads(body), canon)
-        entry = kinds[kind].setdefault(shaped["id"], {**shaped, "views": set(), "confidence": None})
+        entry = kinds[kind].setdefault(shaped["id"], {**shaped, "views": set(), "confidence": None,
+                                                      "documents": set()})
         entry["views"].add(view)
+        entry["documents"].add(doc_id[doc])
         if confidence is not None and (entry["confidence"] is None or confidence > entry["confidence"]):
             entry["confidence"] = confidence
         where[(doc, view, item)] = shaped["id"]
     for kind, found in kinds.items():
         for entry in found.values():
             entry["views"] = sorted(entry["views"])
+            entry["documents"] = sorted(entry["documents"])
             if kind != "edge":
                 del entry["confidence"]
+
+    named = {end for kind in ("edge", "temporal") for e in kinds[kind].values() for end in (e["head"], e["tail"])}
+    named |= {n for h in kinds["hyperedge"].values() for ids_ in h["roles"].values() for n in ids_}
+    named |= {n for v in kinds["event"].values() for ids_ in v["arguments"].values() for n in ids_}
+    for node in [n for n, entry in nodes.items() if entry["scope"] == "value" and n not in named]:
+        del nodes[node]  # a value is a literal of the items it ends: with none, it is not in the graph
 
     evidence = set()
     for doc, item, view, chunk, page, start, end, quote in q(
             "SELECT doc, item, view, chunk, page, span_start, span_end, quote FROM evidence WHERE tenant = ?"):
-        target = where.get((doc, view, item)) or (canon(item) if item in entity_of else None)
+        target = where.get((doc, view, item)) or (canon(item) if item in entity_of and canon(item) in nodes else None)
         if target is not None:
             span = (start, end) if start is not None else None
             evidence.add((target, doc_id[doc], chunk, page, span, quote, view))

@@ -63,6 +63,19 @@ MIGRATIONS: list[list[str]] = [
         # a tenant of a version-1 store gets both on its next update (GraphStore._upgrade)
         "CREATE TABLE resolution_state (tenant TEXT PRIMARY KEY, rule INTEGER NOT NULL)",
     ],
+    [
+        # the document as a node: its title, page count and the node that IS it (a domain's
+        # document_type); NULL for documents added before (re-adding fills them)
+        "ALTER TABLE documents ADD COLUMN title TEXT",
+        "ALTER TABLE documents ADD COLUMN pages INTEGER",
+        "ALTER TABLE documents ADD COLUMN node TEXT",
+        # how far a node's identity reaches (corpus / document / value, kgkit.scopes) and a
+        # value node's normalised value (JSON); a non-corpus group is never a fuzzy or alias
+        # partner, and its id is its document's (kgkit.graph.runs.scoped_ids)
+        "ALTER TABLE doc_nodes ADD COLUMN scope TEXT NOT NULL DEFAULT 'corpus'",
+        "ALTER TABLE doc_nodes ADD COLUMN value TEXT",
+        "ALTER TABLE groups ADD COLUMN scope TEXT NOT NULL DEFAULT 'corpus'",
+    ],
 ]
 
 #: Tables whose rows belong to a tenant (row-level security in PostgreSQL).

@@ -19,6 +19,7 @@ from typing import Any
 from kgkit import ids
 from kgkit.errors import InputError
 from kgkit.name_keys import canonical_key
+from kgkit.scopes import SCOPES
 
 #: review.jsonl reasons whose item is still in its view (held there, not rejected).
 HELD_IN_VIEW = ("unverified evidence", "low confidence")
@@ -33,7 +34,10 @@ class Contribution:
     source: str | None
     sha256: str
     fingerprint: str  # hash of everything below: equal means re-adding changes nothing
-    nodes: list[dict[str, Any]] = field(default_factory=list)  # {node, type, key, name, aliases}
+    title: str | None = None  # the document node's title, else the loader's (the first line, a PDF's title)
+    pages: int | None = None  # page count (None: a format without pages)
+    doc_node: str | None = None  # graph id of the node that IS the document (a domain's document_type)
+    nodes: list[dict[str, Any]] = field(default_factory=list)  # {node, type, key, name, aliases, scope, value}
     claims: list[tuple[str, str, str]] = field(default_factory=list)  # (node, type, alias key)
     items: list[dict[str, Any]] = field(default_factory=list)  # {view, item, kind, body, confidence, held, review_key}
     evidence: list[tuple] = field(default_factory=list)  # (item, view, chunk, page, start, end, quote)
@@ -53,6 +57,43 @@ def _evidence_row(item_id: str, view: str, ev: dict[str, Any] | None) -> tuple:
     ev = ev or {}
     span = ev.get("span") or [None, None]
     return (item_id, view, ev.get("chunk"), ev.get("page"), span[0], span[1], ev.get("quote"))
+
+
+def scoped_ids(doc: str, nodes: list[dict[str, Any]]) -> dict[str, str]:
+    """Run-folder node id -> graph id, for the nodes whose identity is their document's.
+
+    A run folder names a node by its type and name, so "Effective Date" or "SUPPLY
+    AGREEMENT" has one id in every document; in the graph a ``document`` or ``value`` node
+    is its document's own, so its id is made from the document's name (which an edited
+    document keeps) and its run-folder id, and the node that IS the document from the
+    document's name alone."""
+    out = {}
+    for node in nodes:
+        if node.get("document"):
+            out[node["id"]] = ids.document_node_id(doc)
+        elif (node.get("scope") or "corpus") != "corpus":
+            out[node["id"]] = ids.scoped_node_id(doc, node["id"])
+    return out
+
+
+def repoint(body: Any, rename: dict[str, str]) -> Any:
+    """An item body with the node ids of ``rename`` replaced (ends, role and argument fillers)."""
+    if not rename:
+        return body
+    if isinstance(body, list):
+        return [repoint(v, rename) for v in body]
+    if isinstance(body, dict):
+        out = {}
+        for k, v in body.items():
+            if k in ("head", "tail", "node") and isinstance(v, str):
+                out[k] = rename.get(v, v)
+            elif k in ("roles", "arguments") and isinstance(v, dict):
+                out[k] = {role: repoint(f, rename) if isinstance(f, (list, dict)) else rename.get(f, f)
+                          for role, f in v.items()}
+            else:
+                out[k] = v
+        return out
+    return body
 
 
 def _kind(payload: dict[str, Any]) -> tuple[str, str] | None:
@@ -105,19 +146,31 @@ def read_run(run_dir: str | Path, *, confidence_threshold: float = 0.5, legal_su
     digest.update(f"{contribution.sha256}\x1f{confidence_threshold}\x1f{legal_suffixes}".encode())
     digest.update((run / "nodes.json").read_bytes())
 
+    contribution.title = source.get("title")
+    contribution.pages = source.get("pages") or None
     try:
+        rename = scoped_ids(contribution.doc, nodes_file["nodes"])
         for node in nodes_file["nodes"]:
+            nid = rename.get(node["id"], node["id"])
+            scope = node.get("scope") or "corpus"
+            if scope not in SCOPES:
+                raise InputError(f"{run / 'nodes.json'}: node {node['id']} has scope {scope!r}; "
+                                 f"expected one of {', '.join(SCOPES)}")
             key = canonical_key(node["name"], legal_suffixes=legal_suffixes)
             aliases = sorted(set(node.get("aliases") or []))
-            contribution.nodes.append({"node": node["id"], "type": node["type"], "key": key,
-                                       "name": node["name"], "aliases": aliases})
-            for alias in aliases:
+            contribution.nodes.append({"node": nid, "type": node["type"], "key": key, "name": node["name"],
+                                       "aliases": aliases, "scope": scope, "value": node.get("value")})
+            if node.get("document"):
+                contribution.doc_node = nid
+                if node.get("mentions"):  # a title the text states, not a stand-in
+                    contribution.title = node["name"]
+            for alias in aliases if scope == "corpus" else ():  # a local name claims nothing corpus-wide
                 akey = canonical_key(alias, legal_suffixes=legal_suffixes)
                 if akey != key:
-                    contribution.claims.append((node["id"], node["type"], akey))
+                    contribution.claims.append((nid, node["type"], akey))
             view = node.get("origin") or "core"
             for m in node.get("mentions") or []:
-                contribution.evidence.append(_evidence_row(node["id"], view, {**m, "quote": None}))
+                contribution.evidence.append(_evidence_row(nid, view, {**m, "quote": None}))
     except (KeyError, TypeError) as exc:
         raise InputError(f"{run / 'nodes.json'}: a node lacks {exc}") from None
     contribution.claims = sorted(set(contribution.claims))
@@ -139,13 +192,18 @@ def read_run(run_dir: str | Path, *, confidence_threshold: float = 0.5, legal_su
                     held = f"low confidence ({raw['confidence']} < {confidence_threshold})"
                 contribution.items.append({
                     "view": view, "item": raw["id"], "kind": kind,
-                    "body": _body(kind, raw, payload.get("template")), "confidence": raw.get("confidence"),
+                    "body": repoint(_body(kind, raw, payload.get("template")), rename),
+                    "confidence": raw.get("confidence"),
                     "held": held, "review_key": f"{view}:{raw['id']}" if held else None,
                 })
                 contribution.evidence.append(_evidence_row(raw["id"], view, raw.get("evidence")))
         except (KeyError, TypeError, AttributeError) as exc:
             raise InputError(f"{path}: an item lacks {exc}") from None
 
+    from kgkit.scholarly.corpus import add_structure
+
+    add_structure(contribution, run, digest)
+    contribution.claims = sorted(set(contribution.claims))
     review_path = run / "review.jsonl"
     if review_path.exists():
         digest.update(review_path.read_bytes())

@@ -31,6 +31,7 @@ from kgkit.graph.resolution import Assignment, Group, fuzzy_cluster, resolve
 from kgkit.graph.runs import Contribution, read_run
 from kgkit.graph.snapshot import GraphSnapshot
 from kgkit.graph import assemble, index, index_schema, review
+from kgkit.scopes import SCOPES
 
 DEFAULT_TENANT = "default"
 
@@ -46,6 +47,16 @@ def _who(who: str | None) -> str:
         return getpass.getuser()
     except Exception:  # no user name in this environment (a container without passwd entry)
         return "unknown"
+
+
+def isolated_nodes(snap: GraphSnapshot) -> list[str]:
+    """Ids of the entity nodes no item names: no edge, temporal edge, role or argument. A
+    node only mentioned is still in the graph (MENTIONED_IN its documents), but answers no
+    question about how things relate."""
+    used = {end for e in snap.edges + snap.temporal for end in (e["head"], e["tail"])}
+    used |= {n for h in snap.hyperedges for ids in h["roles"].values() for n in ids}
+    used |= {n for v in snap.events for ids in v["arguments"].values() for n in ids}
+    return [n["id"] for n in snap.nodes if n["id"] not in used]
 
 
 @dataclass(frozen=True)
@@ -198,11 +209,13 @@ class GraphStore:
 
     def _insert(self, c: Contribution) -> None:
         t, doc = self.tenant, c.doc
-        self._x("INSERT INTO documents (tenant, doc, id, source, sha256, contribution, added) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)", doc, c.doc_id, c.source, c.sha256, c.fingerprint, _now())
-        self.db.many("INSERT INTO doc_nodes (tenant, doc, node, type, key, name, aliases) VALUES (?, ?, ?, ?, ?, ?, ?) "
-                     "ON CONFLICT DO NOTHING",
-                     [(t, doc, n["node"], n["type"], n["key"], n["name"], json.dumps(n["aliases"])) for n in c.nodes])
+        self._x("INSERT INTO documents (tenant, doc, id, source, sha256, contribution, added, title, pages, node) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", doc, c.doc_id, c.source, c.sha256, c.fingerprint, _now(),
+                c.title, c.pages, c.doc_node)
+        self.db.many("INSERT INTO doc_nodes (tenant, doc, node, type, key, name, aliases, scope, value) "
+                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                     [(t, doc, n["node"], n["type"], n["key"], n["name"], json.dumps(n["aliases"]), n.get("scope", "corpus"),
+                       None if n.get("value") is None else ids.canonical_json(n["value"])) for n in c.nodes])
         self.db.many("INSERT INTO claims (tenant, doc, node, type, alias_key) VALUES (?, ?, ?, ?, ?) "
                      "ON CONFLICT DO NOTHING", [(t, doc, *claim) for claim in c.claims])
         known = {r[0] for r in self._q("SELECT node FROM groups WHERE tenant = ? AND node IN "
@@ -211,8 +224,9 @@ class GraphStore:
         fresh = {n["node"]: n for n in c.nodes if n["node"] not in known}
         self.db.many("UPDATE groups SET refs = refs + 1 WHERE tenant = ? AND node = ?",
                      [(t, n) for n in sorted({n["node"] for n in c.nodes} & known)])
-        self.db.many("INSERT INTO groups (tenant, node, type, key, refs, entity) VALUES (?, ?, ?, ?, 1, ?)",
-                     [(t, n, g["type"], g["key"], n) for n, g in fresh.items()])
+        self.db.many("INSERT INTO groups (tenant, node, type, key, refs, entity, scope) VALUES (?, ?, ?, ?, 1, ?, ?)",
+                     [(t, n, g["type"], g["key"], n, g.get("scope", "corpus")) for n, g in fresh.items()])
+        fresh = {n: g for n, g in fresh.items() if g.get("scope", "corpus") == "corpus"}  # only these meet other documents'
         self.db.many("INSERT INTO blocks (tenant, node, block, key) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                      [(t, n, b, g["key"]) for n, g in fresh.items() for b in self._index.blocks_of(g["type"], g["key"])])
         for n, g in fresh.items():
@@ -367,10 +381,16 @@ class GraphStore:
         snap = self.snapshot()
         with self.db.read():
             queue = review.queue(self)
+        isolated = isolated_nodes(snap)
+        scopes = {scope: sum(n.get("scope") == scope for n in snap.nodes) for scope in SCOPES}
         return {"tenant": self.tenant, "version": snap.version, "store": self.db.location,
-                "documents": len(snap.documents), "nodes": len(snap.nodes), "edges": len(snap.edges),
+                "documents": len(snap.documents), "nodes": len(snap.nodes),
+                **{f"{scope}_nodes": count for scope, count in scopes.items()},
+                "edges": len(snap.edges),
                 "hyperedges": len(snap.hyperedges), "events": len(snap.events), "temporal": len(snap.temporal),
                 "evidence": len(snap.evidence), "merged_nodes": sum(1 for n in snap.nodes if len(n["documents"]) > 1),
+                "isolated_nodes": len(isolated),
+                "isolated_share": round(len(isolated) / len(snap.nodes), 4) if snap.nodes else 0.0,
                 "review_pending": sum(1 for r in queue if r["decision"] is None)}
 
     def snapshot(self) -> GraphSnapshot:

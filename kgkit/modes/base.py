@@ -111,7 +111,8 @@ class Skeleton:
         not change it."""
         self._parts()  # the rows of the current nodes
         if self._rows is None:
-            self._rows = [{"id": n["id"], "name": n["name"], "type": n["type"], "aliases": list(n.get("aliases", ()))}
+            self._rows = [{"id": n["id"], "name": n["name"], "type": n["type"], "aliases": list(n.get("aliases", ())),
+                           **({"document": True} if n.get("document") else {})}
                           for n in self.nodes]
         rows = self._rows
         return [rows[i] for i in positions]

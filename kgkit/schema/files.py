@@ -42,6 +42,7 @@ def _entity_type(d: dict[str, Any]) -> m.EntityType:
         examples=tuple(d.get("examples", ())),
         patterns=_patterns(d.get("patterns")),
         category=bool(d.get("category", False)),
+        scope=d.get("scope"),
     )
 
 
@@ -106,9 +107,11 @@ def build_domain(path: Path, project_dir: Path | None = None) -> m.Domain:
             for d in data.get("examples", ())
         ),
         default_views=tuple(data.get("default_views", ("binary",))),
+        document_type=data.get("document_type"),
         chunking=m.Chunking(
             size=chunking.get("size", m.Chunking.size), overlap=chunking.get("overlap", m.Chunking.overlap)
         ),
+        reading=data.get("reading", m.Domain.reading),
         source=Path(path),
         lineage=resolved.lineage,
     )

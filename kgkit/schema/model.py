@@ -41,6 +41,9 @@ class EntityType:
     # Named by its category, not by words of the text (a clause type "Anti-Assignment" is
     # written "may not assign"): the evidence quote must be in the text, the name need not be.
     category: bool = False
+    # How far the type's identity reaches: "corpus", "document" or "value"; None = the
+    # default for its kind (kgkit.scopes.entity_scope says which).
+    scope: str | None = None
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,8 @@ class Domain:
     examples: tuple[Example, ...] = ()
     default_views: tuple[str, ...] = ("binary",)
     chunking: Chunking = Chunking()
+    document_type: str | None = None  # the entity type that IS the document (legal_contracts: Agreement)
+    reading: str = "text"  # how PDFs are read: text | layout | scholarly (kgkit/documents/layout, kgkit/scholarly)
     source: Path | None = None  # the file it came from
     lineage: tuple[str, ...] = ()  # names from this domain up through its ``extends`` parents
 

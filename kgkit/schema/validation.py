@@ -272,10 +272,25 @@ def _check_domain(src: Source, merged: dict[str, Any], project_dir: Path | None,
     issues += _check_relation_aliases(src, merged)
     issues += _check_qualifier_relations(src, _binary_relation_names(merged) + _names(merged, "nary_relation_types"))
     issues += _check_domain_examples(src, merged, entity_types)
+    issues += _check_document_type(src, merged, entity_types)
     from kgkit.schema import queries  # loads the pattern language only when a domain is checked
 
     issues += queries.issues(src, merged)
     return issues
+
+
+def _check_document_type(src: Source, merged: dict[str, Any], entity_types: list[str]) -> Iterator[Issue]:
+    """``document_type`` names a declared entity type whose scope is document (one per document)."""
+    name = merged.get("document_type")
+    if not isinstance(name, str) or "document_type" not in src.data:
+        return
+    if name not in entity_types:
+        yield _unknown(src, ("document_type",), "entity type", name, entity_types, False)
+        return
+    for i, t in _items(merged, "entity_types"):
+        if t.get("name") == name and t.get("scope") not in (None, "document"):
+            yield src.issue(("document_type",), f"document_type {name!r} has scope {t['scope']!r}; the type that is "
+                            "the document is one node per document", "give it scope: document, or leave scope out")
 
 
 def _check_template(src: Source) -> list[Issue]:

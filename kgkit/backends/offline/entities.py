@@ -32,6 +32,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from kgkit import safe_regex
 from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
 from kgkit.backends.offline.mentions import Mention, collapse, name_key
+from kgkit.backends.offline.party_names import clean_party_name, names_a_person
 from kgkit.backends.offline.names import (ORG_WORDS, ROLE_WORDS, STATE_AFTER, acronym_mentions, add_surname_aliases,
                                          add_title_aliases, is_title_word, name_mentions, source_credit_mentions,
                                          trim_org_edges)
@@ -418,6 +419,48 @@ def _join_place_with_region(text: str, mentions: list[Mention], kinds: dict[str,
     return out
 
 
+# a brand name that starts in lower case ("mPhase", "eBay") right before a company name's words
+_BRAND_BEFORE = re.compile(r"(?<![\w.&-])[a-z]{1,3}[A-Z][\w&-]*[ \t]+$")
+
+
+def _party_names(text: str, mentions: list[Mention], kinds: dict[str, str]) -> list[Mention]:
+    """Party mentions the generic rules found (a domain's own patterns are the author's
+    word) cut to the name they end with, or dropped when they name no one
+    (kgkit.backends.offline.party_names), and cued persons that are role or form words
+    dropped; a company name after a brand written in lower case
+    first ("mPhase Technologies Inc.") takes the brand back."""
+    party = kinds.get("party")
+    if not party or party == kinds.get("organization"):  # no contracting parties: news, papers
+        return mentions
+    person = kinds.get("person")
+    out = []
+    for m in mentions:
+        if person and m.type == person and m.kind and not names_a_person(m.name):
+            continue  # in a contract, "Provider" or "Date" after a cue names no one
+        if m.type != party or not m.kind or m.kind in LITERAL_KINDS or collapse(text[m.start:m.end]) != m.name:
+            out.append(m)
+            continue
+        start = m.start
+        brand = _BRAND_BEFORE.search(text, max(0, start - 40), start)
+        if brand is not None:
+            start = brand.start()
+        written = collapse(text[start:m.end])
+        cut = clean_party_name(written)
+        if cut is None:
+            continue
+        kept = written[cut[0]:cut[1]]
+        if kept == m.name:
+            out.append(m)
+            continue
+        found = re.compile(r"\s+".join(map(re.escape, kept.split()))).search(text, start, m.end)
+        if found is None:
+            out.append(m)
+            continue
+        out.append(Mention(kept, m.type, found.start(), found.end(), m.priority, m.confidence, m.kind,
+                           list(m.aliases)))
+    return out
+
+
 @dataclass(frozen=True)
 class FoundEntity:
     name: str
@@ -440,6 +483,7 @@ def find_entities(text: str, types: Sequence[EntityType], skills: Sequence[dict]
     mentions = _resolve_overlaps([m for m in candidates if _well_formed(m, kinds) and not _begins_longer_name(m, text, kinds)
                                   and (m.kind in LITERAL_KINDS or m.kind == "label" or not _heading(m, text))])
     mentions = _join_place_with_region(text, mentions, kinds)
+    mentions = _party_names(text, mentions, kinds)
     sentences = split_sentences(text)
     mentions = _attach_definitions(text, sentences, mentions, kinds)
     add_surname_aliases(text, mentions, kinds.get("person"))

@@ -69,6 +69,9 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
     surface_owner: dict[str, list[Mapping[str, Any]]] = {}
     by_value: dict[tuple[str, str], Mapping[str, Any]] = {}  # literal-typed entities by normalised value
     heads: dict[str, list[Mapping[str, Any]]] = {}  # entities by the capitalised last word of their name
+    # the words that name a type's own document node after "this": its name and one-word aliases
+    doc_heads = {t.name: tuple(dict.fromkeys([t.name.lower(), *(a.lower() for a in t.aliases if a.isalpha())]))
+                 for t in types}
     for ent in entities:  # one pass over the entities, each dict filled in their order
         name = ent["name"]
         # "CO-BRANDING AGREEMENT (FORM)" is written without "(FORM)"
@@ -85,7 +88,10 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
         if value is not None:
             by_value[(kind, repr(value))] = ent
         words = bare.split()  # what collapse() leaves, split
-        if len(words) > 1 and words[-1][:1].isupper():
+        if ent.get("document"):  # "this Agreement" ("this Contract") is the document's own node, whatever its name
+            for head in doc_heads.get(ent["type"], (ent["type"].lower(),)):
+                heads.setdefault(head, []).insert(0, ent)
+        elif len(words) > 1 and words[-1][:1].isupper():
             heads.setdefault(words[-1].lower(), []).append(ent)
     tiers = ([f for f in surface_owner if len(f) >= CLAUSE_LENGTH], [f for f in surface_owner if len(f) < CLAUSE_LENGTH])
     for tier in tiers:  # one scan per granularity, so a clause does not swallow the names in it
@@ -119,7 +125,8 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
             continue
         # an entity of the type the head noun names first ("this Agreement" is an
         # Agreement, not a place whose name ends in "Agreement")
-        cands = sorted(heads[head.lower()], key=lambda e: e["type"].lower() != head.lower())
+        cands = sorted(heads[head.lower()], key=lambda e: (not (deictic and e.get("document")),
+                                                             e["type"].lower() != head.lower()))
         if len(cands) == 1 or article.lower() == "this":
             found.append(EntityMention(cands[0]["name"], cands[0]["type"], start, end, deictic))
     found.sort(key=lambda x: (-(x.end - x.start), x.start))

@@ -34,7 +34,7 @@ def _keys(domain: str, rows: list[dict[str, Scalar]]) -> dict[str, tuple[str, st
 
 
 def _vertex_props(v: Vertex) -> dict[str, Scalar]:
-    label = v.props.get("name") if v.kind == "entity" else v.props.get("relation", v.props.get("type"))
+    label = v.props.get("name") if v.kind in ("entity", "document") else v.props.get("relation", v.props.get("type"))
     return {"kind": v.kind, "label": label, **v.props}
 
 
@@ -43,7 +43,7 @@ def _link_props(link: Link) -> dict[str, Scalar]:
 
 
 def write_graphml(snapshot: GraphSnapshot, out: StagedOutput, options: ExportOptions) -> None:
-    vertices, links = property_graph(snapshot)
+    vertices, links = property_graph(snapshot, options.values)
     vprops = [_vertex_props(v) for v in vertices]
     lprops = [_link_props(link) for link in links]
     graph_props = {"tenant": snapshot.tenant, "version": snapshot.version}

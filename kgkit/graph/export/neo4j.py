@@ -1,19 +1,22 @@
 """Neo4j: CSV files for ``neo4j-admin database import`` and an equivalent Cypher script.
 
-Both load the reified property graph of :mod:`.property_graph`: ``:Entity``,
-``:Hyperedge`` and ``:Event`` nodes keyed by ``id`` (one ID space: kgkit ids are unique
-across kinds), binary and temporal edges as relationships typed by their relation, and
-``:ROLE`` relationships (property ``role``) from a hyperedge or event to each filler.
-A relation's control characters, if any, become U+FFFD in the relationship type only.
-Property names are made identifiers (``time.text`` -> ``time_text``); list properties are
-JSON array text, because the importer's array delimiter could occur in any name.
+Both load the reified property graph of :mod:`.property_graph`: ``:Document``,
+``:Entity``, ``:Hyperedge`` and ``:Event`` nodes keyed by ``id`` (one ID space: kgkit ids
+are unique across kinds), an entity also labelled by its type (``:Party:Entity``) when the
+type is a plain identifier (and not one of those four); binary and temporal edges as
+relationships typed by their relation, ``:ROLE`` relationships (property ``role``) from a
+hyperedge or event to each filler, ``:MENTIONED_IN`` from an entity and ``:SUPPORTED_BY``
+from a hyperedge or event to each of its documents. A relation's control characters, if
+any, become U+FFFD in the relationship type only. Property names are made identifiers
+(``time.text`` -> ``time_text``); list properties are JSON array text, because the
+importer's array delimiter could occur in any name.
 
 * ``neo4j/nodes_*.csv`` and ``neo4j/relationships_*.csv``: headers in the importer's
   grammar (``id:ID``, ``:LABEL``, ``:START_ID``, ``:END_ID``, ``:TYPE``, ``name:int`` …);
   quoted fields may hold line breaks, so import with ``--multiline-fields=true``.
-* ``neo4j/graph.cypher``: uniqueness constraints (``IF NOT EXISTS``), then batched
-  ``UNWIND [...] AS row MERGE`` statements with every string escaped; re-running it
-  changes nothing. Run it with ``cypher-shell -f``.
+* ``neo4j/graph.cypher``: a uniqueness constraint on ``id`` per label (``IF NOT EXISTS``),
+  then batched ``UNWIND [...] AS row MERGE`` statements with every string escaped;
+  re-running it changes nothing. Run it with ``cypher-shell -f``.
 """
 from __future__ import annotations
 
@@ -28,8 +31,10 @@ from kgkit.graph.export.registry import ExportOptions
 from kgkit.graph.export.staging import StagedOutput
 from kgkit.graph.snapshot import GraphSnapshot
 
-LABELS = {"entity": "Entity", "hyperedge": "Hyperedge", "event": "Event"}
+LABELS = {"document": "Document", "entity": "Entity", "hyperedge": "Hyperedge", "event": "Event"}
+LINK_KINDS = ("edge", "temporal", "role", "mentioned_in", "supported_by")
 ROLE_TYPE = "ROLE"
+_PLAIN_LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 BATCH = 500  # rows per UNWIND statement: small enough for one transaction each
 _HEADER_TYPES = {int: ":int", float: ":double", bool: ":boolean", str: ""}
 _cypher_escape = backslash_escaper({"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t",
@@ -73,16 +78,26 @@ def _columns(rows: list[dict[str, Scalar]], what: str) -> list[tuple[str, str]]:
     return [(name, name + _HEADER_TYPES[kind]) for name, kind in types.items() if name != "id"]
 
 
+def labels(vertex: Vertex) -> tuple[str, ...]:
+    """A vertex's labels: its kind's, and for an entity first its type (``Party``, ``Entity``)
+    where the type is a plain identifier other than a kind's label."""
+    kind = LABELS[vertex.kind]
+    etype = vertex.props.get("type") if vertex.kind == "entity" else None
+    if isinstance(etype, str) and _PLAIN_LABEL.fullmatch(etype) and etype not in LABELS.values():
+        return etype, kind
+    return (kind,)
+
+
 def write_neo4j(snapshot: GraphSnapshot, out: StagedOutput, options: ExportOptions) -> None:
-    vertices, links = property_graph(snapshot)
+    vertices, links = property_graph(snapshot, options.values)
     label_of = {v.id: LABELS[v.kind] for v in vertices}
     for kind, label in LABELS.items():
         group = [v for v in vertices if v.kind == kind]
         props = [_renamed(v.props) for v in group]
         columns = _columns(props, f"Neo4j {label}")
         write_table(out, f"neo4j/nodes_{kind}.csv", ["id:ID", ":LABEL"] + [cell for _, cell in columns],
-                    ([v.id, label] + [p.get(name) for name, _ in columns] for v, p in zip(group, props)))
-    for kind in ("edge", "temporal", "role"):
+                    ([v.id, ";".join(labels(v))] + [p.get(name) for name, _ in columns] for v, p in zip(group, props)))
+    for kind in LINK_KINDS:
         group = [link for link in links if link.kind == kind]
         props = [_renamed(link.props) for link in group]
         columns = _columns(props, f"Neo4j {kind} relationship")
@@ -102,20 +117,26 @@ def relationship_type(relation: str) -> str:
 
 
 def _type(link: Link) -> str:
-    return ROLE_TYPE if link.kind == "role" else relationship_type(link.label)
+    return ROLE_TYPE if link.kind == "role" else relationship_type(link.label)  # MENTIONED_IN, SUPPORTED_BY: labels
 
 
 def cypher_script(vertices: list[Vertex], links: list[Link], label_of: dict[str, str]) -> Iterable[str]:
     """The statements of graph.cypher, one per line, each ending in ``;``."""
     yield "// kgkit graph export: run with `cypher-shell -f graph.cypher` (Neo4j 5)."
-    for label in LABELS.values():
-        yield (f"CREATE CONSTRAINT {cypher_name('kgkit_' + label.lower() + '_id')} IF NOT EXISTS "
+    used = sorted({label for v in vertices for label in labels(v)} | set(LABELS.values()))
+    for label in used:  # a type's constraint keeps the label's case: PARTY and Party are two labels
+        name = f"kgkit_{label.lower()}_id" if label in LABELS.values() else f"kgkit_type_{label}_id"
+        yield (f"CREATE CONSTRAINT {cypher_name(name)} IF NOT EXISTS "
                f"FOR (n:{cypher_name(label)}) REQUIRE n.id IS UNIQUE;")
-    for kind, label in LABELS.items():
-        rows = [{"id": v.id, **_renamed(v.props)} for v in vertices if v.kind == kind]
-        for batch in _batches(rows):
+    by_labels: dict[tuple[str, ...], list[dict]] = defaultdict(list)
+    order = {label: i for i, label in enumerate(LABELS.values())}
+    for v in vertices:
+        by_labels[labels(v)].append({"id": v.id, **_renamed(v.props)})
+    for names in sorted(by_labels, key=lambda ls: (order[ls[-1]], ls)):
+        pattern = "".join(f":{cypher_name(label)}" for label in names)
+        for batch in _batches(by_labels[names]):
             yield (f"UNWIND [{', '.join(_cypher_map(r) for r in batch)}] AS row "
-                   f"MERGE (n:{cypher_name(label)} {{id: row.id}}) SET n += row;")
+                   f"MERGE (n{pattern} {{id: row.id}}) SET n += row;")
     groups: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
     for link in links:
         key = (label_of[link.source], _type(link), label_of[link.target])

@@ -2,17 +2,24 @@
 
 A property graph has only vertices and binary links, so the snapshot is reified:
 
-* every entity is a vertex of kind ``entity``;
+* every document is a vertex of kind ``document`` (name, source, sha256, title, pages,
+  added), and every entity a vertex of kind ``entity`` with a ``MENTIONED_IN`` link to
+  each document that names it;
 * every hyperedge and every event is a vertex too (kind ``hyperedge`` / ``event``), with
-  one ``role`` link from it to each node filling a role (the role name is a property);
+  one ``role`` link from it to each node filling a role (the role name is a property)
+  and a ``SUPPORTED_BY`` link to each document that states it;
 * binary and temporal edges stay links between their two entities (kind ``edge`` /
-  ``temporal``).
+  ``temporal``);
+* a ``value``-scoped node (a date, a duration, an amount: kgkit/scopes.py) is, by default,
+  not a vertex: it is written as properties of what it ends, so a date never joins two
+  contracts (``values="nodes"`` writes it as a vertex).
 
 Properties are flat scalars (what Gephi, yEd and Neo4j's importer accept): lists are JSON
 array text, a temporal qualifier ``q`` becomes ``qualifier.q.text`` / ``.type`` /
-``.value``, an event's time ``time.text`` / ``time.value``. Each item also carries the
-documents its evidence comes from and how many evidence rows it has. Vertices and links
-come in a fixed order (kind, then id), so the same snapshot always yields the same file.
+``.value``, an event's time ``time.text`` / ``time.value``. Each item also carries its
+documents by name, how many evidence rows it has and its best evidence inline (``quote``,
+``page``, ``span_start``/``span_end``, ``evidence_document``). Vertices and links come in a
+fixed order (kind, then id), so the same snapshot always yields the same file.
 """
 from __future__ import annotations
 
@@ -26,12 +33,16 @@ from kgkit.graph.export.order import by_id
 from kgkit.graph.snapshot import GraphSnapshot, Item
 
 Scalar = str | int | float | bool
+#: how value-scoped nodes are written: as properties of the items they end, or as vertices
+VALUE_MODES = ("properties", "nodes")
+MENTIONED_IN = "MENTIONED_IN"  # entity -> the document that names it
+SUPPORTED_BY = "SUPPORTED_BY"  # hyperedge or event -> the document that states it
 
 
 @dataclass(frozen=True)
 class Vertex:
     id: str
-    kind: str  # entity | hyperedge | event
+    kind: str  # document | entity | hyperedge | event
     props: dict[str, Scalar]
 
 
@@ -40,7 +51,7 @@ class Link:
     id: str
     source: str
     target: str
-    kind: str  # edge | temporal | role
+    kind: str  # edge | temporal | role | mentioned_in | supported_by
     label: str  # the relation, or the role name
     props: dict[str, Scalar]
 
@@ -66,57 +77,139 @@ def _clean(props: dict[str, Any]) -> dict[str, Scalar]:
     return {k: v for k, v in props.items() if v is not None}
 
 
+def _best(rows: list[Item]) -> Item:
+    """The evidence row to show inline: one with a quote, then with a page, then the first."""
+    return min(rows, key=lambda r: (r.get("quote") is None, r.get("page") is None))
+
+
 def _provenance(snapshot: GraphSnapshot) -> dict[str, dict[str, Scalar]]:
-    docs: dict[str, set[str]] = defaultdict(set)
-    counts: dict[str, int] = defaultdict(int)
+    """item id -> what a vertex or link carries of its evidence: its documents by name, how
+    many evidence rows it has, and its best evidence inline (quote, page, span, document)."""
+    names = {d["id"]: d["name"] for d in snapshot.documents}
+    rows: dict[str, list[Item]] = defaultdict(list)
     for row in snapshot.evidence:
-        docs[row["item"]].add(row["document"])
-        counts[row["item"]] += 1
-    return {item: {"documents": json_text(sorted(docs[item])), "evidence_count": counts[item]} for item in counts}
+        rows[row["item"]].append(row)
+    out = {}
+    for item, found in rows.items():
+        best = _best(found)
+        span = best.get("span") or [None, None]
+        out[item] = _clean({"documents": json_text(sorted({names.get(r["document"], r["document"]) for r in found})),
+                            "evidence_count": len(found), "quote": best.get("quote"), "page": best.get("page"),
+                            "span_start": span[0], "span_end": span[1],
+                            "evidence_document": names.get(best["document"], best["document"])})
+    return out
 
 
-def property_graph(snapshot: GraphSnapshot) -> tuple[list[Vertex], list[Link]]:
+def _documents(item: Item, names: dict[str, str], prov: dict[str, Scalar]) -> dict[str, Scalar]:
+    """An item's documents by name: those whose rows state it (the snapshot's ``documents``),
+    else those of its evidence."""
+    docs = item.get("documents")
+    return {**prov, "documents": json_text(sorted(names.get(d, d) for d in docs))} if docs else dict(prov)
+
+
+def _value_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def property_graph(snapshot: GraphSnapshot, values: str = "properties") -> tuple[list[Vertex], list[Link]]:
     """Vertices and links of ``snapshot``, reified as the module docstring says.
+
+    ``values``: ``"properties"`` writes a ``value``-scoped node (a date, a duration, an
+    amount) as properties of the items it ends (``value.<RELATION>`` on an edge's other
+    end, ``role.<role>`` on a hyperedge or event), never as a vertex that would join
+    documents; ``"nodes"`` writes it as a vertex like any entity.
 
     Raises InputError naming the item when an edge, role or argument refers to a node
     the snapshot does not hold (an export never invents nodes).
     """
+    if values not in VALUE_MODES:
+        raise InputError(f"values must be one of {', '.join(VALUE_MODES)}, not {values!r}")
     prov = _provenance(snapshot)
-    none = {"documents": json_text([]), "evidence_count": 0}
-    nodes = {n["id"] for n in snapshot.nodes}
+    names = {d["id"]: d["name"] for d in snapshot.documents}
+    none: dict[str, Scalar] = {"documents": json_text([]), "evidence_count": 0}
+    by_id_ = {n["id"]: n for n in snapshot.nodes}
+    literal = {n["id"] for n in snapshot.nodes if n.get("scope") == "value"} if values == "properties" else set()
 
     def check(item: Item, node: str) -> str:
-        if node not in nodes:
+        if node not in by_id_:
             raise InputError(f"graph item {item['id']} refers to node {node!r}, which the graph does not hold")
         return node
 
-    vertices = [Vertex(n["id"], "entity", _clean({
-        "type": n["type"], "name": n["name"], "aliases": json_text(list(n.get("aliases", []))),
-        "documents": json_text(list(n.get("documents", []))),
-        "evidence_count": prov.get(n["id"], none)["evidence_count"]})) for n in by_id(snapshot.nodes)]
+    # an edge between two values has no other end to hang on: those two stay vertices
+    for e in (*snapshot.edges, *snapshot.temporal):
+        if e["head"] in literal and e["tail"] in literal:
+            literal -= {e["head"], e["tail"]}
+    value_props: dict[str, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
+
+    def as_value(owner: str, prefix: str, node_id: str, item: Item | None) -> None:
+        n = by_id_[node_id]
+        bag = value_props[owner]
+        bag[prefix].append(n["name"])
+        bag[prefix + ".value"].append(n.get("value"))
+        if item is not None:
+            p = prov.get(item["id"], {})
+            bag[prefix + ".quote"].append(p.get("quote"))
+            bag[prefix + ".documents"].append(json.loads(_documents(item, names, {**none, **p})["documents"]))
+
+    vertices = [Vertex(d["id"], "document", _clean({
+        "name": d["name"], "source": d.get("source"), "sha256": d.get("sha256"), "title": d.get("title"),
+        "pages": d.get("pages"), "added": d.get("added")})) for d in by_id(snapshot.documents)]
     links: list[Link] = []
+    for n in by_id(snapshot.nodes):
+        if n["id"] in literal:
+            continue
+        vertices.append(Vertex(n["id"], "entity", _clean({
+            "type": n["type"], "name": n["name"], "aliases": json_text(list(n.get("aliases", []))),
+            "scope": n.get("scope"), "value": None if n.get("value") is None else _value_text(n["value"]),
+            "documents": json_text(sorted(names.get(d, d) for d in n.get("documents", []))),
+            "evidence_count": prov.get(n["id"], none)["evidence_count"]})))
+        links += [Link(f"{n['id']}|{MENTIONED_IN}|{d}", n["id"], d, "mentioned_in", MENTIONED_IN, {})
+                  for d in sorted(n.get("documents", [])) if d in names]
     for e in by_id(snapshot.edges):
+        check(e, e["head"]), check(e, e["tail"])
+        if e["tail"] in literal or e["head"] in literal:
+            owner, other = (e["head"], e["tail"]) if e["tail"] in literal else (e["tail"], e["head"])
+            as_value(owner, f"value.{e['relation']}", other, e)
+            continue
         conf = e.get("confidence")
-        links.append(Link(e["id"], check(e, e["head"]), check(e, e["tail"]), "edge", e["relation"], _clean({
+        links.append(Link(e["id"], e["head"], e["tail"], "edge", e["relation"], _clean({
             "relation": e["relation"], "views": json_text(e.get("views", [])),
-            "confidence": None if conf is None else float(conf), **prov.get(e["id"], none)})))
+            "confidence": None if conf is None else float(conf), **_documents(e, names, prov.get(e["id"], none))})))
     for t in by_id(snapshot.temporal):
+        check(t, t["head"]), check(t, t["tail"])
         qualifiers = {f"qualifier.{name}.{part}": q.get(part)
                       for name, q in sorted(t.get("qualifiers", {}).items()) for part in ("text", "type", "value")}
-        links.append(Link(t["id"], check(t, t["head"]), check(t, t["tail"]), "temporal", t["relation"], _clean({
+        if t["tail"] in literal or t["head"] in literal:
+            owner, other = (t["head"], t["tail"]) if t["tail"] in literal else (t["tail"], t["head"])
+            as_value(owner, f"value.temporal.{t['relation']}", other, t)
+            continue
+        links.append(Link(t["id"], t["head"], t["tail"], "temporal", t["relation"], _clean({
             "relation": t["relation"], "views": json_text(t.get("views", [])), **qualifiers,
-            **prov.get(t["id"], none)})))
+            **_documents(t, names, prov.get(t["id"], none))})))
     for h in by_id(snapshot.hyperedges):
         vertices.append(Vertex(h["id"], "hyperedge", _clean({
-            "relation": h["relation"], "views": json_text(h.get("views", [])), **prov.get(h["id"], none)})))
-        links += _role_links(h, h.get("roles", {}), check)
+            "relation": h["relation"], "views": json_text(h.get("views", [])),
+            **_documents(h, names, prov.get(h["id"], none))})))
+        links += _role_links(h, h.get("roles", {}), check, literal, as_value)
+        links += _supported_by(h, names)
     for v in by_id(snapshot.events):
         time = v.get("time") or {}
         vertices.append(Vertex(v["id"], "event", _clean({
             "type": v["type"], "trigger": v.get("trigger"), "time.text": time.get("text"),
-            "time.value": time.get("value"), "views": json_text(v.get("views", [])), **prov.get(v["id"], none)})))
-        links += _role_links(v, v.get("arguments", {}), check)
+            "time.value": time.get("value"), "views": json_text(v.get("views", [])),
+            **_documents(v, names, prov.get(v["id"], none))})))
+        links += _role_links(v, v.get("arguments", {}), check, literal, as_value)
+        links += _supported_by(v, names)
+    for vertex in vertices:
+        for name, found in sorted(value_props.get(vertex.id, {}).items()):
+            vertex.props[name] = json_text([_value_text(x) if name.endswith(".value") and x is not None else x
+                                            for x in found])
     return vertices, links
+
+
+def _supported_by(item: Item, names: dict[str, str]) -> list[Link]:
+    return [Link(f"{item['id']}|{SUPPORTED_BY}|{d}", item["id"], d, "supported_by", SUPPORTED_BY, {})
+            for d in sorted(item.get("documents", [])) if d in names]
 
 
 def role_link_id(item_id: str, role: str, node: str) -> str:
@@ -124,6 +217,15 @@ def role_link_id(item_id: str, role: str, node: str) -> str:
     return f"{item_id}|{role}|{node}"
 
 
-def _role_links(item: Item, roles: dict[str, list[str]], check) -> list[Link]:
-    return [Link(role_link_id(item["id"], role, node), item["id"], check(item, node), "role", role, {"role": role})
-            for role in sorted(roles) for node in roles[role]]
+def _role_links(item: Item, roles: dict[str, list[str]], check, literal: set[str], as_value) -> list[Link]:
+    """One link per (role, filler) of ``item``; a filler that is a value becomes the
+    item's property ``role.<role>`` instead."""
+    links = []
+    for role in sorted(roles):
+        for node in roles[role]:
+            check(item, node)
+            if node in literal:
+                as_value(item["id"], f"role.{role}", node, None)
+            else:
+                links.append(Link(role_link_id(item["id"], role, node), item["id"], node, "role", role, {"role": role}))
+    return links

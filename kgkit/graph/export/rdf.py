@@ -51,6 +51,33 @@ def _num(value: int | float) -> Lit:
     return Lit(repr(value), XSD + ("integer" if isinstance(value, int) else "double"))
 
 
+_DATE_FORMS = ((re.compile(r"\d{4}-\d{2}-\d{2}"), "date"), (re.compile(r"\d{4}-\d{2}"), "gYearMonth"),
+               (re.compile(r"\d{4}"), "gYear"))
+_XSD_DURATION = re.compile(r"P(?=\d|T\d)(\d+Y)?(\d+M)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?")
+_WEEKS = re.compile(r"P(\d+)W")
+
+
+def typed_value(value: object) -> Lit | None:
+    """A value node's normalised value as a typed literal: an ISO date as xsd:date (or
+    xsd:gYearMonth, xsd:gYear), an ISO duration as xsd:duration (weeks as days, which
+    xsd:duration lacks), an amount as xsd:decimal; None when it is none of these."""
+    if isinstance(value, dict) and isinstance(value.get("amount"), (int, float)) and not isinstance(value["amount"], bool):
+        return Lit(format(value["amount"], "f") if isinstance(value["amount"], float) else str(value["amount"]),
+                   XSD + "decimal")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _num(value)
+    if not isinstance(value, str):
+        return None
+    for form, datatype in _DATE_FORMS:
+        if form.fullmatch(value):
+            return Lit(value, XSD + datatype)
+    if m := _WEEKS.fullmatch(value):
+        return Lit(f"P{int(m.group(1)) * 7}D", XSD + "duration")
+    if _XSD_DURATION.fullmatch(value):
+        return Lit(value, XSD + "duration")
+    return None
+
+
 def base_iri(snapshot: GraphSnapshot, options: ExportOptions) -> str:
     """The graph's base IRI; InputError when a given one has characters no IRI may hold."""
     base = options.base_iri or DEFAULT_BASE_IRI.format(tenant=quote(snapshot.tenant, safe=""))
@@ -99,18 +126,31 @@ def triples(snapshot: GraphSnapshot, options: ExportOptions) -> list[Triple]:
         add(s, "name", d["name"])
         add(s, "source", d.get("source"))
         add(s, "sha256", d.get("sha256"))
+        add(s, "title", d.get("title"))
+        add(s, "pages", d.get("pages"))
+        add(s, "added", None if d.get("added") is None else Lit(d["added"], XSD + "dateTime"))
+        add(s, "documentNode", iri(d["node"]) if d.get("node") else None)
+    literal: dict[str, Lit] = {}  # value nodes -> their typed literal (or their name, as a plain one)
     for n in by_id(snapshot.nodes):
         s = iri(n["id"])
         add(s, "a", Iri(KG + "Entity"))
         add(s, "entityType", n["type"])
         add(s, "name", n["name"])
+        add(s, "scope", n.get("scope"))
+        if n.get("scope") == "value":
+            literal[n["id"]] = typed_value(n.get("value")) or Lit(n["name"])
+            add(s, "a", Iri(KG + "Value"))
+            add(s, "value", literal[n["id"]])
+            if isinstance(n.get("value"), dict):
+                add(s, "currency", n["value"].get("currency"))
         for alias in sorted(n.get("aliases", [])):
             add(s, "alias", alias)
         for doc in sorted(n.get("documents", [])):
             add(s, "inDocument", iri(doc))
     for e in by_id(snapshot.edges):
         s = iri(e["id"])
-        out.append((iri(e["head"]), Iri(RELATION + quote(e["relation"], safe="")), iri(e["tail"])))
+        out.append((iri(e["head"]), Iri(RELATION + quote(e["relation"], safe="")),
+                    literal.get(e["tail"]) or iri(e["tail"])))  # a value as a typed literal
         add(s, "a", Iri(KG + "Edge"))
         add(s, "head", iri(e["head"]))
         add(s, "relation", e["relation"])
@@ -118,6 +158,8 @@ def triples(snapshot: GraphSnapshot, options: ExportOptions) -> list[Triple]:
         conf = e.get("confidence")
         add(s, "confidence", None if conf is None else float(conf))
         views(s, e)
+        for doc in sorted(e.get("documents", [])):
+            add(s, "inDocument", iri(doc))
     for t in by_id(snapshot.temporal):
         s = iri(t["id"])
         add(s, "a", Iri(KG + "TemporalEdge"))
@@ -133,12 +175,16 @@ def triples(snapshot: GraphSnapshot, options: ExportOptions) -> list[Triple]:
             add(qs, "valueType", q.get("type"))
             add(qs, "value", q.get("value"))
         views(s, t)
+        for doc in sorted(t.get("documents", [])):
+            add(s, "inDocument", iri(doc))
     for h in by_id(snapshot.hyperedges):
         s = iri(h["id"])
         add(s, "a", Iri(KG + "Hyperedge"))
         add(s, "relation", h["relation"])
         roles(s, h, "roles")
         views(s, h)
+        for doc in sorted(h.get("documents", [])):
+            add(s, "inDocument", iri(doc))
     for v in by_id(snapshot.events):
         s = iri(v["id"])
         add(s, "a", Iri(KG + "Event"))
@@ -148,6 +194,8 @@ def triples(snapshot: GraphSnapshot, options: ExportOptions) -> list[Triple]:
         add(s, "timeValue", (v.get("time") or {}).get("value"))
         roles(s, v, "arguments")
         views(s, v)
+        for doc in sorted(v.get("documents", [])):
+            add(s, "inDocument", iri(doc))
     seen: dict[str, int] = defaultdict(int)
     for row in evidence_sorted(snapshot.evidence):
         item = iri(row["item"])

@@ -24,6 +24,8 @@ class ExportOptions:
     """Settings a format may read; each ignores what it does not use."""
 
     base_iri: str | None = None  # RDF formats: item IRIs are base_iri + id (default DEFAULT_BASE_IRI)
+    # GraphML and Neo4j: value-scoped nodes as "properties" of the items they end, or as "nodes"
+    values: str = "properties"
 
 
 Writer = Callable[[GraphSnapshot, StagedOutput, ExportOptions], None]

@@ -1,0 +1,178 @@
+"""A paper read whole: layout, metadata (module A), sections, semantic anchors, the
+reference list as cited works and the in-text citations typed by intent and strength
+(module D). Everything here is deterministic; the LLM views add modules B, C and E."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from kgkit.documents.layout.model import CAPTION, EQUATION, HEADING, PARAGRAPH, TABLE_ROW, Block, LayoutDocument
+from kgkit.scholarly.citations import Citation, find_citations
+from kgkit.scholarly.intent import ACLARC, INTENT, SCICITE, citation_function, mention_level, pooled_strength
+from kgkit.scholarly.metadata import Metadata, read_metadata
+from kgkit.scholarly.references import Reference, read_references
+
+MODALITY = {"figure": "image", "table": "table", "equation": "equation", "paragraph": "text"}
+
+
+@dataclass
+class Anchor:
+    """A semantic anchor: a figure, table, equation or paragraph unit, with what a reader
+    needs to find it on the page."""
+
+    id: str
+    kind: str  # figure | table | equation | paragraph
+    label: str | None
+    printed_label: str | None
+    caption: str | None
+    page: int
+    bbox: tuple[float, float, float, float]
+    section: str | None
+    span: tuple[int, int]
+    rows: list[list[str]] = field(default_factory=list)
+    text: str | None = None  # equation text as the layer gives it; a paragraph's text
+
+    @property
+    def modality(self) -> str:
+        return MODALITY[self.kind]
+
+    def as_dict(self) -> dict:
+        out = {"id": self.id, "kind": self.kind, "modality": self.modality, "label": self.label,
+               "printed_label": self.printed_label, "caption": self.caption, "page": self.page,
+               "bbox": [round(v, 1) for v in self.bbox], "section": self.section, "span": list(self.span)}
+        if self.rows:
+            out["rows"] = self.rows
+        if self.text is not None:
+            out["text"] = self.text
+        return out
+
+
+@dataclass
+class Section:
+    number: str | None
+    text: str
+    level: int
+    page: int
+    span: tuple[int, int]
+    parent: str | None
+
+    @property
+    def name(self) -> str:
+        return f"{self.number} {self.text}" if self.number else self.text
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "number": self.number, "text": self.text, "level": self.level,
+                "page": self.page, "span": list(self.span), "parent": self.parent}
+
+
+@dataclass
+class CitedWork:
+    reference: Reference
+    mentions: list[Citation]
+    functions: list[str]
+
+    def as_dict(self) -> dict:
+        strength = pooled_strength(self.functions)
+        top = max(self.functions, key=mention_level) if self.functions else None
+        return {**self.reference.as_dict(), "mentions": len(self.mentions),
+                "intent": INTENT[top] if top else None, "function": top,
+                "scicite": SCICITE[top] if top else None, "aclarc": ACLARC[top] if top else None,
+                "strength": strength.level, "strength_label": strength.label,
+                "evidence": [{"sentence": c.sentence, "section": c.section, "page": c.page, "span": list(c.span),
+                              "function": f} for c, f in zip(self.mentions, self.functions)][:20]}
+
+
+@dataclass
+class Paper:
+    layout: LayoutDocument
+    metadata: Metadata
+    sections: list[Section]
+    anchors: list[Anchor]
+    references: list[Reference]
+    citations: list[Citation]
+    works: list[CitedWork]
+
+    def as_dict(self) -> dict:
+        return {"metadata": self.metadata.as_dict(), "sections": [s.as_dict() for s in self.sections],
+                "anchors": [a.as_dict() for a in self.anchors],
+                "references": [w.as_dict() for w in self.works],
+                "citations": [dict(c.as_dict(), function=citation_function(c.sentence)) for c in self.citations],
+                "warnings": self.layout.warnings}
+
+
+def read_paper(layout: LayoutDocument) -> Paper:
+    refs = read_references(layout.blocks)
+    citations = find_citations(layout.blocks, refs)
+    by_key: dict[str, list[Citation]] = {r.key: [] for r in refs}
+    for c in citations:
+        for key in c.refs:
+            by_key.setdefault(key, []).append(c)
+    works = [CitedWork(r, by_key[r.key], [citation_function(c.sentence) for c in by_key[r.key]]) for r in refs]
+    return Paper(layout=layout, metadata=read_metadata(layout), sections=sections(layout.blocks),
+                 anchors=anchors(layout.blocks), references=refs, citations=citations, works=works)
+
+
+def sections(blocks: list[Block]) -> list[Section]:
+    out: list[Section] = []
+    for b in blocks:
+        if b.kind == HEADING:
+            parent = b.section_path[-2] if b.section_path and len(b.section_path) > 1 else None
+            out.append(Section(b.number, b.text, b.level or 1, b.page, (b.start, b.end), parent))
+    return out
+
+
+def anchors(blocks: list[Block]) -> list[Anchor]:
+    """One anchor per numbered figure, table and equation (a float continued on a later
+    page counts once, at its first caption) and one per paragraph."""
+    out: list[Anchor] = []
+    seen: set[str] = set()
+    paragraphs = 0
+    for i, b in enumerate(blocks):
+        if b.kind in (CAPTION, EQUATION) and b.label:
+            if b.label in seen:
+                continue
+            seen.add(b.label)
+            kind = "equation" if b.kind == EQUATION else b.label.split()[0].lower()
+            anchor = Anchor(id=_anchor_id(b.label), kind=kind, label=b.label, printed_label=b.printed_label,
+                            caption=None if kind == "equation" else _caption_text(b), page=b.page, bbox=b.bbox,
+                            section=b.section, span=(b.start, b.end),
+                            text=b.text if kind == "equation" else None)
+            if kind == "table":
+                anchor.rows = _table_rows(blocks, i)
+            out.append(anchor)
+        elif b.kind == PARAGRAPH:
+            paragraphs += 1
+            out.append(Anchor(id=f"p{paragraphs}", kind="paragraph", label=None, printed_label=None, caption=None,
+                              page=b.page, bbox=b.bbox, section=b.section, span=(b.start, b.end)))
+    return out
+
+
+def _anchor_id(label: str) -> str:
+    return re.sub(r"\W+", "_", label.lower())
+
+
+def _caption_text(b: Block) -> str:
+    text = b.text[len(b.printed_label or ""):].strip(" .:|")
+    return text or b.text
+
+
+def _table_rows(blocks: list[Block], i: int) -> list[list[str]]:
+    """Rows of the table set next to a table's caption on its page: the run of table-row
+    blocks above or below it (templates put captions on either side), whichever is
+    nearer on the page, stopping at another caption."""
+    cap = blocks[i]
+    best: tuple[float, list[list[str]]] | None = None
+    for step in (1, -1):
+        j, rows, distance = i + step, [], None
+        while 0 <= j < len(blocks) and blocks[j].page == cap.page and blocks[j].kind in (TABLE_ROW, PARAGRAPH):
+            b = blocks[j]
+            if b.kind == TABLE_ROW:
+                if distance is None:
+                    distance = b.bbox[1] - cap.bbox[3] if step == 1 else cap.bbox[1] - b.bbox[3]
+                rows = rows + b.rows if step == 1 else b.rows + rows
+            elif rows or j - i > 2 or i - j > 2:
+                break
+            j += step
+        if rows and distance is not None and (best is None or abs(distance) < best[0]):
+            best = (abs(distance), rows)
+    return best[1][:200] if best else []

@@ -170,9 +170,12 @@ def _refresh_entities(store, entities: set[str]) -> None:
     before = {e: (ty, n, a) for e, ty, n, a in _rows(store, "SELECT entity, type, name, aliases FROM qx_entities "
                                                            "WHERE tenant = ? AND entity IN ({})", entities)}
     members: dict[str, list[tuple[str, str]]] = {}
-    for node, etype, entity in _rows(store, "SELECT node, type, entity FROM groups WHERE tenant = ? AND entity IN ({})",
-                                     entities):
+    scope: dict[str, str] = {}
+    for node, etype, entity, node_scope in _rows(store, "SELECT node, type, entity, scope FROM groups "
+                                                        "WHERE tenant = ? AND entity IN ({})", entities):
         members.setdefault(entity, []).append((node, etype))
+        if node == entity:
+            scope[entity] = node_scope
     node_of = {n: e for e, ms in members.items() for n, _ in ms}
     spelt: dict[str, list[tuple[str, str, int]]] = {}  # entity -> (node, spelling, times written as the name)
     for node, spelling, names in _rows(store, "SELECT node, spelling, names FROM qx_spellings "
@@ -183,6 +186,8 @@ def _refresh_entities(store, entities: set[str]) -> None:
                                     "AND node IN ({}) GROUP BY node", node_of):
         degree[node_of[node]] = degree.get(node_of[node], 0) + count
     rows, updates, keys, texts = [], [], [], []
+    # a value (a date, an amount) that no visible item names is not in the graph (kgkit/scopes.py)
+    spelt = {e: f for e, f in spelt.items() if not (scope.get(e) == "value" and not degree.get(e))}
     renamed = set(before) - set(spelt)  # no document names them any more: their rows go
     for entity, found in spelt.items():
         etype = dict(members[entity]).get(entity, members[entity][0][1])

@@ -221,8 +221,14 @@ class GraphStore:
         self.db.many("INSERT INTO claims (tenant, doc, node, type, alias_key) VALUES (?, ?, ?, ?, ?) "
                      "ON CONFLICT DO NOTHING", [(t, doc, *claim) for claim in c.claims])
         # in chunks: one document may hold more nodes than a statement takes parameters (65,535 in PostgreSQL)
-        stored = {r[0]: (r[1], r[2]) for r in Neighbourhood(self._q).rows(
-            "SELECT node, type, key FROM groups WHERE tenant = ? AND node IN ({})", (n["node"] for n in c.nodes))}
+        rows = Neighbourhood(self._q).rows(
+            "SELECT node, type, key, refs FROM groups WHERE tenant = ? AND node IN ({})", (n["node"] for n in c.nodes))
+        # a node no document holds any more (this document's own before an edit retitled it) is free
+        # to take its new name; one that another document holds is not
+        mine = {n["node"]: (n["type"], n["key"]) for n in c.nodes}
+        free = [r[0] for r in rows if r[3] <= 0 and (r[1], r[2]) != mine[r[0]]]
+        self.db.many("DELETE FROM groups WHERE tenant = ? AND node = ?", [(t, n) for n in free])
+        stored = {r[0]: (r[1], r[2]) for r in rows if r[0] not in free}
         for n in c.nodes:  # an id another document holds under another type or name is not this node
             if n["node"] in stored and stored[n["node"]] != (n["type"], n["key"]):
                 raise InputError(f"{c.doc}: nodes.json: node {n['node']} ({n['type']!r} named {n['name'][:40]!r}) "

@@ -26,6 +26,8 @@ from kgkit.config.model import (
     CacheConfig,
     CanonConfig,
     GraphConfig,
+    QueryConfig,
+    SearchConfig,
     Config,
     InputConfig,
     UpgradesConfig,
@@ -328,6 +330,7 @@ def _build(data: dict[str, Any], origin: dict[Key, Path], file: Path | None, cwd
         cache=CacheConfig(**{**cache, "dir": path(("cache", "dir"), cache.get("dir"))}),
         skills=SkillsConfig(**{**skills, "library": path(("skills", "library"), skills.get("library"))}),
         graph=GraphConfig(**graph),
+        query=_query(data.get("query") or {}),
         input=InputConfig(**(data.get("input") or {})),
         upgrades=UpgradesConfig(**(data.get("upgrades") or {})),
         engine=data.get("engine", "local"),
@@ -347,6 +350,12 @@ def _build(data: dict[str, Any], origin: dict[Key, Path], file: Path | None, cwd
         where = f"{file}: " if file else ""
         raise ConfigError(f"{where}chunking -> overlap: must be smaller than size ({config.chunk_overlap} >= {size})")
     return config
+
+
+def _query(data: dict[str, Any]) -> QueryConfig:
+    data = dict(data)
+    search = SearchConfig(**(data.pop("search", None) or {}))
+    return QueryConfig(**data, search=search)
 
 
 def _domain(value: str, base: Path | None) -> str:
@@ -403,6 +412,7 @@ def config_to_data(config: Config) -> dict[str, Any]:
         "ray": dict(vars(config.ray)),
         "prompts": {stage: text(p) for stage, p in config.prompts.items()},
         "graph": dict(vars(config.graph)),
+        "query": {**vars(config.query), "search": dict(vars(config.query.search))},
         "output": {"dir": text(config.out_dir)},
     }
 

@@ -111,6 +111,29 @@ class GraphConfig:
 
 
 @dataclass
+class SearchConfig:
+    """Typed retrieval (kgkit/query/search.py): weighted reciprocal-rank fusion of per-type lists."""
+
+    k: int = 30  # RRF's k: a list's rank r adds weight / (k + r) (30 and the rest chosen on the tune half: docs/query.md)
+    weights: dict[str, float] = field(default_factory=lambda: {"quote": 0.5})  # by list, entity type or source
+    depth: int = 100  # how many hits each per-type list contributes to the fusion
+    owner_score: str = "sum"  # an owner scores the sum of its children's fused scores ("max": its best child's)
+
+
+@dataclass
+class QueryConfig:
+    """Limits every query operator applies (kgkit/query); a CLI flag may lower, never pass, max_hops."""
+
+    hops: int = 2  # neighbours / lineage / path without --hops
+    max_hops: int = 6  # the most --hops may ask for
+    fanout: int = 50  # neighbours kept per node per hop (hubs are damped, the rest reported as cut)
+    limit: int = 50  # results an answer returns at most
+    timeout: float = 10.0  # seconds a query may take; then it answers with what it has, marked partial
+    min_confidence: float | None = None  # items under it are left out at query time
+    search: SearchConfig = field(default_factory=SearchConfig)
+
+
+@dataclass
 class InputConfig:
     max_bytes: int = 200_000_000  # a document over this is refused before it is read (docs/security.md)
     regex_timeout: float = 1.0  # seconds each domain/skill regex may run per chunk before it is skipped
@@ -143,6 +166,7 @@ class Config:
     cache: CacheConfig = field(default_factory=CacheConfig)
     skills: SkillsConfig = field(default_factory=SkillsConfig)
     graph: GraphConfig = field(default_factory=GraphConfig)
+    query: QueryConfig = field(default_factory=QueryConfig)
 
     input: InputConfig = field(default_factory=InputConfig)
     upgrades: UpgradesConfig = field(default_factory=UpgradesConfig)

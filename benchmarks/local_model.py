@@ -23,6 +23,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from kgkit.backends.gguf import sha256_of
+
 
 @dataclass(frozen=True)
 class ChunkedModel:
@@ -50,14 +52,6 @@ def models_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("kgkit")) / "models"
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def wheel_for(package: str, folder: Path) -> Path:

@@ -20,7 +20,7 @@ from graph_export_support import (NODE_FIELD, RELATIONSHIP_FIELD, cypher_errors,
 from graph_support import comparable
 from kgkit.errors import InputError
 from kgkit.graph.export import ExportOptions, export_formats, export_graph, register_format
-from kgkit.graph.export.escape import xml_safe
+from kgkit.graph.export.escape import spreadsheet_text, xml_safe
 from kgkit.graph.export.neo4j import relationship_type
 from kgkit.graph.export.rdf import KG, triples
 
@@ -31,8 +31,9 @@ FORMATS = ["csv", "graphml", "json", "jsonld", "neo4j", "turtle"]
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:
+    """The rows of a CSV export, each cell's text as it was (a formula guard undone)."""
     with path.open(encoding="utf-8", newline="") as fh:
-        return list(csv.DictReader(fh))
+        return [{k: spreadsheet_text(v) for k, v in row.items()} for row in csv.DictReader(fh)]
 
 
 def rdf_graphs(out: Path) -> tuple[rdflib.Graph, rdflib.Graph]:

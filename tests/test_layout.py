@@ -35,6 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("engine",),
     ("eval",),
     ("learning", "graph", "project", "wiki"),
+    ("query",),
     ("cli",),
 )
 ROOT_MODULES = {"__init__.py", "errors.py", "ids.py"}  # nothing else is loose at the package root

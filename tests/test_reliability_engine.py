@@ -238,8 +238,12 @@ def test_a_flood_a_huge_name_and_a_nan_are_held_back_before_anything_is_stored_o
 
     stub_provider.responder = answer
     inputs = write_inputs(tmp_path / "in", paragraphs=1)
+    config = stub_config(stub_provider)
+    # the 6 MB answer must reach the engine's answer limits: the transport's own bound
+    # (limits.max_response_bytes, tests/test_hardening_client.py) is raised past it here
+    config.limits.max_response_bytes = 16_000_000
     [result] = kgkit.extract(inputs["doc"], domain=inputs["domain"], views=["binary", "nary"],
-                             config=stub_config(stub_provider), out_dir=tmp_path / "out")
+                             config=config, out_dir=tmp_path / "out")
     held = result.manifest["counts"]["held_back"]
     assert held["entities"] == {"over_limit": 1 + 10_000 - 500, "non_finite": 1}
     assert held["relations"] == {"non_finite": 1} and result.views["binary"]["edges"] == []

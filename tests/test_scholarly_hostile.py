@@ -125,3 +125,21 @@ def test_a_scanned_page_is_read_by_ocr_with_its_confidence(tmp_path):
     assert int(note.split("confidence ")[1].split("/")[0]) >= 60
     assert "Graph Methods for Citation Analysis" in doc.text and "Introduction" in doc.text
     assert all(doc.text[b.start:b.end] == b.text for b in doc.layout.blocks)
+
+
+def test_a_library_error_under_a_folder_named_kgkit_is_not_ours():
+    """A clone named kgkit holds its venv's pdfminer under ``…/kgkit/.venv/``: an error raised
+    there is the file's fault, not a bug of kgkit's to re-raise."""
+    from kgkit.documents.layout.reader import _raised_in_kgkit
+
+    scope: dict = {}
+    exec(compile("def fail():\n    raise ValueError('Unexpected EOF')\n",
+                 "/tmp/clone/kgkit/.venv/lib/python3.11/site-packages/pdfminer/psparser.py", "exec"), scope)
+    try:
+        scope["fail"]()
+    except ValueError as exc:
+        assert not _raised_in_kgkit(exc)
+    try:
+        read_paper(None)  # kgkit's own frame is ours
+    except Exception as exc:  # noqa: BLE001 - whatever it raises, it is raised in kgkit
+        assert _raised_in_kgkit(exc)

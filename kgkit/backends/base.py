@@ -77,7 +77,7 @@ def cached_tokens(usage: Any) -> int:
         cached = field(usage, "cache_read_input_tokens")
     try:
         return int(cached or 0)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return 0
 
 

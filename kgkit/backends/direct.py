@@ -13,8 +13,18 @@ Failures are raised so that :func:`kgkit.backends.failures.classify` names them 
 names litellm's: transport faults as aiohttp raises them (the socket error stays in the
 chain), an HTTP error as :class:`StatusError` with the status, the provider's own message
 and the response (for ``Retry-After``), and a 200 that is no chat completion as a 500,
-as litellm reports it. Prices and "takes a strict JSON Schema" come from litellm's local
-table (:mod:`kgkit.backends.cost_map`), read only when needed; litellm is never imported.
+as litellm reports it, and so is an answer of the wrong shape (a ``message`` that is no
+object, a ``content`` that is no text), each named. Prices and "takes a strict JSON
+Schema" come from litellm's local table (:mod:`kgkit.backends.cost_map`), read only when
+needed; litellm is never imported.
+
+What a server can send is bounded (docs/security.md, "The model server"): the body is read
+in pieces, decompressed here (gzip or deflate, never more than the limit at a time), and
+refused as :class:`ResponseTooLarge` once it passes ``limits.max_response_bytes``, however
+it is framed (a ``Content-Length``, chunks without end, a gzip bomb). A redirect is followed
+only to the same origin (307 and 308, which keep the request as it is); one to another
+host, port or scheme is refused as :class:`RedirectRefused`, so the document's text never
+goes where ``api_base`` does not point.
 
 Why aiohttp and not httpx: measured against the stub (benchmarks/provider_speed.py,
 HISTORY.md), an httpx ``AsyncClient`` request costs 0.8-1.0 ms of CPU (httpcore, h11 and
@@ -26,9 +36,12 @@ from __future__ import annotations
 import asyncio
 import atexit
 import json
+import math
 import os
+import urllib.parse
 import urllib.request
 import weakref
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +58,11 @@ _CONTEXT_WINDOW = ("maximum context length", "context_length_exceeded", "exceed 
                    "exceeds the available context size", "prompt is too long")
 
 _ACCOUNT_HEADERS = (("OPENAI_ORG_ID", "OpenAI-Organization"), ("OPENAI_PROJECT_ID", "OpenAI-Project"))
+
+MAX_RESPONSE_BYTES = 4_000_000  # limits.max_response_bytes's default (kgkit/config/model.py)
+_CHUNK = 64 * 1024  # bytes read from the socket at a time
+_REDIRECTS = 5  # same-origin redirects followed for one request at most
+_FOLLOWED = (307, 308)  # redirects that keep the method and body (301-303 would turn a POST into a GET)
 
 _sessions: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]" = weakref.WeakKeyDictionary()
 
@@ -67,6 +85,14 @@ class MissingKeyError(StatusError):
     """No key to send: refused before any request, as the openai SDK does."""
 
 
+class ResponseTooLarge(StatusError):
+    """The answer's body, decompressed, is over ``limits.max_response_bytes``: not read further."""
+
+
+class RedirectRefused(StatusError):
+    """A redirect this client does not follow: to another origin, or one that would change the request."""
+
+
 def serves(model: str) -> bool:
     """Whether ``auto`` sends ``model`` through the direct client: ``openai/...`` models
     (OpenAI itself, or any OpenAI-compatible server at ``api_base``), except those whose
@@ -84,12 +110,14 @@ class Answer:
 class OpenAICompatible:
     """Chat completions at ``api_base`` (or ``$OPENAI_BASE_URL``, ``$OPENAI_API_BASE``, OpenAI's)."""
 
-    def __init__(self, model: str, api_base: str | None):
+    def __init__(self, model: str, api_base: str | None, max_response_bytes: int = MAX_RESPONSE_BYTES):
+        self.max_response_bytes = max_response_bytes
         self.model = model[len(PREFIX):] if model.startswith(PREFIX) else model.split("/", 1)[-1]
         base = api_base or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or OPENAI_BASE
         self.url = base.rstrip("/") + "/chat/completions"
         # The openai SDK (under litellm) sends these when they are set; so does this client.
         self.headers = {"Content-Type": "application/json", "Accept": "application/json",
+                        "Accept-Encoding": "gzip, deflate",  # what _read decompresses, within the limit
                         **{header: os.environ[name] for name, header in _ACCOUNT_HEADERS if os.environ.get(name)}}
 
     def output_format(self, json_mode: bool) -> str:
@@ -108,21 +136,121 @@ class OpenAICompatible:
             raise MissingKeyError(None, "no key is set: the api_key client option must be set")
         session = _session(timeout)
         payload = json.dumps({**body, "model": self.model}, ensure_ascii=False, allow_nan=False).encode()
-        async with session.post(self.url, data=payload,
-                                headers={**self.headers, "Authorization": f"Bearer {key}"}) as response:
-            content = await response.read()
+        headers = {**self.headers, "Authorization": f"Bearer {key}"}
+        url = self.url
+        for _ in range(_REDIRECTS + 1):
+            async with session.post(url, data=payload, headers=headers, allow_redirects=False) as response:
+                if 300 <= response.status < 400 and response.status != 304:
+                    url = _redirect_target(url, response)
+                    continue
+                content = await _read(response, self.max_response_bytes)
+            break
+        else:
+            raise RedirectRefused(None, f"more than {_REDIRECTS} redirects for one request", None)
         if response.status >= 400:
             raise _status_error(response, content)
         try:
             data = json.loads(content)
-        except ValueError as exc:  # an HTML error page behind a 200: litellm reports it as a 500
+        except (ValueError, RecursionError) as exc:  # an HTML error page behind a 200: litellm reports it as a 500
             raise StatusError(500, str(exc), response) from None
-        choices = data.get("choices") if isinstance(data, dict) else None
-        if not choices or not isinstance(choices[0], dict):
-            raise StatusError(500, "the provider returned a response with no 'choices'", response)
-        message = choices[0].get("message") or {}
-        return Answer(text=message.get("content") or "", finish_reason=choices[0].get("finish_reason"),
-                      usage=_usage(data.get("usage")))
+        return _answer(data, response)
+
+
+def _answer(data: Any, response: Any) -> Answer:
+    """The chat completion in ``data``, or a 500 naming what is wrong with its shape."""
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
+        raise StatusError(500, "the provider returned a response with no 'choices'", response)
+    message = choices[0].get("message")
+    if message is None:
+        message = {}
+    if not isinstance(message, dict):
+        raise StatusError(500, f"the provider's answer has a 'message' that is {_kind(message)}, not an object",
+                          response)
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        raise StatusError(500, f"the provider's answer has a 'content' that is {_kind(content)}, not text", response)
+    finish = choices[0].get("finish_reason")
+    return Answer(text=content or "", finish_reason=finish if isinstance(finish, str) else None,
+                  usage=_usage(data.get("usage")))
+
+
+def _kind(value: Any) -> str:
+    """How a JSON value is named in a message (never the value itself: it may be huge)."""
+    return {dict: "an object", list: "a list", str: "text", bool: "a boolean", int: "a number",
+            float: "a number"}.get(type(value), "null")
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urllib.parse.urlsplit(url)
+    default = {"http": 80, "https": 443}.get(parts.scheme)
+    try:
+        port = parts.port or default
+    except ValueError:
+        port = None
+    return parts.scheme, (parts.hostname or "").lower(), port
+
+
+def _redirect_target(url: str, response: Any) -> str:
+    """Where a redirect may be followed to: the same origin, with the request unchanged; else
+    RedirectRefused (its status is the redirect's, so the message shows it)."""
+    location = response.headers.get("Location", "")
+    target = urllib.parse.urljoin(url, location)
+    status = response.status
+    if not location:
+        raise RedirectRefused(status, "the server answered with a redirect that names no Location", response)
+    if _origin(target) != _origin(url):
+        scheme, host, port = _origin(target)
+        raise RedirectRefused(status, f"the server redirected the request to another origin ({scheme}://{host}"
+                              f"{f':{port}' if port else ''}): not followed, so no document text went there", response)
+    if status not in _FOLLOWED:
+        raise RedirectRefused(status, f"the server answered {status} (a redirect that would turn the request "
+                              "into a GET): not followed", response)
+    return target
+
+
+async def _read(response: Any, limit: int) -> bytes:
+    """The body, decompressed, of at most ``limit`` bytes; ResponseTooLarge as soon as it is
+    over (nothing more is read: the connection is dropped). The decompressor never makes more
+    than what is left of the limit at a time, so a gzip bomb costs no more than an honest body."""
+    length = response.content_length
+    encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
+    if encoding in ("", "identity") and length is not None and length > limit:
+        raise ResponseTooLarge(None, _too_large(limit, f"it announces {length} bytes"), response)
+    if encoding in ("gzip", "x-gzip"):
+        inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    elif encoding == "deflate":
+        inflate = zlib.decompressobj(32 + zlib.MAX_WBITS)  # zlib-wrapped, as RFC 9110 says (or gzip)
+    elif encoding in ("", "identity"):
+        inflate = None
+    else:
+        raise StatusError(500, f"the answer is encoded as {encoding[:40]!r}, which this client does not read",
+                          response)
+    body = bytearray()
+    try:
+        async for chunk in response.content.iter_chunked(_CHUNK):
+            if inflate is None:
+                body += chunk
+            else:
+                while chunk:
+                    body += inflate.decompress(chunk, limit + 1 - len(body))
+                    if len(body) > limit:
+                        break
+                    chunk = inflate.unconsumed_tail
+            if len(body) > limit:
+                response.close()
+                raise ResponseTooLarge(None, _too_large(limit, "its body is longer"), response)
+        if inflate is not None:
+            body += inflate.flush(limit + 1 - len(body))
+    except zlib.error as exc:
+        raise StatusError(500, f"the answer's {encoding} encoding is broken ({exc})", response) from None
+    if len(body) > limit:
+        raise ResponseTooLarge(None, _too_large(limit, "decompressed, it is longer"), response)
+    return bytes(body)
+
+
+def _too_large(limit: int, why: str) -> str:
+    return f"the answer is over limits.max_response_bytes={limit} ({why}): not read further"
 
 
 def _session(timeout: float):
@@ -140,6 +268,7 @@ def _session(timeout: float):
             # A proxy from the environment, as litellm's client honours one; read only when
             # one is set (aiohttp looks it up on a worker thread for every request).
             connector=aiohttp.TCPConnector(limit=0), trust_env=bool(urllib.request.getproxies()),
+            auto_decompress=False,  # _read decompresses, within limits.max_response_bytes
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=timeout, sock_read=timeout))
     return session
 
@@ -187,10 +316,14 @@ def _usage(usage: Any) -> dict[str, Any]:
     usage = usage if isinstance(usage, dict) else {}
 
     def number(value: Any) -> int:
-        try:
-            return int(value or 0)
-        except (TypeError, ValueError):
+        """A token count as a server may garble it (text, a float, negative, huge): 0 if it is none."""
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
             return 0
+        try:
+            value = float(value)
+        except ValueError:
+            return 0
+        return int(value) if math.isfinite(value) and 0 <= value < 1e15 else 0
 
     return {"tokens_in": number(usage.get("prompt_tokens")), "tokens_out": number(usage.get("completion_tokens")),
-            "tokens_cached": cached_tokens(usage)}
+            "tokens_cached": number(cached_tokens(usage))}

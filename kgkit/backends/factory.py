@@ -25,7 +25,7 @@ def create_backend(config: Config, stage: str = "core") -> Backend:
         return OfflineBackend(regex_timeout=config.input.regex_timeout)
     from kgkit.backends.llm import LLMBackend
 
-    backend: Backend = LLMBackend(llm, limits=config.limits)
+    backend: Backend = LLMBackend(llm, limits=config.limits, max_response_bytes=config.limits.max_response_bytes)
     if config.cache.enabled:
         from kgkit.backends.cache import CachedBackend, open_cache
 

@@ -83,6 +83,14 @@ def classify(exc: BaseException, *, status: int | None, detail: str, endpoint: s
            or type(e).__name__ in _RESET_NAMES for e in chain):
         return Failure("reset", f"the connection to {endpoint} was closed before an answer arrived",
                        "the server or a proxy in between dropped it; try again later", retryable=True)
+    name = type(exc).__name__
+    if name == "ResponseTooLarge":  # the direct client's: a server sending without end is not asked again
+        return Failure("too_large", f"{endpoint} sent an answer too large to read: {detail}",
+                       "raise limits.max_response_bytes if the server's answers really are this large, "
+                       "or check llm.api_base")
+    if name == "RedirectRefused":
+        return Failure("redirect", status_text(status, detail),
+                       "point llm.api_base at the server it redirects to, if you trust that server")
     lowered = detail.lower()
     if any(phrase in lowered for phrase in _MISSING_KEY):
         other = "" if key_env_set else ", or name the variable holding your key in llm.api_key_env"

@@ -105,6 +105,8 @@ class LLMBackend:
         limits: the answer limits, which size each pass's ``max_tokens`` (:mod:`kgkit.backends.budget`).
         sleep: how to wait between retries; tests pass a recorder to check the delays
             without spending them.
+        max_response_bytes: ``limits.max_response_bytes``, the most of one HTTP answer the
+            direct client reads.
     """
 
     def __init__(
@@ -113,6 +115,7 @@ class LLMBackend:
         *,
         limits: LimitsConfig | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        max_response_bytes: int = direct.MAX_RESPONSE_BYTES,
     ):
         if not llm.model:
             raise ValueError("LLMBackend needs llm.model; create_backend picks the offline backend without one")
@@ -120,7 +123,7 @@ class LLMBackend:
         self.limits = limits or LimitsConfig()
         self.name = llm.model
         self.llm_client = pick_client(llm)  # "direct" | "litellm" | "local", named in the manifest
-        self._direct = direct.OpenAICompatible(llm.model, llm.api_base) if self.llm_client == "direct" else None
+        self._direct = direct.OpenAICompatible(llm.model, llm.api_base, max_response_bytes) if self.llm_client == "direct" else None
         self._local = (local.LocalModel(llm.model, sha256=llm.model_sha256, context_window=llm.context_window)
                        if self.llm_client == "local" else None)
         self._schema_format = True  # the server took a schema in response_format (False once it refused one)

@@ -273,6 +273,9 @@ def _check_domain(src: Source, merged: dict[str, Any], project_dir: Path | None,
     issues += _check_qualifier_relations(src, _binary_relation_names(merged) + _names(merged, "nary_relation_types"))
     issues += _check_domain_examples(src, merged, entity_types)
     issues += _check_document_type(src, merged, entity_types)
+    from kgkit.catalog import queries  # loads the pattern language only when a domain is checked
+
+    issues += queries.issues(src, merged)
     return issues
 
 

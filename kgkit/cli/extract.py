@@ -235,6 +235,10 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
     if dry_run:
         _dry_run(list(files), options, cfg, as_json)
         return
+    if graph:  # an unusable store is named now, before any call is paid for (opening it is the check)
+        from kgkit.graph import GraphStore
+
+        GraphStore.from_config(cfg, url=graph, tenant=tenant).close()
     progress = _Progress()
     outcomes = _run(list(files), options, cfg, progress, batch)
     _report(outcomes, options, cfg, as_json, graph, tenant)

@@ -214,6 +214,19 @@ def unmerge_cli(args, who, tenant, config_path):
     click.echo(f"{node}: unmerged (graph version {version})")
 
 
+@graph_cli.command("grant")
+@click.argument("args", nargs=-1, required=True, metavar="[GRAPH] ROLE")
+@TENANT
+@CONFIG
+def grant_cli(args, tenant, config_path):
+    """PostgreSQL: make login ROLE the tenant's own role (run as the store's owner). A session of
+    ROLE then reads and writes that tenant only, whatever SQL it sends (docs/graph.md, Tenants)."""
+    graph, role = graph_and(args, "ROLE")
+    with open_store(graph, tenant, config_path) as store:
+        store.grant_tenant_role(role)
+        click.echo(f"{role}: role of tenant {store.tenant}")
+
+
 def _snapshot(graph: str | None, tenant: str | None, config_path: str | None):
     with open_store(graph, tenant, config_path) as store:
         return store.snapshot()

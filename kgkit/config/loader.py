@@ -26,6 +26,8 @@ from kgkit.config.model import (
     CacheConfig,
     CanonConfig,
     GraphConfig,
+    QueryConfig,
+    SearchConfig,
     Config,
     InputConfig,
     UpgradesConfig,
@@ -37,7 +39,7 @@ from kgkit.config.model import (
     StageLLM,
 )
 from kgkit.errors import ConfigError, Issue
-from kgkit.guards.secrets import looks_like_key
+from kgkit.guards.secrets import looks_like_key, mask_url
 
 FILE_NAMES = ("kgkit.yaml", "kgkit.yml")
 ENV_OVERRIDES = {
@@ -328,6 +330,7 @@ def _build(data: dict[str, Any], origin: dict[Key, Path], file: Path | None, cwd
         cache=CacheConfig(**{**cache, "dir": path(("cache", "dir"), cache.get("dir"))}),
         skills=SkillsConfig(**{**skills, "library": path(("skills", "library"), skills.get("library"))}),
         graph=GraphConfig(**graph),
+        query=_query(data.get("query") or {}),
         input=InputConfig(**(data.get("input") or {})),
         upgrades=UpgradesConfig(**(data.get("upgrades") or {})),
         engine=data.get("engine", "local"),
@@ -347,6 +350,13 @@ def _build(data: dict[str, Any], origin: dict[Key, Path], file: Path | None, cwd
         where = f"{file}: " if file else ""
         raise ConfigError(f"{where}chunking -> overlap: must be smaller than size ({config.chunk_overlap} >= {size})")
     return config
+
+
+def _query(data: dict[str, Any]) -> QueryConfig:
+    """The query section, its search subsection built as its own dataclass."""
+    data = dict(data)
+    search = SearchConfig(**(data.pop("search", None) or {}))
+    return QueryConfig(**data, search=search)
 
 
 def _domain(value: str, base: Path | None) -> str:
@@ -376,7 +386,10 @@ def show_config(effective: Effective) -> str:
             _set(data, key, MASK)
     base = data["llm"]["api_base"]
     if base and base != MASK:
-        data["llm"]["api_base"] = _mask_url(base)
+        data["llm"]["api_base"] = mask_url(base, MASK)
+    graph_url = data["graph"]["url"]
+    if graph_url and graph_url != MASK:
+        data["graph"]["url"] = mask_url(graph_url, MASK)  # postgresql://user:password@host/db
     if data["llm"]["api_key_env"] and looks_like_key(data["llm"]["api_key_env"]):
         data["llm"]["api_key_env"] = MASK  # a key pasted where its variable's name belongs
     header = "# effective kgkit configuration\n# from: " + ("; ".join(effective.sources) or "defaults only") + "\n"
@@ -389,8 +402,3 @@ def _set(data: dict[str, Any], key: Key, value: Any) -> None:
         node = node.get(part) if isinstance(node, dict) else None
     if isinstance(node, dict) and key[-1] in node:
         node[key[-1]] = value
-
-
-def _mask_url(url: str) -> str:
-    """``https://user:pass@host`` -> ``https://user:********@host``."""
-    return re.sub(r"^([a-z][a-z0-9+.-]*://[^/@:]*):[^/@]*@", rf"\1:{MASK}@", url, flags=re.IGNORECASE)

@@ -101,6 +101,10 @@ class LimitsConfig:
     # so a prompt does not grow with the document (kgkit/engine/core.py)
     document_entities: int = setting(10, "entities of the whole document (the opening chunk's, then the most "
                                          "mentioned) a relation prompt lists beside those of its chunk")
+    # after decompression; a longer one is refused unread (kgkit/backends/direct.py): a run holds at most
+    # llm.concurrency of them at once
+    max_response_bytes: int = setting(4_000_000, "largest HTTP answer the direct client reads (decompressed); a longer "
+                                                 "one is refused")
 
 
 @dataclass
@@ -137,6 +141,33 @@ class SkillsConfig:
 class GraphConfig:
     url: str | None = setting(None, "corpus graph store: a .sqlite path or postgresql:// URL (kgkit graph ...)")
     tenant: str = setting("default", "the tenant graph commands read and write")
+
+
+@dataclass
+class SearchConfig:
+    """Typed retrieval (kgkit/query/search.py): weighted reciprocal-rank fusion of per-type lists."""
+
+    # 30 and the rest chosen on the tune half: docs/query.md
+    k: int = setting(30, "Reciprocal-rank fusion's k.")  # a list's rank r adds weight / (k + r)
+    weights: dict[str, float] = setting(doc="Weights of the ranked lists: by list name (Party, quote:edge, mention:Tool), "
+                                            "by the entity type a list ranks, or by source (name, quote); a list's weight "
+                                            "is its own, else its type's times its source's, each 1 when not given.",
+                                        factory=lambda: {"quote": 0.5})
+    depth: int = setting(100, "Hits each ranked list contributes to the fusion.")
+    owner_score: str = setting("sum", "An owner scores the sum of its children's fused scores, or its best child's.")
+
+
+@dataclass
+class QueryConfig:
+    """Limits every query operator applies (kgkit/query); a CLI flag may lower, never pass, max_hops."""
+
+    hops: int = setting(2, "Hops of neighbours, lineage and path without --hops.")
+    max_hops: int = setting(6, "The most --hops may ask for.")
+    fanout: int = setting(50, "Neighbours kept per node per hop; what a hub loses is reported as cut.")
+    limit: int = setting(50, "Results an answer returns at most.")
+    timeout: float = setting(10.0, "Seconds a query may take before it answers with what it has, marked partial.")
+    min_confidence: float | None = setting(None, "Items under this confidence are left out at query time.")
+    search: SearchConfig = section(SearchConfig, "Typed retrieval: weighted reciprocal-rank fusion of per-type lists.")
 
 
 @dataclass
@@ -187,5 +218,6 @@ class Config:
     prompts: dict[str, Path] = setting(doc="stage (entities, relations, a view name) -> path of a Jinja2 template "
                                            "replacing the built-in prompt", factory=dict)
     graph: GraphConfig = section(GraphConfig, "The corpus graph store the graph commands use.")
+    query: QueryConfig = section(QueryConfig, "Limits of the query operators (kgkit query) and typed retrieval's fusion.")
     out_dir: Path = setting(Path("kgkit-out"), "run folders go to <dir>/<document name>/", key="output.dir")
     source: Path | None = None  # the kgkit.yaml it came from, if any (not a setting)

@@ -19,6 +19,45 @@ from kgkit.errors import InputError, NotFoundError
 STATE_FILE = "state/batch.json"
 STATE_VERSION = 1
 
+_STRING = {"type": "string"}
+# What BatchStore and the batch backend read of the file: a file of another shape (hand-edited, another
+# program's, truncated to `[]`) is refused by name instead of failing somewhere inside a resume
+SHAPE: dict[str, Any] = {
+    "type": "object", "required": ["jobs", "passes"],
+    "properties": {
+        "jobs": {"type": "array", "items": {
+            "type": "object", "required": ["id", "wire", "model", "stage", "lines"],
+            "properties": {"id": _STRING, "wire": _STRING, "model": _STRING, "stage": _STRING,
+                           "lines": {"type": "array", "items": _STRING}, "collected": {"type": "boolean"},
+                           "status": {"type": ["string", "null"]}}}},
+        "passes": {"type": "object", "additionalProperties": {
+            "type": "object", "required": ["answers", "errors"],
+            "properties": {
+                "answers": {"type": "array", "items": {
+                    "type": "object", "required": ["text", "finish", "usage"],
+                    "properties": {"text": _STRING, "finish": {"type": ["string", "null"]},
+                                   "usage": {"type": "object"}}}},
+                "errors": {"type": "array", "items": {
+                    "type": "object", "required": ["status", "error"],
+                    "properties": {"status": {"type": ["integer", "null"]}, "error": _STRING}}},
+                "direct": {"type": "object", "additionalProperties": False,
+                           "required": ["data", "ok", "error", "raw", "requests", "retries", "model",
+                                        "output_format", "usage"],
+                           "properties": {"data": {}, "ok": {"type": "boolean"}, "error": {}, "raw": {},
+                                          "requests": {"type": "integer"}, "retries": {"type": "integer"},
+                                          "model": {}, "output_format": {}, "usage": {"type": "object"}}}}}}}}
+
+
+def _shape_problem(data: Any) -> str | None:
+    """Where and how ``data`` is not a batch record of SHAPE, or None."""
+    import jsonschema_rs
+
+    error = next(iter(jsonschema_rs.Draft202012Validator(SHAPE).iter_errors(data)), None)
+    if error is None:
+        return None
+    place = "/".join(str(p) for p in error.instance_path) or "the top level"
+    return f"{place}: {error.message[:200]}"
+
 
 class BatchStore:
     """``state/batch.json`` of one run folder: the batches submitted and every line's outcome.
@@ -40,6 +79,10 @@ class BatchStore:
             except ValueError as exc:
                 raise InputError(f"{self.path} is not valid JSON ({exc})",
                                  hint="restore it, or remove it to submit the unanswered passes again") from None
+            problem = _shape_problem(self.data)
+            if problem is not None:
+                raise InputError(f"{self.path}: {problem}; not a batch record kgkit wrote",
+                                 hint="restore it, or remove it to submit the unanswered passes again")
 
     @property
     def jobs(self) -> list[dict[str, Any]]:

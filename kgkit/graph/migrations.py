@@ -76,9 +76,21 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE doc_nodes ADD COLUMN value TEXT",
         "ALTER TABLE groups ADD COLUMN scope TEXT NOT NULL DEFAULT 'corpus'",
     ],
+    [
+        # PostgreSQL: the login role of each tenant (GraphStore.grant_tenant_role); a session of a role listed
+        # here is its tenant, whatever app.tenant it sets (database.py). Shared: no tenant rows, no grants.
+        "CREATE TABLE IF NOT EXISTS tenant_roles (role TEXT PRIMARY KEY, tenant TEXT NOT NULL)",
+    ],
 ]
 
-#: Tables whose rows belong to a tenant (row-level security in PostgreSQL).
-TENANT_TABLES = frozenset(
+#: The step that brings tenant roles: from it on, row-level security reads kgkit_tenant() (database.py).
+ROLES_VERSION = 4
+#: Tables every tenant shares, which no tenant role may change (schema_version is created before the steps).
+SHARED_TABLES = frozenset({"schema_version", "tenant_roles"})
+
+#: Every table of the schema: a store missing one is damaged.
+TABLES = frozenset(
     s.split("(")[0].split()[-1] for step in MIGRATIONS for s in step if s.startswith("CREATE TABLE")
 )
+#: Tables whose rows belong to a tenant (row-level security in PostgreSQL).
+TENANT_TABLES = TABLES - SHARED_TABLES

@@ -2,7 +2,8 @@
 
 The store never re-extracts: it takes the folder's ``manifest.json`` (which document, its
 content hash), ``nodes.json`` (the document's resolved nodes), ``views/*.json`` (its items
-with evidence) and ``review.jsonl`` (what extraction held back). Items a view kept but
+with evidence) and ``review.jsonl`` (what extraction held back), each checked first
+(:mod:`kgkit.graph.run_check`): a folder the store could not serve is refused whole. Items a view kept but
 marked -- unverified evidence, confidence under ``review.confidence_threshold`` -- are
 *held*: stored with their provenance but outside the graph until a reviewer accepts them.
 Rejects (unknown relation, type mismatch, unparsable answer) have no item in any view;
@@ -11,7 +12,7 @@ they are kept as review entries.
 from __future__ import annotations
 
 import hashlib
-import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,9 +20,9 @@ from typing import Any
 from kgkit import ids
 from kgkit.config.model import CanonConfig, ReviewConfig
 from kgkit.errors import InputError
-from kgkit.text.name_keys import canonical_key
-from kgkit.text.name_keys import canonical_key
 from kgkit.formats.scopes import SCOPES
+from kgkit.graph import run_check as check
+from kgkit.text.name_keys import canonical_key
 
 #: review.jsonl reasons whose item is still in its view (held there, not rejected).
 HELD_IN_VIEW = ("unverified evidence", "low confidence")
@@ -44,15 +45,6 @@ class Contribution:
     items: list[dict[str, Any]] = field(default_factory=list)  # {view, item, kind, body, confidence, held, review_key}
     evidence: list[tuple] = field(default_factory=list)  # (item, view, chunk, page, start, end, quote)
     review: list[dict[str, Any]] = field(default_factory=list)  # {key, stage, chunk, item, reason}
-
-
-def _load_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{path}: missing; is this a run folder written by kgkit extract?") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{path}: unreadable JSON ({exc})") from None
 
 
 def _evidence_row(item_id: str, view: str, ev: dict[str, Any] | None) -> tuple:
@@ -133,21 +125,26 @@ def _body(kind: str, raw: dict[str, Any], template: str | None) -> dict[str, Any
 
 def read_run(run_dir: str | Path, *, confidence_threshold: float = ReviewConfig.confidence_threshold,
              legal_suffixes: bool = CanonConfig.legal_suffixes) -> Contribution:
-    """Read one run folder. Raises InputError naming the file when it is not a usable run."""
+    """Read one run folder, checked whole first (:mod:`kgkit.graph.run_check`). Raises
+    InputError naming the file and the item when it is not a usable run."""
     run = Path(run_dir)
     if not run.is_dir():
         raise InputError(f"{run}: not a folder; give the run folder kgkit extract wrote (with nodes.json)")
-    manifest = _load_json(run / "manifest.json")
-    nodes_file = _load_json(run / "nodes.json")
+    # of the manifest the store reads only what it says of the input: checked, and the rest left to its writer
+    # (a reader of its own, such as a vault's, records its views in its own way)
+    manifest_raw, manifest = _read(run / "manifest.json", "manifest_input")
+    characters = check.document_characters(manifest, str(run / "manifest.json"))
+    nodes_raw, nodes_file = _read(run / "nodes.json", "nodes_file")
+    node_ids = check.check_nodes(nodes_file, str(run / "nodes.json"), characters)
+    doc_id = manifest["input"]["doc_id"]
+    if nodes_file["doc_id"] != doc_id:
+        raise check.BadRunFolder(f"{run / 'nodes.json'}: doc_id {nodes_file['doc_id']} is not the manifest's {doc_id}")
+    source = manifest["input"]
+    contribution = Contribution(doc=run.name, doc_id=doc_id, source=source.get("path"), sha256=source["sha256"],
+                                fingerprint="")
     digest = hashlib.sha256()
-    try:
-        source = manifest["input"]
-        contribution = Contribution(doc=run.name, doc_id=nodes_file["doc_id"], source=source.get("path"),
-                                    sha256=source["sha256"], fingerprint="")
-    except (KeyError, TypeError, AttributeError) as exc:
-        raise InputError(f"{run}: manifest.json or nodes.json lacks {exc}; not a kgkit run folder") from None
     digest.update(f"{contribution.sha256}\x1f{confidence_threshold}\x1f{legal_suffixes}".encode())
-    digest.update((run / "nodes.json").read_bytes())
+    digest.update(nodes_raw)
 
     contribution.title = source.get("title")
     contribution.pages = source.get("pages") or None
@@ -178,28 +175,37 @@ def read_run(run_dir: str | Path, *, confidence_threshold: float = ReviewConfig.
         raise InputError(f"{run / 'nodes.json'}: a node lacks {exc}") from None
     contribution.claims = sorted(set(contribution.claims))
 
-    for path in sorted((run / "views").glob("*.json")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-        payload = _load_json(path)
-        found = _kind(payload) if isinstance(payload, dict) else None
+    views = run / "views"
+    if os.path.islink(views):
+        raise check.BadRunFolder(f"{views}: is a symbolic link; a run folder's files are read only as kgkit wrote them")
+    for path in sorted(views.glob("*.json")):
+        raw, payload = _read(path, "view_file")
+        digest.update(path.name.encode() + b"\0" + raw)
+        found = _kind(payload)
         if found is None:
             raise InputError(f"{path}: not a view file kgkit knows (no edges, hyperedges, events or relations)")
         kind, list_key = found
+        if payload["doc_id"] != doc_id:
+            raise check.BadRunFolder(f"{path}: doc_id {payload['doc_id']} is not the manifest's {doc_id}")
+        items = payload[list_key]
+        if not isinstance(items, list) or not all(isinstance(raw_item, dict) for raw_item in items):
+            raise check.BadRunFolder(f"{path}: {list_key} is not a list of items")
+        check.check_items(items, kind, str(path), list_key, node_ids, characters)
         view = str(payload.get("view") or path.stem)
         try:
-            for raw in payload[list_key]:
+            for raw_item in items:
                 held = None
-                if raw.get("verified") is False:
+                if raw_item.get("verified") is False:
                     held = "unverified evidence"
-                elif raw.get("confidence") is not None and raw["confidence"] < confidence_threshold:
-                    held = f"low confidence ({raw['confidence']} < {confidence_threshold})"
+                elif raw_item.get("confidence") is not None and raw_item["confidence"] < confidence_threshold:
+                    held = f"low confidence ({raw_item['confidence']} < {confidence_threshold})"
                 contribution.items.append({
-                    "view": view, "item": raw["id"], "kind": kind,
-                    "body": repoint(_body(kind, raw, payload.get("template")), rename),
-                    "confidence": raw.get("confidence"),
-                    "held": held, "review_key": f"{view}:{raw['id']}" if held else None,
+                    "view": view, "item": raw_item["id"], "kind": kind,
+                    "body": repoint(_body(kind, raw_item, payload.get("template")), rename),
+                    "confidence": raw_item.get("confidence"),
+                    "held": held, "review_key": f"{view}:{raw_item['id']}" if held else None,
                 })
-                contribution.evidence.append(_evidence_row(raw["id"], view, raw.get("evidence")))
+                contribution.evidence.append(_evidence_row(raw_item["id"], view, raw_item.get("evidence")))
         except (KeyError, TypeError, AttributeError) as exc:
             raise InputError(f"{path}: an item lacks {exc}") from None
 
@@ -208,16 +214,15 @@ def read_run(run_dir: str | Path, *, confidence_threshold: float = ReviewConfig.
     add_structure(contribution, run, digest)
     contribution.claims = sorted(set(contribution.claims))
     review_path = run / "review.jsonl"
-    if review_path.exists():
-        digest.update(review_path.read_bytes())
-        for n, line in enumerate(review_path.read_text(encoding="utf-8").splitlines(), 1):
+    if os.path.lexists(review_path):
+        raw = check.read_file(review_path)
+        digest.update(raw)
+        for n, line in enumerate(raw.split(b"\n"), 1):
             if not line.strip():
                 continue
-            try:
-                entry = json.loads(line)
-                reason = str(entry["reason"])
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise InputError(f"{review_path}:{n}: not a review entry ({exc})") from None
+            entry = check.parse_json(line, f"{review_path}:{n}")
+            check.conform(entry, "review_item", f"{review_path}:{n}")
+            reason = entry["reason"]
             if reason.startswith(HELD_IN_VIEW):
                 continue  # the item is in its view, held there
             key = ids.content_id("r", {"stage": entry.get("stage"), "item": entry.get("item"), "reason": reason})
@@ -225,3 +230,11 @@ def read_run(run_dir: str | Path, *, confidence_threshold: float = ReviewConfig.
                                         "item": entry.get("item"), "reason": reason})
     contribution.fingerprint = digest.hexdigest()
     return contribution
+
+
+def _read(path: Path, definition: str) -> tuple[bytes, Any]:
+    """(bytes, parsed JSON) of one file, checked against the payload schema's ``definition``."""
+    raw = check.read_file(path)
+    data = check.parse_json(raw, str(path))
+    check.conform(data, definition, str(path))
+    return raw, data

@@ -31,7 +31,7 @@ from kgkit.graph.links import Neighbourhood
 from kgkit.graph.resolution import Assignment, Group, fuzzy_cluster, resolve
 from kgkit.graph.runs import Contribution, read_run
 from kgkit.graph.snapshot import GraphSnapshot
-from kgkit.graph import assemble, review
+from kgkit.graph import assemble, index, index_schema, review
 from kgkit.formats.scopes import SCOPES
 
 DEFAULT_TENANT = "default"
@@ -85,6 +85,8 @@ class GraphStore:
         self._upgraded = False  # this tenant's links and rule are known to be current
         self._index = BlockIndex(lambda block: self._q("SELECT node, key FROM blocks WHERE tenant = ? AND block = ?",
                                                        block))
+        index_schema.migrate(self.db)  # the query indexes (kgkit/graph/index.py), kept on every update
+        index.ensure(self)
 
     @classmethod
     def from_config(cls, config, url: str | None = None, tenant: str | None = None) -> "GraphStore":
@@ -92,6 +94,11 @@ class GraphStore:
         return cls(url or config.graph.url, tenant or config.graph.tenant,
                    fuzzy_threshold=config.canon.fuzzy_threshold, legal_suffixes=config.canon.legal_suffixes,
                    confidence_threshold=config.review.confidence_threshold)
+
+    def grant_tenant_role(self, role: str) -> None:
+        """PostgreSQL: make login role ``role`` this tenant's (see docs/graph.md, Tenants). Run as the
+        store's owner; a session of that role then reads and writes this tenant only, whatever SQL it sends."""
+        self.db.grant_tenant_role(role)
 
     def close(self) -> None:
         self.db.close()
@@ -120,6 +127,7 @@ class GraphStore:
                     self._index.reset(current)
                 self._upgrade()
                 yield
+                index.refresh(self)
                 reached = self.version()
         except BaseException:
             self._index.reset(None)
@@ -217,9 +225,20 @@ class GraphStore:
                        None if n.get("value") is None else ids.canonical_json(n["value"])) for n in c.nodes])
         self.db.many("INSERT INTO claims (tenant, doc, node, type, alias_key) VALUES (?, ?, ?, ?, ?) "
                      "ON CONFLICT DO NOTHING", [(t, doc, *claim) for claim in c.claims])
-        known = {r[0] for r in self._q("SELECT node FROM groups WHERE tenant = ? AND node IN "
-                                       f"({','.join('?' * len(c.nodes))})", *[n["node"] for n in c.nodes])} \
-            if c.nodes else set()
+        # in chunks: one document may hold more nodes than a statement takes parameters (65,535 in PostgreSQL)
+        rows = Neighbourhood(self._q).rows(
+            "SELECT node, type, key, refs FROM groups WHERE tenant = ? AND node IN ({})", (n["node"] for n in c.nodes))
+        # a node no document holds any more (this document's own before an edit retitled it) is free
+        # to take its new name; one that another document holds is not
+        mine = {n["node"]: (n["type"], n["key"]) for n in c.nodes}
+        free = [r[0] for r in rows if r[3] <= 0 and (r[1], r[2]) != mine[r[0]]]
+        self.db.many("DELETE FROM groups WHERE tenant = ? AND node = ?", [(t, n) for n in free])
+        stored = {r[0]: (r[1], r[2]) for r in rows if r[0] not in free}
+        for n in c.nodes:  # an id another document holds under another type or name is not this node
+            if n["node"] in stored and stored[n["node"]] != (n["type"], n["key"]):
+                raise InputError(f"{c.doc}: nodes.json: node {n['node']} ({n['type']!r} named {n['name'][:40]!r}) "
+                                 f"reuses the id of a {stored[n['node']][0]!r} of another document")
+        known = set(stored)
         fresh = {n["node"]: n for n in c.nodes if n["node"] not in known}
         self.db.many("UPDATE groups SET refs = refs + 1 WHERE tenant = ? AND node = ?",
                      [(t, n) for n in sorted({n["node"] for n in c.nodes} & known)])

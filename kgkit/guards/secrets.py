@@ -45,3 +45,33 @@ def scrub(value: Any, key: str | None) -> Any:
     if isinstance(value, list):
         return [scrub(v, key) for v in value]
     return value
+
+
+# scheme://user:PASSWORD@host: the password runs to the last "@" before the path (a raw "@" in it is a user's typo
+# that must not leak it); a query's password=, sslpassword= too
+_URL_PASSWORD = re.compile(r"^([a-z][a-z0-9+.-]*://[^/?#@:]*):([^/?#]*)@", re.IGNORECASE)
+_QUERY_PASSWORD = re.compile(r"([?&](?:ssl)?pass(?:word|wd)=)([^&#]*)", re.IGNORECASE)
+
+
+def url_secrets(url: str) -> list[str]:
+    """The passwords written into ``url`` (and their percent-decoded forms): what an error
+    about the URL must not show. Works on malformed URLs too: no parsing that could fail."""
+    from urllib.parse import unquote
+
+    found = [m.group(2) for m in [_URL_PASSWORD.match(url)] if m and m.group(2)]
+    found += [m.group(2) for m in _QUERY_PASSWORD.finditer(url) if m.group(2)]
+    return sorted({form for secret in found for form in (secret, unquote(secret))}, key=len, reverse=True)
+
+
+def mask_url(url: str, mask: str = MASK) -> str:
+    """``url`` with its passwords masked: ``postgresql://u:********@host/db?password=********``."""
+    url = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}:{mask}@", url)
+    return _QUERY_PASSWORD.sub(lambda m: m.group(1) + mask, url)
+
+
+def scrub_url(text: str, url: str) -> str:
+    """``text`` (a driver's error about ``url``) without any password of ``url``."""
+    for secret in url_secrets(url):
+        if len(secret) >= 1:
+            text = text.replace(secret, MASK)
+    return text

@@ -6,6 +6,7 @@ in a chunk points back at a block, its page and its bounding box."""
 from __future__ import annotations
 
 import logging
+import os
 from typing import BinaryIO
 
 from kgkit.documents.layout.blocks import assign_sections, build_blocks
@@ -142,11 +143,16 @@ def _upright_reading(page, number: int, lines):
     return again if len(again.lines) > len(lines.lines) else lines
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+
+
 def _raised_in_kgkit(exc: BaseException) -> bool:
+    """Whether the innermost frame is kgkit's own code. Compared by the package's folder,
+    not by a "/kgkit/" in the path: a checkout named kgkit holds its venv's pdfminer too."""
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
-    return tb is not None and "/kgkit/" in tb.tb_frame.f_code.co_filename.replace("\\", "/")
+    return tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_PACKAGE_DIR)
 
 
 def layout_text(layout: LayoutDocument) -> tuple[str, tuple[Page, ...]]:

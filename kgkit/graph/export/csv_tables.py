@@ -3,9 +3,13 @@
 ``nodes.csv``, ``edges.csv``, ``temporal_edges.csv`` + ``temporal_qualifiers.csv``,
 ``hyperedges.csv`` + ``hyperedge_roles.csv``, ``events.csv`` + ``event_arguments.csv``,
 ``evidence.csv`` and ``documents.csv``. Roles, arguments and qualifiers are rows of their
-own (no nested cells); list cells (aliases, documents, views) are JSON array text; every item
+own (no nested cells); list cells (aliases, documents, views) are JSON array text, structured values
+(an amount with its currency) JSON text; every item
 names its documents (ids, joined to ``documents.csv``) and every node its scope. RFC
 4180 quoting, UTF-8, CRLF line ends (so a lone CR in a cell is quoted too); an absent value is an empty cell.
+A text cell that begins with ``= + - @``, a tab or a CR gets a leading ``'`` so that a
+spreadsheet shows it rather than running it as a formula (docs/graph-export.md says how to
+undo it).
 """
 from __future__ import annotations
 
@@ -14,19 +18,25 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from kgkit.graph.export.escape import spreadsheet_safe
 from kgkit.graph.export.order import by_id, evidence_sorted
-from kgkit.graph.export.property_graph import json_text
+from kgkit.graph.export.property_graph import json_text, scalar
 from kgkit.graph.export.registry import ExportOptions
 from kgkit.graph.export.staging import StagedOutput
 from kgkit.graph.snapshot import GraphSnapshot
 
 
-def write_table(out: StagedOutput, name: str, header: list[str], rows: Iterable[list[Any]]) -> None:
-    """One CSV file; shared with the Neo4j import files, which follow the same quoting."""
+def write_table(out: StagedOutput, name: str, header: list[str], rows: Iterable[list[Any]], *,
+                for_spreadsheets: bool = True) -> None:
+    """One CSV file; shared with the Neo4j import files, which follow the same quoting.
+    ``for_spreadsheets``: a text cell a spreadsheet would run as a formula gets a leading
+    ``'`` (:func:`~kgkit.graph.export.escape.spreadsheet_safe`); the Neo4j files, read by its
+    importer and never by a spreadsheet, keep every value exact."""
     writer = csv.writer(out.open(name, csv=True), lineterminator="\r\n")
     writer.writerow(header)
+    guard = spreadsheet_safe if for_spreadsheets else (lambda value: value)
     for row in rows:
-        writer.writerow(["" if value is None else value for value in row])
+        writer.writerow(["" if value is None else guard(value) for value in row])
 
 
 def _value(value: Any) -> Any:
@@ -51,7 +61,7 @@ def write_csv(snapshot: GraphSnapshot, out: StagedOutput, options: ExportOptions
                 ([t["id"], t["head"], t["relation"], t["tail"], json_text(t.get("views", [])),
                   json_text(t.get("documents", []))] for t in by_id(snapshot.temporal)))
     write_table(out, "temporal_qualifiers.csv", ["edge", "name", "text", "type", "value"],
-                ([t["id"], name, q.get("text"), q.get("type"), q.get("value")]
+                ([t["id"], name, q.get("text"), q.get("type"), scalar(q.get("value"))]
                  for t in by_id(snapshot.temporal) for name, q in sorted(t.get("qualifiers", {}).items())))
     write_table(out, "hyperedges.csv", ["id", "relation", "views", "documents"],
                 ([h["id"], h["relation"], json_text(h.get("views", [])), json_text(h.get("documents", []))]
@@ -59,7 +69,8 @@ def write_csv(snapshot: GraphSnapshot, out: StagedOutput, options: ExportOptions
     write_table(out, "hyperedge_roles.csv", ["hyperedge", "role", "node"], _roles(snapshot.hyperedges, "roles"))
     write_table(out, "events.csv", ["id", "type", "trigger", "time_text", "time_value", "views", "documents"],
                 ([v["id"], v["type"], v.get("trigger"), (v.get("time") or {}).get("text"),
-                  (v.get("time") or {}).get("value"), json_text(v.get("views", [])), json_text(v.get("documents", []))]
+                  scalar((v.get("time") or {}).get("value")), json_text(v.get("views", [])),
+                  json_text(v.get("documents", []))]
                  for v in by_id(snapshot.events)))
     write_table(out, "event_arguments.csv", ["event", "role", "node"], _roles(snapshot.events, "arguments"))
     write_table(out, "evidence.csv", ["item", "document", "chunk", "page", "span_start", "span_end", "quote", "view"],

@@ -96,7 +96,8 @@ def write_neo4j(snapshot: GraphSnapshot, out: StagedOutput, options: ExportOptio
         props = [_renamed(v.props) for v in group]
         columns = _columns(props, f"Neo4j {label}")
         write_table(out, f"neo4j/nodes_{kind}.csv", ["id:ID", ":LABEL"] + [cell for _, cell in columns],
-                    ([v.id, ";".join(labels(v))] + [p.get(name) for name, _ in columns] for v, p in zip(group, props)))
+                    ([v.id, ";".join(labels(v))] + [p.get(name) for name, _ in columns] for v, p in zip(group, props)),
+                    for_spreadsheets=False)
     for kind in LINK_KINDS:
         group = [link for link in links if link.kind == kind]
         props = [_renamed(link.props) for link in group]
@@ -104,7 +105,7 @@ def write_neo4j(snapshot: GraphSnapshot, out: StagedOutput, options: ExportOptio
         write_table(out, f"neo4j/relationships_{kind}.csv",
                     [":START_ID", ":END_ID", ":TYPE", "id"] + [cell for _, cell in columns],
                     ([link.source, link.target, _type(link), link.id] + [p.get(name) for name, _ in columns]
-                     for link, p in zip(group, props)))
+                     for link, p in zip(group, props)), for_spreadsheets=False)
     script = out.open("neo4j/graph.cypher")
     for line in cypher_script(vertices, links, label_of):
         script.write(line + "\n")
@@ -113,7 +114,7 @@ def write_neo4j(snapshot: GraphSnapshot, out: StagedOutput, options: ExportOptio
 def relationship_type(relation: str) -> str:
     """The relationship type of a relation: control characters become U+FFFD, so the
     script stays one statement per line (the ``relation`` property keeps the label exact)."""
-    return re.sub(r"[\x00-\x1f\x7f]", "\ufffd", relation)
+    return re.sub(r"[\x00-\x1f\x7f\x85\u2028\u2029]", "\ufffd", relation)
 
 
 def _type(link: Link) -> str:

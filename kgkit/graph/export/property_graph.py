@@ -16,7 +16,10 @@ A property graph has only vertices and binary links, so the snapshot is reified:
 
 Properties are flat scalars (what Gephi, yEd and Neo4j's importer accept): lists are JSON
 array text, a temporal qualifier ``q`` becomes ``qualifier.q.text`` / ``.type`` /
-``.value``, an event's time ``time.text`` / ``time.value``. Each item also carries its
+``.value``, an event's time ``time.text`` / ``time.value``; a structured value (an amount
+of money ``{"amount", "currency"}``, a range) is its JSON text, keys sorted
+(:func:`scalar`), and a property whose values have two types across a kind is text in
+every row of that kind, so each format can declare one type for it. Each item also carries its
 documents by name, how many evidence rows it has and its best evidence inline (``quote``,
 ``page``, ``span_start``/``span_end``, ``evidence_document``). Vertices and links come in a
 fixed order (kind, then id), so the same snapshot always yields the same file.
@@ -72,9 +75,37 @@ def json_text(values: list[Any]) -> str:
     return json.dumps(values, ensure_ascii=False)
 
 
+def scalar(value: Any) -> Scalar | None:
+    """A value as one flat property: scalars as they are, a mapping or list as JSON text
+    (keys sorted, so equal values give equal text), None as None."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False, default=str)
+
+
+def _text(value: Scalar) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, str) else repr(value)
+
+
+def one_type_each(rows: list[dict[str, Scalar]]) -> None:
+    """Make every property of ``rows`` one type: one with values of two types becomes text
+    in every row (in place)."""
+    types: dict[str, set[type]] = defaultdict(set)
+    for props in rows:
+        for name, value in props.items():
+            types[name].add(type(value))
+    mixed = {name for name, kinds in types.items() if len(kinds) > 1}
+    for props in rows:
+        for name in mixed & props.keys():
+            props[name] = _text(props[name])
+
+
 def _clean(props: dict[str, Any]) -> dict[str, Scalar]:
-    """Absent values (None) are left out rather than written as empty strings."""
-    return {k: v for k, v in props.items() if v is not None}
+    """Absent values (None) are left out rather than written as empty strings; structured
+    values are JSON text."""
+    return {k: scalar(v) for k, v in props.items() if v is not None}
 
 
 def _best(rows: list[Item]) -> Item:
@@ -204,6 +235,9 @@ def property_graph(snapshot: GraphSnapshot, values: str = "properties") -> tuple
         for name, found in sorted(value_props.get(vertex.id, {}).items()):
             vertex.props[name] = json_text([_value_text(x) if name.endswith(".value") and x is not None else x
                                             for x in found])
+    for kind in {v.kind for v in vertices}:
+        one_type_each([v.props for v in vertices if v.kind == kind])
+    one_type_each([link.props for link in links])
     return vertices, links
 
 

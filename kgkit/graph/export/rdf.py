@@ -9,7 +9,8 @@ the other formats: hyperedges and events are resources with one ``kg:Role`` per 
 ``head <https://kgkit.dev/ns/relation/REL> tail`` for plain SPARQL; temporal edges carry
 ``kg:Qualifier`` resources; every evidence row is a ``kg:Evidence`` resource. Literals
 are escaped (control characters as ``\\uXXXX`` in Turtle); numbers are typed xsd:integer
-or xsd:double. docs/graph-export.md lists every class and property.
+or xsd:double, booleans xsd:boolean; a structured value (an amount of money with its
+currency) is its JSON text typed ``rdf:JSON``. docs/graph-export.md lists every class and property.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from kgkit.errors import InputError
 from kgkit.graph.export.escape import backslash_escaper
 from kgkit.graph.export.json_dump import write_json_document
 from kgkit.graph.export.order import by_id, evidence_sorted
+from kgkit.graph.export.property_graph import scalar
 from kgkit.graph.export.registry import DEFAULT_BASE_IRI, ExportOptions
 from kgkit.graph.export.staging import StagedOutput
 from kgkit.graph.snapshot import GraphSnapshot, Item
@@ -30,7 +32,9 @@ from kgkit.graph.snapshot import GraphSnapshot, Item
 KG = "https://kgkit.dev/ns#"
 RELATION = "https://kgkit.dev/ns/relation/"
 XSD = "http://www.w3.org/2001/XMLSchema#"
-RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+RDF_TYPE = RDF + "type"
+RDF_JSON = RDF + "JSON"  # RDF 1.1's datatype for a JSON value (JSON-LD 1.1)
 _NOT_IN_IRI = re.compile(r'[\x00-\x20<>"{}|^`\\]')
 _turtle_escape = backslash_escaper({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
 
@@ -99,8 +103,12 @@ def triples(snapshot: GraphSnapshot, options: ExportOptions) -> list[Triple]:
             return
         if isinstance(o, str):
             o = Lit(o)
-        elif isinstance(o, (int, float)) and not isinstance(o, bool):
+        elif isinstance(o, bool):
+            o = Lit("true" if o else "false", XSD + "boolean")
+        elif isinstance(o, (int, float)):
             o = _num(o)
+        elif not isinstance(o, (Iri, Lit)):  # an amount with its currency, a range: its JSON text
+            o = Lit(scalar(o), RDF_JSON)
         out.append((s, Iri(RDF_TYPE) if prop == "a" else Iri(KG + prop), o))
 
     def views(s: Iri, item: Item) -> None:
@@ -239,12 +247,16 @@ def _turtle_term(term: Iri | Lit) -> str:
         return _turtle_iri(term.value)
     if term.datatype is None:
         return turtle_string(term.lexical)
-    return f"{turtle_string(term.lexical)}^^xsd:{term.datatype[len(XSD):]}"
+    return f"{turtle_string(term.lexical)}^^{_datatype(term.datatype)}"
+
+
+def _datatype(datatype: str) -> str:
+    return "xsd:" + datatype[len(XSD):] if datatype.startswith(XSD) else "rdf:" + datatype[len(RDF):]
 
 
 def write_turtle(snapshot: GraphSnapshot, out: StagedOutput, options: ExportOptions) -> None:
     fh = out.open("graph.ttl")
-    fh.write(f"@prefix kg: <{KG}> .\n@prefix xsd: <{XSD}> .\n")
+    fh.write(f"@prefix kg: <{KG}> .\n@prefix xsd: <{XSD}> .\n@prefix rdf: <{RDF}> .\n")
     for subject, pairs in _by_subject(triples(snapshot, options)).items():
         body = " ;\n    ".join(f"{_turtle_term(p)} {_turtle_term(o)}" for p, o in pairs)
         fh.write(f"\n<{subject.value}> {body} .\n")
@@ -260,7 +272,7 @@ def _jsonld_value(term: Iri | Lit) -> dict | str:
         return {"@id": term.value}
     if term.datatype is None:
         return term.lexical  # a plain JSON string is an xsd:string literal
-    return {"@value": term.lexical, "@type": "xsd:" + term.datatype[len(XSD):]}
+    return {"@value": term.lexical, "@type": _datatype(term.datatype)}
 
 
 def write_jsonld(snapshot: GraphSnapshot, out: StagedOutput, options: ExportOptions) -> None:
@@ -273,4 +285,4 @@ def write_jsonld(snapshot: GraphSnapshot, out: StagedOutput, options: ExportOpti
             else:
                 node.setdefault(_jsonld_key(p.value), []).append(_jsonld_value(o))
         graph.append(node)
-    write_json_document(out.open("graph.jsonld"), {"@context": {"kg": KG, "xsd": XSD}, "@graph": graph})
+    write_json_document(out.open("graph.jsonld"), {"@context": {"kg": KG, "xsd": XSD, "rdf": RDF}, "@graph": graph})

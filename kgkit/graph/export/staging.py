@@ -3,7 +3,9 @@
 Each file is written to a hidden temporary file beside its final name, inside ``out``;
 only when every file of the export is complete are they renamed into place. A failure
 part-way removes the temporaries (and ``out`` itself if this export created it), so a
-reader never finds half a GraphML file or a Neo4j import missing its relationships.
+reader never finds half a GraphML file or a Neo4j import missing its relationships. A
+sub-folder of ``out`` that is a symbolic link (``OUT/neo4j`` pointing elsewhere) is refused
+before anything is written: nothing leaves ``out``.
 
 Files get mode 0666 less the umask, as a run folder's do: a ``neo4j-admin import`` running as
 another user, or a teammate, reads them. A single-file format may be given the file's own
@@ -34,7 +36,11 @@ class StagedOutput:
             raise InputError(f"export output {self.out} exists and is not a folder",
                              hint="give -o a folder; this format writes several files into it")
         self.created = not self.out.exists()
-        self.out.mkdir(parents=True, exist_ok=True)
+        try:
+            self.out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # -o afile/sub, a read-only place
+            raise InputError(f"cannot create the export folder {self.out}: {exc.strerror or exc}",
+                             hint="give -o a folder that can be created or written") from None
         self._files: dict[str, tuple[str, TextIO]] = {}
         self._dirs: list[Path] = []  # sub-folders this export created, removed again on rollback
 
@@ -48,6 +54,12 @@ class StagedOutput:
         if self.file and self._files:
             raise ValueError(f"export to the file {self.file} opened a second file, {name}")
         target = self.file or self.out / name
+        below = [d for d in reversed(target.parents) if d.is_relative_to(self.out) and d != self.out]
+        for folder in below:  # OUT/neo4j a link to elsewhere: nothing is written through it
+            if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+                raise InputError(f"export output {folder} is {'a symbolic link' if folder.is_symlink() else 'a file'}"
+                                 ", not a folder of this export; nothing was written",
+                                 hint="remove it, or give -o another folder")
         missing = [d for d in reversed(target.parents) if not d.exists()]
         target.parent.mkdir(parents=True, exist_ok=True)
         self._dirs += missing

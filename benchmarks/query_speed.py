@@ -1,0 +1,138 @@
+"""How fast the query operators answer on a large corpus graph, and what keeping their
+indexes costs ``graph add``.
+
+    python benchmarks/query_speed.py [--docs 10000] [--upkeep-docs 1000] [--runs 30] [--store PATH]
+
+The store: synthetic documents as benchmarks/graph_store.py builds them (30 nodes + 70
+binary edges each, names drawn Zipf-like from 100,000 synthetic names), except that each
+edge's quote names its two ends and its relation, as a real sentence would, so full-text
+search has words to find. Then, warm (each query once before timing), the median over
+``--runs`` queries each of: find (an exact name, then a misspelt one), neighbours at 2 hops
+with the default caps (fan-out 50, limit 50), match on an indexed relation with one named
+end, and search (two names and a relation word). Goals: find <= 20 ms, neighbours <= 50
+ms, match <= 50 ms, search <= 100 ms.
+
+Upkeep: ``--upkeep-docs`` documents added to a fresh store with the query indexes and to
+one without them (their migration, triggers and refresh switched off in this process),
+CPU per document compared; goal: at most 20 % more.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from graph_store import RELATIONS, document, name_pool  # noqa: E402
+
+from kgkit.graph import GraphStore, index, index_schema  # noqa: E402
+from kgkit.query import Query  # noqa: E402
+
+
+def spoken(c, names: dict[str, str]) -> None:
+    """Give every edge's evidence a quote that names its ends and relation."""
+    rows = []
+    bodies = {i["item"]: i["body"] for i in c.items}
+    for ev in c.evidence:
+        body = bodies.get(ev[0])
+        if body:
+            words = body["relation"].lower().replace("_", " ")
+            ev = (*ev[:6], f"{names[body['head']]} {words} {names[body['tail']]} under this agreement.")
+        rows.append(ev)
+    c.evidence = rows
+
+
+def docs(n: int, pool):
+    for i in range(n):
+        c = document(i, pool, 30, 70)
+        spoken(c, {node["node"]: node["name"] for node in c.nodes})
+        yield c
+
+
+def add_all(store: GraphStore, contributions) -> list[float]:
+    cpu = []
+    for c in contributions:
+        p = time.process_time()
+        store.add_contribution(c)
+        cpu.append(time.process_time() - p)
+    return cpu
+
+
+def timed(fn, runs: int) -> tuple[float, float]:
+    """(median wall ms, median CPU ms) of ``runs`` calls, after one warm-up call."""
+    fn(0)
+    wall, cpu = [], []
+    for r in range(runs):
+        t, p = time.perf_counter(), time.process_time()
+        fn(r)
+        wall.append((time.perf_counter() - t) * 1000)
+        cpu.append((time.process_time() - p) * 1000)
+    return statistics.median(wall), statistics.median(cpu)
+
+
+def upkeep(n: int, pool, folder: str) -> tuple[float, float]:
+    with_index = add_all(GraphStore(os.path.join(folder, "with.sqlite")), docs(n, pool))
+    saved = index_schema.migrate, index.ensure, index.refresh
+    index_schema.migrate = index.ensure = index.refresh = lambda *a, **k: None
+    try:
+        without = add_all(GraphStore(os.path.join(folder, "without.sqlite")), docs(n, pool))
+    finally:
+        index_schema.migrate, index.ensure, index.refresh = saved
+    return statistics.mean(with_index) * 1000, statistics.mean(without) * 1000
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--docs", type=int, default=10_000)
+    ap.add_argument("--upkeep-docs", type=int, default=1000)
+    ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--store", help="an existing store built by an earlier run (skips building)")
+    args = ap.parse_args()
+    pool = name_pool(100_000)
+    folder = tempfile.mkdtemp()
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"load average {os.getloadavg()[0]:.1f}")
+    if args.upkeep_docs:
+        on, off = upkeep(args.upkeep_docs, pool, folder)
+        print(f"upkeep: adding {args.upkeep_docs} documents, CPU mean {on:.1f} ms/doc with the query indexes, "
+              f"{off:.1f} ms/doc without: +{(on / off - 1) * 100:.0f} %", flush=True)
+    path = args.store or os.path.join(folder, "speed.sqlite")
+    store = GraphStore(path)
+    if not args.store:
+        start = time.perf_counter()
+        add_all(store, docs(args.docs, pool))
+        print(f"built {args.docs} documents in {time.perf_counter() - start:.0f} s", flush=True)
+    q = Query(store)
+    rng = random.Random(1)
+    names = [name for _, name in (store.db.query("SELECT type, name FROM qx_entities ORDER BY entity LIMIT 2000"))]
+    picks = [rng.choice(names) for _ in range(args.runs + 1)]
+    typo = [p[:3] + p[4:] for p in picks]
+    counts = store.db.query("SELECT (SELECT count(*) FROM qx_entities), (SELECT count(*) FROM qx_items), "
+                            "(SELECT count(*) FROM qx_text)")[0]
+    print(f"store: {counts[0]} entities, {counts[1]} stored items, {counts[2]} full-text rows, "
+          f"graph version {store.version()}")
+    cases = [
+        ("find (exact name)", lambda r: q.find(picks[r]), 20),
+        ("find (misspelt name)", lambda r: q.find(typo[r]), 20),
+        ("neighbours, 2 hops, fan-out 50, limit 50", lambda r: q.neighbours([picks[r]], hops=2), 50),
+        ("match, indexed relation, one named end",
+         lambda r: q.match(f'* -{RELATIONS[r % len(RELATIONS)]}-> *{{name: "{picks[r]}"}}'), 50),
+        ("search (two names and a relation word)",
+         lambda r: q.search(f"{picks[r]} {picks[r - 1]} {RELATIONS[r % len(RELATIONS)].split('_')[0].lower()}"), 100),
+    ]
+    print(f"{'query':<44}{'median wall':>12}{'median CPU':>12}{'goal':>8}")
+    for label, fn, goal in cases:
+        wall, cpu = timed(fn, args.runs)
+        print(f"{label:<44}{wall:>9.1f} ms{cpu:>9.1f} ms{goal:>5} ms", flush=True)
+    store.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

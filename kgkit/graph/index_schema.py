@@ -1,0 +1,174 @@
+"""The query indexes' schema: tables of their own, on a migration track of their own.
+
+The store's own tables (kgkit/graph/migrations.py) keep what a document contributed, as
+the run folder wrote it; queries need the same facts as indexed columns. These tables
+hold them, derived from the store's rows and never the other way round, so they can be
+dropped and rebuilt at any time (:func:`kgkit.graph.index.rebuild`).
+
+How they stay current: triggers on the store's tables note every row an update inserts,
+changes or deletes in ``qx_dirty``; before the update commits, :func:`kgkit.graph.index.refresh`
+re-derives the index rows of exactly those items, evidence rows and entities, so an
+update's upkeep follows its document's size, not the corpus's. The same holds for
+replacing, removing, unmerging and review decisions: every one of them is rows changing
+in the store's tables, which is all the triggers look at.
+
+Tables (every row has a ``tenant``; PostgreSQL gets row-level security on each):
+
+* ``qx_items``: one row per stored item (doc, view, item) with its kind, relation (an
+  event's type), confidence and whether it is visible (not held, or accepted in review).
+* ``qx_fillers``: the nodes an item connects (with the item's visibility, so a node's
+  degree is an index count): ``head``/``tail`` of a binary or temporal
+  edge, every role or argument filler of a hyperedge or event (``node`` is the
+  document's node id; resolve it to its entity through ``groups.entity``).
+* ``qx_times``: an item's temporal values as comparable intervals: ``lo``/``hi`` are ISO
+  dates (a year 2021 is 2021-01-01 .. 2021-12-31), so interval conditions are string
+  comparisons on an index.
+* ``qx_spellings``: per key group, how many of its documents' rows write each spelling as
+  the name and at all (kept by triggers on ``doc_nodes``), so an entity's display name and
+  aliases are re-derived from a few rows, not from every document naming it.
+* ``qx_entities``: one row per resolved entity: type, display name, aliases and its degree (how often visible statements name it: a statement naming it in
+  two roles counts twice).
+* ``qx_names``: canonical keys of every entity's name and aliases (exact and alias lookup).
+* ``qx_text``: the searchable texts: entity names with aliases (``kind`` entity) and
+  evidence quotes (``kind`` quote), with SQLite FTS5 (``qx_fts``, rowid = ``qx_text.id``)
+  or a PostgreSQL ``tsvector`` column with a GIN index.
+* ``qx_state``: the tenants whose indexes have been built.
+"""
+from __future__ import annotations
+
+#: The index tables' schema version; a store records it in ``qx_version``.
+TABLES = [
+    "CREATE TABLE qx_dirty (tenant TEXT NOT NULL, what TEXT NOT NULL, a TEXT NOT NULL, b TEXT NOT NULL, "
+    "c TEXT NOT NULL, PRIMARY KEY (tenant, what, a, b, c))",
+    "CREATE TABLE qx_state (tenant TEXT PRIMARY KEY, built INTEGER NOT NULL)",
+    "CREATE TABLE qx_items (tenant TEXT NOT NULL, doc TEXT NOT NULL, view TEXT NOT NULL, item TEXT NOT NULL, "
+    "kind TEXT NOT NULL, relation TEXT NOT NULL, confidence REAL, visible INTEGER NOT NULL, review_key TEXT, "
+    "PRIMARY KEY (tenant, doc, view, item))",
+    "CREATE INDEX qx_items_relation ON qx_items (tenant, relation, visible)",
+    "CREATE INDEX qx_items_review ON qx_items (tenant, doc, review_key)",
+    "CREATE TABLE qx_fillers (tenant TEXT NOT NULL, doc TEXT NOT NULL, view TEXT NOT NULL, item TEXT NOT NULL, "
+    "role TEXT NOT NULL, node TEXT NOT NULL, visible INTEGER NOT NULL, PRIMARY KEY (tenant, doc, view, item, role, node))",
+    "CREATE INDEX qx_fillers_node ON qx_fillers (tenant, node, visible)",
+    "CREATE TABLE qx_times (tenant TEXT NOT NULL, doc TEXT NOT NULL, view TEXT NOT NULL, item TEXT NOT NULL, "
+    "name TEXT NOT NULL, text TEXT, lo TEXT, hi TEXT, PRIMARY KEY (tenant, doc, view, item, name))",
+    "CREATE INDEX qx_times_lo ON qx_times (tenant, name, lo)",
+    "CREATE TABLE qx_entities (tenant TEXT NOT NULL, entity TEXT NOT NULL, type TEXT NOT NULL, name TEXT NOT NULL, "
+    "aliases TEXT NOT NULL, degree INTEGER NOT NULL, PRIMARY KEY (tenant, entity))",
+    # how many of a key group's document rows write each spelling: as its name, and at all
+    "CREATE TABLE qx_spellings (tenant TEXT NOT NULL, node TEXT NOT NULL, spelling TEXT NOT NULL, "
+    "names INTEGER NOT NULL, total INTEGER NOT NULL, PRIMARY KEY (tenant, node, spelling))",
+    "CREATE INDEX qx_entities_type ON qx_entities (tenant, type)",
+    "CREATE TABLE qx_names (tenant TEXT NOT NULL, entity TEXT NOT NULL, key TEXT NOT NULL, alias INTEGER NOT NULL, "
+    "PRIMARY KEY (tenant, entity, key))",
+    "CREATE INDEX qx_names_key ON qx_names (tenant, key)",
+]
+
+#: Tables whose rows belong to a tenant.
+TENANT_TABLES = [s.split("(")[0].split()[-1] for s in TABLES if s.startswith("CREATE TABLE")] + ["qx_text"]
+
+SQLITE_TEXT = [
+    "CREATE TABLE qx_text (id INTEGER PRIMARY KEY, tenant TEXT NOT NULL, kind TEXT NOT NULL, ref TEXT NOT NULL, "
+    "type TEXT NOT NULL, doc TEXT NOT NULL, view TEXT NOT NULL, text TEXT NOT NULL)",
+    "CREATE INDEX qx_text_ref ON qx_text (tenant, kind, doc, view, ref)",
+    # scope: the row's tenant and kind as tokens (kgkit/query/text.py scope_tokens), so a search
+    # is restricted and ranked inside FTS5 and only its top rows are joined
+    "CREATE VIRTUAL TABLE qx_fts USING fts5(text, scope, tokenize = 'porter unicode61 remove_diacritics 2')",
+]
+
+POSTGRES_TEXT = [
+    "CREATE TABLE qx_text (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, tenant TEXT NOT NULL, "
+    "kind TEXT NOT NULL, ref TEXT NOT NULL, type TEXT NOT NULL, doc TEXT NOT NULL, view TEXT NOT NULL, "
+    "text TEXT NOT NULL, tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED)",
+    "CREATE INDEX qx_text_ref ON qx_text (tenant, kind, doc, view, ref)",
+    "CREATE INDEX qx_text_tsv ON qx_text USING GIN (tsv)",
+]
+
+# What each trigger notes: (table, operation, row, WHEN condition or None, what, [a, b, c] columns).
+MARKS = [
+    ("items", "INSERT", "NEW", None, "item", ["doc", "view", "item"]),
+    ("items", "DELETE", "OLD", None, "item", ["doc", "view", "item"]),
+    ("evidence", "INSERT", "NEW", "NEW.quote IS NOT NULL", "evidence", ["doc", "view", "item"]),
+    ("evidence", "DELETE", "OLD", "OLD.quote IS NOT NULL", "evidence", ["doc", "view", "item"]),
+    ("groups", "INSERT", "NEW", None, "entity", ["entity"]),
+    ("groups", "DELETE", "OLD", None, "entity", ["entity"]),
+    ("groups", "UPDATE", "OLD", "OLD.entity <> NEW.entity", "entity", ["entity"]),
+    ("groups", "UPDATE", "NEW", "OLD.entity <> NEW.entity", "entity", ["entity"]),
+    ("doc_nodes", "INSERT", "NEW", None, "node", ["node"]),
+    ("doc_nodes", "DELETE", "OLD", None, "node", ["node"]),
+    ("decisions", "INSERT", "NEW", None, "decision", ["doc", "key"]),
+    ("decisions", "UPDATE", "NEW", None, "decision", ["doc", "key"]),
+]
+
+
+def _values(row: str, what: str, cols: list[str]) -> str:
+    cells = [f"{row}.{c}" for c in cols] + ["''"] * (3 - len(cols))
+    return f"{row}.tenant, '{what}', {', '.join(cells)}"
+
+
+SPELL_UPSERT = ("INSERT INTO qx_spellings (tenant, node, spelling, names, total) {rows} "
+                "ON CONFLICT (tenant, node, spelling) DO UPDATE SET names = qx_spellings.names + excluded.names, "
+                "total = qx_spellings.total + 1")
+SPELL_DROP = [
+    "UPDATE qx_spellings SET names = names - 1 WHERE tenant = OLD.tenant AND node = OLD.node AND spelling = OLD.name",
+    "UPDATE qx_spellings SET total = total - 1 WHERE tenant = OLD.tenant AND node = OLD.node "
+    "AND (spelling = OLD.name OR spelling IN (SELECT value FROM {each}(OLD.aliases{cast})))",
+    "DELETE FROM qx_spellings WHERE tenant = OLD.tenant AND node = OLD.node AND total <= 0",
+]
+
+
+def _spell_add(each: str, cast: str, value: str) -> list[str]:
+    return [SPELL_UPSERT.format(rows="VALUES (NEW.tenant, NEW.node, NEW.name, 1, 1)"),
+            SPELL_UPSERT.format(rows=f"SELECT NEW.tenant, NEW.node, {value}, 0, 1 FROM (SELECT DISTINCT {value} "
+                                     f"FROM {each}(NEW.aliases{cast})) AS a WHERE {value} <> NEW.name")]
+
+
+def sqlite_ddl() -> list[str]:
+    out = TABLES + SQLITE_TEXT
+    add = "; ".join(_spell_add("json_each", "", "value"))
+    drop = "; ".join(s.format(each="json_each", cast="") for s in SPELL_DROP)
+    out += [f"CREATE TRIGGER qx_spell_add AFTER INSERT ON doc_nodes FOR EACH ROW BEGIN {add}; END",
+            f"CREATE TRIGGER qx_spell_drop AFTER DELETE ON doc_nodes FOR EACH ROW BEGIN {drop}; END"]
+    for n, (table, op, row, when, what, cols) in enumerate(MARKS):
+        cond = f" WHEN {when}" if when else ""
+        out.append(f"CREATE TRIGGER qx_mark_{n} AFTER {op} ON {table} FOR EACH ROW{cond} BEGIN "
+                   f"INSERT OR IGNORE INTO qx_dirty (tenant, what, a, b, c) VALUES ({_values(row, what, cols)}); END")
+    return out
+
+
+def postgres_ddl() -> list[str]:
+    out = [s.replace(" REAL", " DOUBLE PRECISION") for s in TABLES] + POSTGRES_TEXT
+    add = "; ".join(_spell_add("jsonb_array_elements_text", "::jsonb", "value"))
+    drop = "; ".join(s.format(each="jsonb_array_elements_text", cast="::jsonb") for s in SPELL_DROP)
+    for name, op, body in (("qx_spell_add", "INSERT", add), ("qx_spell_drop", "DELETE", drop)):
+        out += [f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN {body}; RETURN NULL; END $$",
+                f"CREATE TRIGGER {name} AFTER {op} ON doc_nodes FOR EACH ROW EXECUTE FUNCTION {name}()"]
+    for table in TENANT_TABLES:
+        out += [f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY", f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY",
+                f"CREATE POLICY {table}_tenant ON {table} USING (tenant = current_setting('app.tenant')) "
+                f"WITH CHECK (tenant = current_setting('app.tenant'))"]
+    for n, (table, op, row, when, what, cols) in enumerate(MARKS):
+        out.append(f"CREATE FUNCTION qx_mark_{n}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                   f"INSERT INTO qx_dirty (tenant, what, a, b, c) VALUES ({_values(row, what, cols)}) "
+                   f"ON CONFLICT DO NOTHING; RETURN NULL; END $$")
+        cond = f" WHEN ({when})" if when else ""
+        out.append(f"CREATE TRIGGER qx_mark_{n} AFTER {op} ON {table} FOR EACH ROW{cond} EXECUTE FUNCTION qx_mark_{n}()")
+    return out
+
+
+#: Index schema versions: version N is ``STEPS[N-1]`` (per backend). Append, never edit.
+STEPS = [{"sqlite": sqlite_ddl, "postgresql": postgres_ddl}]
+
+
+def migrate(db) -> None:
+    """Bring the index tables of ``db`` (a kgkit.graph.database.Database) up to date."""
+    with db._migration():
+        db.conn.execute("CREATE TABLE IF NOT EXISTS qx_version (version INTEGER NOT NULL)")
+        rows = db.conn.execute("SELECT version FROM qx_version").fetchall()
+        current = rows[0][0] if rows else 0
+        for version in range(current + 1, len(STEPS) + 1):
+            for statement in STEPS[version - 1][db.kind]():
+                db.conn.execute(statement)
+        if not rows:
+            db.conn.execute(db._sql("INSERT INTO qx_version (version) VALUES (?)"), (len(STEPS),))
+        elif current < len(STEPS):
+            db.conn.execute(db._sql("UPDATE qx_version SET version = ?"), (len(STEPS),))

@@ -1,0 +1,166 @@
+"""Typed retrieval: one text query ranks nodes of several types at once, fused and
+reduced to what the consumer acts on.
+
+1. **Ranked lists per type**, by BM25 through the full-text index (kgkit/query/text.py):
+   entity names with aliases, one list per entity type (``Party``, ``Tool``, ...);
+   evidence quotes of statements, one list per kind (``quote:edge``, ``quote:hyperedge``,
+   ``quote:event``, ``quote:temporal``); quotes that describe a node itself, one list per
+   its type (``mention:Tool``).
+2. **Weighted reciprocal-rank fusion**: a child at rank r (1-based) of list L scores
+   ``weight(L) / (k + r)``, summed over the lists it is in (``query.search.k`` and
+   ``query.search.weights``, keyed by list, by entity type, or by source ``name`` /
+   ``quote``: :meth:`Fusion.weight`).
+3. **Owner reduction** (``reduce``): ``document`` reduces every child to the documents it
+   came from (an entity to the documents naming it, a quote to its document), ``entity``
+   to the entities it is about (a quote of a statement to the statement's nodes), ``none``
+   keeps the children. An owner scores its best child (``owner_score`` max) or the sum of
+   its children (``query.search.owner_score``, sum by default), and keeps its best-ranked
+   evidence; then the top ``limit``.
+
+An ``intent`` re-weights the lists as the design suggests: ``lookup`` favours names,
+``comparison`` and ``lineage`` favour statements, ``general`` changes nothing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kgkit.errors import InputError
+from kgkit.query import text
+from kgkit.query.reader import Reader
+from kgkit.query.results import Answer, Evidence, Hit
+
+REDUCE = ("document", "entity", "none")
+OWNER_SCORES = ("max", "sum")
+INTENTS = {"general": {}, "lookup": {"name": 1.5}, "comparison": {"quote": 1.5}, "lineage": {"quote": 1.3}}
+FTS_DEPTH = 5000  # full-text rows read at most, before they are split into lists
+
+
+@dataclass
+class Fusion:
+    k: int = 30
+    weights: dict[str, float] = field(default_factory=dict)
+    depth: int = 100
+    intent: str = "general"
+    owner_score: str = "sum"
+
+    def weight(self, name: str) -> float:
+        """A list named in ``weights`` takes its weight; any other the weight of the type
+        it ranks (``Server`` for ``Server`` and ``mention:Server``) times that of its
+        source (``name`` or ``quote``), each 1 when not given; the intent multiplies."""
+        source = "name" if ":" not in name else "quote"
+        if name in self.weights:
+            w = self.weights[name]
+        else:
+            w = self.weights.get(name.split(":")[-1], 1.0) * self.weights.get(source, 1.0)
+        return w * INTENTS[self.intent].get(source, 1.0)
+
+
+def list_name(hit: text.TextHit) -> str:
+    if hit.kind == "entity":
+        return hit.type
+    if hit.type.startswith("mention:"):
+        return hit.type
+    return "quote:" + hit.type.split(":")[0]
+
+
+def ranked_lists(reader: Reader, query: str, depth: int, types: list[str] | None = None) -> dict[str, list]:
+    """list name -> hits best first, at most ``depth`` each."""
+    lists: dict[str, list[text.TextHit]] = {}
+    for hit in text.hits(reader, query, depth=FTS_DEPTH):
+        name = list_name(hit)
+        if types and name not in types and name.split(":")[-1] not in types:
+            continue
+        if len(lists.setdefault(name, [])) < depth:
+            lists[name].append(hit)
+    return lists
+
+
+def search(reader: Reader, query: str, *, fusion: Fusion, limit: int = 10, reduce: str = "document",
+           types: list[str] | None = None) -> Answer:
+    owner_score = fusion.owner_score
+    if reduce not in REDUCE:
+        raise InputError(f"unknown reduction {reduce!r}", hint=f"one of {', '.join(REDUCE)}")
+    if owner_score not in OWNER_SCORES:
+        raise InputError(f"unknown owner score {owner_score!r}", hint=f"one of {', '.join(OWNER_SCORES)}")
+    if fusion.intent not in INTENTS:
+        raise InputError(f"unknown intent {fusion.intent!r}", hint=f"one of {', '.join(INTENTS)}")
+    answer = Answer("search", reader.tenant, reader.version,
+                    {"text": query, "reduce": reduce, "intent": fusion.intent, "types": types or []},
+                    limits={"limit": limit, "k": fusion.k, "depth": fusion.depth, "owner_score": owner_score,
+                            "weights": dict(sorted(fusion.weights.items()))})
+    lists = ranked_lists(reader, query, fusion.depth, types)
+    fused: dict[tuple, float] = {}
+    best: dict[tuple, tuple[int, str, text.TextHit]] = {}
+    for name, hits in lists.items():
+        w = fusion.weight(name)
+        for rank, hit in enumerate(hits, 1):
+            child = (hit.kind, hit.ref, hit.doc, hit.view) if hit.kind == "quote" else ("entity", hit.ref, "", "")
+            fused[child] = fused.get(child, 0.0) + w / (fusion.k + rank)
+            if child not in best or rank < best[child][0]:
+                best[child] = (rank, name, hit)
+    answer.report = {"lists": {name: len(hits) for name, hits in sorted(lists.items())}}
+    owners = _owners(reader, list(fused), reduce)
+    scores: dict[tuple[str, str], float] = {}
+    via: dict[tuple[str, str], list[tuple[float, tuple]]] = {}
+    for child, score in fused.items():
+        for owner in owners.get(child, []):
+            scores[owner] = max(scores.get(owner, 0.0), score) if owner_score == "max" else scores.get(owner, 0) + score
+            via.setdefault(owner, []).append((score, child))
+    ranked = sorted(scores, key=lambda o: (-scores[o], o))
+    answer.cut("limit", len(ranked) - limit)
+    answer.hits = [_hit(reader, owner, scores[owner], sorted(via[owner], key=lambda v: (-v[0], v[1]))[:3], best)
+                   for owner in ranked[:limit]]
+    answer.partial = reader.budget.ran_out
+    return answer
+
+
+def _owners(reader: Reader, children: list[tuple], reduce: str) -> dict[tuple, list[tuple[str, str]]]:
+    """child -> its owners, each (kind, id)."""
+    entity_refs = {c[1] for c in children if c[0] == "entity"}
+    mention_nodes = {c[1] for c in children if c[0] == "quote"}
+    canon = reader.entity_of(mention_nodes)  # a quote's ref is a node (mention) or a stored item id
+    doc_id = reader.doc_ids()
+    info = reader.entities(entity_refs | set(canon.values()), documents=reduce == "document")
+    items = {s.key: s for s in reader.items({(c[2], c[3], c[1]) for c in children
+                                             if c[0] == "quote" and c[1] not in canon})}
+    out: dict[tuple, list[tuple[str, str]]] = {}
+    for c in children:
+        kind, ref, doc, view = c
+        if kind == "entity":
+            if ref not in info:
+                continue
+            docs, about, own = info[ref]["documents"], [ref], ("entity", ref)
+        elif ref in canon:
+            docs, about, own = [doc_id.get(doc, "")], [canon[ref]], ("entity", canon[ref])
+        else:
+            s = items.get((doc, view, ref))
+            if s is None:
+                continue  # held or filtered: not visible
+            docs, about, own = [doc_id.get(doc, "")], sorted({e for _, e in s.fillers}), (s.kind, ref)
+        if reduce == "document":
+            out[c] = [("document", d) for d in docs if d]
+        elif reduce == "entity":
+            out[c] = [("entity", e) for e in about]
+        else:
+            out[c] = [own]
+    return out
+
+
+def _hit(reader: Reader, owner: tuple[str, str], score: float, via: list[tuple[float, tuple]], best) -> Hit:
+    kind, ref = owner
+    if kind == "document":
+        names = {i: d for d, i in reader.doc_ids().items()}
+        name = names.get(ref, ref)
+    elif kind == "entity":
+        name = reader.entities([ref]).get(ref, {}).get("name", ref)
+    else:
+        name = ref
+    steps, evidence = [], []
+    ids = reader.doc_ids()
+    for s, child in via:
+        rank, list_, hit = best[child]
+        steps.append({"id": child[1], "kind": child[0], "list": list_, "rank": rank, "score": round(s, 6),
+                      "name": hit.text.split("\n")[0][:120]})
+        if hit.kind == "quote":
+            evidence.append(Evidence(hit.doc, ids.get(hit.doc, ""), None, hit.text, None, hit.view))
+    return Hit(ref, kind, name, round(score, 6), steps, evidence)

@@ -1,0 +1,67 @@
+"""Full-text search over the index's texts (entity names with aliases, evidence quotes):
+SQLite FTS5 ranked by its BM25, PostgreSQL ``tsvector`` ranked by ``ts_rank_cd``.
+
+A query is its words joined by OR (a question need not contain every word of what it is
+after), less a short list of English function words that would match nearly every row.
+The two stores rank alike in kind but not to the digit: BM25 and cover density differ,
+and FTS5's statistics span every tenant of the file (a tenant sees only its rows).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kgkit.graph.index import scope_tokens
+
+STOP = frozenset(
+    "a an and are as at be but by can do for from has have how i in into is it its me my of on or our please "
+    "show so that the their then there these this to was what when where which who why will with would you your "
+    "all any also about after before".split())
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class TextHit:
+    ref: str  # entity id (kind entity) or stored item id (kind quote)
+    kind: str
+    type: str  # entity type; for a quote KIND:RELATION of its item, or "mention"
+    doc: str
+    view: str
+    text: str
+    score: float  # higher is better
+
+
+def words(text: str) -> list[str]:
+    seen: list[str] = []
+    for w in _WORD.findall(text.lower()):
+        for part in w.split("_"):
+            if part and part not in STOP and part not in seen:
+                seen.append(part)
+    return seen
+
+
+def search(reader, query: str, *, kind: str | None = None, depth: int = 100) -> list[tuple[str, TextHit]]:
+    """(ref, hit) best first, at most ``depth``."""
+    return [(h.ref, h) for h in hits(reader, query, kind=kind, depth=depth)]
+
+
+def hits(reader, query: str, *, kind: str | None = None, depth: int = 100) -> list[TextHit]:
+    terms = words(query)
+    if not terms:
+        return []
+    db, tenant = reader.store.db, reader.tenant
+    where_kind = " AND t.kind = ?" if kind else ""
+    extra = (kind,) if kind else ()
+    if db.kind == "sqlite":
+        tenant_token, kind_token = scope_tokens(tenant, kind or "").split()
+        scope = f"scope : {tenant_token}" + (f" AND scope : {kind_token}" if kind else "")
+        match = scope + " AND text : (" + " OR ".join('"' + t.replace('"', '""') + '"' for t in terms) + ")"
+        rows = db.query("SELECT t.ref, t.kind, t.type, t.doc, t.view, t.text, f.s FROM "
+                        "(SELECT rowid AS id, -bm25(qx_fts, 1.0, 0.0) AS s FROM qx_fts WHERE qx_fts MATCH ? "
+                        "ORDER BY bm25(qx_fts, 1.0, 0.0) LIMIT ?) f JOIN qx_text t ON t.id = f.id "
+                        "ORDER BY f.s DESC, t.id", (match, depth))
+    else:
+        rows = db.query("SELECT t.ref, t.kind, t.type, t.doc, t.view, t.text, ts_rank_cd(t.tsv, q, 1) AS s "
+                        "FROM qx_text t, websearch_to_tsquery('english', ?) q WHERE t.tsv @@ q AND t.tenant = ?"
+                        + where_kind + " ORDER BY s DESC, t.id LIMIT ?", (" or ".join(terms), tenant, *extra, depth))
+    return [TextHit(*r[:6], float(r[6])) for r in rows]

@@ -77,7 +77,7 @@ def repoint(body: Any, rename: dict[str, str]) -> Any:
     if isinstance(body, list):
         return [repoint(v, rename) for v in body]
     if isinstance(body, dict):
-        out = {}
+        out: dict[str, Any] = {}
         for k, v in body.items():
             if k in ("head", "tail", "node") and isinstance(v, str):
                 out[k] = rename.get(v, v)

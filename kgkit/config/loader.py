@@ -28,6 +28,8 @@ from kgkit.config.model import (
     GraphConfig,
     QueryConfig,
     SearchConfig,
+    AskConfig,
+    AskRole,
     Config,
     InputConfig,
     UpgradesConfig,
@@ -331,6 +333,7 @@ def _build(data: dict[str, Any], origin: dict[Key, Path], file: Path | None, cwd
         skills=SkillsConfig(**{**skills, "library": path(("skills", "library"), skills.get("library"))}),
         graph=GraphConfig(**graph),
         query=_query(data.get("query") or {}),
+        ask=_ask(data.get("ask") or {}),
         input=InputConfig(**(data.get("input") or {})),
         upgrades=UpgradesConfig(**(data.get("upgrades") or {})),
         engine=data.get("engine", "local"),
@@ -356,6 +359,13 @@ def _query(data: dict[str, Any]) -> QueryConfig:
     data = dict(data)
     search = SearchConfig(**(data.pop("search", None) or {}))
     return QueryConfig(**data, search=search)
+
+
+def _ask(data: dict[str, Any]) -> AskConfig:
+    data = dict(data)
+    roles = {name: AskRole(**{**vars(getattr(AskConfig(), name)), **(data.pop(name, None) or {})})
+             for name in ("route", "reason")}
+    return AskConfig(**data, **roles)
 
 
 def _domain(value: str, base: Path | None) -> str:
@@ -413,6 +423,7 @@ def config_to_data(config: Config) -> dict[str, Any]:
         "prompts": {stage: text(p) for stage, p in config.prompts.items()},
         "graph": dict(vars(config.graph)),
         "query": {**vars(config.query), "search": dict(vars(config.query.search))},
+        "ask": {**vars(config.ask), "route": dict(vars(config.ask.route)), "reason": dict(vars(config.ask.reason))},
         "output": {"dir": text(config.out_dir)},
     }
 

@@ -134,6 +134,29 @@ class QueryConfig:
 
 
 @dataclass
+class AskRole:
+    """One model role of ``kgkit ask`` (route, reason): its own sampling, budget and retries."""
+
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    timeout: float = 30.0  # seconds one request may take
+    retries: int = 2  # extra attempts after the first
+    backoff: float = 0.5  # base seconds of the exponential back-off (Retry-After wins)
+    jitter: float = 0.5  # each back-off is stretched by a random share up to this, so retries never run in lockstep
+
+
+@dataclass
+class AskConfig:
+    """``kgkit ask`` (kgkit/ask): the whole question's deadline and each role's settings."""
+
+    deadline: float = 60.0  # seconds the whole question may take; then it answers with status timeout
+    min_score: float = 0.7  # a mention becomes a seed when find scores its best node at least this
+    evidence: int = 40  # evidence items a question gathers at most
+    route: AskRole = field(default_factory=lambda: AskRole(max_tokens=256))
+    reason: AskRole = field(default_factory=AskRole)  # temperature at most 0.1: an answer is not creative writing
+
+
+@dataclass
 class InputConfig:
     max_bytes: int = 200_000_000  # a document over this is refused before it is read (docs/security.md)
     regex_timeout: float = 1.0  # seconds each domain/skill regex may run per chunk before it is skipped
@@ -167,6 +190,7 @@ class Config:
     skills: SkillsConfig = field(default_factory=SkillsConfig)
     graph: GraphConfig = field(default_factory=GraphConfig)
     query: QueryConfig = field(default_factory=QueryConfig)
+    ask: AskConfig = field(default_factory=AskConfig)
 
     input: InputConfig = field(default_factory=InputConfig)
     upgrades: UpgradesConfig = field(default_factory=UpgradesConfig)

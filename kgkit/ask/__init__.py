@@ -171,7 +171,8 @@ def _reason_and_verify(question, reading, seeds, fit, rows, found, config, recor
     keys = verify.Keys(found.names, getattr(store, "legal_suffixes", True))
     seed_names = {n.name for s in seeds for n in s.nodes}
     offline = (reason.from_named(fit.answer, fit.query.returns, rows, found.evidence) if fit
-               else reason.from_statements(found.evidence, seed_names, reading.kind))
+               else reason.from_statements(found.evidence, seed_names, reading.kind,
+                                              {n for n, _ in found.names.values()}))
     draft, feedback = offline, []
     if config.llm.model:
         draft = _model_draft(question, found, config, clock, sleep, [], record) or offline

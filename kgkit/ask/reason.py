@@ -42,10 +42,16 @@ class Draft:
     answer_type: str = "nodes"
 
 
-def _claim_of(item: EvidenceItem) -> Claim | None:
-    if set(item.ends) == {"head", "tail"} and item.ends["head"] and item.ends["tail"]:
-        return Claim(item.ends["head"][0], item.relation, item.ends["tail"][0], [item.id])
-    return None
+def _claim_of(item: EvidenceItem, seeds: set[str] = frozenset(), named: set[str] | None = None) -> Claim | None:
+    """The relation an item states: head to tail for a binary edge; for an n-ary one, between
+    two of its named fillers (seeds first), which is what it states about them."""
+    if set(item.ends) == {"head", "tail"}:
+        if item.ends["head"] and item.ends["tail"]:
+            return Claim(item.ends["head"][0], item.relation, item.ends["tail"][0], [item.id])
+        return None
+    fillers = list(dict.fromkeys(n for ns in item.ends.values() for n in ns if named is None or n in named))
+    fillers.sort(key=lambda n: n not in seeds)
+    return Claim(fillers[0], item.relation, fillers[1], [item.id]) if len(fillers) >= 2 else None
 
 
 def from_named(answer_values: list[str], answer_type: str, rows: list[list[str]], evidence: list[EvidenceItem]) -> Draft:
@@ -67,9 +73,10 @@ def from_named(answer_values: list[str], answer_type: str, rows: list[list[str]]
     return Draft(answer, claims, f"{len(answer)} {noun}: {', '.join(answer_values)}" if answer else "", answer_type)
 
 
-def from_statements(evidence: list[EvidenceItem], seeds: set[str], kind: str) -> Draft:
-    """The statements about the seeds as claims; the answer is what they reach (or, for a
-    text question, the documents of the passages)."""
+def from_statements(evidence: list[EvidenceItem], seeds: set[str], kind: str, named: set[str]) -> Draft:
+    """The statements about the seeds as claims; the answer is what they reach (for a
+    question relating seeds, every node on the way, the seeds included; for a text question,
+    the documents of the passages)."""
     graph = [e for e in evidence if e.source == "graph"]
     if kind == "text" or not graph:
         docs: dict[str, list[str]] = {}
@@ -78,11 +85,11 @@ def from_statements(evidence: list[EvidenceItem], seeds: set[str], kind: str) ->
                 docs.setdefault(d, []).append(e.id)
         answer = list(docs.items())
         return Draft(answer, [], f"passages from {len(answer)} documents" if answer else "", "documents")
-    claims = [c for c in map(_claim_of, graph) if c]
+    claims = [c for c in (_claim_of(e, seeds, named) for e in graph) if c]
     reached: dict[str, list[str]] = {}
     for c in claims:
         for end in (c.head, c.tail):
-            if end not in seeds:
+            if kind == "relation" or end not in seeds:
                 reached.setdefault(end, []).extend(x for x in c.evidence if x not in reached.get(end, []))
     answer = list(reached.items())
     lines = [f"{c.head} -{c.relation}-> {c.tail}" for c in claims]

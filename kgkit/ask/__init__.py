@@ -76,6 +76,11 @@ def ask(store, question: str, *, domain: str | None = None, config: Config | Non
         fit = _fit(query, domain, question, reading, seeds, record, clock)
         rows = _retrieve(query, question, reading, seeds, fit, found, config, record, clock)
         record.evidence = found.evidence
+        if reading.mentions and not seeds:
+            record.status = "no_seed"
+            record.note = ("nothing the question names is in the graph: " + ", ".join(repr(m) for m in reading.mentions)
+                           + ("; the passages that match its words are listed as evidence" if found.evidence else ""))
+            return _done(record, clock)
         if not found.evidence:
             record.status = "no_seed" if not seeds else "insufficient_evidence"
             record.note = ("nothing in the question names a node of the graph, and no passage matches it"
@@ -202,6 +207,7 @@ def _reason_and_verify(question, reading, seeds, fit, rows, found, config, recor
         record.note = draft.text or "the evidence holds no answer to the question"
     else:
         record.answer = [value for value, _ in draft.answer]
+        record.cites = {value: list(ids) for value, ids in draft.answer}
 
 
 def _model_draft(question, found, config, clock, sleep, feedback, record) -> reason.Draft | None:

@@ -93,6 +93,7 @@ class AskRecord:
     answer: list[str] = field(default_factory=list)  # node names or document names
     answer_type: str = "nodes"  # "nodes" | "documents"
     text: str = ""
+    cites: dict[str, list[str]] = field(default_factory=dict)  # answer element -> the evidence ids it cites
     claims: list[Claim] = field(default_factory=list)
     evidence: list[EvidenceItem] = field(default_factory=list)
     checks: list[Check] = field(default_factory=list)
@@ -109,6 +110,6 @@ class AskRecord:
         return data
 
     def cited(self) -> list[EvidenceItem]:
-        """The evidence items some claim cites, in evidence order."""
-        ids = {e for c in self.claims for e in c.evidence}
+        """The evidence items a claim or an answer element cites, in evidence order."""
+        ids = {e for c in self.claims for e in c.evidence} | {e for es in self.cites.values() for e in es}
         return [e for e in self.evidence if e.id in ids]

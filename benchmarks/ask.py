@@ -145,7 +145,7 @@ def model_config(mode: str):
     from stub_provider import StubProvider
 
     server = StubProvider().start()
-    server.responder = responder("lie" if mode == "stub-lie" else "honest")
+    server.responder = responder({"stub-lie": "lie", "stub-lie-once": "lie_once"}.get(mode, "honest"))
     os.environ[KEY_ENV] = "sk-bench"
     llm = LLMConfig(model="openai/stub-model", api_base=server.openai_base, api_key_env=KEY_ENV, backoff=0.0)
     return Config(llm=llm, cache=CacheConfig(enabled=False)), server
@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tenant", default="default")
     ap.add_argument("--domain", default="legal_contracts")
     ap.add_argument("--split", choices=["tune", "report"])
-    ap.add_argument("--model", choices=["offline", "stub", "stub-lie"], default="offline")
+    ap.add_argument("--model", choices=["offline", "stub", "stub-lie", "stub-lie-once"], default="offline")
     ap.add_argument("--gold", help="folder of the contracts' .gold.json (default: cuad/ beside the questions)")
     ap.add_argument("--splits", default=str(ROOT / ".." / "shared" / "data" / "splits.json"))
     args = ap.parse_args(argv)
@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
                 record = ask(store, q["question"], domain=args.domain, config=config).to_json()
                 used = {c for cl in record["claims"] for c in cl["evidence"]} | {c for cs in record["cites"].values()
                                                                                  for c in cs}
-                cited = [e for e in record["evidence"] if e["id"] in used]
+                cited = [e for e in record["evidence"] if e["id"] in used] if record["status"] == "answered" else []
                 out.write(json.dumps({"id": q["id"], "answer": record["answer"], "evidence": [e["id"] for e in cited],
                                       "verified": record["verified"], "status": record["status"]},
                                      ensure_ascii=False) + "\n")
@@ -224,8 +224,8 @@ def report(rows: list[dict], args, seconds: float) -> None:
         req = sum(r["required"] for r in rs)
         print(f"{kind:<24}{len(rs):>4}{sum(r['f1'] for r in rs) / len(rs):>8.3f}"
               f"{(sum(r['covered'] for r in rs) / req if req else 1.0):>9.3f}"
-              f"{(sum(r['cites_ok'] for r in answered) / len(answered) if answered else 1.0):>8.3f}"
-              f"{(sum(r['errors'] for r in rs) / stated if stated else 0.0):>8.3f}")
+              + (f"{sum(r['cites_ok'] for r in answered) / len(answered):>8.3f}" if answered else f"{'-':>8}")
+              + f"{(sum(r['errors'] for r in rs) / stated if stated else 0.0):>8.3f}")
     statuses = Counter(r["status"] for r in rows)
     print("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items()))
           + f"; sent back {sum(r['sent_back'] for r in rows)}; claims the verifier rejected "

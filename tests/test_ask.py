@@ -98,6 +98,15 @@ def test_two_seeds_are_answered_by_the_paths_between_them(graph):
     assert {"Quill Media Corp.", "Harbor Analytics Ltd."} <= set(record.answer)
 
 
+def test_a_multi_hop_question_is_answered_by_the_nodes_on_the_way(graph):
+    with GraphStore(graph) as store:
+        record = ask(store, "How is Quill Media Corp. connected to Bluefin Logistics LLC through other parties?")
+        facts, _ = _store_facts(store)
+    assert record.route.kind == "multi_hop" and record.status == "answered" and record.verified
+    assert "Harbor Analytics Ltd." in record.answer and "Quill Media Corp." not in record.answer
+    assert all(_supported_by_store(c, facts) for c in record.claims)
+
+
 def test_honest_statuses_for_what_cannot_be_answered(graph):
     with GraphStore(graph) as store:
         assert ask(store, "Who is Zorblax Quintillion?", domain=DOMAIN).status == "no_seed"

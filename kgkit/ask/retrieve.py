@@ -94,6 +94,8 @@ def graph_evidence(query, seeds: list[Seed], kind: str, found: Found) -> list[st
                 answer = query.path(a, b, hops=min(STEP_HOPS, query.config.max_hops))
                 found.add_answer(answer)
                 done.append(f"path {a} {b}: {len(answer.paths)} paths")
+    if len(ids) >= 2 and not found.evidence and kind == "multi_hop":
+        done += step_by_step(query, seeds[:1], query.config.max_hops, found, query.config.fanout, set(ids[1:]))
     if not found.evidence:
         hops = 2 if kind == "multi_hop" else 1
         answer = query.neighbours(ids, hops=min(hops, query.config.max_hops))
@@ -106,9 +108,11 @@ def _touching(answer, ids: set[str]) -> set[str]:
     return {i.id for i in answer.items if any(n in ids for ns in i.ends.values() for n in ns)}
 
 
-def step_by_step(query, seeds: list[Seed], hops: int, found: Found, fanout: int) -> list[str]:
+def step_by_step(query, seeds: list[Seed], hops: int, found: Found, fanout: int,
+                 targets: set[str] = frozenset()) -> list[str]:
     """A walk past STEP_HOPS hops: one hop at a time from the frontier, the frontier capped
-    at ``fanout`` nodes, so a long chain never asks for the whole graph at once."""
+    at ``fanout`` nodes, so a long chain never asks for the whole graph at once; it stops
+    when it reaches one of ``targets``."""
     frontier = [s.nodes[0].id for s in seeds]
     seen = set(frontier)
     done = []
@@ -118,7 +122,7 @@ def step_by_step(query, seeds: list[Seed], hops: int, found: Found, fanout: int)
         frontier = [n.id for n in answer.nodes if n.id not in seen][:fanout]
         seen.update(frontier)
         done.append(f"step {step}: {len(answer.items)} items, frontier {len(frontier)}")
-        if not frontier:
+        if not frontier or targets & seen:
             break
     return done
 

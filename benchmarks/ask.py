@@ -21,7 +21,8 @@ Writes ``{"id", "answer", "evidence", "verified", "status"}`` per question and p
 tests/ask_stub.py); ``stub-lie`` makes it invent a relation in every draft, which the
 verifier must catch (the answers then degrade to insufficient evidence: the rate of the
 drafts' invented relations is printed beside the final one). ``--split`` keeps the
-questions whose contracts are all in that half of splits.json's ``cuad`` lists.
+questions whose contracts are all in that half (``benchmarks/splits/cuad.<half>.txt``: the
+tune contracts of splits.json, and every other shared contract for report).
 """
 from __future__ import annotations
 
@@ -137,6 +138,16 @@ def _exists(item: dict, ids: set[str], gold_dir: Path) -> bool:
     return False
 
 
+def _half(split: str, splits: Path) -> set[str]:
+    """The contracts of one half: splits.json's ``cuad`` tune list; report is every shared
+    contract not under tune (splits.json names only some of the shared ones), as
+    benchmarks/splits/cuad.*.txt record."""
+    listed = ROOT / "benchmarks" / "splits" / f"cuad.{split}.txt"
+    if listed.exists():
+        return {line.strip() for line in listed.read_text().splitlines() if line.strip()}
+    return set(json.loads(splits.read_text())["sets"]["cuad"][split])
+
+
 def model_config(mode: str):
     """The config for ``mode``, and the stub server to stop (None offline)."""
     if mode == "offline":
@@ -166,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     qpath = Path(args.questions)
     gold_dir = Path(args.gold) if args.gold else qpath.parent / "cuad"
     questions = [json.loads(line) for line in qpath.read_text(encoding="utf-8").splitlines() if line.strip()]
-    split = set(json.loads(Path(args.splits).read_text())["sets"]["cuad"][args.split]) if args.split else None
+    split = _half(args.split, Path(args.splits)) if args.split else None
     questions = [q for q in questions if in_split(q, split)]
     config, server = model_config(args.model)
     rows, started = [], time.monotonic()

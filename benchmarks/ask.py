@@ -20,7 +20,8 @@ Writes ``{"id", "answer", "evidence", "verified", "status"}`` per question and p
 ``--model stub`` answers through a scripted model behind the stub provider (real HTTP;
 tests/ask_stub.py); ``stub-lie`` makes it invent a relation in every draft, which the
 verifier must catch (the answers then degrade to insufficient evidence: the rate of the
-drafts' invented relations is printed beside the final one). ``--split`` keeps the
+drafts' invented relations is printed beside the final one). ``--model local`` asks the small in-process model of benchmarks/local_model.py (the local
+extra; minutes a request: use ``--limit``). ``--split`` keeps the
 questions whose contracts are all in that half (``benchmarks/splits/cuad.<half>.txt``: the
 tune contracts of splits.json, and every other shared contract for report).
 """
@@ -152,6 +153,15 @@ def model_config(mode: str):
     """The config for ``mode``, and the stub server to stop (None offline)."""
     if mode == "offline":
         return Config(), None
+    if mode == "local":  # the in-process GGUF model of benchmarks/local_model.py: minutes a request
+        from local_model import MODELS, models_dir
+
+        model = MODELS["qwen2.5-coder-0.5b"]
+        config = Config(llm=LLMConfig(model=f"local/{models_dir() / model.file}", model_sha256=model.sha256),
+                        cache=CacheConfig(enabled=False))
+        config.ask.deadline = 3600.0
+        config.ask.route.timeout = config.ask.reason.timeout = 1800.0
+        return config, None
     from ask_stub import responder
     from stub_provider import StubProvider
 
@@ -170,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tenant", default="default")
     ap.add_argument("--domain", default="legal_contracts")
     ap.add_argument("--split", choices=["tune", "report"])
-    ap.add_argument("--model", choices=["offline", "stub", "stub-lie", "stub-lie-once"], default="offline")
+    ap.add_argument("--model", choices=["offline", "stub", "stub-lie", "stub-lie-once", "local"], default="offline")
+    ap.add_argument("--limit", type=int, help="the first N questions of the half only (a slow model)")
     ap.add_argument("--gold", help="folder of the contracts' .gold.json (default: cuad/ beside the questions)")
     ap.add_argument("--splits", default=str(ROOT / ".." / "shared" / "data" / "splits.json"))
     args = ap.parse_args(argv)
@@ -178,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     gold_dir = Path(args.gold) if args.gold else qpath.parent / "cuad"
     questions = [json.loads(line) for line in qpath.read_text(encoding="utf-8").splitlines() if line.strip()]
     split = _half(args.split, Path(args.splits)) if args.split else None
-    questions = [q for q in questions if in_split(q, split)]
+    questions = [q for q in questions if in_split(q, split)][:args.limit]
     config, server = model_config(args.model)
     rows, started = [], time.monotonic()
     try:

@@ -137,7 +137,8 @@ def text_evidence(query, question: str, found: Found, limit: int) -> str:
             continue
         have.add(hit.id)
         relation = next((v.get("type") or v.get("kind") for v in hit.via if v.get("id") == hit.id), hit.kind)
-        found.evidence.append(EvidenceItem(hit.id, "text", str(relation or hit.kind), {"about": [hit.name]},
+        about = {"about": [hit.name]} if hit.kind != "edge" and hit.name != hit.id else {}
+        found.evidence.append(EvidenceItem(hit.id, "text", str(relation or hit.kind), about,
                                            [Source(ev.document, ev.page, ev.quote) for ev in hit.evidence]))
         added += 1
     found.partial = found.partial or answer.partial

@@ -74,6 +74,9 @@ def _capital_runs(text: str) -> list[tuple[int, int]]:
         if _capital(token) and not (i == 0 and word.casefold() in QUESTION_WORDS):
             current += pending + [(start, end, token)]
             pending = []
+            if token.endswith(("?", "!", ";", ":")):  # a sentence or clause ends inside no name
+                runs.append(current)
+                current = []
         elif current and word.casefold() in CONNECTORS and not current[-1][2].endswith((";", ":", "?")):
             pending.append((start, end, token))
         else:

@@ -20,16 +20,16 @@ MAX_TEMPERATURE = 0.1
 ANSWER_SCHEMA = {
     "type": "object", "additionalProperties": False, "required": ["answer", "claims", "text"],
     "properties": {
-        "text": {"type": "string", "maxLength": 4000},
+        "text": {"type": "string"},
         "answer": {"type": "array", "maxItems": 200, "items": {
             "type": "object", "additionalProperties": False, "required": ["value", "evidence"],
-            "properties": {"value": {"type": "string", "maxLength": 500},
-                           "evidence": {"type": "array", "items": {"type": "string", "maxLength": 100}}}}},
+            "properties": {"value": {"type": "string"},
+                           "evidence": {"type": "array", "items": {"type": "string"}}}}},
         "claims": {"type": "array", "maxItems": 200, "items": {
             "type": "object", "additionalProperties": False, "required": ["head", "relation", "tail", "evidence"],
-            "properties": {"head": {"type": "string", "maxLength": 500}, "relation": {"type": "string", "maxLength": 100},
-                           "tail": {"type": "string", "maxLength": 500},
-                           "evidence": {"type": "array", "items": {"type": "string", "maxLength": 100}}}}},
+            "properties": {"head": {"type": "string"}, "relation": {"type": "string"},
+                           "tail": {"type": "string"},
+                           "evidence": {"type": "array", "items": {"type": "string"}}}}},
     },
 }
 

@@ -115,7 +115,7 @@ def parts(mention: str) -> list[str]:
 ROUTE_SCHEMA = {
     "type": "object", "additionalProperties": False, "required": ["kind", "mentions"],
     "properties": {"kind": {"type": "string", "enum": list(KINDS)},
-                   "mentions": {"type": "array", "items": {"type": "string", "maxLength": 300}, "maxItems": 12}},
+                   "mentions": {"type": "array", "items": {"type": "string"}, "maxItems": 12}},
 }
 
 

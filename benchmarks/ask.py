@@ -42,11 +42,11 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from contract_questions import _same, in_split  # noqa: E402
 
-from kgkit import timex  # noqa: E402
 from kgkit.ask import ask  # noqa: E402
 from kgkit.config.model import CacheConfig, Config, LLMConfig  # noqa: E402
 from kgkit.graph import GraphStore  # noqa: E402
-from kgkit.name_keys import canonical_key  # noqa: E402
+from kgkit.text import timex  # noqa: E402
+from kgkit.text.name_keys import canonical_key  # noqa: E402
 
 RELATION_OF = {"governed_by": ["GOVERNING_LAW"], "governing_law_of": ["GOVERNING_LAW"], "party_to": ["HAS_PARTY"],
                "parties_of": ["HAS_PARTY"], "dated_in": ["AGREEMENT_DATE"],

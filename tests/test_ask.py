@@ -18,7 +18,7 @@ from kgkit.ask.route import read
 from kgkit.config.model import AskConfig, CacheConfig, Config, LLMConfig
 from kgkit.errors import InputError
 from kgkit.graph import GraphStore
-from kgkit.name_keys import canonical_key
+from kgkit.text.name_keys import canonical_key
 from stub_provider import Reply
 
 DOMAIN = "legal_contracts"

@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from kgkit.query.named import NamedQuery
+
 EDGE = re.compile(r"-([A-Z*][A-Z0-9_|*]*)->|<-([A-Z*][A-Z0-9_|*]*)-")
 WORD = re.compile(r"[A-Za-z]+")
 SHORT = {"has", "is", "of", "in", "to", "by", "the"}
@@ -24,7 +26,7 @@ SHORT = {"has", "is", "of", "in", "to", "by", "the"}
 
 @dataclass
 class Fit:
-    query: object  # kgkit.query.named.NamedQuery
+    query: NamedQuery
     params: dict[str, str]
     score: int
     used: set[str]  # mentions the binding used
@@ -38,7 +40,12 @@ def relations(pattern: str) -> list[str]:
 def node_types(pattern: str) -> list[str]:
     """The node types of a pattern's positions, in order (the ``select`` of a named query)."""
     head = pattern.split(" where ")[0]
-    return [re.match(r"\s*([\w*]+)", part).group(1) for part in EDGE.split(head)[::3] if part and part.strip()]
+    types = []
+    for part in EDGE.split(head)[::3]:
+        found = re.match(r"\s*([\w*]+)", part or "")
+        if found:
+            types.append(found.group(1))
+    return types
 
 
 def stems(words) -> set[str]:

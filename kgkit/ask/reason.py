@@ -42,7 +42,8 @@ class Draft:
     answer_type: str = "nodes"
 
 
-def _claim_of(item: EvidenceItem, seeds: set[str] = frozenset(), named: set[str] | None = None) -> Claim | None:
+def _claim_of(item: EvidenceItem, seeds: frozenset[str] | set[str] = frozenset(),
+              named: set[str] | None = None) -> Claim | None:
     """The relation an item states: head to tail for a binary edge; for an n-ary one, between
     two of its named fillers (seeds first), which is what it states about them."""
     if set(item.ends) == {"head", "tail"}:
@@ -57,7 +58,8 @@ def _claim_of(item: EvidenceItem, seeds: set[str] = frozenset(), named: set[str]
 def from_named(answer_values: list[str], answer_type: str, rows: list[list[str]], evidence: list[EvidenceItem]) -> Draft:
     """A named query's answer: each element cites the statements of the rows that yield it."""
     by_id = {e.id: e for e in evidence}
-    claims, cites = [], {}
+    claims: list[Claim] = []
+    cites: dict[str, list[str]] = {}
     for items in rows:
         row = [by_id[i] for i in items if i in by_id]
         for item in row:

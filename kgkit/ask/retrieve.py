@@ -109,7 +109,7 @@ def _touching(answer, ids: set[str]) -> set[str]:
 
 
 def step_by_step(query, seeds: list[Seed], hops: int, found: Found, fanout: int,
-                 targets: set[str] = frozenset()) -> list[str]:
+                 targets: frozenset[str] | set[str] = frozenset()) -> list[str]:
     """A walk past STEP_HOPS hops: one hop at a time from the frontier, the frontier capped
     at ``fanout`` nodes, so a long chain never asks for the whole graph at once; it stops
     when it reaches one of ``targets``."""

@@ -68,7 +68,9 @@ def classify(question: str, mentions: list[str]) -> str:
 def _capital_runs(text: str) -> list[tuple[int, int]]:
     """Runs of capitalised tokens, joined across connectors that sit between two of them."""
     tokens = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", text)]
-    runs, current, pending = [], [], []
+    runs: list[list[tuple[int, int, str]]] = []
+    current: list[tuple[int, int, str]] = []
+    pending: list[tuple[int, int, str]] = []
     for i, (start, end, token) in enumerate(tokens):
         word = token.strip("?!.;:()[]'\"“”,")
         if _capital(token) and not (i == 0 and word.casefold() in QUESTION_WORDS):

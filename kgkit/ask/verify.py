@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from kgkit.ask.record import Check, Claim, EvidenceItem
-from kgkit.name_keys import canonical_key
+from kgkit.text.name_keys import canonical_key
 
 
 class Keys:

@@ -222,3 +222,10 @@ def test_a_reason_temperature_over_the_limit_is_refused(graph, stub_provider, mo
     config.ask.reason.temperature = 0.7
     with GraphStore(graph) as store, pytest.raises(InputError, match="at most 0.1"):
         ask(store, "Which contracts are governed by the law of Texas?", domain=DOMAIN, config=config)
+
+
+def test_a_reason_temperature_over_the_limit_in_the_config_file_exits_2(graph, tmp_path):
+    config = tmp_path / "kgkit.yaml"
+    config.write_text("ask:\n  reason:\n    temperature: 0.5\n", encoding="utf-8")
+    result = kgkit("ask", graph, "Which contracts are governed by the law of Texas?", "--config", str(config))
+    assert result.exit_code == 2 and "ask -> reason -> temperature" in result.output

@@ -199,8 +199,8 @@ def test_a_draft_corrected_after_the_send_back_is_answered(graph, stub_provider,
 
 def test_a_failing_route_model_leaves_the_rules_and_a_reason_timeout_is_a_status(graph, stub_provider, monkeypatch):
     monkeypatch.setenv(KEY_ENV, "sk-test")
-    stub_provider.script(Reply.error(400, "bad request"), Reply(content={"x": 1}, delay=3.0))
-    config = _model(stub_provider, deadline=1.0)
+    stub_provider.script(Reply.error(400, "bad request"), Reply(content={"x": 1}, delay=12.0))
+    config = _model(stub_provider, deadline=6.0)  # room for the steps before the reason request on a loaded machine
     config.ask.reason.retries = 0
     with GraphStore(graph) as store:
         record = ask(store, "Which contracts are governed by the law of Texas?", domain=DOMAIN, config=config)

@@ -181,6 +181,7 @@ def _reason_and_verify(question, reading, seeds, fit, rows, found, config, recor
     draft, feedback = offline, []
     if config.llm.model:
         draft = _model_draft(question, found, config, clock, sleep, [], record) or offline
+        _check(clock)
     checks = verify.verify(draft.claims, draft.answer, found.evidence, keys)
     clock.step("verify", claims=len(draft.claims), answers=len(draft.answer),
                failed=sum(not c.supported for c in checks))
@@ -189,6 +190,7 @@ def _reason_and_verify(question, reading, seeds, fit, rows, found, config, recor
         record.sent_back = True
         _check(clock)
         again = _model_draft(question, found, config, clock, sleep, feedback, record)
+        _check(clock)
         if again is not None:
             draft = again
             checks = verify.verify(draft.claims, draft.answer, found.evidence, keys)
@@ -224,7 +226,8 @@ def _model_draft(question, found, config, clock, sleep, feedback, record) -> rea
 
 def _ask_model(role, config, settings, prompt, question, text, context, schema, clock, sleep,
                max_temperature=None) -> tuple[dict | None, str | None]:
-    """The role's JSON answer, or (None, why it failed); past the deadline, _Timeout."""
+    """The role's JSON answer, or (None, why it failed); past the deadline (before it is
+    sent), _Timeout. The caller checks the deadline again once it has recorded the answer."""
     from kgkit.ask.model import Role
     from kgkit.backends.base import PassRequest
     from kgkit.documents.types import Chunk
@@ -240,9 +243,7 @@ def _ask_model(role, config, settings, prompt, question, text, context, schema, 
         result = Role(role, config, settings, max_temperature=max_temperature, sleep=sleep).ask(request, clock.left())
     except ProviderError as exc:
         clock.step(role, ok=False, error=exc.format())
-        _check(clock)
         return None, exc.format()
     clock.step(role, ok=result.ok, requests=result.requests, retries=result.retries,
                model_seconds=round(time.monotonic() - started, 4))
-    _check(clock)
     return (result.data, None) if result.ok else (None, result.error)

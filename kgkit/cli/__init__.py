@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "skills": ("kgkit.cli.skills", "skills_cli", "Learn, list and inspect the skill library."),
     "graph": ("kgkit.cli.graph", "graph_cli", "The corpus graph store: add runs, stats, show, merges."),
     "review": ("kgkit.cli.review", "review_cli", "Review items held out of the corpus graph."),
+    "ask": ("kgkit.cli.ask", "ask_cli", "Answer a question from a corpus graph, citing and checking its evidence."),
     "query": ("kgkit.cli.query", "query_cli", "Ask a corpus graph: find, neighbours, path, match, gaps, search."),
     "validate": ("kgkit.cli.validate", "validate_cli", "Check any kgkit file: domain, view, template, config, gold."),
 }

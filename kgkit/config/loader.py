@@ -28,6 +28,9 @@ from kgkit.config.model import (
     GraphConfig,
     QueryConfig,
     SearchConfig,
+    AskConfig,
+    AskRole,
+    RouteRole,
     Config,
     InputConfig,
     UpgradesConfig,
@@ -331,6 +334,7 @@ def _build(data: dict[str, Any], origin: dict[Key, Path], file: Path | None, cwd
         skills=SkillsConfig(**{**skills, "library": path(("skills", "library"), skills.get("library"))}),
         graph=GraphConfig(**graph),
         query=_query(data.get("query") or {}),
+        ask=_ask(data.get("ask") or {}),
         input=InputConfig(**(data.get("input") or {})),
         upgrades=UpgradesConfig(**(data.get("upgrades") or {})),
         engine=data.get("engine", "local"),
@@ -350,6 +354,13 @@ def _build(data: dict[str, Any], origin: dict[Key, Path], file: Path | None, cwd
         where = f"{file}: " if file else ""
         raise ConfigError(f"{where}chunking -> overlap: must be smaller than size ({config.chunk_overlap} >= {size})")
     return config
+
+
+def _ask(data: dict[str, Any]) -> AskConfig:
+    """The ask section, its route and reason roles built as their own dataclasses."""
+    data = dict(data)
+    route, reason = RouteRole(**(data.pop("route", None) or {})), AskRole(**(data.pop("reason", None) or {}))
+    return AskConfig(**data, route=route, reason=reason)
 
 
 def _query(data: dict[str, Any]) -> QueryConfig:

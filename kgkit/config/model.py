@@ -171,6 +171,37 @@ class QueryConfig:
 
 
 @dataclass
+class AskRole:
+    """One model role of ``kgkit ask`` (kgkit/ask): its own sampling, budget and retries."""
+
+    temperature: float = setting(0.0, "Sampling temperature of this role's requests (reason: at most 0.1).")
+    max_tokens: int = setting(1024, "Tokens one answer of this role may take.")
+    timeout: float = setting(30.0, "Seconds one request of this role may take (never past the question's deadline).")
+    retries: int = setting(2, "Extra attempts after the first.")
+    backoff: float = setting(0.5, "Base seconds of the exponential back-off between attempts (Retry-After wins).")
+    jitter: float = setting(0.5, "Each back-off is stretched by a random share up to this, so retries never run "
+                                 "in lockstep.")
+
+
+@dataclass
+class RouteRole(AskRole):
+    """The route role: a short answer (the kind and the mentions)."""
+
+    max_tokens: int = setting(256, "Tokens one answer of this role may take.")
+
+
+@dataclass
+class AskConfig:
+    """``kgkit ask`` (kgkit/ask, docs/ask.md): the whole question's deadline and each role's settings."""
+
+    deadline: float = setting(60.0, "Seconds the whole question may take; then it answers with status timeout.")
+    min_score: float = setting(0.7, "A mention becomes a seed when find scores its best node at least this.")
+    evidence: int = setting(40, "Evidence items a question gathers at most.")
+    route: RouteRole = section(RouteRole, "The route role: the question's kind and the names it mentions.")
+    reason: AskRole = section(AskRole, "The reason role: the answer from the evidence list, citing it.")
+
+
+@dataclass
 class InputConfig:
     max_bytes: int = setting(200_000_000, "a document larger than this is refused before it is read")  # security.md
     regex_timeout: float = setting(1.0, "seconds a domain/skill regex may run per chunk; then it is skipped "
@@ -219,5 +250,6 @@ class Config:
                                            "replacing the built-in prompt", factory=dict)
     graph: GraphConfig = section(GraphConfig, "The corpus graph store the graph commands use.")
     query: QueryConfig = section(QueryConfig, "Limits of the query operators (kgkit query) and typed retrieval's fusion.")
+    ask: AskConfig = section(AskConfig, "kgkit ask: the question's deadline, seeds, evidence and each model role.")
     out_dir: Path = setting(Path("kgkit-out"), "run folders go to <dir>/<document name>/", key="output.dir")
     source: Path | None = None  # the kgkit.yaml it came from, if any (not a setting)

@@ -1,0 +1,258 @@
+"""``kgkit ask`` on questions with known answers: answer set F1, triple coverage, evidence
+citation rate and error-introduction rate.
+
+    python benchmarks/ask.py --questions ../shared/data/cuad_questions.jsonl --graph cuad.sqlite \\
+        --out answers.jsonl [--split report] [--model offline|stub|stub-lie] [--domain legal_contracts]
+
+Writes ``{"id", "answer", "evidence", "verified", "status"}`` per question and prints:
+
+* **answer F1**: set F1 of the answer against the gold answer, averaged over questions
+  (party names compared without case or punctuation, as the question file says);
+* **triple coverage**: of the triples behind each gold answer (derived from the gold files:
+  the contract's GOVERNING_LAW / HAS_PARTY / AGREEMENT_DATE statement), the share that a
+  cited evidence item states (same document, relation and tail);
+* **evidence citation rate**: of the answered questions, the share whose every claim and
+  every answer element cites evidence ids that exist in the store (checked against
+  ``GraphStore.snapshot()``, not against ask's own evidence list);
+* **error-introduction rate**: of the relations the answers state, the share no stored
+  statement supports (checked against the snapshot likewise).
+
+``--model stub`` answers through a scripted model behind the stub provider (real HTTP;
+tests/ask_stub.py); ``stub-lie`` makes it invent a relation in every draft, which the
+verifier must catch (the answers then degrade to insufficient evidence: the rate of the
+drafts' invented relations is printed beside the final one). ``--model local`` asks the small in-process model of benchmarks/local_model.py (the local
+extra; minutes a request: use ``--limit``). ``--split`` keeps the
+questions whose contracts are all in that half (``benchmarks/splits/cuad.<half>.txt``: the
+tune contracts of splits.json, and every other shared contract for report).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from contract_questions import _same, in_split  # noqa: E402
+
+from kgkit.ask import ask  # noqa: E402
+from kgkit.config.model import CacheConfig, Config, LLMConfig  # noqa: E402
+from kgkit.graph import GraphStore  # noqa: E402
+from kgkit.text import timex  # noqa: E402
+from kgkit.text.name_keys import canonical_key  # noqa: E402
+
+RELATION_OF = {"governed_by": ["GOVERNING_LAW"], "governing_law_of": ["GOVERNING_LAW"], "party_to": ["HAS_PARTY"],
+               "parties_of": ["HAS_PARTY"], "dated_in": ["AGREEMENT_DATE"],
+               "governed_by_and_dated": ["GOVERNING_LAW", "AGREEMENT_DATE"]}
+KEY_ENV = "KGKIT_ASK_BENCH_KEY"
+
+
+def _loose(name: str) -> str:
+    return re.sub(r"[\W_]+", " ", name).strip().casefold()
+
+
+def _iso(text: str) -> str | None:
+    value = timex.parse_or_none(timex.normalise("date", text) or "")
+    return value.text if isinstance(value, timex.Point) else None
+
+
+def required_triples(q: dict, gold_dir: Path) -> list[tuple[str, str, str]]:
+    """(document, relation, gold tail name) behind each element of the gold answer."""
+    out = []
+    docs = [q["params"]["doc_id"]] if "doc_id" in q["params"] else list(q["answer"])
+    for doc in docs:
+        gold = json.loads((gold_dir / f"{doc}.gold.json").read_text(encoding="utf-8"))
+        for relation in RELATION_OF[q["kind"]]:
+            for r in gold["relations"]:
+                if r["relation"] != relation:
+                    continue
+                tail = r["tail"]
+                if relation == "GOVERNING_LAW" and q["params"].get("jurisdiction", tail) != tail:
+                    continue
+                if relation == "GOVERNING_LAW" and q["kind"] == "governing_law_of" and tail not in q["answer"]:
+                    continue
+                if relation == "HAS_PARTY":
+                    want = [q["params"]["party"]] if "party" in q["params"] else q["answer"]
+                    if _loose(tail) not in {_loose(w) for w in want}:
+                        continue
+                if relation == "AGREEMENT_DATE" and not tail.startswith(q["params"].get("year", "")):
+                    continue
+                out.append((doc, relation, tail))
+    return sorted(set(out))
+
+
+def covered(triple: tuple[str, str, str], cited: list[dict]) -> bool:
+    doc, relation, tail = triple
+    for e in cited:
+        if e["relation"] != relation or doc not in e["documents"]:
+            continue
+        for got in e["ends"].get("tail", []):
+            if relation == "AGREEMENT_DATE":
+                if _iso(got) and _iso(got) == (_iso(tail) or tail):
+                    return True
+            elif canonical_key(got) == canonical_key(tail) or _loose(got) == _loose(tail):
+                return True
+    return False
+
+
+def store_truth(store):
+    """Item ids and (head keys, relation, tail keys) of every stored statement."""
+    snap = store.snapshot()
+    nodes = {n["id"]: n for n in snap.nodes}
+    keys = lambda n: {canonical_key(x) for x in [nodes[n]["name"], *nodes[n]["aliases"]]} if n in nodes else set()  # noqa: E731
+    ids = {e["id"] for kind in (snap.edges, snap.temporal, snap.hyperedges, snap.events) for e in kind}
+    facts = defaultdict(list)
+    for e in snap.edges + snap.temporal:
+        facts[e["relation"]].append((keys(e["head"]), keys(e["tail"])))
+    for item, roles, relation in ([(h, h["roles"], h["relation"]) for h in snap.hyperedges]
+                                  + [(v, v["arguments"], v["type"]) for v in snap.events]):
+        fillers = set().union(set(), *(keys(n) for ns in roles.values() for n in ns))
+        facts[relation].append((fillers, fillers))
+    return ids, facts
+
+
+def supported(claim: dict, facts) -> bool:
+    h, t = canonical_key(claim["head"]), canonical_key(claim["tail"])
+    return any(h in hk and t in tk for hk, tk in facts.get(claim["relation"], []))
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _exists(item: dict, ids: set[str], gold_dir: Path) -> bool:
+    """A graph statement exists when the snapshot holds its id; a text passage when its quote
+    is in the text of a document it names (the store indexes passages by stored statement)."""
+    if item["source"] == "graph":
+        return item["id"] in ids
+    for source in item["sources"]:
+        path = gold_dir / f"{source['document']}.txt"
+        if source["quote"] and path.exists() and _squash(source["quote"]) in _squash(path.read_text(encoding="utf-8")):
+            return True
+    return False
+
+
+def _half(split: str, splits: Path) -> set[str]:
+    """The contracts of one half: splits.json's ``cuad`` tune list; report is every shared
+    contract not under tune (splits.json names only some of the shared ones), as
+    benchmarks/splits/cuad.*.txt record."""
+    listed = ROOT / "benchmarks" / "splits" / f"cuad.{split}.txt"
+    if listed.exists():
+        return {line.strip() for line in listed.read_text().splitlines() if line.strip()}
+    return set(json.loads(splits.read_text())["sets"]["cuad"][split])
+
+
+def model_config(mode: str):
+    """The config for ``mode``, and the stub server to stop (None offline)."""
+    if mode == "offline":
+        return Config(), None
+    if mode == "local":  # the in-process GGUF model of benchmarks/local_model.py: minutes a request
+        from local_model import MODELS, models_dir
+
+        model = MODELS["qwen2.5-coder-0.5b"]
+        config = Config(llm=LLMConfig(model=f"local/{models_dir() / model.file}", model_sha256=model.sha256),
+                        cache=CacheConfig(enabled=False))
+        config.ask.deadline = 3600.0
+        config.ask.route.timeout = config.ask.reason.timeout = 1800.0
+        return config, None
+    from ask_stub import responder
+    from stub_provider import StubProvider
+
+    server = StubProvider().start()
+    server.responder = responder({"stub-lie": "lie", "stub-lie-once": "lie_once"}.get(mode, "honest"))
+    os.environ[KEY_ENV] = "sk-bench"
+    llm = LLMConfig(model="openai/stub-model", api_base=server.openai_base, api_key_env=KEY_ENV, backoff=0.0)
+    return Config(llm=llm, cache=CacheConfig(enabled=False)), server
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--questions", required=True)
+    ap.add_argument("--graph", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--tenant", default="default")
+    ap.add_argument("--domain", default="legal_contracts")
+    ap.add_argument("--split", choices=["tune", "report"])
+    ap.add_argument("--model", choices=["offline", "stub", "stub-lie", "stub-lie-once", "local"], default="offline")
+    ap.add_argument("--limit", type=int, help="the first N questions of the half only (a slow model)")
+    ap.add_argument("--gold", help="folder of the contracts' .gold.json (default: cuad/ beside the questions)")
+    ap.add_argument("--splits", default=str(ROOT / ".." / "shared" / "data" / "splits.json"))
+    args = ap.parse_args(argv)
+    qpath = Path(args.questions)
+    gold_dir = Path(args.gold) if args.gold else qpath.parent / "cuad"
+    questions = [json.loads(line) for line in qpath.read_text(encoding="utf-8").splitlines() if line.strip()]
+    split = _half(args.split, Path(args.splits)) if args.split else None
+    questions = [q for q in questions if in_split(q, split)][:args.limit]
+    config, server = model_config(args.model)
+    rows, started = [], time.monotonic()
+    try:
+        with GraphStore(args.graph, args.tenant) as store, open(args.out, "w", encoding="utf-8") as out:
+            ids, facts = store_truth(store)
+            for q in questions:
+                record = ask(store, q["question"], domain=args.domain, config=config).to_json()
+                used = {c for cl in record["claims"] for c in cl["evidence"]} | {c for cs in record["cites"].values()
+                                                                                 for c in cs}
+                cited = [e for e in record["evidence"] if e["id"] in used] if record["status"] == "answered" else []
+                out.write(json.dumps({"id": q["id"], "answer": record["answer"], "evidence": [e["id"] for e in cited],
+                                      "verified": record["verified"], "status": record["status"]},
+                                     ensure_ascii=False) + "\n")
+                rows.append(score(q, record, cited, ids, facts, gold_dir))
+    finally:
+        if server is not None:
+            server.stop()
+    report(rows, args, time.monotonic() - started)
+    return 0
+
+
+def score(q, record, cited, ids, facts, gold_dir) -> dict:
+    norm = _same(q["kind"])
+    got, want = {norm(x) for x in record["answer"]}, {norm(x) for x in q["answer"]}
+    hit = len(got & want)
+    f1 = 1.0 if not got and not want else (2 * hit / (len(got) + len(want)))
+    required = required_triples(q, gold_dir)
+    answered = record["status"] == "answered"
+    exists = {e["id"]: _exists(e, ids, gold_dir) for e in record["evidence"]}
+    cites_ok = all(c["evidence"] and all(exists.get(e, False) for e in c["evidence"]) for c in record["claims"])
+    cites_ok = cites_ok and all(record["cites"].get(v) and all(exists.get(e, False) for e in record["cites"][v])
+                                for v in record["answer"])
+    stated = record["claims"] if answered else []
+    return {"kind": q["kind"], "f1": f1, "required": len(required),
+            "covered": sum(covered(t, cited) for t in required), "answered": answered, "cites_ok": cites_ok,
+            "stated": len(stated), "errors": sum(not supported(c, facts) for c in stated),
+            "rejected": sum(1 for c in record["checks"] if not c["supported"]), "status": record["status"],
+            "sent_back": record["sent_back"], "seconds": sum(s["seconds"] for s in record["trace"])}
+
+
+def report(rows: list[dict], args, seconds: float) -> None:
+    print(f"{len(rows)} questions{' (' + args.split + ' half)' if args.split else ''}; graph {args.graph}; "
+          f"model {args.model}; {seconds:.1f} s")
+    print(f"{'kind':<24}{'n':>4}{'F1':>8}{'triples':>9}{'cited':>8}{'errors':>8}")
+    by_kind = defaultdict(list)
+    for r in rows:
+        by_kind[r["kind"]].append(r)
+    for kind in [*sorted(by_kind), "all"]:
+        rs = rows if kind == "all" else by_kind[kind]
+        if not rs:
+            continue
+        answered = [r for r in rs if r["answered"]]
+        stated = sum(r["stated"] for r in rs)
+        req = sum(r["required"] for r in rs)
+        print(f"{kind:<24}{len(rs):>4}{sum(r['f1'] for r in rs) / len(rs):>8.3f}"
+              f"{(sum(r['covered'] for r in rs) / req if req else 1.0):>9.3f}"
+              + (f"{sum(r['cites_ok'] for r in answered) / len(answered):>8.3f}" if answered else f"{'-':>8}")
+              + f"{(sum(r['errors'] for r in rs) / stated if stated else 0.0):>8.3f}")
+    statuses = Counter(r["status"] for r in rows)
+    print("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items()))
+          + f"; sent back {sum(r['sent_back'] for r in rows)}; claims the verifier rejected "
+          f"{sum(r['rejected'] for r in rows)}; relations stated {sum(r['stated'] for r in rows)}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,249 @@
+"""Answers with evidence: route a question, retrieve evidence, reason from it, verify the answer.
+
+    from kgkit.ask import ask
+    from kgkit.graph import GraphStore
+    with GraphStore("corpus.sqlite", tenant="team-a") as graph:
+        record = ask(graph, "Which contracts are governed by the law of Texas?", domain="legal_contracts")
+        record.status, record.answer, record.to_json()
+
+A division of labour, one module per role: :mod:`~kgkit.ask.route` reads the question
+(rules offline, the route model when ``llm.model`` is set), :mod:`~kgkit.ask.bind` fits it
+to one of the domain's named queries, :mod:`~kgkit.ask.retrieve` only gathers evidence
+(through :class:`kgkit.query.Query`'s operators), :mod:`~kgkit.ask.reason` only answers from
+that evidence and cites it, :mod:`~kgkit.ask.verify` only checks each stated relation
+against it: a draft that fails goes back to the reasoner once, then the answer degrades to
+``insufficient_evidence`` with what was found. See docs/ask.md.
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from kgkit.ask import bind, reason, retrieve, route, verify
+from kgkit.ask.record import AskRecord, Check, Claim, EvidenceItem, Route, Step
+from kgkit.config.model import Config
+from kgkit.errors import InputError, ProviderError
+
+__all__ = ["AskRecord", "Check", "Claim", "EvidenceItem", "ask"]
+
+
+class _Clock:
+    """The question's deadline and its trace of steps."""
+
+    def __init__(self, deadline: float):
+        self.start = time.monotonic()
+        self.deadline = deadline
+        self.steps: list[Step] = []
+        self._mark = self.start
+
+    def left(self) -> float:
+        return self.deadline - (time.monotonic() - self.start)
+
+    def step(self, name: str, **detail) -> None:
+        now = time.monotonic()
+        self.steps.append(Step(name, round(now - self._mark, 4), detail))
+        self._mark = now
+
+
+class _Timeout(Exception):
+    pass
+
+
+def ask(store, question: str, *, domain: str | None = None, config: Config | None = None,
+        sleep: Callable[[float], None] = time.sleep) -> AskRecord:
+    """Answer ``question`` from ``store`` (a GraphStore, read at one tenant).
+
+    ``domain`` (a name or path) supplies the named queries the offline answerer knows;
+    ``config.llm.model`` switches the route and reason roles to that model.
+
+    Raises:
+        InputError: the question is empty (exit 2); every honest "don't know" is a status instead.
+    """
+    from kgkit.query import Query
+
+    question = (question or "").strip()
+    if not question:
+        raise InputError("the question is empty", hint='ask a question: kgkit ask GRAPH "Which ...?"')
+    config = config or Config()
+    clock = _Clock(config.ask.deadline)
+    query = Query(store, config.query)
+    record = AskRecord(question, "answered", store.tenant, store.version(), Route("text", "rules"))
+    record.reasoner = config.llm.model or "offline"
+    found = retrieve.Found()
+    try:
+        reading = _route(question, config, record, clock, sleep)
+        seeds = _seeds(query, reading, config, record, clock)
+        fit = _fit(query, domain, question, reading, seeds, record, clock)
+        rows = _retrieve(query, question, reading, seeds, fit, found, config, record, clock)
+        record.evidence = found.evidence
+        if reading.mentions and not seeds:
+            record.status = "no_seed"
+            record.note = ("nothing the question names is in the graph: " + ", ".join(repr(m) for m in reading.mentions)
+                           + ("; the passages that match its words are listed as evidence" if found.evidence else ""))
+            return _done(record, clock)
+        if not found.evidence:
+            record.status = "no_seed" if not seeds else "insufficient_evidence"
+            record.note = ("nothing in the question names a node of the graph, and no passage matches it"
+                           if not seeds else "the graph holds no statement about " + ", ".join(s.mention for s in seeds))
+            return _done(record, clock)
+        _reason_and_verify(question, reading, seeds, fit, rows, found, config, record, clock, sleep, store)
+    except _Timeout:
+        record.status = "timeout"
+        record.evidence = found.evidence
+        record.answer, record.claims, record.verified = [], [], False
+        record.note = f"the deadline (ask.deadline {config.ask.deadline:g} s) ran out; the evidence found by then is kept"
+    return _done(record, clock)
+
+
+def _done(record: AskRecord, clock: _Clock) -> AskRecord:
+    record.trace = clock.steps
+    return record
+
+
+def _check(clock: _Clock) -> None:
+    if clock.left() <= 0:
+        raise _Timeout()
+
+
+def _route(question, config, record, clock, sleep) -> route.Reading:
+    reading = route.read(question)
+    source = "rules"
+    if config.llm.model:
+        data, why = _ask_model("route", config, config.ask.route, "ask_route.j2", question, question, {},
+                               route.ROUTE_SCHEMA, clock, sleep)
+        if data is not None:
+            reading, source = route.merge_model(reading, data), "model"
+        else:
+            source = f"rules (the route model failed: {why})"
+    record.route = Route(reading.kind, source, list(reading.mentions))
+    clock.step("route", kind=reading.kind, source=source, mentions=reading.mentions, years=reading.years,
+               dates=reading.dates)
+    _check(clock)
+    return reading
+
+
+def _seeds(query, reading, config, record, clock) -> list[retrieve.Seed]:
+    seeds = []
+    for mention in reading.mentions:
+        seeds += retrieve.resolve(query, mention, config.ask.min_score)
+    record.route.seeds = [{"mention": s.mention, "id": n.id, "name": n.name, "type": n.type, "score": n.score}
+                          for s in seeds for n in s.nodes]
+    clock.step("seeds", found=len(seeds), of=len(reading.mentions))
+    _check(clock)
+    return seeds
+
+
+def _fit(query, domain, question, reading, seeds, record, clock) -> bind.Fit | None:
+    if not domain:
+        return None
+    from kgkit.query import named
+
+    queries = named.domain_queries(domain)
+
+    def documents_of_date(date: str) -> set[str]:
+        answer = query.match(f'* -*-> *{{in: "{date}"}}')
+        return {d for row in answer.rows for d in row.documents}
+
+    fit = bind.fit(queries, question, reading, seeds, documents_of_date)
+    if fit:
+        record.route.named, record.route.params, record.route.path = fit.query.name, dict(fit.params), "named"
+    clock.step("fit", named=fit.query.name if fit else None, params=fit.params if fit else {})
+    _check(clock)
+    return fit
+
+
+def _retrieve(query, question, reading, seeds, fit, found, config, record, clock) -> list[list[str]]:
+    """Evidence into ``found``; the rows of a named query's answer (item ids per row)."""
+    rows: list[list[str]] = []
+    if fit:
+        answer = query.named(fit.query, fit.params, limit=config.ask.evidence)
+        found.add_answer(answer)
+        rows = [row.items for row in answer.rows]
+        fit.answer = answer.report.get("answer") or []
+        clock.step("retrieve", operator="named", query=fit.query.name, rows=len(rows), items=len(found.evidence),
+                   cut=[vars(c) for c in answer.cuts])
+    else:
+        done = retrieve.graph_evidence(query, seeds, reading.kind, found) if seeds else []
+        if not seeds or reading.kind == "text":
+            done.append(retrieve.text_evidence(query, question, found, config.ask.evidence))
+        found.capped(config.ask.evidence)
+        clock.step("retrieve", operator="full", done=done, items=len(found.evidence), cut=found.cut)
+    _check(clock)
+    return rows
+
+
+def _reason_and_verify(question, reading, seeds, fit, rows, found, config, record, clock, sleep, store) -> None:
+    keys = verify.Keys(found.names, getattr(store, "legal_suffixes", True))
+    seed_names = {n.name for s in seeds for n in s.nodes}
+    offline = (reason.from_named(fit.answer, fit.query.returns, rows, found.evidence) if fit
+               else reason.from_statements(found.evidence, seed_names, reading.kind,
+                                              {n for n, _ in found.names.values()}))
+    draft, feedback = offline, []
+    if config.llm.model:
+        draft = _model_draft(question, found, config, clock, sleep, [], record) or offline
+        _check(clock)
+    checks = verify.verify(draft.claims, draft.answer, found.evidence, keys)
+    clock.step("verify", claims=len(draft.claims), answers=len(draft.answer),
+               failed=sum(not c.supported for c in checks))
+    if config.llm.model and draft is not offline and not all(c.supported for c in checks):
+        feedback = [c.reason for c in checks if not c.supported]
+        record.sent_back = True
+        _check(clock)
+        again = _model_draft(question, found, config, clock, sleep, feedback, record)
+        _check(clock)
+        if again is not None:
+            draft = again
+            checks = verify.verify(draft.claims, draft.answer, found.evidence, keys)
+            clock.step("verify", claims=len(draft.claims), answers=len(draft.answer),
+                       failed=sum(not c.supported for c in checks), second=True)
+    record.claims, record.checks, record.text = draft.claims, checks, draft.text
+    record.answer_type = offline.answer_type
+    record.verified = all(c.supported for c in checks)
+    if not record.verified:
+        record.status, record.answer = "insufficient_evidence", []
+        record.text = "insufficient evidence"
+        record.note = "the answer stated what the evidence does not support: " + "; ".join(
+            c.reason for c in checks if not c.supported)
+    elif not draft.answer:
+        record.status, record.answer = "insufficient_evidence", []
+        record.note = draft.text or "the evidence holds no answer to the question"
+    else:
+        record.answer = [value for value, _ in draft.answer]
+        record.cites = {value: list(ids) for value, ids in draft.answer}
+
+
+def _model_draft(question, found, config, clock, sleep, feedback, record) -> reason.Draft | None:
+    listing = reason.evidence_listing(found.evidence)
+    data, why = _ask_model("reason", config, config.ask.reason, reason.PROMPT, question, listing,
+                           {"question": question, "feedback": feedback}, reason.ANSWER_SCHEMA, clock, sleep,
+                           max_temperature=reason.MAX_TEMPERATURE)
+    if data is None:
+        record.note = f"the reason model failed ({why}); the offline answerer answered"
+        record.reasoner = "offline"
+        return None
+    return reason.from_model(data)
+
+
+def _ask_model(role, config, settings, prompt, question, text, context, schema, clock, sleep,
+               max_temperature=None) -> tuple[dict | None, str | None]:
+    """The role's JSON answer, or (None, why it failed); past the deadline (before it is
+    sent), _Timeout. The caller checks the deadline again once it has recorded the answer."""
+    from kgkit.ask.model import Role
+    from kgkit.backends.base import PassRequest
+    from kgkit.documents.types import Chunk
+    from kgkit.ids import doc_id
+
+    _check(clock)
+    owner = doc_id(question)
+    chunk = Chunk(id=f"c_ask_{role}", doc_id=owner, index=0, text=text, start=0, end=len(text))
+    request = PassRequest(kind=f"ask_{role}", stage=f"ask_{role}", chunk=chunk, schema=schema,
+                          context=context, prompt=prompt)
+    started = time.monotonic()
+    try:
+        result = Role(role, config, settings, max_temperature=max_temperature, sleep=sleep).ask(request, clock.left())
+    except ProviderError as exc:
+        clock.step(role, ok=False, error=exc.format())
+        return None, exc.format()
+    clock.step(role, ok=result.ok, requests=result.requests, retries=result.retries,
+               model_seconds=round(time.monotonic() - started, 4))
+    return (result.data, None) if result.ok else (None, result.error)

@@ -1,0 +1,91 @@
+"""Checking a draft against its evidence, and nothing else.
+
+Every claim (head, relation, tail) must cite evidence ids that exist, and one cited item
+must state it: a graph statement of that relation whose ends hold the claim's head and
+tail (by canonical name key, aliases included), or a text passage whose quote holds both
+names and a word of the relation. Every answer element must cite evidence that names it
+(as an end, or as the document stating it). What fails is reported by reason, which the
+reasoner gets back once.
+"""
+from __future__ import annotations
+
+import re
+
+from kgkit.ask.record import Check, Claim, EvidenceItem
+from kgkit.text.name_keys import canonical_key
+
+
+class Keys:
+    """Name keys of the evidence's nodes: a name and its aliases share a node's keys."""
+
+    def __init__(self, names: dict[str, tuple[str, list[str]]], legal_suffixes: bool = True):
+        self.legal = legal_suffixes
+        self.by_name: dict[str, set[str]] = {}
+        for name, aliases in names.values():
+            keys = {self.key(x) for x in [name, *aliases]}
+            self.by_name.setdefault(name, set()).update(keys)
+
+    def key(self, text: str) -> str:
+        return canonical_key(text, legal_suffixes=self.legal)
+
+    def of(self, name: str) -> set[str]:
+        return self.by_name.get(name, {self.key(name)})
+
+
+def _loose(text: str) -> str:
+    return re.sub(r"[\W_]+", " ", text or "").strip().casefold()
+
+
+def states(item: EvidenceItem, claim: Claim, keys: Keys) -> bool:
+    if item.source == "text":
+        quote = " ".join(_loose(s.quote or "") for s in item.sources)
+        words = [w.casefold()[:4] for w in re.split(r"[_\W]+", claim.relation) if len(w) > 2]
+        return (_loose(claim.head) in quote and _loose(claim.tail) in quote
+                and any(w in quote for w in words))
+    if item.relation.casefold() != claim.relation.casefold():
+        return False
+    head, tail = keys.key(claim.head), keys.key(claim.tail)
+    if set(item.ends) == {"head", "tail"}:
+        return (any(head in keys.of(n) for n in item.ends["head"])
+                and any(tail in keys.of(n) for n in item.ends["tail"]))
+    fillers = [n for ns in item.ends.values() for n in ns]
+    return any(head in keys.of(n) for n in fillers) and any(tail in keys.of(n) for n in fillers)
+
+
+def names(item: EvidenceItem, element: str, keys: Keys) -> bool:
+    key = keys.key(element)
+    return (any(key in keys.of(n) for ns in item.ends.values() for n in ns)
+            or element in item.documents)
+
+
+def verify(claims: list[Claim], answer: list[tuple[str, list[str]]], evidence: list[EvidenceItem],
+           keys: Keys) -> list[Check]:
+    """A check per claim, then one per answer element (``claim`` None)."""
+    by_id = {e.id: e for e in evidence}
+    checks = []
+    for i, claim in enumerate(claims):
+        checks.append(_check_claim(i, claim, by_id, keys))
+    for element, cited in answer:
+        unknown = [c for c in cited if c not in by_id]
+        if not cited:
+            checks.append(Check(None, False, f"answer {element!r} cites no evidence"))
+        elif unknown:
+            checks.append(Check(None, False, f"answer {element!r} cites evidence that was not given: {', '.join(unknown)}"))
+        elif not any(names(by_id[c], element, keys) for c in cited):
+            checks.append(Check(None, False, f"answer {element!r}: no cited evidence names it"))
+        else:
+            checks.append(Check(None, True, f"answer {element!r}: named by {', '.join(cited)}"))
+    return checks
+
+
+def _check_claim(i: int, claim: Claim, by_id: dict[str, EvidenceItem], keys: Keys) -> Check:
+    said = f"{claim.head} -{claim.relation}-> {claim.tail}"
+    if not claim.evidence:
+        return Check(i, False, f"{said} cites no evidence")
+    unknown = [c for c in claim.evidence if c not in by_id]
+    if unknown:
+        return Check(i, False, f"{said} cites evidence that was not given: {', '.join(unknown)}")
+    for c in claim.evidence:
+        if states(by_id[c], claim, keys):
+            return Check(i, True, f"{said} stated by {c}")
+    return Check(i, False, f"{said}: no cited evidence states it (cited: {', '.join(claim.evidence)})")

@@ -18,7 +18,7 @@ Writes ``{"id", "answer", "evidence", "verified", "status"}`` per question and p
   statement supports (checked against the snapshot likewise).
 
 ``--model stub`` answers through a scripted model behind the stub provider (real HTTP;
-tests/ask_stub.py); ``stub-lie`` makes it invent a relation in every draft, which the
+tests/support/ask_stub.py); ``stub-lie`` makes it invent a relation in every draft, which the
 verifier must catch (the answers then degrade to insufficient evidence: the rate of the
 drafts' invented relations is printed beside the final one). ``--model local`` asks the small in-process model of benchmarks/local_model.py (the local
 extra; minutes a request: use ``--limit``). ``--split`` keeps the
@@ -162,8 +162,8 @@ def model_config(mode: str):
         config.ask.deadline = 3600.0
         config.ask.route.timeout = config.ask.reason.timeout = 1800.0
         return config, None
-    from ask_stub import responder
-    from stub_provider import StubProvider
+    from support.ask_stub import responder
+    from support.stub_provider import StubProvider
 
     server = StubProvider().start()
     server.responder = responder({"stub-lie": "lie", "stub-lie-once": "lie_once"}.get(mode, "honest"))

@@ -9,9 +9,9 @@ import random
 
 import pytest
 
-from ask_stub import INVENTED, responder
-from cli_support import kgkit
-from graph_support import small_runs  # noqa: F401  (fixture)
+from support.ask_stub import INVENTED, responder
+from support.cli_support import kgkit
+from support.graph_support import small_runs  # noqa: F401  (fixture)
 from kgkit.ask import ask
 from kgkit.ask.model import jittered
 from kgkit.ask.route import read
@@ -19,7 +19,7 @@ from kgkit.config.model import AskConfig, CacheConfig, Config, LLMConfig
 from kgkit.errors import InputError
 from kgkit.graph import GraphStore
 from kgkit.text.name_keys import canonical_key
-from stub_provider import Reply
+from support.stub_provider import Reply
 
 DOMAIN = "legal_contracts"
 KEY_ENV = "KGKIT_TEST_ASK_KEY"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 
-from stub_provider import Recorded, Reply
+from support.stub_provider import Recorded, Reply
 
 INVENTED = "CONTROLS"
 

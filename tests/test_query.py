@@ -357,6 +357,22 @@ def test_an_older_store_gets_its_indexes_on_open(small_runs, tmp_path):
         assert index_dump(g) == built
 
 
+def test_indexes_an_earlier_kgkit_made_on_open_are_rebuilt_by_the_schema_step(graph_url, small_runs):
+    from kgkit.graph.migrations import MIGRATIONS
+
+    with GraphStore(graph_url) as g:
+        _load(g, small_runs)
+        built = index_dump(g)
+        with g.db.write():  # how that kgkit left a store: schema 4, the tables beside it, their own version table
+            g.db.execute("CREATE TABLE qx_version (version INTEGER NOT NULL)")
+            g.db.execute("INSERT INTO qx_version VALUES (1)")
+            g.db.execute("UPDATE schema_version SET version = 4")
+            g.db.execute("DELETE FROM qx_names")
+    with GraphStore(graph_url) as g:
+        assert g.db.query("SELECT version FROM schema_version") == [(len(MIGRATIONS),)]
+        assert "qx_version" not in g.db._tables() and index_dump(g) == built
+
+
 def test_the_ends_of_named_items_resolve_after_a_document_is_replaced(graph_url, small_runs):
     with GraphStore(graph_url) as g:
         _load(g, small_runs)

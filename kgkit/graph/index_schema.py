@@ -1,9 +1,12 @@
-"""The query indexes' schema: tables of their own, on a migration track of their own.
+"""The query indexes' schema: tables derived from the store's own, created by the store's
+migrations (kgkit/graph/migrations.py, the step after tenant roles), so only the store's
+owner ever runs their DDL; a tenant role reads and writes their rows like any tenant table
+(granted by ``kgkit graph grant``, row-level security on ``kgkit_tenant()``).
 
-The store's own tables (kgkit/graph/migrations.py) keep what a document contributed, as
-the run folder wrote it; queries need the same facts as indexed columns. These tables
-hold them, derived from the store's rows and never the other way round, so they can be
-dropped and rebuilt at any time (:func:`kgkit.graph.index.rebuild`).
+The store's own tables keep what a document contributed, as the run folder wrote it;
+queries need the same facts as indexed columns. These tables hold them, derived from the
+store's rows and never the other way round, so they can be dropped and rebuilt at any time
+(:func:`kgkit.graph.index.rebuild`; a tenant without a ``qx_state`` row is rebuilt on open).
 
 How they stay current: triggers on the store's tables note every row an update inserts,
 changes or deletes in ``qx_dirty``; before the update commits, :func:`kgkit.graph.index.refresh`
@@ -12,7 +15,8 @@ update's upkeep follows its document's size, not the corpus's. The same holds fo
 replacing, removing, unmerging and review decisions: every one of them is rows changing
 in the store's tables, which is all the triggers look at.
 
-Tables (every row has a ``tenant``; PostgreSQL gets row-level security on each):
+Tables (every row has a ``tenant``; PostgreSQL gets row-level security on each, from the
+migration like every tenant table):
 
 * ``qx_items``: one row per stored item (doc, view, item) with its kind, relation (an
   event's type), confidence and whether it is visible (not held, or accepted in review).
@@ -36,7 +40,7 @@ Tables (every row has a ``tenant``; PostgreSQL gets row-level security on each):
 """
 from __future__ import annotations
 
-#: The index tables' schema version; a store records it in ``qx_version``.
+#: The index tables (both backends; SQLite's REAL is PostgreSQL's DOUBLE PRECISION, database.py).
 TABLES = [
     "CREATE TABLE qx_dirty (tenant TEXT NOT NULL, what TEXT NOT NULL, a TEXT NOT NULL, b TEXT NOT NULL, "
     "c TEXT NOT NULL, PRIMARY KEY (tenant, what, a, b, c))",
@@ -62,9 +66,6 @@ TABLES = [
     "PRIMARY KEY (tenant, entity, key))",
     "CREATE INDEX qx_names_key ON qx_names (tenant, key)",
 ]
-
-#: Tables whose rows belong to a tenant.
-TENANT_TABLES = [s.split("(")[0].split()[-1] for s in TABLES if s.startswith("CREATE TABLE")] + ["qx_text"]
 
 SQLITE_TEXT = [
     "CREATE TABLE qx_text (id INTEGER PRIMARY KEY, tenant TEXT NOT NULL, kind TEXT NOT NULL, ref TEXT NOT NULL, "
@@ -136,16 +137,12 @@ def sqlite_ddl() -> list[str]:
 
 
 def postgres_ddl() -> list[str]:
-    out = [s.replace(" REAL", " DOUBLE PRECISION") for s in TABLES] + POSTGRES_TEXT
+    out = TABLES + POSTGRES_TEXT
     add = "; ".join(_spell_add("jsonb_array_elements_text", "::jsonb", "value"))
     drop = "; ".join(s.format(each="jsonb_array_elements_text", cast="::jsonb") for s in SPELL_DROP)
     for name, op, body in (("qx_spell_add", "INSERT", add), ("qx_spell_drop", "DELETE", drop)):
         out += [f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN {body}; RETURN NULL; END $$",
                 f"CREATE TRIGGER {name} AFTER {op} ON doc_nodes FOR EACH ROW EXECUTE FUNCTION {name}()"]
-    for table in TENANT_TABLES:
-        out += [f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY", f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY",
-                f"CREATE POLICY {table}_tenant ON {table} USING (tenant = current_setting('app.tenant')) "
-                f"WITH CHECK (tenant = current_setting('app.tenant'))"]
     for n, (table, op, row, when, what, cols) in enumerate(MARKS):
         out.append(f"CREATE FUNCTION qx_mark_{n}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
                    f"INSERT INTO qx_dirty (tenant, what, a, b, c) VALUES ({_values(row, what, cols)}) "
@@ -155,20 +152,18 @@ def postgres_ddl() -> list[str]:
     return out
 
 
-#: Index schema versions: version N is ``STEPS[N-1]`` (per backend). Append, never edit.
-STEPS = [{"sqlite": sqlite_ddl, "postgresql": postgres_ddl}]
+#: What an earlier kgkit created on open, outside the store's migrations (``qx_version`` and
+#: the same tables, with row-level security on ``app.tenant``): dropped before the step creates
+#: them, so such a store's indexes are rebuilt, per tenant, on its next open.
+EARLIER = ["qx_version", "qx_fts", "qx_text", *(s.split("(")[0].split()[-1] for s in TABLES
+                                                 if s.startswith("CREATE TABLE"))]
 
 
-def migrate(db) -> None:
-    """Bring the index tables of ``db`` (a kgkit.graph.database.Database) up to date."""
-    with db._migration():
-        db.conn.execute("CREATE TABLE IF NOT EXISTS qx_version (version INTEGER NOT NULL)")
-        rows = db.conn.execute("SELECT version FROM qx_version").fetchall()
-        current = rows[0][0] if rows else 0
-        for version in range(current + 1, len(STEPS) + 1):
-            for statement in STEPS[version - 1][db.kind]():
-                db.conn.execute(statement)
-        if not rows:
-            db.conn.execute(db._sql("INSERT INTO qx_version (version) VALUES (?)"), (len(STEPS),))
-        elif current < len(STEPS):
-            db.conn.execute(db._sql("UPDATE qx_version SET version = ?"), (len(STEPS),))
+TRIGGERS = ["qx_spell_add", "qx_spell_drop", *(f"qx_mark_{n}" for n in range(len(MARKS)))]
+
+
+def drop_earlier(kind: str) -> list[str]:
+    if kind == "sqlite":
+        return [f"DROP TABLE IF EXISTS {t}" for t in EARLIER] + [f"DROP TRIGGER IF EXISTS {t}" for t in TRIGGERS]
+    return ([f"DROP TABLE IF EXISTS {t} CASCADE" for t in EARLIER]
+            + [f"DROP FUNCTION IF EXISTS {f}() CASCADE" for f in TRIGGERS])  # and the triggers calling them

@@ -128,6 +128,7 @@ class QueryConfig:
     max_hops: int = 6  # the most --hops may ask for
     fanout: int = 50  # neighbours kept per node per hop (hubs are damped, the rest reported as cut)
     limit: int = 50  # results an answer returns at most
+    documents: int = 50  # documents listed per node at most (a hub's others are counted as cut)
     timeout: float = 10.0  # seconds a query may take; then it answers with what it has, marked partial
     min_confidence: float | None = None  # items under it are left out at query time
     search: SearchConfig = field(default_factory=SearchConfig)

@@ -65,6 +65,10 @@ TABLES = [
     "CREATE TABLE qx_names (tenant TEXT NOT NULL, entity TEXT NOT NULL, key TEXT NOT NULL, alias INTEGER NOT NULL, "
     "PRIMARY KEY (tenant, entity, key))",
     "CREATE INDEX qx_names_key ON qx_names (tenant, key)",
+    # on the store's own tables: a node's documents as an index range (a hub's first few, and
+    # how many, without reading its rows), and a document by its d_ id
+    "CREATE INDEX qx_doc_nodes_docs ON doc_nodes (tenant, node, doc)",
+    "CREATE INDEX qx_documents_id ON documents (tenant, id)",
 ]
 
 SQLITE_TEXT = [
@@ -159,11 +163,14 @@ EARLIER = ["qx_version", "qx_fts", "qx_text", *(s.split("(")[0].split()[-1] for 
                                                  if s.startswith("CREATE TABLE"))]
 
 
+#: Indexes of the step on the store's own tables (dropped with the rest, so the step can run again).
+STORE_INDEXES = [s.split()[2] for s in TABLES if s.startswith("CREATE INDEX") and not s.split()[4].startswith("qx_")]
 TRIGGERS = ["qx_spell_add", "qx_spell_drop", *(f"qx_mark_{n}" for n in range(len(MARKS)))]
 
 
 def drop_earlier(kind: str) -> list[str]:
     if kind == "sqlite":
-        return [f"DROP TABLE IF EXISTS {t}" for t in EARLIER] + [f"DROP TRIGGER IF EXISTS {t}" for t in TRIGGERS]
-    return ([f"DROP TABLE IF EXISTS {t} CASCADE" for t in EARLIER]
+        return ([f"DROP TABLE IF EXISTS {t}" for t in EARLIER] + [f"DROP TRIGGER IF EXISTS {t}" for t in TRIGGERS]
+                + [f"DROP INDEX IF EXISTS {i}" for i in STORE_INDEXES])
+    return ([f"DROP TABLE IF EXISTS {t} CASCADE" for t in EARLIER] + [f"DROP INDEX IF EXISTS {i}" for i in STORE_INDEXES]
             + [f"DROP FUNCTION IF EXISTS {f}() CASCADE" for f in TRIGGERS])  # and the triggers calling them

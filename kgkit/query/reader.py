@@ -15,6 +15,7 @@ from typing import Any, Iterable
 from kgkit.errors import InputError, did_you_mean
 from kgkit.graph import assemble
 from kgkit.graph.index import _rows
+from kgkit.graph.links import CHUNK
 from kgkit.query.results import Evidence, Item, Node
 
 
@@ -53,20 +54,31 @@ class Budget:
 
 
 class Reader:
-    def __init__(self, store, budget: Budget | None = None):
+    def __init__(self, store, budget: Budget | None = None, documents: int = 50):
         self.store = store
         self.tenant = store.tenant
         self.version = store.version()
         self.budget = budget or Budget(None)
+        self.documents_cap = documents  # documents listed per node (query.documents)
+        self.documents_cut: dict[str, int] = {}  # entity -> documents naming it that were not listed
         self._entities: dict[str, dict[str, Any] | None] = {}
-        self._doc_ids: dict[str, str] | None = None
+        self._doc_id: dict[str, str] = {}  # document name -> d_ id, read as needed
+        self._all_docs = False
 
     # ---------------------------------------------------------------- vocabulary
     def types(self) -> list[str]:
-        return [r[0] for r in self.store._q("SELECT DISTINCT type FROM qx_entities WHERE tenant = ? ORDER BY type")]
+        return self._distinct("qx_entities", "type")
 
     def relations(self) -> list[str]:
-        return [r[0] for r in self.store._q("SELECT DISTINCT relation FROM qx_items WHERE tenant = ? ORDER BY relation")]
+        return self._distinct("qx_items", "relation")
+
+    def _distinct(self, table: str, column: str) -> list[str]:
+        """The distinct values of an indexed (tenant, column) as a skip scan: one index probe
+        per value, not a scan of every row (a 10,000-document store has 700,000 items)."""
+        sql = (f"WITH RECURSIVE v(x) AS (SELECT MIN({column}) FROM {table} WHERE tenant = ? UNION ALL "
+               f"SELECT (SELECT MIN({column}) FROM {table} WHERE tenant = ? AND {column} > v.x) FROM v "
+               f"WHERE v.x IS NOT NULL) SELECT x FROM v WHERE x IS NOT NULL")
+        return sorted(r[0] for r in self.store.db.query(sql, (self.tenant, self.tenant)))
 
     def check(self, what: str, given: Iterable[str] | None, known: list[str], column: int | None = None) -> None:
         """Every ``given`` type or relation must be one the graph has; an empty graph has
@@ -82,8 +94,9 @@ class Reader:
 
     # ---------------------------------------------------------------- entities
     def entities(self, ids: Iterable[str], documents: bool = False) -> dict[str, dict[str, Any]]:
-        """Index rows of entities; ``documents``: also the documents naming each (read only
-        for what an answer returns: a hub is named by thousands)."""
+        """Index rows of entities; ``documents``: also the documents naming each, at most
+        ``documents_cap`` of them (read only for what an answer returns: a hub is named by
+        thousands; the rest are counted in ``documents_cut``)."""
         ids = list(ids)
         want = [e for e in set(ids) if e not in self._entities]
         for e in want:
@@ -95,16 +108,36 @@ class Reader:
                                       "documents": None, "degree": degree}
         if documents:
             lacking = [e for e in set(ids) if self._entities.get(e) and self._entities[e]["documents"] is None]
-            found: dict[str, set[str]] = {e: set() for e in lacking}
-            # CROSS JOIN: SQLite keeps this order (entity's groups, their rows, the documents)
-            for entity, doc_id in _rows(self.store, "SELECT DISTINCT g.entity, d.id FROM groups g CROSS JOIN doc_nodes n "
-                                                    "CROSS JOIN documents d WHERE g.tenant = ? AND g.entity IN ({}) "
-                                                    "AND n.tenant = g.tenant AND n.node = g.node "
-                                                    "AND d.tenant = n.tenant AND d.doc = n.doc", lacking):
-                found[entity].add(doc_id)
-            for entity, docs in found.items():
-                self._entities[entity]["documents"] = sorted(docs)
+            for entity, docs in self.documents_of(lacking).items():
+                self._entities[entity]["documents"] = docs
         return {e: self._entities[e] for e in ids if self._entities.get(e)}
+
+    def documents_of(self, entities: Iterable[str]) -> dict[str, list[str]]:
+        """entity -> d_ ids of the first ``documents_cap`` documents naming it (by name), each
+        read as a short range of the (tenant, node, doc) index; what the cap leaves out is
+        counted in ``documents_cut``."""
+        cap = self.documents_cap
+        nodes_of: dict[str, list[str]] = {}
+        for node, entity in self.members(entities).items():
+            nodes_of.setdefault(entity, []).append(node)
+        names: dict[str, list[str]] = {}
+        for entity, nodes in sorted(nodes_of.items()):
+            found: set[str] = set()
+            full = True
+            for node in sorted(nodes):
+                got = [r[0] for r in self.store._q("SELECT doc FROM doc_nodes WHERE tenant = ? AND node = ? "
+                                                   "ORDER BY doc LIMIT ?", node, cap + 1)]
+                full = full and len(got) <= cap
+                found.update(got)
+            chosen = sorted(found)[:cap]
+            if not full or len(found) > cap:
+                marks = ",".join("?" * len(nodes))
+                total = self.store._q(f"SELECT COUNT(DISTINCT doc) FROM doc_nodes WHERE tenant = ? "
+                                      f"AND node IN ({marks})", *nodes)[0][0]
+                self.documents_cut[entity] = total - len(chosen)
+            names[entity] = chosen
+        ids = self.doc_ids({d for docs in names.values() for d in docs})
+        return {e: sorted(ids[d] for d in docs if d in ids) for e, docs in names.items()}
 
     def node(self, entity: str, **extra: Any) -> Node:
         e = self.entities([entity], documents=True)[entity]
@@ -126,35 +159,101 @@ class Reader:
 
     # ---------------------------------------------------------------- items
     def incident(self, entities: Iterable[str], *, relations: Iterable[str] | None = None,
-                 min_confidence: float | None = None) -> list[Stored]:
-        """The visible stored items that name any of ``entities``, with every filler as an entity."""
-        member = self.members(entities)
-        keys = {(d, v, i) for d, v, i in _rows(self.store, "SELECT doc, view, item FROM qx_fillers "
-                                                            "WHERE tenant = ? AND node IN ({})", member)}
-        return self.items(keys, relations=relations, min_confidence=min_confidence)
+                 min_confidence: float | None = None, others: Iterable[str] | None = None) -> list[Stored]:
+        """The visible stored items that name any of ``entities`` (and, given ``others``, one
+        of those too), with every filler as an entity: one joined read per 500 key groups."""
+        member = sorted(self.members(entities))
+        extra, extra_params = "", []
+        if others is not None:
+            other_nodes = sorted(self.members(others))
+            if not other_nodes:
+                return []
+            extra = (" AND EXISTS (SELECT 1 FROM qx_fillers b WHERE b.tenant = a.tenant AND b.doc = a.doc "
+                     f"AND b.view = a.view AND b.item = a.item AND b.node IN ({','.join('?' * len(other_nodes))}))")
+            extra_params = other_nodes
+        out: list[Stored] = []
+        for i in range(0, len(member), CHUNK):
+            part = member[i:i + CHUNK]
+            keys = (f"(SELECT DISTINCT a.doc, a.view, a.item FROM qx_fillers a WHERE a.tenant = ? AND a.node IN "
+                    f"({','.join('?' * len(part))}) AND a.visible = 1{extra}) k")
+            out += self._stored(keys, [self.tenant, *part, *extra_params], relations, min_confidence)
+        return sorted({s.key: s for s in out}.values(), key=lambda s: s.key)
 
     def items(self, keys: Iterable[tuple], *, relations: Iterable[str] | None = None,
               min_confidence: float | None = None) -> list[Stored]:
-        keys = set(keys)
-        if not keys:
-            return []
-        wanted = set(relations) if relations else None
-        head = {}
-        for d, v, i, kind, relation, confidence in _rows(
-                self.store, "SELECT doc, view, item, kind, relation, confidence FROM qx_items WHERE tenant = ? "
-                            "AND visible = 1 AND (doc, view, item) IN ({})", keys, 3):
-            if wanted is not None and relation not in wanted:
-                continue
-            if min_confidence is not None and confidence is not None and confidence < min_confidence:
-                continue
+        """The visible stored items of ``keys`` (doc, view, item): one joined read per 500 keys."""
+        keys = sorted(set(keys))
+        out: list[Stored] = []
+        for i in range(0, len(keys), CHUNK):
+            part = keys[i:i + CHUNK]
+            values = ("(SELECT column1 AS doc, column2 AS view, column3 AS item FROM (VALUES "  # both name them so
+                      + ", ".join(["(?, ?, ?)"] * len(part)) + ") AS v) k")
+            out += self._stored(values, [x for key in part for x in key], relations, min_confidence)
+        return sorted(out, key=lambda s: s.key)
+
+    def _stored(self, keys_sql: str, params: list, relations: Iterable[str] | None,
+                min_confidence: float | None) -> list[Stored]:
+        """Stored items of the (doc, view, item) rows ``keys_sql`` gives, with their fillers
+        resolved to entities, in one query."""
+        where, more = "", []
+        if relations:
+            relations = sorted(set(relations))
+            where += f" AND i.relation IN ({','.join('?' * len(relations))})"
+            more += relations
+        if min_confidence is not None:
+            where += " AND (i.confidence IS NULL OR i.confidence >= ?)"
+            more.append(min_confidence)
+        rows = self.store.db.query(
+            "SELECT i.doc, i.view, i.item, i.kind, i.relation, i.confidence, c.role, c.node, COALESCE(g.entity, c.node) "
+            f"FROM {keys_sql} JOIN qx_items i ON i.tenant = ? AND i.doc = k.doc AND i.view = k.view "
+            "AND i.item = k.item LEFT JOIN qx_fillers c ON c.tenant = i.tenant AND c.doc = i.doc AND c.view = i.view "
+            "AND c.item = i.item LEFT JOIN groups g ON g.tenant = c.tenant AND g.node = c.node "
+            f"WHERE i.visible = 1{where}", (*params, self.tenant, *more))
+        head: dict[tuple, tuple] = {}
+        fills: dict[tuple, dict[tuple[str, str], str]] = {}
+        for d, v, i, kind, relation, confidence, role, node, entity in rows:
             head[(d, v, i)] = (kind, relation, confidence)
-        fills: dict[tuple, list[tuple[str, str]]] = {}
-        for d, v, i, role, node in _rows(self.store, "SELECT doc, view, item, role, node FROM qx_fillers "
-                                                      "WHERE tenant = ? AND (doc, view, item) IN ({})", head, 3):
-            fills.setdefault((d, v, i), []).append((role, node))
-        canon = self.entity_of({n for fs in fills.values() for _, n in fs})
-        return [Stored(*k, *head[k], tuple(sorted((r, canon.get(n, n)) for r, n in fills.get(k, []))))
-                for k in sorted(head)]
+            if role is not None:
+                fills.setdefault((d, v, i), {})[(role, node)] = entity
+        return [Stored(*k, *head[k], tuple(sorted((r, e) for (r, _), e in fills.get(k, {}).items()))) for k in head]
+
+    def hood(self, entities: Iterable[str], *, relations: Iterable[str] | None = None,
+             min_confidence: float | None = None, direction: str | None = None,
+             types: Iterable[str] | None = None) -> list[tuple[str, str, float, int]]:
+        """(entity, neighbour, best confidence, neighbour's degree) for every pair one visible
+        item joins, aggregated in the database: a hub's thousands of items come back as one
+        row per neighbour, not as items. ``direction`` forward: head to tail of binary items;
+        backward: tail to head; None: any two fillers."""
+        member = sorted(self.members(entities))
+        where, more = "", []
+        if relations:
+            relations = sorted(set(relations))
+            where += f" AND i.relation IN ({','.join('?' * len(relations))})"
+            more += relations
+        if min_confidence is not None:
+            where += " AND (i.confidence IS NULL OR i.confidence >= ?)"
+            more.append(min_confidence)
+        if direction is not None:
+            near, far = ("head", "tail") if direction == "forward" else ("tail", "head")
+            where += f" AND i.kind IN ('edge', 'temporal') AND a.role = '{near}' AND b.role = '{far}'"
+        if types:
+            types = sorted(set(types))
+            where += f" AND e.type IN ({','.join('?' * len(types))})"
+            more += types
+        out: list[tuple[str, str, float, int]] = []
+        for i in range(0, len(member), CHUNK):
+            part = member[i:i + CHUNK]
+            out += self.store.db.query(
+                "SELECT ga.entity, gb.entity, MAX(COALESCE(i.confidence, 1.0)), e.degree FROM qx_fillers a "
+                "JOIN groups ga ON ga.tenant = a.tenant AND ga.node = a.node "
+                "JOIN qx_items i ON i.tenant = a.tenant AND i.doc = a.doc AND i.view = a.view AND i.item = a.item "
+                "JOIN qx_fillers b ON b.tenant = a.tenant AND b.doc = a.doc AND b.view = a.view AND b.item = a.item "
+                "JOIN groups gb ON gb.tenant = b.tenant AND gb.node = b.node "
+                "JOIN qx_entities e ON e.tenant = gb.tenant AND e.entity = gb.entity "
+                f"WHERE a.tenant = ? AND a.node IN ({','.join('?' * len(part))}) AND a.visible = 1 "
+                f"AND gb.entity <> ga.entity{where} GROUP BY ga.entity, gb.entity, e.degree",
+                (self.tenant, *part, *more))
+        return out
 
     def lift(self, stored: Iterable[Stored], ids: dict[tuple, str] | None = None) -> list[Item]:
         """Stored items as entity-level items (the snapshot's ids), merged across documents,
@@ -193,18 +292,32 @@ class Reader:
             item.evidence.sort(key=lambda e: (e.document_id, e.page or 0, e.quote or ""))
         return [out[k] for k in sorted(out)]
 
-    def doc_ids(self) -> dict[str, str]:
-        if self._doc_ids is None:
-            self._doc_ids = dict(self.store._q("SELECT doc, id FROM documents WHERE tenant = ?"))
-        return self._doc_ids
+    def doc_ids(self, docs: Iterable[str] | None = None) -> dict[str, str]:
+        """Document name -> d_ id: of ``docs`` (read by the primary key), or of every document."""
+        if docs is None:
+            if not self._all_docs:
+                self._doc_id.update(self.store._q("SELECT doc, id FROM documents WHERE tenant = ?"))
+                self._all_docs = True
+            return dict(self._doc_id)
+        docs = set(docs)
+        lacking = [d for d in docs if d not in self._doc_id] if not self._all_docs else []
+        self._doc_id.update(_rows(self.store, "SELECT doc, id FROM documents WHERE tenant = ? AND doc IN ({})",
+                                  lacking))
+        return {d: self._doc_id[d] for d in docs if d in self._doc_id}
+
+    def doc_names(self, ids: Iterable[str]) -> dict[str, str]:
+        """d_ id -> document name, for ``ids`` (by the documents' id index)."""
+        return {i: d for d, i in _rows(self.store, "SELECT doc, id FROM documents WHERE tenant = ? AND id IN ({})",
+                                       ids)}
 
     def evidence(self, keys: Iterable[tuple]) -> dict[tuple, list[Evidence]]:
         """Evidence rows of stored items (doc, view, item), quoted ones first, duplicates once."""
         found: dict[tuple, list[Evidence]] = {}
-        ids = self.doc_ids()
+        keys = set(keys)
+        ids = self.doc_ids({d for d, _, _ in keys})
         for d, v, i, chunk, page, quote in _rows(self.store, "SELECT doc, view, item, chunk, page, quote FROM evidence "
                                                              "WHERE tenant = ? AND (doc, view, item) IN ({})",
-                                                 set(keys), 3):
+                                                 keys, 3):
             ev = Evidence(d, ids.get(d, ""), page, quote, chunk, v)
             if ev not in found.setdefault((d, v, i), []):
                 found[(d, v, i)].append(ev)
@@ -214,16 +327,16 @@ class Reader:
         """Where each entity is named: the evidence of its groups' mentions in its first
         few documents (read per document, by the evidence's document index)."""
         member = self.members(entities)
-        ids = self.doc_ids()
-        docs: dict[str, list[str]] = {}
-        for doc, node in _rows(self.store, "SELECT doc, node FROM doc_nodes WHERE tenant = ? AND node IN ({})", member):
-            got = docs.setdefault(member[node], [])
-            if len(got) < per_entity and doc not in got:
-                got.append(doc)
-        out: dict[str, list[Evidence]] = {}
         nodes_of: dict[str, list[str]] = {}
         for node, entity in member.items():
             nodes_of.setdefault(entity, []).append(node)
+        docs: dict[str, list[str]] = {}
+        for entity, nodes in nodes_of.items():  # a hub's first documents, not all its thousands
+            found = {r[0] for n in nodes for r in self.store._q(
+                "SELECT doc FROM doc_nodes WHERE tenant = ? AND node = ? ORDER BY doc LIMIT ?", n, per_entity)}
+            docs[entity] = sorted(found)[:per_entity]
+        ids = self.doc_ids({d for ds in docs.values() for d in ds})
+        out: dict[str, list[Evidence]] = {}
         for entity, chosen in sorted(docs.items()):
             found = out.setdefault(entity, [])
             for doc in sorted(chosen):

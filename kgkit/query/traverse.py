@@ -49,38 +49,40 @@ def _weight(confidence: float | None) -> float:
 
 
 def step(reader: Reader, frontier: set[str], lim: Limits, direction: str | None = None
-         ) -> dict[str, dict[str, list[Stored]]]:
-    """node -> neighbour -> the stored items joining them, for every ``frontier`` node."""
-    out: dict[str, dict[str, list[Stored]]] = {f: {} for f in frontier}
-    for s in reader.incident(frontier, relations=lim.relations or None, min_confidence=lim.min_confidence):
-        if direction is None:
-            ends = {e for _, e in s.fillers}
-            for f in ends & frontier:
-                for other in ends - {f}:
-                    out[f].setdefault(other, []).append(s)
-        elif s.kind in ("edge", "temporal"):
-            head, tail = dict(s.fillers)["head"], dict(s.fillers)["tail"]
-            src, dst = (head, tail) if direction == "forward" else (tail, head)
-            if src in frontier and dst != src:
-                out[src].setdefault(dst, []).append(s)
-    if lim.types:
-        typed = reader.entities({n for hood in out.values() for n in hood})
-        for f, hood in out.items():
-            out[f] = {n: items for n, items in hood.items() if n in typed and typed[n]["type"] in lim.types}
+         ) -> dict[str, dict[str, tuple[float, int]]]:
+    """node -> neighbour -> (best confidence of the items joining them, the neighbour's
+    degree), for every ``frontier`` node (aggregated by the database, :meth:`Reader.hood`)."""
+    out: dict[str, dict[str, tuple[float, int]]] = {f: {} for f in frontier}
+    for f, n, confidence, degree in reader.hood(frontier, relations=lim.relations or None,
+                                                min_confidence=lim.min_confidence, direction=direction,
+                                                types=lim.types or None):
+        out[f][n] = (float(confidence), degree)
     return out
 
 
-def _capped(reader: Reader, answer: Answer, f: str, hood: dict[str, list[Stored]], fanout: int) -> list[str]:
+def _capped(answer: Answer, f: str, hood: dict[str, tuple[float, int]], fanout: int) -> list[str]:
     """``f``'s neighbours in the order kept, at most ``fanout``; the rest are reported cut."""
-    info = reader.entities(hood)
-    order = sorted(hood, key=lambda n: (-max((s.confidence if s.confidence is not None else 1.0) for s in hood[n]),
-                                        -info.get(n, {}).get("degree", 0), n))
+    order = sorted(hood, key=lambda n: (-hood[n][0], -hood[n][1], n))
     answer.cut("fanout", len(order) - fanout, at=f)
     return order[:fanout]
 
 
+def _joins(s: Stored, kept: dict[str, set[str]], direction: str | None) -> bool:
+    """Whether stored item ``s`` joins a frontier node to one of the neighbours kept for it."""
+    if direction is None:
+        ends = {e for _, e in s.fillers}
+        return any(kept[f] & ends for f in ends & kept.keys())
+    if s.kind not in ("edge", "temporal"):
+        return False
+    ends = dict(s.fillers)
+    src, dst = (ends["head"], ends["tail"]) if direction == "forward" else (ends["tail"], ends["head"])
+    return dst in kept.get(src, ())
+
+
 def walk(reader: Reader, answer: Answer, seeds: list[str], lim: Limits, direction: str | None = None):
-    """Breadth-first from ``seeds``: (hops per node, stored items walked, graph of kept edges)."""
+    """Breadth-first from ``seeds``: (hops per node, stored items walked, graph of kept edges).
+    Each hop ranks the frontier's neighbours in the database, caps them, and then reads only
+    the items that join a node to a neighbour it kept."""
     import networkx as nx
 
     dist = {s: 0 for s in seeds}
@@ -93,16 +95,22 @@ def walk(reader: Reader, answer: Answer, seeds: list[str], lim: Limits, directio
             break
         hoods = step(reader, frontier, lim, direction)
         nxt: set[str] = set()
+        kept: dict[str, set[str]] = {}
         for f in sorted(hoods):
-            for n in _capped(reader, answer, f, hoods[f], lim.fanout):
-                best = min(hoods[f][n], key=lambda s: _weight(s.confidence))
-                if not graph.has_edge(f, n) or graph[f][n]["weight"] > _weight(best.confidence):
-                    graph.add_edge(f, n, weight=_weight(best.confidence), item=best.key)
-                for s in hoods[f][n]:
-                    used[s.key] = s
+            kept[f] = set(_capped(answer, f, hoods[f], lim.fanout))
+            for n in sorted(kept[f]):
+                weight = _weight(hoods[f][n][0])
+                if not graph.has_edge(f, n) or graph[f][n]["weight"] > weight:
+                    graph.add_edge(f, n, weight=weight)
                 if n not in dist:
                     dist[n] = hop
                     nxt.add(n)
+        wanted = {n for ns in kept.values() for n in ns}
+        if wanted:
+            for s in reader.incident(frontier, relations=lim.relations or None, min_confidence=lim.min_confidence,
+                                     others=wanted):
+                if _joins(s, kept, direction):
+                    used[s.key] = s
         frontier = nxt
     answer.partial = reader.budget.ran_out
     return dist, used, graph

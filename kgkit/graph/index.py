@@ -8,7 +8,6 @@ split or unmerge re-derives only the entities whose membership changed.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any, Iterable
 
@@ -16,9 +15,8 @@ from kgkit import timex
 from kgkit.graph.links import CHUNK
 from kgkit.name_keys import canonical_key
 
-def scope_tokens(tenant: str, kind: str) -> str:
-    """A full-text row's tenant and kind as two tokens FTS5 can match exactly."""
-    return f"t{hashlib.sha256(tenant.encode()).hexdigest()[:20]} k{kind}"
+#: The kinds of full-text row; SQLite keeps each in its own FTS5 table, ``qx_fts_<kind>``.
+TEXT_KINDS = ("entity", "quote")
 
 
 #: Item kinds whose fillers are ``head``/``tail``.
@@ -261,7 +259,7 @@ def _drop_text(store, kind: str, refs: list[tuple]) -> None:
     by: dict[tuple, list[str]] = {}
     for ref in sorted(set(refs)):
         by.setdefault(tuple(ref[1:]), []).append(ref[0])
-    ids: list[int] = []
+    ids: list[int] = []  # of kind ``kind`` only
     for where, names in by.items():
         cond = " AND doc = ? AND view = ?" if where else ""
         for i in range(0, len(names), CHUNK):
@@ -269,7 +267,7 @@ def _drop_text(store, kind: str, refs: list[tuple]) -> None:
             ids += [r[0] for r in store._q(f"SELECT id FROM qx_text WHERE tenant = ? AND kind = ?{cond} "
                                            f"AND ref IN ({','.join('?' * len(part))})", kind, *where, *part)]
     if store.db.kind == "sqlite":
-        store.db.many("DELETE FROM qx_fts WHERE rowid = ?", [(i,) for i in ids])
+        store.db.many(f"DELETE FROM qx_fts_{kind} WHERE rowid = ?", [(i,) for i in ids])
     store.db.many("DELETE FROM qx_text WHERE id = ?", [(i,) for i in ids])
 
 
@@ -283,8 +281,9 @@ def _add_text(store, texts: list[tuple[str, str, str, str, str, str]]) -> None:
         rows = [(start + n, t, *row) for n, row in enumerate(texts)]
         store.db.many("INSERT INTO qx_text (id, tenant, kind, ref, type, doc, view, text) "
                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        store.db.many("INSERT INTO qx_fts (rowid, text, scope) VALUES (?, ?, ?)",
-                      [(r[0], r[-1], scope_tokens(t, r[2])) for r in rows])
+        for kind in TEXT_KINDS:
+            store.db.many(f"INSERT INTO qx_fts_{kind} (rowid, text) VALUES (?, ?)",
+                          [(r[0], r[-1]) for r in rows if r[2] == kind])
     else:
         store.db.many("INSERT INTO qx_text (tenant, kind, ref, type, doc, view, text) VALUES (?, ?, ?, ?, ?, ?, ?)",
                       [(t, *row) for row in texts])
@@ -297,7 +296,9 @@ def rebuild(store) -> None:
         store._x(f"DELETE FROM {table} WHERE tenant = ?")
     _spellings(store)
     if store.db.kind == "sqlite":
-        store.db.execute("DELETE FROM qx_fts WHERE rowid IN (SELECT id FROM qx_text WHERE tenant = ?)", (store.tenant,))
+        for kind in TEXT_KINDS:
+            store.db.execute(f"DELETE FROM qx_fts_{kind} WHERE rowid IN (SELECT id FROM qx_text WHERE tenant = ? "
+                             "AND kind = ?)", (store.tenant, kind))
     store._x("DELETE FROM qx_text WHERE tenant = ?")
     marks = [("item", "SELECT doc, view, item FROM items WHERE tenant = ?"),
              ("evidence", "SELECT DISTINCT doc, view, item FROM evidence WHERE tenant = ? AND quote IS NOT NULL"),

@@ -34,7 +34,7 @@ migration like every tenant table):
   two roles counts twice).
 * ``qx_names``: canonical keys of every entity's name and aliases (exact and alias lookup).
 * ``qx_text``: the searchable texts: entity names with aliases (``kind`` entity) and
-  evidence quotes (``kind`` quote), with SQLite FTS5 (``qx_fts``, rowid = ``qx_text.id``)
+  evidence quotes (``kind`` quote), with SQLite FTS5 (``qx_fts_<kind>``, rowid = ``qx_text.id``)
   or a PostgreSQL ``tsvector`` column with a GIN index.
 * ``qx_state``: the tenants whose indexes have been built.
 """
@@ -52,7 +52,8 @@ TABLES = [
     "CREATE INDEX qx_items_review ON qx_items (tenant, doc, review_key)",
     "CREATE TABLE qx_fillers (tenant TEXT NOT NULL, doc TEXT NOT NULL, view TEXT NOT NULL, item TEXT NOT NULL, "
     "role TEXT NOT NULL, node TEXT NOT NULL, visible INTEGER NOT NULL, PRIMARY KEY (tenant, doc, view, item, role, node))",
-    "CREATE INDEX qx_fillers_node ON qx_fillers (tenant, node, visible)",
+    # covering: a node's items (and roles) are one index range, however many a hub has
+    "CREATE INDEX qx_fillers_node ON qx_fillers (tenant, node, visible, doc, view, item, role)",
     "CREATE TABLE qx_times (tenant TEXT NOT NULL, doc TEXT NOT NULL, view TEXT NOT NULL, item TEXT NOT NULL, "
     "name TEXT NOT NULL, text TEXT, lo TEXT, hi TEXT, PRIMARY KEY (tenant, doc, view, item, name))",
     "CREATE INDEX qx_times_lo ON qx_times (tenant, name, lo)",
@@ -75,9 +76,11 @@ SQLITE_TEXT = [
     "CREATE TABLE qx_text (id INTEGER PRIMARY KEY, tenant TEXT NOT NULL, kind TEXT NOT NULL, ref TEXT NOT NULL, "
     "type TEXT NOT NULL, doc TEXT NOT NULL, view TEXT NOT NULL, text TEXT NOT NULL)",
     "CREATE INDEX qx_text_ref ON qx_text (tenant, kind, doc, view, ref)",
-    # scope: the row's tenant and kind as tokens (kgkit/query/text.py scope_tokens), so a search
-    # is restricted and ranked inside FTS5 and only its top rows are joined
-    "CREATE VIRTUAL TABLE qx_fts USING fts5(text, scope, tokenize = 'porter unicode61 remove_diacritics 2')",
+    # one FTS5 table per kind of text (rowid = qx_text.id): a search of names never ranks quotes,
+    # and no token in the query stands for a tenant or kind (BM25 counts every row of each token
+    # it ranks by: a scope token held by every row costs a scan of the whole index per query)
+    *(f"CREATE VIRTUAL TABLE qx_fts_{kind} USING fts5(text, tokenize = 'porter unicode61 remove_diacritics 2')"
+      for kind in ("entity", "quote")),
 ]
 
 POSTGRES_TEXT = [
@@ -159,7 +162,7 @@ def postgres_ddl() -> list[str]:
 #: What an earlier kgkit created on open, outside the store's migrations (``qx_version`` and
 #: the same tables, with row-level security on ``app.tenant``): dropped before the step creates
 #: them, so such a store's indexes are rebuilt, per tenant, on its next open.
-EARLIER = ["qx_version", "qx_fts", "qx_text", *(s.split("(")[0].split()[-1] for s in TABLES
+EARLIER = ["qx_version", "qx_fts", "qx_fts_entity", "qx_fts_quote", "qx_text", *(s.split("(")[0].split()[-1] for s in TABLES
                                                  if s.startswith("CREATE TABLE"))]
 
 

@@ -60,7 +60,7 @@ class Query:
         traverse.check_hops(hops, self.config.max_hops)
         return traverse.Limits(hops, fanout or self.config.fanout, limit or self.config.limit,
                                self.config.min_confidence if min_confidence is None else min_confidence,
-                               list(relations or []), list(types or []))
+                               list(relations or []), list(types or []), self.config.scan)
 
     @staticmethod
     def _seed(reader: Reader, ref: str) -> str | None:

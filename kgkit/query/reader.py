@@ -18,6 +18,11 @@ from kgkit.graph.index import _rows
 from kgkit.graph.links import CHUNK
 from kgkit.query.results import Evidence, Item, Node
 
+#: A stored item's key as one value in SQL (its parts joined by SEP, a parameter), so an
+#: aggregate can count items and pick one.
+SEP = "\x1f"
+KEY = "a.doc || ? || a.view || ? || a.item"
+
 
 @dataclass(frozen=True)
 class Stored:
@@ -130,10 +135,11 @@ class Reader:
                 full = full and len(got) <= cap
                 found.update(got)
             chosen = sorted(found)[:cap]
-            if not full or len(found) > cap:
+            if not full or len(found) > cap:  # one group: its rows are its documents (an index range)
                 marks = ",".join("?" * len(nodes))
-                total = self.store._q(f"SELECT COUNT(DISTINCT doc) FROM doc_nodes WHERE tenant = ? "
-                                      f"AND node IN ({marks})", *nodes)[0][0]
+                count = "COUNT(*)" if len(nodes) == 1 else "COUNT(DISTINCT doc)"
+                total = self.store._q(f"SELECT {count} FROM doc_nodes WHERE tenant = ? AND node IN ({marks})",
+                                      *nodes)[0][0]
                 self.documents_cut[entity] = total - len(chosen)
             names[entity] = chosen
         ids = self.doc_ids({d for docs in names.values() for d in docs})
@@ -174,10 +180,28 @@ class Reader:
         out: list[Stored] = []
         for i in range(0, len(member), CHUNK):
             part = member[i:i + CHUNK]
-            keys = (f"(SELECT DISTINCT a.doc, a.view, a.item FROM qx_fillers a WHERE a.tenant = ? AND a.node IN "
+            keys = (f"(SELECT a.doc, a.view, a.item FROM qx_fillers a WHERE a.tenant = ? AND a.node IN "
                     f"({','.join('?' * len(part))}) AND a.visible = 1{extra}) k")
             out += self._stored(keys, [self.tenant, *part, *extra_params], relations, min_confidence)
         return sorted({s.key: s for s in out}.values(), key=lambda s: s.key)
+
+    @staticmethod
+    def _values(keys: list[tuple]) -> str:
+        """Keys (doc, view, item) as a table ``k`` (both databases name VALUES' columns column1..3)."""
+        return ("(SELECT column1 AS doc, column2 AS view, column3 AS item FROM (VALUES "
+                + ", ".join(["(?, ?, ?)"] * len(keys)) + ") AS v) k")
+
+    def keyed(self, columns: str, table: str, keys: Iterable[tuple]) -> list[tuple]:
+        """``columns`` of ``table`` (as ``t``) for stored items ``keys`` (doc, view, item): one
+        read per 500 keys, each key found by the table's index."""
+        keys = sorted(set(keys))
+        out: list[tuple] = []
+        for i in range(0, len(keys), CHUNK):
+            part = keys[i:i + CHUNK]
+            out += self.store.db.query(
+                f"SELECT {columns} FROM {self._values(part)} CROSS JOIN {table} t WHERE t.tenant = ? "
+                "AND t.doc = k.doc AND t.view = k.view AND t.item = k.item", (*[x for k in part for x in k], self.tenant))
+        return out
 
     def items(self, keys: Iterable[tuple], *, relations: Iterable[str] | None = None,
               min_confidence: float | None = None) -> list[Stored]:
@@ -186,9 +210,7 @@ class Reader:
         out: list[Stored] = []
         for i in range(0, len(keys), CHUNK):
             part = keys[i:i + CHUNK]
-            values = ("(SELECT column1 AS doc, column2 AS view, column3 AS item FROM (VALUES "  # both name them so
-                      + ", ".join(["(?, ?, ?)"] * len(part)) + ") AS v) k")
-            out += self._stored(values, [x for key in part for x in key], relations, min_confidence)
+            out += self._stored(self._values(part), [x for key in part for x in key], relations, min_confidence)
         return sorted(out, key=lambda s: s.key)
 
     def _stored(self, keys_sql: str, params: list, relations: Iterable[str] | None,
@@ -203,12 +225,15 @@ class Reader:
         if min_confidence is not None:
             where += " AND (i.confidence IS NULL OR i.confidence >= ?)"
             more.append(min_confidence)
+        # CROSS JOIN: SQLite keeps this order (the keys, then their items by primary key) instead
+        # of reading every item of a relation by the relation index; PostgreSQL plans it freely
         rows = self.store.db.query(
             "SELECT i.doc, i.view, i.item, i.kind, i.relation, i.confidence, c.role, c.node, COALESCE(g.entity, c.node) "
-            f"FROM {keys_sql} JOIN qx_items i ON i.tenant = ? AND i.doc = k.doc AND i.view = k.view "
-            "AND i.item = k.item LEFT JOIN qx_fillers c ON c.tenant = i.tenant AND c.doc = i.doc AND c.view = i.view "
-            "AND c.item = i.item LEFT JOIN groups g ON g.tenant = c.tenant AND g.node = c.node "
-            f"WHERE i.visible = 1{where}", (*params, self.tenant, *more))
+            f"FROM {keys_sql} CROSS JOIN qx_items i "
+            "LEFT JOIN qx_fillers c ON c.tenant = i.tenant AND c.doc = i.doc AND c.view = i.view AND c.item = i.item "
+            "LEFT JOIN groups g ON g.tenant = c.tenant AND g.node = c.node "
+            f"WHERE i.tenant = ? AND i.doc = k.doc AND i.view = k.view AND i.item = k.item AND i.visible = 1{where}",
+            (*params, self.tenant, *more))
         head: dict[tuple, tuple] = {}
         fills: dict[tuple, dict[tuple[str, str], str]] = {}
         for d, v, i, kind, relation, confidence, role, node, entity in rows:
@@ -219,12 +244,16 @@ class Reader:
 
     def hood(self, entities: Iterable[str], *, relations: Iterable[str] | None = None,
              min_confidence: float | None = None, direction: str | None = None,
-             types: Iterable[str] | None = None) -> list[tuple[str, str, float, int]]:
-        """(entity, neighbour, best confidence, neighbour's degree) for every pair one visible
+             types: Iterable[str] | None = None, scan: int | None = None
+             ) -> tuple[list[tuple[str, str, float, int, int, tuple]], dict[str, int]]:
+        """(entity, neighbour, best confidence, neighbour's degree, items, the keys of two of them) for every
+        pair one visible
         item joins, aggregated in the database: a hub's thousands of items come back as one
         row per neighbour, not as items. ``direction`` forward: head to tail of binary items;
-        backward: tail to head; None: any two fillers."""
-        member = sorted(self.members(entities))
+        backward: tail to head; None: any two fillers. ``scan``: statements read per key
+        group of an entity at most (its first, in index order); returns also, per entity, how
+        many of its statements were not read."""
+        member = self.members(entities)
         where, more = "", []
         if relations:
             relations = sorted(set(relations))
@@ -240,20 +269,31 @@ class Reader:
             types = sorted(set(types))
             where += f" AND e.type IN ({','.join('?' * len(types))})"
             more += types
-        out: list[tuple[str, str, float, int]] = []
-        for i in range(0, len(member), CHUNK):
-            part = member[i:i + CHUNK]
-            out += self.store.db.query(
-                "SELECT ga.entity, gb.entity, MAX(COALESCE(i.confidence, 1.0)), e.degree FROM qx_fillers a "
-                "JOIN groups ga ON ga.tenant = a.tenant AND ga.node = a.node "
-                "JOIN qx_items i ON i.tenant = a.tenant AND i.doc = a.doc AND i.view = a.view AND i.item = a.item "
-                "JOIN qx_fillers b ON b.tenant = a.tenant AND b.doc = a.doc AND b.view = a.view AND b.item = a.item "
-                "JOIN groups gb ON gb.tenant = b.tenant AND gb.node = b.node "
-                "JOIN qx_entities e ON e.tenant = gb.tenant AND e.entity = gb.entity "
-                f"WHERE a.tenant = ? AND a.node IN ({','.join('?' * len(part))}) AND a.visible = 1 "
+        degree = {e: info["degree"] for e, info in self.entities(set(member.values())).items()}
+        small = sorted(n for n, e in member.items() if scan is None or degree.get(e, 0) <= scan)
+        large = sorted(set(member) - set(small))
+        sources = [(f"IN ({','.join('?' * len(small[i:i + CHUNK]))})", small[i:i + CHUNK], None)
+                   for i in range(0, len(small), CHUNK)] + [("= ?", [n], scan) for n in large]
+        out: list[tuple[str, str, float, int, int, tuple]] = []
+        unread: dict[str, int] = {}
+        for cond, nodes, cap in sources:
+            fillers = (f"(SELECT * FROM qx_fillers WHERE tenant = ? AND node {cond} AND visible = 1"
+                       + (" LIMIT ?) a" if cap else ") a"))
+            out += [(*r[:5], tuple(dict.fromkeys(tuple(k.split(SEP)) for k in r[5:]))) for r in self.store.db.query(  # CROSS JOIN: in this order
+                "SELECT ga.entity, gb.entity, MAX(COALESCE(i.confidence, 1.0)), e.degree, "
+                f"COUNT(DISTINCT {KEY}), MIN({KEY}), MAX({KEY}) FROM {fillers} "
+                "CROSS JOIN groups ga CROSS JOIN qx_items i CROSS JOIN qx_fillers b CROSS JOIN groups gb "
+                "CROSS JOIN qx_entities e WHERE ga.tenant = a.tenant AND ga.node = a.node "
+                "AND i.tenant = a.tenant AND i.doc = a.doc AND i.view = a.view AND i.item = a.item "
+                "AND b.tenant = a.tenant AND b.doc = a.doc AND b.view = a.view AND b.item = a.item "
+                "AND gb.tenant = b.tenant AND gb.node = b.node AND e.tenant = gb.tenant AND e.entity = gb.entity "
                 f"AND gb.entity <> ga.entity{where} GROUP BY ga.entity, gb.entity, e.degree",
-                (self.tenant, *part, *more))
-        return out
+                (*[SEP] * 6, self.tenant, *nodes, *([cap] if cap else []), *more))]
+            if cap:
+                [(total,)] = self.store._q("SELECT COUNT(*) FROM qx_fillers WHERE tenant = ? AND node = ? "
+                                           "AND visible = 1", nodes[0])
+                unread[member[nodes[0]]] = unread.get(member[nodes[0]], 0) + max(0, total - cap)
+        return out, unread
 
     def lift(self, stored: Iterable[Stored], ids: dict[tuple, str] | None = None) -> list[Item]:
         """Stored items as entity-level items (the snapshot's ids), merged across documents,
@@ -262,16 +302,14 @@ class Reader:
         if not stored:
             return []
         keys = {s.key for s in stored}
-        bodies = {(d, v, i): json.loads(b) for d, v, i, b in _rows(
-            self.store, "SELECT doc, view, item, body FROM items WHERE tenant = ? AND (doc, view, item) IN ({})",
-            keys, 3)}
+        bodies = {(d, v, i): json.loads(b) for d, v, i, b in self.keyed("t.doc, t.view, t.item, t.body", "items", keys)}
         nodes = {n for b in bodies.values() for n in _body_nodes(b)}
         canon_map = self.entity_of(nodes)
         canon = lambda n: canon_map.get(n, n)  # noqa: E731
         evidence = self.evidence(keys)
         times: dict[tuple, dict[str, dict[str, Any]]] = {}
-        for d, v, i, name, text, lo, hi in _rows(self.store, "SELECT doc, view, item, name, text, lo, hi FROM qx_times "
-                                                            "WHERE tenant = ? AND (doc, view, item) IN ({})", keys, 3):
+        for d, v, i, name, text, lo, hi in self.keyed("t.doc, t.view, t.item, t.name, t.text, t.lo, t.hi", "qx_times",
+                                                      keys):
             times.setdefault((d, v, i), {})[name] = {"text": text, "lo": lo, "hi": hi}
         out: dict[str, Item] = {}
         for s in stored:
@@ -315,9 +353,8 @@ class Reader:
         found: dict[tuple, list[Evidence]] = {}
         keys = set(keys)
         ids = self.doc_ids({d for d, _, _ in keys})
-        for d, v, i, chunk, page, quote in _rows(self.store, "SELECT doc, view, item, chunk, page, quote FROM evidence "
-                                                             "WHERE tenant = ? AND (doc, view, item) IN ({})",
-                                                 keys, 3):
+        for d, v, i, chunk, page, quote in self.keyed("t.doc, t.view, t.item, t.chunk, t.page, t.quote", "evidence",
+                                                      keys):
             ev = Evidence(d, ids.get(d, ""), page, quote, chunk, v)
             if ev not in found.setdefault((d, v, i), []):
                 found[(d, v, i)].append(ev)

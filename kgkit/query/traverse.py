@@ -8,7 +8,12 @@ only the items of the current frontier. Limits, all reported in the answer when 
 * ``hops`` (at most ``query.max_hops``);
 * ``fanout``: per node and hop, the neighbours kept (best confidence first, then the
   better-connected); a hub's other neighbours are dropped and counted;
+* ``scan`` (``query.scan``): per node and hop, the statements its neighbours are ranked
+  from (its first, in index order); a hub's others are not read, and counted as the cut
+  ``scan``, so a 2-hop walk through hubs costs the caps, not the hubs' degrees;
 * ``limit``: nodes returned (nearest first);
+* per pair of returned nodes the walk joined, two stored statements shown (the rest counted
+  as the cut ``items``: two hubs may share thousands);
 * ``min_confidence``: items under it are not walked;
 * the time budget: the answer so far, marked ``partial``.
 """
@@ -17,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kgkit.errors import InputError
-from kgkit.query.reader import Reader, Stored
+from kgkit.query.reader import Reader
 from kgkit.query.results import Answer
 
 DIRECTIONS = ("forward", "backward")
@@ -31,10 +36,11 @@ class Limits:
     min_confidence: float | None = None
     relations: list[str] = field(default_factory=list)
     types: list[str] = field(default_factory=list)
+    scan: int | None = None  # statements read per node and hop (query.scan)
 
     def as_dict(self) -> dict:
         return {"hops": self.hops, "fanout": self.fanout, "limit": self.limit, "min_confidence": self.min_confidence,
-                "relations": self.relations, "types": self.types}
+                "relations": self.relations, "types": self.types, "scan": self.scan}
 
 
 def check_hops(hops: int, max_hops: int) -> None:
@@ -48,75 +54,66 @@ def _weight(confidence: float | None) -> float:
     return 2.0 - (1.0 if confidence is None else confidence)
 
 
-def step(reader: Reader, frontier: set[str], lim: Limits, direction: str | None = None
-         ) -> dict[str, dict[str, tuple[float, int]]]:
+def step(reader: Reader, answer: Answer, frontier: set[str], lim: Limits, direction: str | None = None
+         ) -> dict[str, dict[str, tuple[float, int, int, tuple]]]:
     """node -> neighbour -> (best confidence of the items joining them, the neighbour's
-    degree), for every ``frontier`` node (aggregated by the database, :meth:`Reader.hood`)."""
-    out: dict[str, dict[str, tuple[float, int]]] = {f: {} for f in frontier}
-    for f, n, confidence, degree in reader.hood(frontier, relations=lim.relations or None,
-                                                min_confidence=lim.min_confidence, direction=direction,
-                                                types=lim.types or None):
-        out[f][n] = (float(confidence), degree)
+    degree, how many items join them, one of them), for every ``frontier`` node, aggregated by the
+    database (:meth:`Reader.hood`): a hub's items come back as one row per neighbour."""
+    out: dict[str, dict[str, tuple[float, int, int, tuple]]] = {f: {} for f in frontier}
+    rows, unread = reader.hood(frontier, relations=lim.relations or None, min_confidence=lim.min_confidence,
+                               direction=direction, types=lim.types or None, scan=lim.scan)
+    for f, n, confidence, degree, count, key in rows:
+        out[f][n] = (float(confidence), degree, count, key)
+    for f, dropped in sorted(unread.items()):
+        answer.cut("scan", dropped, at=f)
     return out
 
 
-def _capped(answer: Answer, f: str, hood: dict[str, tuple[float, int]], fanout: int) -> list[str]:
+def _capped(answer: Answer, f: str, hood: dict[str, tuple[float, int, int, tuple]], fanout: int) -> list[str]:
     """``f``'s neighbours in the order kept, at most ``fanout``; the rest are reported cut."""
     order = sorted(hood, key=lambda n: (-hood[n][0], -hood[n][1], n))
     answer.cut("fanout", len(order) - fanout, at=f)
     return order[:fanout]
 
 
-def _joins(s: Stored, kept: dict[str, set[str]], direction: str | None) -> bool:
-    """Whether stored item ``s`` joins a frontier node to one of the neighbours kept for it."""
-    if direction is None:
-        ends = {e for _, e in s.fillers}
-        return any(kept[f] & ends for f in ends & kept.keys())
-    if s.kind not in ("edge", "temporal"):
-        return False
-    ends = dict(s.fillers)
-    src, dst = (ends["head"], ends["tail"]) if direction == "forward" else (ends["tail"], ends["head"])
-    return dst in kept.get(src, ())
-
-
 def walk(reader: Reader, answer: Answer, seeds: list[str], lim: Limits, direction: str | None = None):
-    """Breadth-first from ``seeds``: (hops per node, stored items walked, graph of kept edges).
-    Each hop ranks the frontier's neighbours in the database, caps them, and then reads only
-    the items that join a node to a neighbour it kept."""
+    """Breadth-first from ``seeds``: (hops per node, graph of kept edges). Each hop ranks the
+    frontier's neighbours in the database and caps them; no item is read here (the answer's
+    items are read for what it keeps, :func:`_items`)."""
     import networkx as nx
 
     dist = {s: 0 for s in seeds}
-    used: dict[tuple, Stored] = {}
     graph = nx.DiGraph() if direction else nx.Graph()
     graph.add_nodes_from(seeds)
     frontier = set(seeds)
     for hop in range(1, lim.hops + 1):
         if not frontier or reader.budget.spent():
             break
-        hoods = step(reader, frontier, lim, direction)
+        hoods = step(reader, answer, frontier, lim, direction)
         nxt: set[str] = set()
-        kept: dict[str, set[str]] = {}
         for f in sorted(hoods):
-            kept[f] = set(_capped(answer, f, hoods[f], lim.fanout))
-            for n in sorted(kept[f]):
-                weight = _weight(hoods[f][n][0])
-                if not graph.has_edge(f, n) or graph[f][n]["weight"] > weight:
-                    graph.add_edge(f, n, weight=weight)
+            for n in _capped(answer, f, hoods[f], lim.fanout):
+                confidence, _, count, key = hoods[f][n]
+                if not graph.has_edge(f, n) or graph[f][n]["weight"] > _weight(confidence):
+                    graph.add_edge(f, n, weight=_weight(confidence), items=count, keys=key)
                 if n not in dist:
                     dist[n] = hop
                     nxt.add(n)
-        wanted = {n for ns in kept.values() for n in ns}
-        if wanted:
-            for s in reader.incident(frontier, relations=lim.relations or None, min_confidence=lim.min_confidence,
-                                     others=wanted):
-                if _joins(s, kept, direction):
-                    used[s.key] = s
         frontier = nxt
     answer.partial = reader.budget.ran_out
-    return dist, used, graph
+    return dist, graph
 
 
-def _finish(reader: Reader, answer: Answer, dist: dict[str, int], used: dict[tuple, Stored], lim: Limits,
+def _items(reader: Reader, answer: Answer, graph, pairs: list[tuple[str, str]]) -> None:
+    """The answer's items: for each walked pair of kept nodes, two of the stored statements
+    joining them (the walk's, enough to cite; two hubs may share thousands), the others
+    reported as the cut ``items``."""
+    edges = [graph[a][b] for a, b in sorted({tuple(p) for p in pairs})]
+    answer.cut("items", sum(e["items"] - len(e["keys"]) for e in edges))
+    answer.items = reader.lift(reader.items({k for e in edges for k in e["keys"]}))
+
+
+def _finish(reader: Reader, answer: Answer, dist: dict[str, int], graph, lim: Limits,
             keep_first: list[str] = ()) -> None:
     info = reader.entities(dist)
     order = list(dict.fromkeys([*keep_first, *sorted(dist, key=lambda n: (dist[n], -info[n]["degree"], n))]))
@@ -125,8 +122,7 @@ def _finish(reader: Reader, answer: Answer, dist: dict[str, int], used: dict[tup
     kept = set(order[:lim.limit])
     reader.entities(kept, documents=True)  # in one read
     answer.nodes = [reader.node(n, hops=dist[n]) for n in order[:lim.limit]]
-    answer.items = [i for i in reader.lift(s for s in used.values() if sum(e in kept for _, e in s.fillers) >= 2
-                                            and all(e in kept for _, e in s.fillers if e in dist))]
+    _items(reader, answer, graph, [(a, b) for a, b in graph.edges if a in kept and b in kept])
 
 
 def neighbours(reader: Reader, seeds: list[str], lim: Limits) -> Answer:
@@ -136,7 +132,7 @@ def neighbours(reader: Reader, seeds: list[str], lim: Limits) -> Answer:
     import networkx as nx
 
     answer = Answer("neighbours", reader.tenant, reader.version, {"seeds": seeds}, limits=lim.as_dict())
-    dist, used, graph = walk(reader, answer, seeds, lim)
+    dist, graph = walk(reader, answer, seeds, lim)
     first: list[str] = []
     if len(seeds) > 1:
         for i, a in enumerate(seeds):
@@ -145,7 +141,7 @@ def neighbours(reader: Reader, seeds: list[str], lim: Limits) -> Answer:
                     path = nx.shortest_path(graph, a, b)
                     answer.paths.append(path)
                     first += path
-    _finish(reader, answer, dist, used, lim, keep_first=first)
+    _finish(reader, answer, dist, graph, lim, keep_first=first)
     return answer
 
 
@@ -158,9 +154,9 @@ def lineage(reader: Reader, seed: str, lim: Limits, direction: str = "forward") 
         raise InputError(f"direction must be forward or backward, not {direction!r}")
     answer = Answer("lineage", reader.tenant, reader.version, {"seed": seed, "direction": direction},
                     limits=lim.as_dict())
-    dist, used, graph = walk(reader, answer, [seed], lim, direction)
+    dist, graph = walk(reader, answer, [seed], lim, direction)
     lengths, paths = nx.single_source_dijkstra(graph, seed, weight="weight")
-    _finish(reader, answer, dist, used, lim)
+    _finish(reader, answer, dist, graph, lim)
     kept = {n.id for n in answer.nodes}
     for node in answer.nodes:
         node.score = round(lengths.get(node.id, 0.0), 4)
@@ -173,7 +169,7 @@ def path(reader: Reader, a: str, b: str, lim: Limits) -> Answer:
     import networkx as nx
 
     answer = Answer("path", reader.tenant, reader.version, {"from": a, "to": b}, limits=lim.as_dict())
-    dist, used, graph = walk(reader, answer, [a], lim)
+    dist, graph = walk(reader, answer, [a], lim)
     if b in graph and nx.has_path(graph, a, b):
         found = []
         for p in nx.all_shortest_paths(graph, a, b):
@@ -184,7 +180,6 @@ def path(reader: Reader, a: str, b: str, lim: Limits) -> Answer:
         answer.paths = sorted(found[:lim.limit])
     on_path = {n for p in answer.paths for n in p}
     answer.nodes = [reader.node(n, hops=dist[n]) for n in sorted(on_path, key=lambda n: (dist[n], n))]
-    pairs = {frozenset(pair) for p in answer.paths for pair in zip(p, p[1:])}
-    answer.items = reader.lift(s for s in used.values()
-                               if any(frozenset((x, y)) in pairs for _, x in s.fillers for _, y in s.fillers if x != y))
+    pairs = {tuple(sorted(pair)) for p in answer.paths for pair in zip(p, p[1:])}
+    _items(reader, answer, graph, list(pairs))
     return answer

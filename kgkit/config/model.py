@@ -127,7 +127,7 @@ class QueryConfig:
     hops: int = 2  # neighbours / lineage / path without --hops
     max_hops: int = 6  # the most --hops may ask for
     fanout: int = 50  # neighbours kept per node per hop (hubs are damped, the rest reported as cut)
-    scan: int = 1000  # statements a node's neighbours are ranked from per hop (a hub's others: a cut)
+    scan: int = 300  # statements a node's neighbours are ranked from per hop (a hub's others: a cut)
     limit: int = 50  # results an answer returns at most
     documents: int = 50  # documents listed per node at most (a hub's others are counted as cut)
     timeout: float = 10.0  # seconds a query may take; then it answers with what it has, marked partial

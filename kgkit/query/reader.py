@@ -135,11 +135,11 @@ class Reader:
                 full = full and len(got) <= cap
                 found.update(got)
             chosen = sorted(found)[:cap]
-            if not full or len(found) > cap:  # one group: its rows are its documents (an index range)
+            if not full or len(found) > cap:  # one group: its refs count its documents
                 marks = ",".join("?" * len(nodes))
-                count = "COUNT(*)" if len(nodes) == 1 else "COUNT(DISTINCT doc)"
-                total = self.store._q(f"SELECT {count} FROM doc_nodes WHERE tenant = ? AND node IN ({marks})",
-                                      *nodes)[0][0]
+                sql = (f"SELECT refs FROM groups WHERE tenant = ? AND node = ?" if len(nodes) == 1 else
+                       f"SELECT COUNT(DISTINCT doc) FROM doc_nodes WHERE tenant = ? AND node IN ({marks})")
+                total = self.store._q(sql, *nodes)[0][0]
                 self.documents_cut[entity] = total - len(chosen)
             names[entity] = chosen
         ids = self.doc_ids({d for docs in names.values() for d in docs})
@@ -289,10 +289,12 @@ class Reader:
                 "AND gb.tenant = b.tenant AND gb.node = b.node AND e.tenant = gb.tenant AND e.entity = gb.entity "
                 f"AND gb.entity <> ga.entity{where} GROUP BY ga.entity, gb.entity, e.degree",
                 (*[SEP] * 6, self.tenant, *nodes, *([cap] if cap else []), *more))]
-            if cap:
-                [(total,)] = self.store._q("SELECT COUNT(*) FROM qx_fillers WHERE tenant = ? AND node = ? "
-                                           "AND visible = 1", nodes[0])
-                unread[member[nodes[0]]] = unread.get(member[nodes[0]], 0) + max(0, total - cap)
+            if cap:  # a lone group's visible fillers are its entity's degree; else they are counted
+                entity = member[nodes[0]]
+                groups = [n for n, e in member.items() if e == entity]
+                total = degree[entity] if len(groups) == 1 else self.store._q(
+                    "SELECT COUNT(*) FROM qx_fillers WHERE tenant = ? AND node = ? AND visible = 1", nodes[0])[0][0]
+                unread[entity] = unread.get(entity, 0) + max(0, total - cap)
         return out, unread
 
     def lift(self, stored: Iterable[Stored], ids: dict[tuple, str] | None = None) -> list[Item]:

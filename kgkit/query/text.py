@@ -3,7 +3,9 @@ SQLite FTS5 ranked by its BM25 (a table per kind of text), PostgreSQL ``tsvector
 by ``ts_rank_cd``.
 
 A query is its words joined by OR (a question need not contain every word of what it is
-after), less a short list of English function words that would match nearly every row.
+after), less a short list of English function words that would match nearly every row and,
+on SQLite, less the words a large store holds in very many rows when rarer ones remain
+(:func:`_informative`).
 The two stores rank alike in kind but not to the digit: BM25 and cover density differ,
 and FTS5's statistics span every tenant of the file (a tenant sees only its rows).
 """
@@ -19,6 +21,8 @@ STOP = frozenset(
     "show so that the their then there these this to was what when where which who why will with would you your "
     "all any also about after before".split())
 _WORD = re.compile(r"\w+", re.UNICODE)
+COMMON_SHARE = 0.02  # a term in more of the rows than this share is left out of a ranking (SQLite) ...
+COMMON_ROWS = 1000  # ... once it is in at least this many (a small store keeps every term)
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,7 @@ def _fts5(reader, kind: str, terms: list[str], depth: int) -> list[TextHit]:
     """The kind's FTS5 table ranked by BM25, its top rows joined to their qx_text rows; rows of
     other tenants of the file are passed over, reading deeper until ``depth`` are the tenant's
     or the matches run out (one read when the file holds one tenant)."""
-    match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    match = " OR ".join(_phrase(t) for t in _informative(reader, kind, terms))
     limit = depth
     while True:
         rows = reader.store.db.query(
@@ -81,3 +85,23 @@ def _fts5(reader, kind: str, terms: list[str], depth: int) -> list[TextHit]:
         if len(own) >= depth or len(rows) < limit:
             return own[:depth]
         limit *= 4
+
+
+def _phrase(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def _informative(reader, kind: str, terms: list[str]) -> list[str]:
+    """``terms`` less those in more than ``COMMON_SHARE`` of the full-text rows (and at least
+    ``COMMON_ROWS``), when a rarer one remains. BM25 weighs such a term at nearly nothing, but
+    ranking by it scores every row it is in (a company suffix or a relation word is in a
+    hundred thousand quotes of a large store); each term's count is probed only up to the
+    threshold, so a rare term costs nothing to check."""
+    if len(terms) < 2:
+        return terms
+    db = reader.store.db
+    [(top,)] = db.query("SELECT COALESCE(MAX(id), 0) FROM qx_text")  # row ids only grow: at least the rows
+    limit = max(COMMON_ROWS, int(COMMON_SHARE * top))
+    rare = [t for t in terms if db.query(f"SELECT COUNT(*) FROM (SELECT 1 FROM qx_fts_{kind} WHERE qx_fts_{kind} "
+                                         "MATCH ? LIMIT ?) AS m", (_phrase(t), limit + 1))[0][0] <= limit]
+    return rare or terms

@@ -113,8 +113,11 @@ def _refresh_items(store, keys: set[tuple]) -> set[str]:
     if not keys:
         return set()
     t = store.tenant
-    touched = {r[0] for r in _rows(store, "SELECT node FROM qx_fillers WHERE tenant = ? AND (doc, view, item) IN ({})",
-                                   keys, 3)}
+    delta: dict[str, int] = {}
+    for node, visible in _rows(store, "SELECT node, visible FROM qx_fillers WHERE tenant = ? AND (doc, view, item) "
+                                      "IN ({})", keys, 3):
+        delta[node] = delta.get(node, 0) - visible
+    touched = set(delta)
     for table in ("qx_items", "qx_fillers", "qx_times"):
         store.db.many(f"DELETE FROM {table} WHERE tenant = ? AND doc = ? AND view = ? AND item = ?",
                       [(t, *k) for k in sorted(keys)])
@@ -127,6 +130,7 @@ def _refresh_items(store, keys: set[tuple]) -> set[str]:
         items.append((t, doc, view, item, kind, relation_of(kind, body), confidence, visible, key))
         for role, node in fillers(kind, body):
             fills.append((t, doc, view, item, role, node, visible))
+            delta[node] = delta.get(node, 0) + visible
             touched.add(node)
         spans += [(t, doc, view, item, *span) for span in times(kind, body)]
     store.db.many("INSERT INTO qx_items (tenant, doc, view, item, kind, relation, confidence, visible, review_key) "
@@ -135,14 +139,31 @@ def _refresh_items(store, keys: set[tuple]) -> set[str]:
                   "ON CONFLICT DO NOTHING", fills)
     store.db.many("INSERT INTO qx_times (tenant, doc, view, item, name, text, lo, hi) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
                   "ON CONFLICT DO NOTHING", spans)
+    _add_degree(store, delta)
     return touched
+
+
+def _add_degree(store, delta: dict[str, int]) -> None:
+    """Add ``delta`` (node -> change in visible fillers) to ``qx_degree``, so an entity's degree
+    is the sum of its few groups' rows, never a count of a hub's thousands of fillers."""
+    changed = sorted(n for n, d in delta.items() if d)
+    store.db.many("INSERT INTO qx_degree (tenant, node, degree) VALUES (?, ?, ?) ON CONFLICT (tenant, node) "
+                  "DO UPDATE SET degree = qx_degree.degree + excluded.degree",
+                  [(store.tenant, n, delta[n]) for n in changed])
+    store.db.many("DELETE FROM qx_degree WHERE tenant = ? AND node = ? AND degree = 0", [(store.tenant, n) for n in changed])
 
 
 def _refresh_decisions(store, keys: set[tuple]) -> set[str]:
     """A decision makes a held item visible or not; returns the nodes of the items it changed."""
     touched: set[str] = set()
+    delta: dict[str, int] = {}
     for doc, key in sorted(keys):
         decision = store._decision(doc, key)
+        for node, visible in store.db.query(  # the rows the update below changes
+                "SELECT node, visible FROM qx_fillers WHERE tenant = ? AND doc = ? AND item IN "
+                "(SELECT item FROM qx_items WHERE tenant = ? AND doc = ? AND review_key = ?)",
+                (store.tenant, doc, store.tenant, doc, key)):
+            delta[node] = delta.get(node, 0) + int(decision == "accept") - visible
         for table in ("qx_items", "qx_fillers"):
             store.db.execute(f"UPDATE {table} SET visible = ? WHERE tenant = ? AND doc = ? AND item IN "
                              "(SELECT item FROM qx_items WHERE tenant = ? AND doc = ? AND review_key = ?)",
@@ -150,6 +171,7 @@ def _refresh_decisions(store, keys: set[tuple]) -> set[str]:
         touched |= {r[0] for r in store._q(
             "SELECT f.node FROM qx_fillers f JOIN qx_items i ON i.tenant = f.tenant AND i.doc = f.doc "
             "AND i.view = f.view AND i.item = f.item WHERE f.tenant = ? AND i.doc = ? AND i.review_key = ?", doc, key)}
+    _add_degree(store, delta)
     return touched
 
 
@@ -180,8 +202,7 @@ def _refresh_entities(store, entities: set[str]) -> None:
                                               "WHERE tenant = ? AND node IN ({})", node_of):
         spelt.setdefault(node_of[node], []).append((node, spelling, names))
     degree: dict[str, int] = {}
-    for node, count in _rows(store, "SELECT node, COUNT(*) FROM qx_fillers WHERE tenant = ? AND visible = 1 "
-                                    "AND node IN ({}) GROUP BY node", node_of):
+    for node, count in _rows(store, "SELECT node, degree FROM qx_degree WHERE tenant = ? AND node IN ({})", node_of):
         degree[node_of[node]] = degree.get(node_of[node], 0) + count
     rows, updates, keys, texts = [], [], [], []
     # a value (a date, an amount) that no visible item names is not in the graph (kgkit/scopes.py)
@@ -292,7 +313,7 @@ def _add_text(store, texts: list[tuple[str, str, str, str, str, str]]) -> None:
 def rebuild(store) -> None:
     """Derive the tenant's indexes from scratch (inside a write transaction): a store written
     before the indexes existed gets them on its first open, and ``ensure`` calls this."""
-    for table in ("qx_items", "qx_fillers", "qx_times", "qx_entities", "qx_names", "qx_dirty"):
+    for table in ("qx_items", "qx_fillers", "qx_times", "qx_entities", "qx_names", "qx_dirty", "qx_degree"):
         store._x(f"DELETE FROM {table} WHERE tenant = ?")
     _spellings(store)
     if store.db.kind == "sqlite":

@@ -30,6 +30,7 @@ migration like every tenant table):
 * ``qx_spellings``: per key group, how many of its documents' rows write each spelling as
   the name and at all (kept by triggers on ``doc_nodes``), so an entity's display name and
   aliases are re-derived from a few rows, not from every document naming it.
+* ``qx_degree``: per node (key group), how many visible fillers name it, kept incrementally.
 * ``qx_entities``: one row per resolved entity: type, display name, aliases and its degree (how often visible statements name it: a statement naming it in
   two roles counts twice).
 * ``qx_names``: canonical keys of every entity's name and aliases (exact and alias lookup).
@@ -57,6 +58,9 @@ TABLES = [
     "CREATE TABLE qx_times (tenant TEXT NOT NULL, doc TEXT NOT NULL, view TEXT NOT NULL, item TEXT NOT NULL, "
     "name TEXT NOT NULL, text TEXT, lo TEXT, hi TEXT, PRIMARY KEY (tenant, doc, view, item, name))",
     "CREATE INDEX qx_times_lo ON qx_times (tenant, name, lo)",
+    # visible fillers per node, kept by adding each update's change (an entity's degree: its groups' sum)
+    "CREATE TABLE qx_degree (tenant TEXT NOT NULL, node TEXT NOT NULL, degree INTEGER NOT NULL, "
+    "PRIMARY KEY (tenant, node))",
     "CREATE TABLE qx_entities (tenant TEXT NOT NULL, entity TEXT NOT NULL, type TEXT NOT NULL, name TEXT NOT NULL, "
     "aliases TEXT NOT NULL, degree INTEGER NOT NULL, PRIMARY KEY (tenant, entity))",
     # how many of a key group's document rows write each spelling: as its name, and at all

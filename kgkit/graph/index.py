@@ -118,9 +118,11 @@ def _refresh_items(store, keys: set[tuple]) -> set[str]:
                                       "IN ({})", keys, 3):
         delta[node] = delta.get(node, 0) - visible
     touched = set(delta)
-    for table in ("qx_items", "qx_fillers", "qx_times"):
+    indexed = sorted(tuple(r) for r in _rows(store, "SELECT doc, view, item FROM qx_items WHERE tenant = ? "
+                                                     "AND (doc, view, item) IN ({})", keys, 3))
+    for table in ("qx_items", "qx_fillers", "qx_times"):  # only what is there: a new document's items are not
         store.db.many(f"DELETE FROM {table} WHERE tenant = ? AND doc = ? AND view = ? AND item = ?",
-                      [(t, *k) for k in sorted(keys)])
+                      [(t, *k) for k in indexed])
     rows = _rows(store, "SELECT doc, view, item, kind, body, confidence, held, review_key FROM items "
                         "WHERE tenant = ? AND (doc, view, item) IN ({})", keys, 3)
     items, fills, spans = [], [], []

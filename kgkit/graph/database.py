@@ -28,7 +28,7 @@ from typing import Any, Iterable, Iterator
 
 from kgkit.errors import ConfigError, InputError
 from kgkit.graph.migrations import MIGRATIONS, ROLES_VERSION, SHARED_TABLES, TABLES, TENANT_TABLES, statements, tables_of
-from kgkit.secrets import mask_url, scrub_url
+from kgkit.guards.secrets import mask_url, scrub_url
 
 #: What a tenant role may do on a tenant table (row-level security limits it to its tenant's rows).
 TENANT_GRANT = "SELECT, INSERT, UPDATE, DELETE"
@@ -337,7 +337,7 @@ class PostgresDatabase(Database):
 def _check_sqlite_file(target: Path) -> None:
     """An existing store path must be a regular file that is empty or an SQLite database: a
     device (``/dev/zero``), a FIFO or a text file is refused with its kind, unopened by SQLite."""
-    from kgkit.input_file import UnusableFile, open_regular
+    from kgkit.guards.input_file import UnusableFile, open_regular
 
     try:
         with open_regular(target, 1 << 62, what="a graph store file") as fh:

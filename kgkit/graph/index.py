@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
-from kgkit import timex
+from kgkit.text import timex
 from kgkit.graph.links import CHUNK
-from kgkit.name_keys import canonical_key
+from kgkit.text.name_keys import canonical_key
 
 #: The kinds of full-text row; SQLite keeps each in its own FTS5 table, ``qx_fts_<kind>``.
 TEXT_KINDS = ("entity", "quote")
@@ -207,7 +207,7 @@ def _refresh_entities(store, entities: set[str]) -> None:
     for node, count in _rows(store, "SELECT node, degree FROM qx_degree WHERE tenant = ? AND node IN ({})", node_of):
         degree[node_of[node]] = degree.get(node_of[node], 0) + count
     rows, updates, keys, texts = [], [], [], []
-    # a value (a date, an amount) that no visible item names is not in the graph (kgkit/scopes.py)
+    # a value (a date, an amount) that no visible item names is not in the graph (kgkit/formats/scopes.py)
     spelt = {e: f for e, f in spelt.items() if not (scope.get(e) == "value" and not degree.get(e))}
     renamed = set(before) - set(spelt)  # no document names them any more: their rows go
     for entity, found in spelt.items():

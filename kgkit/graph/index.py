@@ -152,7 +152,8 @@ def _add_degree(store, delta: dict[str, int]) -> None:
     store.db.many("INSERT INTO qx_degree (tenant, node, degree) VALUES (?, ?, ?) ON CONFLICT (tenant, node) "
                   "DO UPDATE SET degree = qx_degree.degree + excluded.degree",
                   [(store.tenant, n, delta[n]) for n in changed])
-    store.db.many("DELETE FROM qx_degree WHERE tenant = ? AND node = ? AND degree = 0", [(store.tenant, n) for n in changed])
+    store.db.many("DELETE FROM qx_degree WHERE tenant = ? AND node = ? AND degree = 0",  # only a fall reaches 0
+                  [(store.tenant, n) for n in changed if delta[n] < 0])
 
 
 def _refresh_decisions(store, keys: set[tuple]) -> set[str]:

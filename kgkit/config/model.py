@@ -164,7 +164,11 @@ class QueryConfig:
     hops: int = setting(2, "Hops of neighbours, lineage and path without --hops.")
     max_hops: int = setting(6, "The most --hops may ask for.")
     fanout: int = setting(50, "Neighbours kept per node per hop; what a hub loses is reported as cut.")
+    scan: int = setting(300, "Statements a node's neighbours are ranked from per hop; the others a hub has are "
+                             "not read, and reported as cut.")
     limit: int = setting(50, "Results an answer returns at most.")
+    documents: int = setting(50, "Documents listed per node at most; the others a hub is named in are reported "
+                                 "as cut.")
     timeout: float = setting(10.0, "Seconds a query may take before it answers with what it has, marked partial.")
     min_confidence: float | None = setting(None, "Items under this confidence are left out at query time.")
     search: SearchConfig = section(SearchConfig, "Typed retrieval: weighted reciprocal-rank fusion of per-type lists.")

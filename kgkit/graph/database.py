@@ -27,9 +27,11 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from kgkit.errors import ConfigError, InputError
-from kgkit.graph.migrations import MIGRATIONS, ROLES_VERSION, SHARED_TABLES, TABLES, TENANT_TABLES
+from kgkit.graph.migrations import MIGRATIONS, ROLES_VERSION, SHARED_TABLES, TABLES, TENANT_TABLES, statements, tables_of
 from kgkit.guards.secrets import mask_url, scrub_url
 
+#: What a tenant role may do on a tenant table (row-level security limits it to its tenant's rows).
+TENANT_GRANT = "SELECT, INSERT, UPDATE, DELETE"
 #: Seconds a writer waits for another to finish before giving up (SQLite busy_timeout).
 WAIT_SECONDS = 60.0
 
@@ -125,7 +127,7 @@ class Database:
             if current < newest:
                 self._may_migrate(current, newest)
             for version in range(current + 1, newest + 1):
-                for statement in self._ddl(MIGRATIONS[version - 1], version):
+                for statement in self._ddl(statements(MIGRATIONS[version - 1], self.kind), version):
                     self.execute(statement)
             if not rows:
                 self.execute("INSERT INTO schema_version (version) VALUES (?)", (newest,))
@@ -261,11 +263,20 @@ class PostgresDatabase(Database):
                     f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY",
                     f"CREATE POLICY {table}_tenant ON {table} USING (tenant = {tenant}) WITH CHECK (tenant = {tenant})",
                 ]
+            if table in TENANT_TABLES and version > ROLES_VERSION:  # the roles granted before it came
+                out.append(self._grant_to_roles(table))
             if table == "tenant_roles":
                 out += [self._tenant_function(), "REVOKE ALL ON tenant_roles FROM PUBLIC",
                         *(f"ALTER POLICY {t}_tenant ON {t} USING (tenant = kgkit_tenant()) "
-                          f"WITH CHECK (tenant = kgkit_tenant())" for t in sorted(TENANT_TABLES))]
+                          f"WITH CHECK (tenant = kgkit_tenant())" for t in sorted(tables_of(MIGRATIONS[:ROLES_VERSION]) & TENANT_TABLES))]
         return out
+
+    @staticmethod
+    def _grant_to_roles(table: str) -> str:
+        """What :meth:`grant_tenant_role` grants on ``table``, to every tenant role mapped so far (``%%``:
+        the statement goes through the driver's placeholders)."""
+        return ("DO $$ DECLARE r record; BEGIN FOR r IN SELECT role FROM tenant_roles LOOP "
+                f"EXECUTE format('GRANT {TENANT_GRANT} ON %%I TO %%I', '{table}', r.role); END LOOP; END $$")
 
     def _tenant_function(self) -> str:
         """``kgkit_tenant()``: the tenant of the session's login role, else ``app.tenant``. SECURITY
@@ -320,7 +331,7 @@ class PostgresDatabase(Database):
             self.execute(f"GRANT USAGE ON SCHEMA {schema} TO {ident}")
             self.execute(f"GRANT SELECT ON schema_version TO {ident}")
             for table in sorted(TENANT_TABLES):
-                self.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {table} TO {ident}")
+                self.execute(f"GRANT {TENANT_GRANT} ON {table} TO {ident}")
 
 
 def _check_sqlite_file(target: Path) -> None:

@@ -8,7 +8,6 @@ split or unmerge re-derives only the entities whose membership changed.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any, Iterable
 
@@ -16,9 +15,8 @@ from kgkit.text import timex
 from kgkit.graph.links import CHUNK
 from kgkit.text.name_keys import canonical_key
 
-def scope_tokens(tenant: str, kind: str) -> str:
-    """A full-text row's tenant and kind as two tokens FTS5 can match exactly."""
-    return f"t{hashlib.sha256(tenant.encode()).hexdigest()[:20]} k{kind}"
+#: The kinds of full-text row; SQLite keeps each in its own FTS5 table, ``qx_fts_<kind>``.
+TEXT_KINDS = ("entity", "quote")
 
 
 #: Item kinds whose fillers are ``head``/``tail``.
@@ -115,11 +113,16 @@ def _refresh_items(store, keys: set[tuple]) -> set[str]:
     if not keys:
         return set()
     t = store.tenant
-    touched = {r[0] for r in _rows(store, "SELECT node FROM qx_fillers WHERE tenant = ? AND (doc, view, item) IN ({})",
-                                   keys, 3)}
-    for table in ("qx_items", "qx_fillers", "qx_times"):
+    delta: dict[str, int] = {}
+    for node, visible in _rows(store, "SELECT node, visible FROM qx_fillers WHERE tenant = ? AND (doc, view, item) "
+                                      "IN ({})", keys, 3):
+        delta[node] = delta.get(node, 0) - visible
+    touched = set(delta)
+    indexed = sorted(tuple(r) for r in _rows(store, "SELECT doc, view, item FROM qx_items WHERE tenant = ? "
+                                                     "AND (doc, view, item) IN ({})", keys, 3))
+    for table in ("qx_items", "qx_fillers", "qx_times"):  # only what is there: a new document's items are not
         store.db.many(f"DELETE FROM {table} WHERE tenant = ? AND doc = ? AND view = ? AND item = ?",
-                      [(t, *k) for k in sorted(keys)])
+                      [(t, *k) for k in indexed])
     rows = _rows(store, "SELECT doc, view, item, kind, body, confidence, held, review_key FROM items "
                         "WHERE tenant = ? AND (doc, view, item) IN ({})", keys, 3)
     items, fills, spans = [], [], []
@@ -129,6 +132,7 @@ def _refresh_items(store, keys: set[tuple]) -> set[str]:
         items.append((t, doc, view, item, kind, relation_of(kind, body), confidence, visible, key))
         for role, node in fillers(kind, body):
             fills.append((t, doc, view, item, role, node, visible))
+            delta[node] = delta.get(node, 0) + visible
             touched.add(node)
         spans += [(t, doc, view, item, *span) for span in times(kind, body)]
     store.db.many("INSERT INTO qx_items (tenant, doc, view, item, kind, relation, confidence, visible, review_key) "
@@ -137,14 +141,32 @@ def _refresh_items(store, keys: set[tuple]) -> set[str]:
                   "ON CONFLICT DO NOTHING", fills)
     store.db.many("INSERT INTO qx_times (tenant, doc, view, item, name, text, lo, hi) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
                   "ON CONFLICT DO NOTHING", spans)
+    _add_degree(store, delta)
     return touched
+
+
+def _add_degree(store, delta: dict[str, int]) -> None:
+    """Add ``delta`` (node -> change in visible fillers) to ``qx_degree``, so an entity's degree
+    is the sum of its few groups' rows, never a count of a hub's thousands of fillers."""
+    changed = sorted(n for n, d in delta.items() if d)
+    store.db.many("INSERT INTO qx_degree (tenant, node, degree) VALUES (?, ?, ?) ON CONFLICT (tenant, node) "
+                  "DO UPDATE SET degree = qx_degree.degree + excluded.degree",
+                  [(store.tenant, n, delta[n]) for n in changed])
+    store.db.many("DELETE FROM qx_degree WHERE tenant = ? AND node = ? AND degree = 0",  # only a fall reaches 0
+                  [(store.tenant, n) for n in changed if delta[n] < 0])
 
 
 def _refresh_decisions(store, keys: set[tuple]) -> set[str]:
     """A decision makes a held item visible or not; returns the nodes of the items it changed."""
     touched: set[str] = set()
+    delta: dict[str, int] = {}
     for doc, key in sorted(keys):
         decision = store._decision(doc, key)
+        for node, visible in store.db.query(  # the rows the update below changes
+                "SELECT node, visible FROM qx_fillers WHERE tenant = ? AND doc = ? AND item IN "
+                "(SELECT item FROM qx_items WHERE tenant = ? AND doc = ? AND review_key = ?)",
+                (store.tenant, doc, store.tenant, doc, key)):
+            delta[node] = delta.get(node, 0) + int(decision == "accept") - visible
         for table in ("qx_items", "qx_fillers"):
             store.db.execute(f"UPDATE {table} SET visible = ? WHERE tenant = ? AND doc = ? AND item IN "
                              "(SELECT item FROM qx_items WHERE tenant = ? AND doc = ? AND review_key = ?)",
@@ -152,6 +174,7 @@ def _refresh_decisions(store, keys: set[tuple]) -> set[str]:
         touched |= {r[0] for r in store._q(
             "SELECT f.node FROM qx_fillers f JOIN qx_items i ON i.tenant = f.tenant AND i.doc = f.doc "
             "AND i.view = f.view AND i.item = f.item WHERE f.tenant = ? AND i.doc = ? AND i.review_key = ?", doc, key)}
+    _add_degree(store, delta)
     return touched
 
 
@@ -182,8 +205,7 @@ def _refresh_entities(store, entities: set[str]) -> None:
                                               "WHERE tenant = ? AND node IN ({})", node_of):
         spelt.setdefault(node_of[node], []).append((node, spelling, names))
     degree: dict[str, int] = {}
-    for node, count in _rows(store, "SELECT node, COUNT(*) FROM qx_fillers WHERE tenant = ? AND visible = 1 "
-                                    "AND node IN ({}) GROUP BY node", node_of):
+    for node, count in _rows(store, "SELECT node, degree FROM qx_degree WHERE tenant = ? AND node IN ({})", node_of):
         degree[node_of[node]] = degree.get(node_of[node], 0) + count
     rows, updates, keys, texts = [], [], [], []
     # a value (a date, an amount) that no visible item names is not in the graph (kgkit/formats/scopes.py)
@@ -261,7 +283,7 @@ def _drop_text(store, kind: str, refs: list[tuple]) -> None:
     by: dict[tuple, list[str]] = {}
     for ref in sorted(set(refs)):
         by.setdefault(tuple(ref[1:]), []).append(ref[0])
-    ids: list[int] = []
+    ids: list[int] = []  # of kind ``kind`` only
     for where, names in by.items():
         cond = " AND doc = ? AND view = ?" if where else ""
         for i in range(0, len(names), CHUNK):
@@ -269,7 +291,7 @@ def _drop_text(store, kind: str, refs: list[tuple]) -> None:
             ids += [r[0] for r in store._q(f"SELECT id FROM qx_text WHERE tenant = ? AND kind = ?{cond} "
                                            f"AND ref IN ({','.join('?' * len(part))})", kind, *where, *part)]
     if store.db.kind == "sqlite":
-        store.db.many("DELETE FROM qx_fts WHERE rowid = ?", [(i,) for i in ids])
+        store.db.many(f"DELETE FROM qx_fts_{kind} WHERE rowid = ?", [(i,) for i in ids])
     store.db.many("DELETE FROM qx_text WHERE id = ?", [(i,) for i in ids])
 
 
@@ -283,8 +305,9 @@ def _add_text(store, texts: list[tuple[str, str, str, str, str, str]]) -> None:
         rows = [(start + n, t, *row) for n, row in enumerate(texts)]
         store.db.many("INSERT INTO qx_text (id, tenant, kind, ref, type, doc, view, text) "
                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        store.db.many("INSERT INTO qx_fts (rowid, text, scope) VALUES (?, ?, ?)",
-                      [(r[0], r[-1], scope_tokens(t, r[2])) for r in rows])
+        for kind in TEXT_KINDS:
+            store.db.many(f"INSERT INTO qx_fts_{kind} (rowid, text) VALUES (?, ?)",
+                          [(r[0], r[-1]) for r in rows if r[2] == kind])
     else:
         store.db.many("INSERT INTO qx_text (tenant, kind, ref, type, doc, view, text) VALUES (?, ?, ?, ?, ?, ?, ?)",
                       [(t, *row) for row in texts])
@@ -293,11 +316,13 @@ def _add_text(store, texts: list[tuple[str, str, str, str, str, str]]) -> None:
 def rebuild(store) -> None:
     """Derive the tenant's indexes from scratch (inside a write transaction): a store written
     before the indexes existed gets them on its first open, and ``ensure`` calls this."""
-    for table in ("qx_items", "qx_fillers", "qx_times", "qx_entities", "qx_names", "qx_dirty"):
+    for table in ("qx_items", "qx_fillers", "qx_times", "qx_entities", "qx_names", "qx_dirty", "qx_degree"):
         store._x(f"DELETE FROM {table} WHERE tenant = ?")
     _spellings(store)
     if store.db.kind == "sqlite":
-        store.db.execute("DELETE FROM qx_fts WHERE rowid IN (SELECT id FROM qx_text WHERE tenant = ?)", (store.tenant,))
+        for kind in TEXT_KINDS:
+            store.db.execute(f"DELETE FROM qx_fts_{kind} WHERE rowid IN (SELECT id FROM qx_text WHERE tenant = ? "
+                             "AND kind = ?)", (store.tenant, kind))
     store._x("DELETE FROM qx_text WHERE tenant = ?")
     marks = [("item", "SELECT doc, view, item FROM items WHERE tenant = ?"),
              ("evidence", "SELECT DISTINCT doc, view, item FROM evidence WHERE tenant = ? AND quote IS NOT NULL"),

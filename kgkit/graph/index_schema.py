@@ -1,9 +1,12 @@
-"""The query indexes' schema: tables of their own, on a migration track of their own.
+"""The query indexes' schema: tables derived from the store's own, created by the store's
+migrations (kgkit/graph/migrations.py, the step after tenant roles), so only the store's
+owner ever runs their DDL; a tenant role reads and writes their rows like any tenant table
+(granted by ``kgkit graph grant``, row-level security on ``kgkit_tenant()``).
 
-The store's own tables (kgkit/graph/migrations.py) keep what a document contributed, as
-the run folder wrote it; queries need the same facts as indexed columns. These tables
-hold them, derived from the store's rows and never the other way round, so they can be
-dropped and rebuilt at any time (:func:`kgkit.graph.index.rebuild`).
+The store's own tables keep what a document contributed, as the run folder wrote it;
+queries need the same facts as indexed columns. These tables hold them, derived from the
+store's rows and never the other way round, so they can be dropped and rebuilt at any time
+(:func:`kgkit.graph.index.rebuild`; a tenant without a ``qx_state`` row is rebuilt on open).
 
 How they stay current: triggers on the store's tables note every row an update inserts,
 changes or deletes in ``qx_dirty``; before the update commits, :func:`kgkit.graph.index.refresh`
@@ -12,7 +15,8 @@ update's upkeep follows its document's size, not the corpus's. The same holds fo
 replacing, removing, unmerging and review decisions: every one of them is rows changing
 in the store's tables, which is all the triggers look at.
 
-Tables (every row has a ``tenant``; PostgreSQL gets row-level security on each):
+Tables (every row has a ``tenant``; PostgreSQL gets row-level security on each, from the
+migration like every tenant table):
 
 * ``qx_items``: one row per stored item (doc, view, item) with its kind, relation (an
   event's type), confidence and whether it is visible (not held, or accepted in review).
@@ -26,17 +30,18 @@ Tables (every row has a ``tenant``; PostgreSQL gets row-level security on each):
 * ``qx_spellings``: per key group, how many of its documents' rows write each spelling as
   the name and at all (kept by triggers on ``doc_nodes``), so an entity's display name and
   aliases are re-derived from a few rows, not from every document naming it.
+* ``qx_degree``: per node (key group), how many visible fillers name it, kept incrementally.
 * ``qx_entities``: one row per resolved entity: type, display name, aliases and its degree (how often visible statements name it: a statement naming it in
   two roles counts twice).
 * ``qx_names``: canonical keys of every entity's name and aliases (exact and alias lookup).
 * ``qx_text``: the searchable texts: entity names with aliases (``kind`` entity) and
-  evidence quotes (``kind`` quote), with SQLite FTS5 (``qx_fts``, rowid = ``qx_text.id``)
+  evidence quotes (``kind`` quote), with SQLite FTS5 (``qx_fts_<kind>``, rowid = ``qx_text.id``)
   or a PostgreSQL ``tsvector`` column with a GIN index.
 * ``qx_state``: the tenants whose indexes have been built.
 """
 from __future__ import annotations
 
-#: The index tables' schema version; a store records it in ``qx_version``.
+#: The index tables (both backends; SQLite's REAL is PostgreSQL's DOUBLE PRECISION, database.py).
 TABLES = [
     "CREATE TABLE qx_dirty (tenant TEXT NOT NULL, what TEXT NOT NULL, a TEXT NOT NULL, b TEXT NOT NULL, "
     "c TEXT NOT NULL, PRIMARY KEY (tenant, what, a, b, c))",
@@ -48,10 +53,14 @@ TABLES = [
     "CREATE INDEX qx_items_review ON qx_items (tenant, doc, review_key)",
     "CREATE TABLE qx_fillers (tenant TEXT NOT NULL, doc TEXT NOT NULL, view TEXT NOT NULL, item TEXT NOT NULL, "
     "role TEXT NOT NULL, node TEXT NOT NULL, visible INTEGER NOT NULL, PRIMARY KEY (tenant, doc, view, item, role, node))",
-    "CREATE INDEX qx_fillers_node ON qx_fillers (tenant, node, visible)",
+    # covering: a node's items (and roles) are one index range, however many a hub has
+    "CREATE INDEX qx_fillers_node ON qx_fillers (tenant, node, visible, doc, view, item, role)",
     "CREATE TABLE qx_times (tenant TEXT NOT NULL, doc TEXT NOT NULL, view TEXT NOT NULL, item TEXT NOT NULL, "
     "name TEXT NOT NULL, text TEXT, lo TEXT, hi TEXT, PRIMARY KEY (tenant, doc, view, item, name))",
     "CREATE INDEX qx_times_lo ON qx_times (tenant, name, lo)",
+    # visible fillers per node, kept by adding each update's change (an entity's degree: its groups' sum)
+    "CREATE TABLE qx_degree (tenant TEXT NOT NULL, node TEXT NOT NULL, degree INTEGER NOT NULL, "
+    "PRIMARY KEY (tenant, node))",
     "CREATE TABLE qx_entities (tenant TEXT NOT NULL, entity TEXT NOT NULL, type TEXT NOT NULL, name TEXT NOT NULL, "
     "aliases TEXT NOT NULL, degree INTEGER NOT NULL, PRIMARY KEY (tenant, entity))",
     # how many of a key group's document rows write each spelling: as its name, and at all
@@ -61,18 +70,21 @@ TABLES = [
     "CREATE TABLE qx_names (tenant TEXT NOT NULL, entity TEXT NOT NULL, key TEXT NOT NULL, alias INTEGER NOT NULL, "
     "PRIMARY KEY (tenant, entity, key))",
     "CREATE INDEX qx_names_key ON qx_names (tenant, key)",
+    # on the store's own tables: a node's documents as an index range (a hub's first few, and
+    # how many, without reading its rows), and a document by its d_ id
+    "CREATE INDEX qx_doc_nodes_docs ON doc_nodes (tenant, node, doc)",
+    "CREATE INDEX qx_documents_id ON documents (tenant, id)",
 ]
-
-#: Tables whose rows belong to a tenant.
-TENANT_TABLES = [s.split("(")[0].split()[-1] for s in TABLES if s.startswith("CREATE TABLE")] + ["qx_text"]
 
 SQLITE_TEXT = [
     "CREATE TABLE qx_text (id INTEGER PRIMARY KEY, tenant TEXT NOT NULL, kind TEXT NOT NULL, ref TEXT NOT NULL, "
     "type TEXT NOT NULL, doc TEXT NOT NULL, view TEXT NOT NULL, text TEXT NOT NULL)",
     "CREATE INDEX qx_text_ref ON qx_text (tenant, kind, doc, view, ref)",
-    # scope: the row's tenant and kind as tokens (kgkit/query/text.py scope_tokens), so a search
-    # is restricted and ranked inside FTS5 and only its top rows are joined
-    "CREATE VIRTUAL TABLE qx_fts USING fts5(text, scope, tokenize = 'porter unicode61 remove_diacritics 2')",
+    # one FTS5 table per kind of text (rowid = qx_text.id): a search of names never ranks quotes,
+    # and no token in the query stands for a tenant or kind (BM25 counts every row of each token
+    # it ranks by: a scope token held by every row costs a scan of the whole index per query)
+    *(f"CREATE VIRTUAL TABLE qx_fts_{kind} USING fts5(text, tokenize = 'porter unicode61 remove_diacritics 2')"
+      for kind in ("entity", "quote")),
 ]
 
 POSTGRES_TEXT = [
@@ -136,16 +148,12 @@ def sqlite_ddl() -> list[str]:
 
 
 def postgres_ddl() -> list[str]:
-    out = [s.replace(" REAL", " DOUBLE PRECISION") for s in TABLES] + POSTGRES_TEXT
+    out = TABLES + POSTGRES_TEXT
     add = "; ".join(_spell_add("jsonb_array_elements_text", "::jsonb", "value"))
     drop = "; ".join(s.format(each="jsonb_array_elements_text", cast="::jsonb") for s in SPELL_DROP)
     for name, op, body in (("qx_spell_add", "INSERT", add), ("qx_spell_drop", "DELETE", drop)):
         out += [f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN {body}; RETURN NULL; END $$",
                 f"CREATE TRIGGER {name} AFTER {op} ON doc_nodes FOR EACH ROW EXECUTE FUNCTION {name}()"]
-    for table in TENANT_TABLES:
-        out += [f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY", f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY",
-                f"CREATE POLICY {table}_tenant ON {table} USING (tenant = current_setting('app.tenant')) "
-                f"WITH CHECK (tenant = current_setting('app.tenant'))"]
     for n, (table, op, row, when, what, cols) in enumerate(MARKS):
         out.append(f"CREATE FUNCTION qx_mark_{n}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
                    f"INSERT INTO qx_dirty (tenant, what, a, b, c) VALUES ({_values(row, what, cols)}) "
@@ -155,20 +163,21 @@ def postgres_ddl() -> list[str]:
     return out
 
 
-#: Index schema versions: version N is ``STEPS[N-1]`` (per backend). Append, never edit.
-STEPS = [{"sqlite": sqlite_ddl, "postgresql": postgres_ddl}]
+#: What an earlier kgkit created on open, outside the store's migrations (``qx_version`` and
+#: the same tables, with row-level security on ``app.tenant``): dropped before the step creates
+#: them, so such a store's indexes are rebuilt, per tenant, on its next open.
+EARLIER = ["qx_version", "qx_fts", "qx_fts_entity", "qx_fts_quote", "qx_text", *(s.split("(")[0].split()[-1] for s in TABLES
+                                                 if s.startswith("CREATE TABLE"))]
 
 
-def migrate(db) -> None:
-    """Bring the index tables of ``db`` (a kgkit.graph.database.Database) up to date."""
-    with db._migration():
-        db.conn.execute("CREATE TABLE IF NOT EXISTS qx_version (version INTEGER NOT NULL)")
-        rows = db.conn.execute("SELECT version FROM qx_version").fetchall()
-        current = rows[0][0] if rows else 0
-        for version in range(current + 1, len(STEPS) + 1):
-            for statement in STEPS[version - 1][db.kind]():
-                db.conn.execute(statement)
-        if not rows:
-            db.conn.execute(db._sql("INSERT INTO qx_version (version) VALUES (?)"), (len(STEPS),))
-        elif current < len(STEPS):
-            db.conn.execute(db._sql("UPDATE qx_version SET version = ?"), (len(STEPS),))
+#: Indexes of the step on the store's own tables (dropped with the rest, so the step can run again).
+STORE_INDEXES = [s.split()[2] for s in TABLES if s.startswith("CREATE INDEX") and not s.split()[4].startswith("qx_")]
+TRIGGERS = ["qx_spell_add", "qx_spell_drop", *(f"qx_mark_{n}" for n in range(len(MARKS)))]
+
+
+def drop_earlier(kind: str) -> list[str]:
+    if kind == "sqlite":
+        return ([f"DROP TABLE IF EXISTS {t}" for t in EARLIER] + [f"DROP TRIGGER IF EXISTS {t}" for t in TRIGGERS]
+                + [f"DROP INDEX IF EXISTS {i}" for i in STORE_INDEXES])
+    return ([f"DROP TABLE IF EXISTS {t} CASCADE" for t in EARLIER] + [f"DROP INDEX IF EXISTS {i}" for i in STORE_INDEXES]
+            + [f"DROP FUNCTION IF EXISTS {f}() CASCADE" for f in TRIGGERS])  # and the triggers calling them

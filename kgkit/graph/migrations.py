@@ -13,7 +13,10 @@ for the real-world entity (the canonical id).
 """
 from __future__ import annotations
 
-MIGRATIONS: list[list[str]] = [
+from kgkit.graph import index_schema
+
+#: A step is its statements, or per backend (``sqlite`` / ``postgresql``) where they differ.
+MIGRATIONS: list[list[str] | dict[str, list[str]]] = [
     [
         "CREATE TABLE graph_version (tenant TEXT PRIMARY KEY, version INTEGER NOT NULL)",
         "CREATE TABLE documents (tenant TEXT NOT NULL, doc TEXT NOT NULL, id TEXT NOT NULL, source TEXT, "
@@ -81,6 +84,11 @@ MIGRATIONS: list[list[str]] = [
         # here is its tenant, whatever app.tenant it sets (database.py). Shared: no tenant rows, no grants.
         "CREATE TABLE IF NOT EXISTS tenant_roles (role TEXT PRIMARY KEY, tenant TEXT NOT NULL)",
     ],
+    # the query indexes (kgkit/graph/index_schema.py): tenant tables kept by triggers on the store's
+    # own, built per tenant on its first open (kgkit/graph/index.py ensure); a store whose indexes an
+    # earlier kgkit made on open has those dropped first, to be rebuilt the same way
+    {kind: index_schema.drop_earlier(kind) + ddl()
+     for kind, ddl in (("sqlite", index_schema.sqlite_ddl), ("postgresql", index_schema.postgres_ddl))},
 ]
 
 #: The step that brings tenant roles: from it on, row-level security reads kgkit_tenant() (database.py).
@@ -88,9 +96,21 @@ ROLES_VERSION = 4
 #: Tables every tenant shares, which no tenant role may change (schema_version is created before the steps).
 SHARED_TABLES = frozenset({"schema_version", "tenant_roles"})
 
+
+
+def statements(step: list[str] | dict[str, list[str]], kind: str) -> list[str]:
+    """A step's statements for backend ``kind``."""
+    return step[kind] if isinstance(step, dict) else step
+
+
+def tables_of(steps: list) -> frozenset[str]:
+    """The tables ``steps`` create on both backends."""
+    return frozenset.intersection(*(frozenset(
+        s.split("(")[0].split()[-1] for step in steps for s in statements(step, kind) if s.startswith("CREATE TABLE")
+    ) for kind in ("sqlite", "postgresql")))
+
+
 #: Every table of the schema: a store missing one is damaged.
-TABLES = frozenset(
-    s.split("(")[0].split()[-1] for step in MIGRATIONS for s in step if s.startswith("CREATE TABLE")
-)
+TABLES = tables_of(MIGRATIONS)
 #: Tables whose rows belong to a tenant (row-level security in PostgreSQL).
 TENANT_TABLES = TABLES - SHARED_TABLES

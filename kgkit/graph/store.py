@@ -31,7 +31,7 @@ from kgkit.graph.links import Neighbourhood
 from kgkit.graph.resolution import Assignment, Group, fuzzy_cluster, resolve
 from kgkit.graph.runs import Contribution, read_run
 from kgkit.graph.snapshot import GraphSnapshot
-from kgkit.graph import assemble, index, index_schema, review
+from kgkit.graph import assemble, index, review
 from kgkit.formats.scopes import SCOPES
 
 DEFAULT_TENANT = "default"
@@ -85,8 +85,7 @@ class GraphStore:
         self._upgraded = False  # this tenant's links and rule are known to be current
         self._index = BlockIndex(lambda block: self._q("SELECT node, key FROM blocks WHERE tenant = ? AND block = ?",
                                                        block))
-        index_schema.migrate(self.db)  # the query indexes (kgkit/graph/index.py), kept on every update
-        index.ensure(self)
+        index.ensure(self)  # the query indexes (kgkit/graph/index.py), kept on every update
 
     @classmethod
     def from_config(cls, config, url: str | None = None, tenant: str | None = None) -> "GraphStore":

@@ -46,14 +46,21 @@ class Query:
     @contextmanager
     def _reading(self) -> Iterator[Reader]:
         with self.store.db.read():
-            yield Reader(self.store, Budget(self.config.timeout))
+            yield Reader(self.store, Budget(self.config.timeout), self.config.documents)
+
+    @staticmethod
+    def _done(r: Reader, answer: Answer) -> Answer:
+        """The answer, with the documents its nodes name beyond ``query.documents`` reported cut."""
+        for node in answer.nodes:
+            answer.cut("documents", r.documents_cut.get(node.id, 0), at=node.id)
+        return answer
 
     def _limits(self, hops, fanout, limit, min_confidence, relations, types) -> traverse.Limits:
         hops = self.config.hops if hops is None else hops
         traverse.check_hops(hops, self.config.max_hops)
         return traverse.Limits(hops, fanout or self.config.fanout, limit or self.config.limit,
                                self.config.min_confidence if min_confidence is None else min_confidence,
-                               list(relations or []), list(types or []))
+                               list(relations or []), list(types or []), self.config.scan)
 
     @staticmethod
     def _seed(reader: Reader, ref: str) -> str | None:
@@ -81,7 +88,7 @@ class Query:
     # ---------------------------------------------------------------- O1
     def find(self, mention: str, *, types: list[str] | None = None, limit: int | None = None) -> Answer:
         with self._reading() as r:
-            return _find.find(r, mention, types=types, limit=limit or min(_find.LIMIT, self.config.limit))
+            return self._done(r, _find.find(r, mention, types=types, limit=limit or min(_find.LIMIT, self.config.limit)))
 
     # ---------------------------------------------------------------- O2
     def neighbours(self, seeds: list[str], *, hops: int | None = None, fanout: int | None = None,
@@ -92,7 +99,7 @@ class Query:
             self._vocabulary(r, relations, types)
             ids, empty = self._seeds(r, list(seeds), lambda: Answer("neighbours", r.tenant, r.version,
                                                                   {"seeds": list(seeds)}, lim.as_dict()))
-            return empty or traverse.neighbours(r, ids, lim)
+            return empty or self._done(r, traverse.neighbours(r, ids, lim))
 
     def lineage(self, seed: str, *, direction: str = "forward", hops: int | None = None, fanout: int | None = None,
                 limit: int | None = None, min_confidence: float | None = None,
@@ -102,7 +109,7 @@ class Query:
             self._vocabulary(r, relations, types)
             ids, empty = self._seeds(r, [seed], lambda: Answer("lineage", r.tenant, r.version, {"seed": seed},
                                                                lim.as_dict()))
-            return empty or traverse.lineage(r, ids[0], lim, direction)
+            return empty or self._done(r, traverse.lineage(r, ids[0], lim, direction))
 
     def path(self, a: str, b: str, *, hops: int | None = None, fanout: int | None = None, limit: int | None = None,
              min_confidence: float | None = None, relations: list[str] | None = None,
@@ -115,16 +122,17 @@ class Query:
                 answer = Answer("path", r.tenant, r.version, {"from": a, "to": b}, lim.as_dict())
                 answer.note = "not in the graph: " + ", ".join(repr(x) for x, e in zip((a, b), ends) if e is None)
                 return answer
-            return traverse.path(r, ends[0], ends[1], lim)
+            return self._done(r, traverse.path(r, ends[0], ends[1], lim))
 
     # ---------------------------------------------------------------- O3
     def match(self, pattern: str, *, params: dict[str, str] | None = None, limit: int | None = None,
               min_confidence: float | None = None) -> Answer:
         parsed = _pattern.bind(_pattern.parse(pattern), params or {})
         with self._reading() as r:
-            return _match.match(r, parsed, limit=limit or self.config.limit,
-                                min_confidence=self.config.min_confidence if min_confidence is None else min_confidence,
-                                query={"pattern": pattern, "params": dict(params or {})})
+            return self._done(r, _match.match(
+                r, parsed, limit=limit or self.config.limit,
+                min_confidence=self.config.min_confidence if min_confidence is None else min_confidence,
+                query={"pattern": pattern, "params": dict(params or {})}))
 
     def named(self, query, params: dict[str, Any], *, limit: int | None = None) -> Answer:
         """Run a named query (kgkit.query.named.NamedQuery) with its parameters checked."""
@@ -150,11 +158,11 @@ class Query:
 
     def gaps(self, *, limit: int | None = None, sparse: int = 0) -> Answer:
         with self._reading() as r:
-            return _gaps.gaps(r, limit=limit or self.config.limit, sparse=sparse)
+            return self._done(r, _gaps.gaps(r, limit=limit or self.config.limit, sparse=sparse))
 
     def novelty(self, text: str, *, k: int = 5) -> Answer:
         with self._reading() as r:
-            return _novelty.novelty(r, text, k=k)
+            return self._done(r, _novelty.novelty(r, text, k=k))
 
     # ---------------------------------------------------------------- typed retrieval
     def search(self, text: str, *, limit: int | None = None, reduce: str = "document", owner_score: str | None = None,

@@ -197,7 +197,7 @@ def match(reader: Reader, pattern: Pattern, *, limit: int, min_confidence: float
                  if any(_when(timed, spans.get(s.key, {})) for s in items if s)]
     ids: dict[tuple, str] = {}
     lifted = {i.id: i for i in reader.lift({s.key: s for _, items in found for s in items if s}.values(), ids)}
-    doc_id = reader.doc_ids()
+    doc_id = reader.doc_ids({s.doc for _, items in found for s in items if s})
     rows: dict[tuple, Row] = {}
     for nodes, items in found:
         key = (nodes, tuple(ids[s.key] for s in items if s))

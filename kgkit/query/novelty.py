@@ -20,7 +20,7 @@ def novelty(reader: Reader, passage: str, *, k: int = 5) -> Answer:
     answer = Answer("novelty", reader.tenant, reader.version, {"text": passage[:500], "k": k}, limits={"k": k})
     words = set(text.words(passage))
     seeds: list[str] = []
-    for hit in text.hits(reader, passage, depth=200):
+    for hit in sorted(text.hits(reader, passage, depth=200), key=lambda h: -h.score):  # names and quotes
         entity = hit.ref if hit.kind == "entity" else None
         if entity is None:
             canon = reader.entity_of([hit.ref])

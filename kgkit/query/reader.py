@@ -15,7 +15,13 @@ from typing import Any, Iterable
 from kgkit.errors import InputError, did_you_mean
 from kgkit.graph import assemble
 from kgkit.graph.index import _rows
+from kgkit.graph.links import CHUNK
 from kgkit.query.results import Evidence, Item, Node
+
+#: A stored item's key as one value in SQL (its parts joined by SEP, a parameter), so an
+#: aggregate can count items and pick one.
+SEP = "\x1f"
+KEY = "a.doc || ? || a.view || ? || a.item"
 
 
 @dataclass(frozen=True)
@@ -53,20 +59,31 @@ class Budget:
 
 
 class Reader:
-    def __init__(self, store, budget: Budget | None = None):
+    def __init__(self, store, budget: Budget | None = None, documents: int = 50):
         self.store = store
         self.tenant = store.tenant
         self.version = store.version()
         self.budget = budget or Budget(None)
+        self.documents_cap = documents  # documents listed per node (query.documents)
+        self.documents_cut: dict[str, int] = {}  # entity -> documents naming it that were not listed
         self._entities: dict[str, dict[str, Any] | None] = {}
-        self._doc_ids: dict[str, str] | None = None
+        self._doc_id: dict[str, str] = {}  # document name -> d_ id, read as needed
+        self._all_docs = False
 
     # ---------------------------------------------------------------- vocabulary
     def types(self) -> list[str]:
-        return [r[0] for r in self.store._q("SELECT DISTINCT type FROM qx_entities WHERE tenant = ? ORDER BY type")]
+        return self._distinct("qx_entities", "type")
 
     def relations(self) -> list[str]:
-        return [r[0] for r in self.store._q("SELECT DISTINCT relation FROM qx_items WHERE tenant = ? ORDER BY relation")]
+        return self._distinct("qx_items", "relation")
+
+    def _distinct(self, table: str, column: str) -> list[str]:
+        """The distinct values of an indexed (tenant, column) as a skip scan: one index probe
+        per value, not a scan of every row (a 10,000-document store has 700,000 items)."""
+        sql = (f"WITH RECURSIVE v(x) AS (SELECT MIN({column}) FROM {table} WHERE tenant = ? UNION ALL "
+               f"SELECT (SELECT MIN({column}) FROM {table} WHERE tenant = ? AND {column} > v.x) FROM v "
+               f"WHERE v.x IS NOT NULL) SELECT x FROM v WHERE x IS NOT NULL")
+        return sorted(r[0] for r in self.store.db.query(sql, (self.tenant, self.tenant)))
 
     def check(self, what: str, given: Iterable[str] | None, known: list[str], column: int | None = None) -> None:
         """Every ``given`` type or relation must be one the graph has; an empty graph has
@@ -82,8 +99,9 @@ class Reader:
 
     # ---------------------------------------------------------------- entities
     def entities(self, ids: Iterable[str], documents: bool = False) -> dict[str, dict[str, Any]]:
-        """Index rows of entities; ``documents``: also the documents naming each (read only
-        for what an answer returns: a hub is named by thousands)."""
+        """Index rows of entities; ``documents``: also the documents naming each, at most
+        ``documents_cap`` of them (read only for what an answer returns: a hub is named by
+        thousands; the rest are counted in ``documents_cut``)."""
         ids = list(ids)
         want = [e for e in set(ids) if e not in self._entities]
         for e in want:
@@ -95,16 +113,37 @@ class Reader:
                                       "documents": None, "degree": degree}
         if documents:
             lacking = [e for e in set(ids) if self._entities.get(e) and self._entities[e]["documents"] is None]
-            found: dict[str, set[str]] = {e: set() for e in lacking}
-            # CROSS JOIN: SQLite keeps this order (entity's groups, their rows, the documents)
-            for entity, doc_id in _rows(self.store, "SELECT DISTINCT g.entity, d.id FROM groups g CROSS JOIN doc_nodes n "
-                                                    "CROSS JOIN documents d WHERE g.tenant = ? AND g.entity IN ({}) "
-                                                    "AND n.tenant = g.tenant AND n.node = g.node "
-                                                    "AND d.tenant = n.tenant AND d.doc = n.doc", lacking):
-                found[entity].add(doc_id)
-            for entity, docs in found.items():
-                self._entities[entity]["documents"] = sorted(docs)
+            for entity, docs in self.documents_of(lacking).items():
+                self._entities[entity]["documents"] = docs
         return {e: self._entities[e] for e in ids if self._entities.get(e)}
+
+    def documents_of(self, entities: Iterable[str]) -> dict[str, list[str]]:
+        """entity -> d_ ids of the first ``documents_cap`` documents naming it (by name), each
+        read as a short range of the (tenant, node, doc) index; what the cap leaves out is
+        counted in ``documents_cut``."""
+        cap = self.documents_cap
+        nodes_of: dict[str, list[str]] = {}
+        for node, entity in self.members(entities).items():
+            nodes_of.setdefault(entity, []).append(node)
+        names: dict[str, list[str]] = {}
+        for entity, nodes in sorted(nodes_of.items()):
+            found: set[str] = set()
+            full = True
+            for node in sorted(nodes):
+                got = [r[0] for r in self.store._q("SELECT doc FROM doc_nodes WHERE tenant = ? AND node = ? "
+                                                   "ORDER BY doc LIMIT ?", node, cap + 1)]
+                full = full and len(got) <= cap
+                found.update(got)
+            chosen = sorted(found)[:cap]
+            if not full or len(found) > cap:  # one group: its refs count its documents
+                marks = ",".join("?" * len(nodes))
+                sql = (f"SELECT refs FROM groups WHERE tenant = ? AND node = ?" if len(nodes) == 1 else
+                       f"SELECT COUNT(DISTINCT doc) FROM doc_nodes WHERE tenant = ? AND node IN ({marks})")
+                total = self.store._q(sql, *nodes)[0][0]
+                self.documents_cut[entity] = total - len(chosen)
+            names[entity] = chosen
+        ids = self.doc_ids({d for docs in names.values() for d in docs})
+        return {e: sorted(ids[d] for d in docs if d in ids) for e, docs in names.items()}
 
     def node(self, entity: str, **extra: Any) -> Node:
         e = self.entities([entity], documents=True)[entity]
@@ -126,35 +165,137 @@ class Reader:
 
     # ---------------------------------------------------------------- items
     def incident(self, entities: Iterable[str], *, relations: Iterable[str] | None = None,
-                 min_confidence: float | None = None) -> list[Stored]:
-        """The visible stored items that name any of ``entities``, with every filler as an entity."""
-        member = self.members(entities)
-        keys = {(d, v, i) for d, v, i in _rows(self.store, "SELECT doc, view, item FROM qx_fillers "
-                                                            "WHERE tenant = ? AND node IN ({})", member)}
-        return self.items(keys, relations=relations, min_confidence=min_confidence)
+                 min_confidence: float | None = None, others: Iterable[str] | None = None) -> list[Stored]:
+        """The visible stored items that name any of ``entities`` (and, given ``others``, one
+        of those too), with every filler as an entity: one joined read per 500 key groups."""
+        member = sorted(self.members(entities))
+        extra, extra_params = "", []
+        if others is not None:
+            other_nodes = sorted(self.members(others))
+            if not other_nodes:
+                return []
+            extra = (" AND EXISTS (SELECT 1 FROM qx_fillers b WHERE b.tenant = a.tenant AND b.doc = a.doc "
+                     f"AND b.view = a.view AND b.item = a.item AND b.node IN ({','.join('?' * len(other_nodes))}))")
+            extra_params = other_nodes
+        out: list[Stored] = []
+        for i in range(0, len(member), CHUNK):
+            part = member[i:i + CHUNK]
+            keys = (f"(SELECT a.doc, a.view, a.item FROM qx_fillers a WHERE a.tenant = ? AND a.node IN "
+                    f"({','.join('?' * len(part))}) AND a.visible = 1{extra}) k")
+            out += self._stored(keys, [self.tenant, *part, *extra_params], relations, min_confidence)
+        return sorted({s.key: s for s in out}.values(), key=lambda s: s.key)
+
+    @staticmethod
+    def _values(keys: list[tuple]) -> str:
+        """Keys (doc, view, item) as a table ``k`` (both databases name VALUES' columns column1..3)."""
+        return ("(SELECT column1 AS doc, column2 AS view, column3 AS item FROM (VALUES "
+                + ", ".join(["(?, ?, ?)"] * len(keys)) + ") AS v) k")
+
+    def keyed(self, columns: str, table: str, keys: Iterable[tuple]) -> list[tuple]:
+        """``columns`` of ``table`` (as ``t``) for stored items ``keys`` (doc, view, item): one
+        read per 500 keys, each key found by the table's index."""
+        keys = sorted(set(keys))
+        out: list[tuple] = []
+        for i in range(0, len(keys), CHUNK):
+            part = keys[i:i + CHUNK]
+            out += self.store.db.query(
+                f"SELECT {columns} FROM {self._values(part)} CROSS JOIN {table} t WHERE t.tenant = ? "
+                "AND t.doc = k.doc AND t.view = k.view AND t.item = k.item", (*[x for k in part for x in k], self.tenant))
+        return out
 
     def items(self, keys: Iterable[tuple], *, relations: Iterable[str] | None = None,
               min_confidence: float | None = None) -> list[Stored]:
-        keys = set(keys)
-        if not keys:
-            return []
-        wanted = set(relations) if relations else None
-        head = {}
-        for d, v, i, kind, relation, confidence in _rows(
-                self.store, "SELECT doc, view, item, kind, relation, confidence FROM qx_items WHERE tenant = ? "
-                            "AND visible = 1 AND (doc, view, item) IN ({})", keys, 3):
-            if wanted is not None and relation not in wanted:
-                continue
-            if min_confidence is not None and confidence is not None and confidence < min_confidence:
-                continue
+        """The visible stored items of ``keys`` (doc, view, item): one joined read per 500 keys."""
+        keys = sorted(set(keys))
+        out: list[Stored] = []
+        for i in range(0, len(keys), CHUNK):
+            part = keys[i:i + CHUNK]
+            out += self._stored(self._values(part), [x for key in part for x in key], relations, min_confidence)
+        return sorted(out, key=lambda s: s.key)
+
+    def _stored(self, keys_sql: str, params: list, relations: Iterable[str] | None,
+                min_confidence: float | None) -> list[Stored]:
+        """Stored items of the (doc, view, item) rows ``keys_sql`` gives, with their fillers
+        resolved to entities, in one query."""
+        where, more = "", []
+        if relations:
+            relations = sorted(set(relations))
+            where += f" AND i.relation IN ({','.join('?' * len(relations))})"
+            more += relations
+        if min_confidence is not None:
+            where += " AND (i.confidence IS NULL OR i.confidence >= ?)"
+            more.append(min_confidence)
+        # CROSS JOIN: SQLite keeps this order (the keys, then their items by primary key) instead
+        # of reading every item of a relation by the relation index; PostgreSQL plans it freely
+        rows = self.store.db.query(
+            "SELECT i.doc, i.view, i.item, i.kind, i.relation, i.confidence, c.role, c.node, COALESCE(g.entity, c.node) "
+            f"FROM {keys_sql} CROSS JOIN qx_items i "
+            "LEFT JOIN qx_fillers c ON c.tenant = i.tenant AND c.doc = i.doc AND c.view = i.view AND c.item = i.item "
+            "LEFT JOIN groups g ON g.tenant = c.tenant AND g.node = c.node "
+            f"WHERE i.tenant = ? AND i.doc = k.doc AND i.view = k.view AND i.item = k.item AND i.visible = 1{where}",
+            (*params, self.tenant, *more))
+        head: dict[tuple, tuple] = {}
+        fills: dict[tuple, dict[tuple[str, str], str]] = {}
+        for d, v, i, kind, relation, confidence, role, node, entity in rows:
             head[(d, v, i)] = (kind, relation, confidence)
-        fills: dict[tuple, list[tuple[str, str]]] = {}
-        for d, v, i, role, node in _rows(self.store, "SELECT doc, view, item, role, node FROM qx_fillers "
-                                                      "WHERE tenant = ? AND (doc, view, item) IN ({})", head, 3):
-            fills.setdefault((d, v, i), []).append((role, node))
-        canon = self.entity_of({n for fs in fills.values() for _, n in fs})
-        return [Stored(*k, *head[k], tuple(sorted((r, canon.get(n, n)) for r, n in fills.get(k, []))))
-                for k in sorted(head)]
+            if role is not None:
+                fills.setdefault((d, v, i), {})[(role, node)] = entity
+        return [Stored(*k, *head[k], tuple(sorted((r, e) for (r, _), e in fills.get(k, {}).items()))) for k in head]
+
+    def hood(self, entities: Iterable[str], *, relations: Iterable[str] | None = None,
+             min_confidence: float | None = None, direction: str | None = None,
+             types: Iterable[str] | None = None, scan: int | None = None
+             ) -> tuple[list[tuple[str, str, float, int, int, tuple]], dict[str, int]]:
+        """(entity, neighbour, best confidence, neighbour's degree, items, the keys of two of them) for every
+        pair one visible
+        item joins, aggregated in the database: a hub's thousands of items come back as one
+        row per neighbour, not as items. ``direction`` forward: head to tail of binary items;
+        backward: tail to head; None: any two fillers. ``scan``: statements read per key
+        group of an entity at most (its first, in index order); returns also, per entity, how
+        many of its statements were not read."""
+        member = self.members(entities)
+        where, more = "", []
+        if relations:
+            relations = sorted(set(relations))
+            where += f" AND i.relation IN ({','.join('?' * len(relations))})"
+            more += relations
+        if min_confidence is not None:
+            where += " AND (i.confidence IS NULL OR i.confidence >= ?)"
+            more.append(min_confidence)
+        if direction is not None:
+            near, far = ("head", "tail") if direction == "forward" else ("tail", "head")
+            where += f" AND i.kind IN ('edge', 'temporal') AND a.role = '{near}' AND b.role = '{far}'"
+        if types:
+            types = sorted(set(types))
+            where += f" AND e.type IN ({','.join('?' * len(types))})"
+            more += types
+        degree = {e: info["degree"] for e, info in self.entities(set(member.values())).items()}
+        small = sorted(n for n, e in member.items() if scan is None or degree.get(e, 0) <= scan)
+        large = sorted(set(member) - set(small))
+        sources = [(f"IN ({','.join('?' * len(small[i:i + CHUNK]))})", small[i:i + CHUNK], None)
+                   for i in range(0, len(small), CHUNK)] + [("= ?", [n], scan) for n in large]
+        out: list[tuple[str, str, float, int, int, tuple]] = []
+        unread: dict[str, int] = {}
+        for cond, nodes, cap in sources:
+            fillers = (f"(SELECT * FROM qx_fillers WHERE tenant = ? AND node {cond} AND visible = 1"
+                       + (" LIMIT ?) a" if cap else ") a"))
+            out += [(*r[:5], tuple(dict.fromkeys(tuple(k.split(SEP)) for k in r[5:]))) for r in self.store.db.query(  # CROSS JOIN: in this order
+                "SELECT ga.entity, gb.entity, MAX(COALESCE(i.confidence, 1.0)), e.degree, "
+                f"COUNT(DISTINCT {KEY}), MIN({KEY}), MAX({KEY}) FROM {fillers} "
+                "CROSS JOIN groups ga CROSS JOIN qx_items i CROSS JOIN qx_fillers b CROSS JOIN groups gb "
+                "CROSS JOIN qx_entities e WHERE ga.tenant = a.tenant AND ga.node = a.node "
+                "AND i.tenant = a.tenant AND i.doc = a.doc AND i.view = a.view AND i.item = a.item "
+                "AND b.tenant = a.tenant AND b.doc = a.doc AND b.view = a.view AND b.item = a.item "
+                "AND gb.tenant = b.tenant AND gb.node = b.node AND e.tenant = gb.tenant AND e.entity = gb.entity "
+                f"AND gb.entity <> ga.entity{where} GROUP BY ga.entity, gb.entity, e.degree",
+                (*[SEP] * 6, self.tenant, *nodes, *([cap] if cap else []), *more))]
+            if cap:  # a lone group's visible fillers are its entity's degree; else they are counted
+                entity = member[nodes[0]]
+                groups = [n for n, e in member.items() if e == entity]
+                total = degree[entity] if len(groups) == 1 else self.store._q(
+                    "SELECT COUNT(*) FROM qx_fillers WHERE tenant = ? AND node = ? AND visible = 1", nodes[0])[0][0]
+                unread[entity] = unread.get(entity, 0) + max(0, total - cap)
+        return out, unread
 
     def lift(self, stored: Iterable[Stored], ids: dict[tuple, str] | None = None) -> list[Item]:
         """Stored items as entity-level items (the snapshot's ids), merged across documents,
@@ -163,16 +304,14 @@ class Reader:
         if not stored:
             return []
         keys = {s.key for s in stored}
-        bodies = {(d, v, i): json.loads(b) for d, v, i, b in _rows(
-            self.store, "SELECT doc, view, item, body FROM items WHERE tenant = ? AND (doc, view, item) IN ({})",
-            keys, 3)}
+        bodies = {(d, v, i): json.loads(b) for d, v, i, b in self.keyed("t.doc, t.view, t.item, t.body", "items", keys)}
         nodes = {n for b in bodies.values() for n in _body_nodes(b)}
         canon_map = self.entity_of(nodes)
         canon = lambda n: canon_map.get(n, n)  # noqa: E731
         evidence = self.evidence(keys)
         times: dict[tuple, dict[str, dict[str, Any]]] = {}
-        for d, v, i, name, text, lo, hi in _rows(self.store, "SELECT doc, view, item, name, text, lo, hi FROM qx_times "
-                                                            "WHERE tenant = ? AND (doc, view, item) IN ({})", keys, 3):
+        for d, v, i, name, text, lo, hi in self.keyed("t.doc, t.view, t.item, t.name, t.text, t.lo, t.hi", "qx_times",
+                                                      keys):
             times.setdefault((d, v, i), {})[name] = {"text": text, "lo": lo, "hi": hi}
         out: dict[str, Item] = {}
         for s in stored:
@@ -193,18 +332,31 @@ class Reader:
             item.evidence.sort(key=lambda e: (e.document_id, e.page or 0, e.quote or ""))
         return [out[k] for k in sorted(out)]
 
-    def doc_ids(self) -> dict[str, str]:
-        if self._doc_ids is None:
-            self._doc_ids = dict(self.store._q("SELECT doc, id FROM documents WHERE tenant = ?"))
-        return self._doc_ids
+    def doc_ids(self, docs: Iterable[str] | None = None) -> dict[str, str]:
+        """Document name -> d_ id: of ``docs`` (read by the primary key), or of every document."""
+        if docs is None:
+            if not self._all_docs:
+                self._doc_id.update(self.store._q("SELECT doc, id FROM documents WHERE tenant = ?"))
+                self._all_docs = True
+            return dict(self._doc_id)
+        docs = set(docs)
+        lacking = [d for d in docs if d not in self._doc_id] if not self._all_docs else []
+        self._doc_id.update(_rows(self.store, "SELECT doc, id FROM documents WHERE tenant = ? AND doc IN ({})",
+                                  lacking))
+        return {d: self._doc_id[d] for d in docs if d in self._doc_id}
+
+    def doc_names(self, ids: Iterable[str]) -> dict[str, str]:
+        """d_ id -> document name, for ``ids`` (by the documents' id index)."""
+        return {i: d for d, i in _rows(self.store, "SELECT doc, id FROM documents WHERE tenant = ? AND id IN ({})",
+                                       ids)}
 
     def evidence(self, keys: Iterable[tuple]) -> dict[tuple, list[Evidence]]:
         """Evidence rows of stored items (doc, view, item), quoted ones first, duplicates once."""
         found: dict[tuple, list[Evidence]] = {}
-        ids = self.doc_ids()
-        for d, v, i, chunk, page, quote in _rows(self.store, "SELECT doc, view, item, chunk, page, quote FROM evidence "
-                                                             "WHERE tenant = ? AND (doc, view, item) IN ({})",
-                                                 set(keys), 3):
+        keys = set(keys)
+        ids = self.doc_ids({d for d, _, _ in keys})
+        for d, v, i, chunk, page, quote in self.keyed("t.doc, t.view, t.item, t.chunk, t.page, t.quote", "evidence",
+                                                      keys):
             ev = Evidence(d, ids.get(d, ""), page, quote, chunk, v)
             if ev not in found.setdefault((d, v, i), []):
                 found[(d, v, i)].append(ev)
@@ -214,16 +366,16 @@ class Reader:
         """Where each entity is named: the evidence of its groups' mentions in its first
         few documents (read per document, by the evidence's document index)."""
         member = self.members(entities)
-        ids = self.doc_ids()
-        docs: dict[str, list[str]] = {}
-        for doc, node in _rows(self.store, "SELECT doc, node FROM doc_nodes WHERE tenant = ? AND node IN ({})", member):
-            got = docs.setdefault(member[node], [])
-            if len(got) < per_entity and doc not in got:
-                got.append(doc)
-        out: dict[str, list[Evidence]] = {}
         nodes_of: dict[str, list[str]] = {}
         for node, entity in member.items():
             nodes_of.setdefault(entity, []).append(node)
+        docs: dict[str, list[str]] = {}
+        for entity, nodes in nodes_of.items():  # a hub's first documents, not all its thousands
+            found = {r[0] for n in nodes for r in self.store._q(
+                "SELECT doc FROM doc_nodes WHERE tenant = ? AND node = ? ORDER BY doc LIMIT ?", n, per_entity)}
+            docs[entity] = sorted(found)[:per_entity]
+        ids = self.doc_ids({d for ds in docs.values() for d in ds})
+        out: dict[str, list[Evidence]] = {}
         for entity, chosen in sorted(docs.items()):
             found = out.setdefault(entity, [])
             for doc in sorted(chosen):

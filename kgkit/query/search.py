@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kgkit.errors import InputError
+from kgkit.graph.links import CHUNK
 from kgkit.query import text
 from kgkit.query.reader import Reader
 from kgkit.query.results import Answer, Evidence, Hit
@@ -119,8 +120,10 @@ def _owners(reader: Reader, children: list[tuple], reduce: str) -> dict[tuple, l
     entity_refs = {c[1] for c in children if c[0] == "entity"}
     mention_nodes = {c[1] for c in children if c[0] == "quote"}
     canon = reader.entity_of(mention_nodes)  # a quote's ref is a node (mention) or a stored item id
-    doc_id = reader.doc_ids()
+    doc_id = reader.doc_ids({c[2] for c in children if c[0] == "quote"})
     info = reader.entities(entity_refs | set(canon.values()), documents=reduce == "document")
+    if reduce == "document":
+        _hub_documents(reader, info, set(doc_id.values()))
     items = {s.key: s for s in reader.items({(c[2], c[3], c[1]) for c in children
                                              if c[0] == "quote" and c[1] not in canon})}
     out: dict[tuple, list[tuple[str, str]]] = {}
@@ -146,17 +149,35 @@ def _owners(reader: Reader, children: list[tuple], reduce: str) -> dict[tuple, l
     return out
 
 
+def _hub_documents(reader: Reader, info: dict[str, dict], reached: set[str]) -> None:
+    """An entity named in more documents than ``query.documents`` is listed with the first of
+    them only; as a child it reduces to those and to every other document it is named in that
+    the other children reach (``reached``, d_ ids), so a hub lifts the documents a query finds
+    anyway, not a few chosen by name."""
+    hubs = [e for e in info if e in reader.documents_cut]
+    if not hubs or not reached:
+        return
+    names = sorted(reader.doc_names(reached).values())
+    for node, entity in sorted(reader.members(hubs).items()):
+        found = set(info[entity]["documents"])
+        for i in range(0, len(names), CHUNK):
+            part = names[i:i + CHUNK]
+            found |= {reached_id for (doc,) in reader.store._q(
+                f"SELECT doc FROM doc_nodes WHERE tenant = ? AND node = ? AND doc IN ({','.join('?' * len(part))})",
+                node, *part) for reached_id in reader.doc_ids([doc]).values()}
+        info[entity] = {**info[entity], "documents": sorted(found)}
+
+
 def _hit(reader: Reader, owner: tuple[str, str], score: float, via: list[tuple[float, tuple]], best) -> Hit:
     kind, ref = owner
     if kind == "document":
-        names = {i: d for d, i in reader.doc_ids().items()}
-        name = names.get(ref, ref)
+        name = reader.doc_names([ref]).get(ref, ref)
     elif kind == "entity":
         name = reader.entities([ref]).get(ref, {}).get("name", ref)
     else:
         name = ref
     steps, evidence = [], []
-    ids = reader.doc_ids()
+    ids = reader.doc_ids({best[child][2].doc for _, child in via})
     for s, child in via:
         rank, list_, hit = best[child]
         steps.append({"id": child[1], "kind": child[0], "list": list_, "rank": rank, "score": round(s, 6),

@@ -1,8 +1,11 @@
 """Full-text search over the index's texts (entity names with aliases, evidence quotes):
-SQLite FTS5 ranked by its BM25, PostgreSQL ``tsvector`` ranked by ``ts_rank_cd``.
+SQLite FTS5 ranked by its BM25 (a table per kind of text), PostgreSQL ``tsvector`` ranked
+by ``ts_rank_cd``.
 
 A query is its words joined by OR (a question need not contain every word of what it is
-after), less a short list of English function words that would match nearly every row.
+after), less a short list of English function words that would match nearly every row and,
+on SQLite, less the words a large store holds in very many rows when rarer ones remain
+(:func:`_informative`).
 The two stores rank alike in kind but not to the digit: BM25 and cover density differ,
 and FTS5's statistics span every tenant of the file (a tenant sees only its rows).
 """
@@ -11,13 +14,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kgkit.graph.index import scope_tokens
+from kgkit.graph.index import TEXT_KINDS
 
 STOP = frozenset(
     "a an and are as at be but by can do for from has have how i in into is it its me my of on or our please "
     "show so that the their then there these this to was what when where which who why will with would you your "
     "all any also about after before".split())
 _WORD = re.compile(r"\w+", re.UNICODE)
+COMMON_SHARE = 0.02  # a term in more of the rows than this share is left out of a ranking (SQLite) ...
+COMMON_ROWS = 1000  # ... once it is in at least this many (a small store keeps every term)
 
 
 @dataclass(frozen=True)
@@ -46,22 +51,57 @@ def search(reader, query: str, *, kind: str | None = None, depth: int = 100) -> 
 
 
 def hits(reader, query: str, *, kind: str | None = None, depth: int = 100) -> list[TextHit]:
+    """Full-text hits of ``query`` in the reader's tenant, best first per kind, at most
+    ``depth`` per kind (``kind`` None: entity names, then quotes)."""
     terms = words(query)
     if not terms:
         return []
-    db, tenant = reader.store.db, reader.tenant
-    where_kind = " AND t.kind = ?" if kind else ""
-    extra = (kind,) if kind else ()
-    if db.kind == "sqlite":
-        tenant_token, kind_token = scope_tokens(tenant, kind or "").split()
-        scope = f"scope : {tenant_token}" + (f" AND scope : {kind_token}" if kind else "")
-        match = scope + " AND text : (" + " OR ".join('"' + t.replace('"', '""') + '"' for t in terms) + ")"
-        rows = db.query("SELECT t.ref, t.kind, t.type, t.doc, t.view, t.text, f.s FROM "
-                        "(SELECT rowid AS id, -bm25(qx_fts, 1.0, 0.0) AS s FROM qx_fts WHERE qx_fts MATCH ? "
-                        "ORDER BY bm25(qx_fts, 1.0, 0.0) LIMIT ?) f JOIN qx_text t ON t.id = f.id "
-                        "ORDER BY f.s DESC, t.id", (match, depth))
-    else:
-        rows = db.query("SELECT t.ref, t.kind, t.type, t.doc, t.view, t.text, ts_rank_cd(t.tsv, q, 1) AS s "
-                        "FROM qx_text t, websearch_to_tsquery('english', ?) q WHERE t.tsv @@ q AND t.tenant = ?"
-                        + where_kind + " ORDER BY s DESC, t.id LIMIT ?", (" or ".join(terms), tenant, *extra, depth))
-    return [TextHit(*r[:6], float(r[6])) for r in rows]
+    kinds = [kind] if kind else TEXT_KINDS
+    if reader.store.db.kind == "sqlite":
+        return [h for k in kinds for h in _fts5(reader, k, terms, depth)]
+    out = []
+    for k in kinds:
+        rows = reader.store.db.query(
+            "SELECT t.ref, t.kind, t.type, t.doc, t.view, t.text, ts_rank_cd(t.tsv, q, 1) AS s "
+            "FROM qx_text t, websearch_to_tsquery('english', ?) q WHERE t.tsv @@ q AND t.tenant = ? AND t.kind = ? "
+            "ORDER BY s DESC, t.id LIMIT ?", (" or ".join(terms), reader.tenant, k, depth))
+        out += [TextHit(*r[:6], float(r[6])) for r in rows]
+    return out
+
+
+def _fts5(reader, kind: str, terms: list[str], depth: int) -> list[TextHit]:
+    """The kind's FTS5 table ranked by BM25, its top rows joined to their qx_text rows; rows of
+    other tenants of the file are passed over, reading deeper until ``depth`` are the tenant's
+    or the matches run out (one read when the file holds one tenant)."""
+    match = " OR ".join(_phrase(t) for t in _informative(reader, kind, terms))
+    limit = depth
+    while True:
+        rows = reader.store.db.query(
+            f"SELECT t.ref, t.kind, t.type, t.doc, t.view, t.text, f.s, t.tenant FROM "
+            f"(SELECT rowid AS id, -bm25(qx_fts_{kind}) AS s FROM qx_fts_{kind} WHERE qx_fts_{kind} MATCH ? "
+            f"ORDER BY bm25(qx_fts_{kind}) LIMIT ?) f JOIN qx_text t ON t.id = f.id ORDER BY f.s DESC, t.id",
+            (match, limit))
+        own = [TextHit(*r[:6], float(r[6])) for r in rows if r[7] == reader.tenant]
+        if len(own) >= depth or len(rows) < limit:
+            return own[:depth]
+        limit *= 4
+
+
+def _phrase(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def _informative(reader, kind: str, terms: list[str]) -> list[str]:
+    """``terms`` less those in more than ``COMMON_SHARE`` of the full-text rows (and at least
+    ``COMMON_ROWS``), when a rarer one remains. BM25 weighs such a term at nearly nothing, but
+    ranking by it scores every row it is in (a company suffix or a relation word is in a
+    hundred thousand quotes of a large store); each term's count is probed only up to the
+    threshold, so a rare term costs nothing to check."""
+    if len(terms) < 2:
+        return terms
+    db = reader.store.db
+    [(top,)] = db.query("SELECT COALESCE(MAX(id), 0) FROM qx_text")  # row ids only grow: at least the rows
+    limit = max(COMMON_ROWS, int(COMMON_SHARE * top))
+    rare = [t for t in terms if db.query(f"SELECT COUNT(*) FROM (SELECT 1 FROM qx_fts_{kind} WHERE qx_fts_{kind} "
+                                         "MATCH ? LIMIT ?) AS m", (_phrase(t), limit + 1))[0][0] <= limit]
+    return rare or terms

@@ -8,7 +8,12 @@ only the items of the current frontier. Limits, all reported in the answer when 
 * ``hops`` (at most ``query.max_hops``);
 * ``fanout``: per node and hop, the neighbours kept (best confidence first, then the
   better-connected); a hub's other neighbours are dropped and counted;
+* ``scan`` (``query.scan``): per node and hop, the statements its neighbours are ranked
+  from (its first, in index order); a hub's others are not read, and counted as the cut
+  ``scan``, so a 2-hop walk through hubs costs the caps, not the hubs' degrees;
 * ``limit``: nodes returned (nearest first);
+* per pair of returned nodes the walk joined, two stored statements shown (the rest counted
+  as the cut ``items``: two hubs may share thousands);
 * ``min_confidence``: items under it are not walked;
 * the time budget: the answer so far, marked ``partial``.
 """
@@ -17,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kgkit.errors import InputError
-from kgkit.query.reader import Reader, Stored
+from kgkit.query.reader import Reader
 from kgkit.query.results import Answer
 
 DIRECTIONS = ("forward", "backward")
@@ -31,10 +36,11 @@ class Limits:
     min_confidence: float | None = None
     relations: list[str] = field(default_factory=list)
     types: list[str] = field(default_factory=list)
+    scan: int | None = None  # statements read per node and hop (query.scan)
 
     def as_dict(self) -> dict:
         return {"hops": self.hops, "fanout": self.fanout, "limit": self.limit, "min_confidence": self.min_confidence,
-                "relations": self.relations, "types": self.types}
+                "relations": self.relations, "types": self.types, "scan": self.scan}
 
 
 def check_hops(hops: int, max_hops: int) -> None:
@@ -48,67 +54,66 @@ def _weight(confidence: float | None) -> float:
     return 2.0 - (1.0 if confidence is None else confidence)
 
 
-def step(reader: Reader, frontier: set[str], lim: Limits, direction: str | None = None
-         ) -> dict[str, dict[str, list[Stored]]]:
-    """node -> neighbour -> the stored items joining them, for every ``frontier`` node."""
-    out: dict[str, dict[str, list[Stored]]] = {f: {} for f in frontier}
-    for s in reader.incident(frontier, relations=lim.relations or None, min_confidence=lim.min_confidence):
-        if direction is None:
-            ends = {e for _, e in s.fillers}
-            for f in ends & frontier:
-                for other in ends - {f}:
-                    out[f].setdefault(other, []).append(s)
-        elif s.kind in ("edge", "temporal"):
-            head, tail = dict(s.fillers)["head"], dict(s.fillers)["tail"]
-            src, dst = (head, tail) if direction == "forward" else (tail, head)
-            if src in frontier and dst != src:
-                out[src].setdefault(dst, []).append(s)
-    if lim.types:
-        typed = reader.entities({n for hood in out.values() for n in hood})
-        for f, hood in out.items():
-            out[f] = {n: items for n, items in hood.items() if n in typed and typed[n]["type"] in lim.types}
+def step(reader: Reader, answer: Answer, frontier: set[str], lim: Limits, direction: str | None = None
+         ) -> dict[str, dict[str, tuple[float, int, int, tuple]]]:
+    """node -> neighbour -> (best confidence of the items joining them, the neighbour's
+    degree, how many items join them, one of them), for every ``frontier`` node, aggregated by the
+    database (:meth:`Reader.hood`): a hub's items come back as one row per neighbour."""
+    out: dict[str, dict[str, tuple[float, int, int, tuple]]] = {f: {} for f in frontier}
+    rows, unread = reader.hood(frontier, relations=lim.relations or None, min_confidence=lim.min_confidence,
+                               direction=direction, types=lim.types or None, scan=lim.scan)
+    for f, n, confidence, degree, count, key in rows:
+        out[f][n] = (float(confidence), degree, count, key)
+    for f, dropped in sorted(unread.items()):
+        answer.cut("scan", dropped, at=f)
     return out
 
 
-def _capped(reader: Reader, answer: Answer, f: str, hood: dict[str, list[Stored]], fanout: int) -> list[str]:
+def _capped(answer: Answer, f: str, hood: dict[str, tuple[float, int, int, tuple]], fanout: int) -> list[str]:
     """``f``'s neighbours in the order kept, at most ``fanout``; the rest are reported cut."""
-    info = reader.entities(hood)
-    order = sorted(hood, key=lambda n: (-max((s.confidence if s.confidence is not None else 1.0) for s in hood[n]),
-                                        -info.get(n, {}).get("degree", 0), n))
+    order = sorted(hood, key=lambda n: (-hood[n][0], -hood[n][1], n))
     answer.cut("fanout", len(order) - fanout, at=f)
     return order[:fanout]
 
 
 def walk(reader: Reader, answer: Answer, seeds: list[str], lim: Limits, direction: str | None = None):
-    """Breadth-first from ``seeds``: (hops per node, stored items walked, graph of kept edges)."""
+    """Breadth-first from ``seeds``: (hops per node, graph of kept edges). Each hop ranks the
+    frontier's neighbours in the database and caps them; no item is read here (the answer's
+    items are read for what it keeps, :func:`_items`)."""
     import networkx as nx
 
     dist = {s: 0 for s in seeds}
-    used: dict[tuple, Stored] = {}
     graph = nx.DiGraph() if direction else nx.Graph()
     graph.add_nodes_from(seeds)
     frontier = set(seeds)
     for hop in range(1, lim.hops + 1):
         if not frontier or reader.budget.spent():
             break
-        hoods = step(reader, frontier, lim, direction)
+        hoods = step(reader, answer, frontier, lim, direction)
         nxt: set[str] = set()
         for f in sorted(hoods):
-            for n in _capped(reader, answer, f, hoods[f], lim.fanout):
-                best = min(hoods[f][n], key=lambda s: _weight(s.confidence))
-                if not graph.has_edge(f, n) or graph[f][n]["weight"] > _weight(best.confidence):
-                    graph.add_edge(f, n, weight=_weight(best.confidence), item=best.key)
-                for s in hoods[f][n]:
-                    used[s.key] = s
+            for n in _capped(answer, f, hoods[f], lim.fanout):
+                confidence, _, count, key = hoods[f][n]
+                if not graph.has_edge(f, n) or graph[f][n]["weight"] > _weight(confidence):
+                    graph.add_edge(f, n, weight=_weight(confidence), items=count, keys=key)
                 if n not in dist:
                     dist[n] = hop
                     nxt.add(n)
         frontier = nxt
     answer.partial = reader.budget.ran_out
-    return dist, used, graph
+    return dist, graph
 
 
-def _finish(reader: Reader, answer: Answer, dist: dict[str, int], used: dict[tuple, Stored], lim: Limits,
+def _items(reader: Reader, answer: Answer, graph, pairs: list[tuple[str, str]]) -> None:
+    """The answer's items: for each walked pair of kept nodes, two of the stored statements
+    joining them (the walk's, enough to cite; two hubs may share thousands), the others
+    reported as the cut ``items``."""
+    edges = [graph[a][b] for a, b in sorted({tuple(p) for p in pairs})]
+    answer.cut("items", sum(e["items"] - len(e["keys"]) for e in edges))
+    answer.items = reader.lift(reader.items({k for e in edges for k in e["keys"]}))
+
+
+def _finish(reader: Reader, answer: Answer, dist: dict[str, int], graph, lim: Limits,
             keep_first: list[str] = ()) -> None:
     info = reader.entities(dist)
     order = list(dict.fromkeys([*keep_first, *sorted(dist, key=lambda n: (dist[n], -info[n]["degree"], n))]))
@@ -117,8 +122,7 @@ def _finish(reader: Reader, answer: Answer, dist: dict[str, int], used: dict[tup
     kept = set(order[:lim.limit])
     reader.entities(kept, documents=True)  # in one read
     answer.nodes = [reader.node(n, hops=dist[n]) for n in order[:lim.limit]]
-    answer.items = [i for i in reader.lift(s for s in used.values() if sum(e in kept for _, e in s.fillers) >= 2
-                                            and all(e in kept for _, e in s.fillers if e in dist))]
+    _items(reader, answer, graph, [(a, b) for a, b in graph.edges if a in kept and b in kept])
 
 
 def neighbours(reader: Reader, seeds: list[str], lim: Limits) -> Answer:
@@ -128,7 +132,7 @@ def neighbours(reader: Reader, seeds: list[str], lim: Limits) -> Answer:
     import networkx as nx
 
     answer = Answer("neighbours", reader.tenant, reader.version, {"seeds": seeds}, limits=lim.as_dict())
-    dist, used, graph = walk(reader, answer, seeds, lim)
+    dist, graph = walk(reader, answer, seeds, lim)
     first: list[str] = []
     if len(seeds) > 1:
         for i, a in enumerate(seeds):
@@ -137,7 +141,7 @@ def neighbours(reader: Reader, seeds: list[str], lim: Limits) -> Answer:
                     path = nx.shortest_path(graph, a, b)
                     answer.paths.append(path)
                     first += path
-    _finish(reader, answer, dist, used, lim, keep_first=first)
+    _finish(reader, answer, dist, graph, lim, keep_first=first)
     return answer
 
 
@@ -150,9 +154,9 @@ def lineage(reader: Reader, seed: str, lim: Limits, direction: str = "forward") 
         raise InputError(f"direction must be forward or backward, not {direction!r}")
     answer = Answer("lineage", reader.tenant, reader.version, {"seed": seed, "direction": direction},
                     limits=lim.as_dict())
-    dist, used, graph = walk(reader, answer, [seed], lim, direction)
+    dist, graph = walk(reader, answer, [seed], lim, direction)
     lengths, paths = nx.single_source_dijkstra(graph, seed, weight="weight")
-    _finish(reader, answer, dist, used, lim)
+    _finish(reader, answer, dist, graph, lim)
     kept = {n.id for n in answer.nodes}
     for node in answer.nodes:
         node.score = round(lengths.get(node.id, 0.0), 4)
@@ -165,7 +169,7 @@ def path(reader: Reader, a: str, b: str, lim: Limits) -> Answer:
     import networkx as nx
 
     answer = Answer("path", reader.tenant, reader.version, {"from": a, "to": b}, limits=lim.as_dict())
-    dist, used, graph = walk(reader, answer, [a], lim)
+    dist, graph = walk(reader, answer, [a], lim)
     if b in graph and nx.has_path(graph, a, b):
         found = []
         for p in nx.all_shortest_paths(graph, a, b):
@@ -176,7 +180,6 @@ def path(reader: Reader, a: str, b: str, lim: Limits) -> Answer:
         answer.paths = sorted(found[:lim.limit])
     on_path = {n for p in answer.paths for n in p}
     answer.nodes = [reader.node(n, hops=dist[n]) for n in sorted(on_path, key=lambda n: (dist[n], n))]
-    pairs = {frozenset(pair) for p in answer.paths for pair in zip(p, p[1:])}
-    answer.items = reader.lift(s for s in used.values()
-                               if any(frozenset((x, y)) in pairs for _, x in s.fillers for _, y in s.fillers if x != y))
+    pairs = {tuple(sorted(pair)) for p in answer.paths for pair in zip(p, p[1:])}
+    _items(reader, answer, graph, list(pairs))
     return answer

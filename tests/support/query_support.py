@@ -44,6 +44,7 @@ def index_dump(store) -> dict:
                         key=lambda r: tuple(str(x) for x in r)),
         "entities": sorted(q("SELECT entity, type, name, aliases, degree FROM qx_entities WHERE tenant = ?")),
         "spellings": sorted(q("SELECT node, spelling, names, total FROM qx_spellings WHERE tenant = ?")),
+        "degree": sorted(q("SELECT node, degree FROM qx_degree WHERE tenant = ?")),
         "names": sorted(q("SELECT entity, key, alias FROM qx_names WHERE tenant = ?")),
         "text": sorted(q("SELECT kind, ref, type, doc, view, text FROM qx_text WHERE tenant = ?")),
         "dirty": q("SELECT * FROM qx_dirty WHERE tenant = ?"),

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from graph_support import postgres, small_runs  # noqa: F401  (fixtures)
-from query_support import index_dump
+from support.graph_support import postgres, small_runs  # noqa: F401  (fixtures)
+from support.query_support import index_dump
 from kgkit.config.model import QueryConfig
 from kgkit.errors import ConfigError
 from kgkit.graph import GraphStore, index, index_schema

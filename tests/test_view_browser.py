@@ -12,7 +12,7 @@ import pytest
 
 from cli_support import kgkit
 from graph_support import small_runs  # noqa: F401  (fixture)
-from view_support import HOSTILE_NAME, HOSTILE_QUOTE, browser, hostile_run, page_data  # noqa: F401  (fixture)
+from view_support import HOSTILE_NAME, HOSTILE_QUOTE, browser, console_errors, expected_drawn, hostile_run, page_data  # noqa: F401,E501
 
 
 @pytest.fixture(scope="module")
@@ -23,41 +23,12 @@ def corpus_page(small_runs, tmp_path_factory):
     return out, page_data(out.read_text(encoding="utf-8"))
 
 
-def _expected_drawn(data, view="", hidden_types=()):
-    """What the page should draw with its default statuses: nodes of shown types (in a view, those
-    an item of the view ends), the item nodes of n-ary items and events with an end shown,
-    documents (all views only); their links."""
-    types = {n["id"]: n["type"] for n in data["nodes"]}
-    shown = lambda n: n in types and types[n] not in hidden_types  # noqa: E731
-    items = [it for it in data["items"] if it["status"] in ("verified", "accepted") and (not view or view in it["views"])]
-    nodes, links, item_nodes = set(), 0, 0
-    for it in items:
-        ends = [e[1] for e in it["ends"] if shown(e[1])]
-        if it["kind"] in ("edge", "temporal"):
-            if len(ends) == 2:
-                links += 1
-                nodes.update(ends)
-        elif ends:
-            item_nodes += 1
-            links += len(ends)
-            nodes.update(ends)
-    if not view:
-        nodes |= {n for n in types if shown(n)}
-    docs = [] if view else data["documents"]
-    links += sum(1 for d in docs if d.get("node") in nodes)
-    return {"nodes": len(nodes) + item_nodes + len(docs), "edges": links}
-
-
-def _errors(browser):
-    return [m for m in browser.console() if m["level"] in ("SEVERE", "WARNING")]
-
-
 def test_the_page_opens_offline_and_draws_the_graph(browser, corpus_page):
     path, data = corpus_page
     browser.open(path)
-    assert _errors(browser) == []
+    assert console_errors(browser) == []
     assert browser.requests() == []
-    assert browser.js("return kgkitViewer.drawn()") == _expected_drawn(data)
+    assert browser.js("return kgkitViewer.drawn()") == expected_drawn(data)
     assert browser.js("return document.querySelectorAll('#graph canvas').length") >= 2  # sigma's WebGL layers
     browser.screenshot("viewer-corpus.png")
 
@@ -79,14 +50,14 @@ def test_search_focuses_a_node_and_its_evidence_shows_the_quote(browser, corpus_
     # a focus of one hop draws the node's neighbourhood only
     browser.js("document.getElementById('hops').value = '1'; document.getElementById('hops').dispatchEvent(new Event('change'))")
     focused = browser.js("return kgkitViewer.drawn()")
-    assert 1 < focused["nodes"] < _expected_drawn(data)["nodes"]
+    assert 1 < focused["nodes"] < expected_drawn(data)["nodes"]
     # an item of the node: its evidence, the quote marked inside the passage of its document
     panel.find_element(By.CSS_SELECTOR, "ul li a.link").click()
     item = data["evidence"][panel.get_attribute("data-selected")]
     marks = [m.text for m in panel.find_elements(By.TAG_NAME, "mark")]
     assert marks and marks[0] == item[0]["mark"].strip() and item[0]["quote"] == item[0]["mark"]
     assert data["documents"][item[0]["doc"]]["name"] in panel.text
-    assert _errors(browser) == []
+    assert console_errors(browser) == []
     browser.screenshot("viewer-evidence.png")
 
 
@@ -96,13 +67,13 @@ def test_the_view_switcher_and_filters_change_what_is_drawn(browser, corpus_page
     for view in data["views"]:
         browser.js("const s = document.getElementById('view'); s.value = arguments[0]; s.dispatchEvent(new Event('change'))",
                    view)
-        assert browser.js("return kgkitViewer.drawn()") == _expected_drawn(data, view), view
+        assert browser.js("return kgkitViewer.drawn()") == expected_drawn(data, view), view
     browser.js("const s = document.getElementById('view'); s.value = ''; s.dispatchEvent(new Event('change'))")
-    assert browser.js("return kgkitViewer.drawn()") == _expected_drawn(data)
+    assert browser.js("return kgkitViewer.drawn()") == expected_drawn(data)
     browser.js("document.querySelector('#legend input[data-value=\"Party\"]').click()")
-    without = _expected_drawn(data, hidden_types={"Party"})
-    assert browser.js("return kgkitViewer.drawn()") == without and without != _expected_drawn(data)
-    assert _errors(browser) == []
+    without = expected_drawn(data, hidden_types={"Party"})
+    assert browser.js("return kgkitViewer.drawn()") == without and without != expected_drawn(data)
+    assert console_errors(browser) == []
 
 
 def test_a_hostile_page_runs_nothing_and_shows_the_names_as_text(browser, small_runs, tmp_path):
@@ -124,5 +95,5 @@ def test_a_hostile_page_runs_nothing_and_shows_the_names_as_text(browser, small_
     assert browser.js("return window.__pwned === undefined")
     assert browser.js("return document.querySelectorAll('img, iframe, object, embed').length") == 0
     assert browser.js("return document.scripts.length") == 5
-    assert _errors(browser) == []
+    assert console_errors(browser) == []
     browser.screenshot("viewer-hostile.png")

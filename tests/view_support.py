@@ -44,6 +44,36 @@ def hostile_run(source: Path, dest: Path, party: str) -> str:
     return new
 
 
+def expected_drawn(data, view="", hidden_types=()):
+    """What the page should draw with its default statuses: nodes of shown types (in a view, those
+    an item of the view ends), the item nodes of n-ary items and events with an end shown,
+    documents (all views only); their links."""
+    types = {n["id"]: n["type"] for n in data["nodes"]}
+    shown = lambda n: n in types and types[n] not in hidden_types  # noqa: E731
+    items = [it for it in data["items"] if it["status"] in ("verified", "accepted") and (not view or view in it["views"])]
+    nodes, links, item_nodes = set(), 0, 0
+    for it in items:
+        ends = [e[1] for e in it["ends"] if shown(e[1])]
+        if it["kind"] in ("edge", "temporal"):
+            if len(ends) == 2:
+                links += 1
+                nodes.update(ends)
+        elif ends:
+            item_nodes += 1
+            links += len(ends)
+            nodes.update(ends)
+    if not view:
+        nodes |= {n for n in types if shown(n)}
+    docs = [] if view else data["documents"]
+    links += sum(1 for d in docs if d.get("node") in nodes)
+    return {"nodes": len(nodes) + item_nodes + len(docs), "edges": links}
+
+
+def console_errors(browser) -> list[dict]:
+    """Console errors and warnings of the page (a CSP violation or a failed request is one)."""
+    return [m for m in browser.console() if m["level"] in ("SEVERE", "WARNING")]
+
+
 class Browser:
     """One headless Chromium with the network off; console messages kept per page."""
 

@@ -149,7 +149,7 @@
 
   // ------------------------------------------------------------------ renderer
   const renderer = new Sigma(graph, $('graph'), {
-    renderEdgeLabels: graph.size <= 1500,
+    renderEdgeLabels: graph.size <= 300,  // more labels than that hide the graph
     defaultEdgeType: 'line',
     labelRenderedSizeThreshold: graph.order > 2000 ? 9 : 5,
     zIndex: true,

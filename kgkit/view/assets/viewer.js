@@ -3,7 +3,9 @@
 // textContent (never innerHTML), so a name or quote is shown as text and runs nothing.
 (function () {
   'use strict';
+  const marks = { start: performance.now() };
   const D = JSON.parse(document.getElementById('kgkit-data').textContent);
+  marks.parsed = performance.now();
   const $ = (id) => document.getElementById(id);
 
   // Bidi controls in a name would reorder the text around it: show them as visible marks.
@@ -72,6 +74,8 @@
     }
   }
 
+  marks.graph = performance.now();
+
   // ------------------------------------------------------------------ what is shown
   const state = { view: '', types: new Set([...D.types, 'Document']), relations: new Set(D.relations),
     statuses: new Set(['verified', 'accepted']), doc: -1, focus: null, hops: 0, selected: null };
@@ -110,7 +114,7 @@
     return keep;
   }
 
-  function refresh() {
+  function visibility() {
     const shownNode = new Set(), shownEdge = new Set(), touched = new Set();
     for (const it of D.items) {
       if (!itemShown(it)) continue;
@@ -143,12 +147,19 @@
     $('stats').textContent = `${drawn.nodes} nodes, ${drawn.edges} links drawn`;
     $('stats').dataset.nodes = drawn.nodes;
     $('stats').dataset.edges = drawn.edges;
+    return drawn;
+  }
+
+  function refresh() {
+    const drawn = visibility();
     renderer.refresh();
     return drawn;
   }
 
   // ------------------------------------------------------------------ renderer
+  const drawn = visibility();
   const renderer = new Sigma(graph, $('graph'), {
+    enableEdgeEvents: graph.size <= 10000,  // edge picking costs every frame: large graphs select through nodes
     renderEdgeLabels: graph.size <= 300,  // more labels than that hide the graph
     defaultEdgeType: 'line',
     labelRenderedSizeThreshold: graph.order > 2000 ? 9 : 5,
@@ -160,6 +171,8 @@
     },
     edgeReducer: (e, attrs) => (hiddenEdges.has(e) ? { ...attrs, hidden: true } : attrs),
   });
+
+  marks.renderer = performance.now();
 
   // ------------------------------------------------------------------ evidence panel
   const docName = (i) => (i == null || !D.documents[i] ? 'unknown document' : D.documents[i].name);
@@ -240,7 +253,8 @@
     $('panel').dataset.selected = docNodeId(i);
   }
 
-  function select(id, move) {
+  function select(id, move, redrawn) {
+    const before = state.selected;
     state.selected = id;
     const attrs = graph.hasNode(id) ? graph.getNodeAttributes(id) : null;
     if (nodeById.has(id)) showNode(nodeById.get(id));
@@ -250,15 +264,22 @@
       const at = renderer.getNodeDisplayData(id);
       if (at) renderer.getCamera().animate({ x: at.x, y: at.y, ratio: Math.min(renderer.getCamera().ratio, 0.35) }, { duration: 300 });
     }
-    renderer.refresh();
+    if (!redrawn) {
+      const changed = [before, id].filter((n) => n && graph.hasNode(n));
+      renderer.refresh(changed.length ? { partialGraph: { nodes: changed } } : undefined);
+    }
   }
 
   renderer.on('clickNode', ({ node }) => select(node, false));
   renderer.on('clickEdge', ({ edge }) => {
     const attrs = graph.getEdgeAttributes(edge);
-    if (attrs.item && itemById.has(attrs.item)) { state.selected = null; showItem(itemById.get(attrs.item)); renderer.refresh(); }
+    if (attrs.item && itemById.has(attrs.item)) {
+      const before = state.selected;
+      state.selected = null;
+      showItem(itemById.get(attrs.item));
+      if (before && graph.hasNode(before)) renderer.refresh({ partialGraph: { nodes: [before] } });
+    }
   });
-  renderer.setSetting('enableEdgeEvents', graph.size <= 20000);
 
   // ------------------------------------------------------------------ search
   const fold = (s) => String(s).normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
@@ -301,8 +322,9 @@
     state.focus = id;
     $('results').hidden = true;
     if (state.hops === 0 && graph.order > 2000) { state.hops = 1; $('hops').value = '1'; }
+    state.selected = id;
     refresh();
-    select(id, true);
+    select(id, true, true);
   }
 
   $('search').addEventListener('input', showResults);
@@ -376,7 +398,7 @@
   }
   $('layout').addEventListener('click', () => (layout && layout.isRunning() ? stopLayout() : runLayout()));
 
-  const drawn = refresh();
+  marks.controls = performance.now();
   window.kgkitViewer = { drawn: () => ({ nodes: Number($('stats').dataset.nodes), edges: Number($('stats').dataset.edges) }),
     search, focus, select, refresh, graph, renderer, layoutRunning: () => !!(layout && layout.isRunning()) };
   requestAnimationFrame(() => {
@@ -384,6 +406,7 @@
     window.kgkitViewer.ready = true;
     window.kgkitViewer.readyAt = performance.now();
     window.kgkitViewer.firstDrawn = drawn;
+    window.kgkitViewer.marks = { ...marks, drawn: performance.now() };
     runLayout();
   });
 })();

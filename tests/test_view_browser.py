@@ -97,3 +97,22 @@ def test_a_hostile_page_runs_nothing_and_shows_the_names_as_text(browser, small_
     assert browser.js("return document.scripts.length") == 5
     assert console_errors(browser) == []
     browser.screenshot("viewer-hostile.png")
+
+
+def test_the_bundled_example_contract_opens_with_its_evidence(browser, tmp_path):
+    from kgkit.engine.run import extract
+    from shared_data import CONTRACT_PDF
+
+    run = extract([str(CONTRACT_PDF)], domain="legal_contracts", views=["all"], out_dir=tmp_path / "out")[0].run_dir
+    out = tmp_path / "example.html"
+    assert kgkit("view", str(run), "-o", str(out)).exit_code == 0
+    data = page_data(out.read_text(encoding="utf-8"))
+    assert {"binary", "nary", "temporal", "event"} <= set(data["views"])
+    browser.open(out)
+    assert console_errors(browser) == [] and browser.requests() == []
+    assert browser.js("return kgkitViewer.drawn()") == expected_drawn(data)
+    event = next(it for it in data["items"] if it["kind"] == "event")
+    browser.js("kgkitViewer.select(arguments[0])", event["id"])
+    marks = browser.js("return [...document.querySelectorAll('#panel mark')].map(m => m.textContent)")
+    assert marks == [e["mark"] for e in data["evidence"][event["id"]]]
+    browser.screenshot("viewer-example.png")

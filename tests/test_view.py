@@ -110,8 +110,8 @@ def test_hostile_text_is_data_in_the_page(small_runs, tmp_path):
     data = page_data(html)
     assert next(n for n in data["nodes"] if n["id"] == node)["name"] == HOSTILE_NAME
     assert any(e["quote"] == HOSTILE_QUOTE for rows in data["evidence"].values() for e in rows)
-    # the only script elements are kgkit's own five (data, three libraries, the viewer): none from a name
-    assert html.count("<script") == 5 and html.count("</script>") == 5
+    # the only script elements are kgkit's own six (data, evidence, three libraries, the viewer): none from a name
+    assert html.count("<script") == 6 and html.count("</script>") == 6
     assert "<img" not in html and "\u2028" not in html
     # a placeholder of the page's template inside a quote stays text: the data is inserted last
     assert page_data(html)["meta"]["title"] == "alpha"

@@ -94,7 +94,7 @@ def test_a_hostile_page_runs_nothing_and_shows_the_names_as_text(browser, small_
     assert "\u201c" + HOSTILE_QUOTE.replace("\u202e", "\u27e8U+202E\u27e9") + "\u201d" in quotes
     assert browser.js("return window.__pwned === undefined")
     assert browser.js("return document.querySelectorAll('img, iframe, object, embed').length") == 0
-    assert browser.js("return document.scripts.length") == 5
+    assert browser.js("return document.scripts.length") == 6
     assert console_errors(browser) == []
     browser.screenshot("viewer-hostile.png")
 

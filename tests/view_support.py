@@ -19,10 +19,13 @@ HOSTILE_QUOTE = '<img src=x onerror="window.__pwned=3"> </script> & \u2028 {{dat
 
 
 def page_data(html: str) -> dict:
-    """The JSON the page embeds, read back the way the page reads it."""
-    match = re.search(r'<script type="application/json" id="kgkit-data">(.*?)</script>', html, re.S)
-    assert match, "no data element in the page"
-    return json.loads(match.group(1))
+    """The JSON the page embeds (the graph, and apart from it the evidence), read back the way the page reads it."""
+    parts = {}
+    for part in ("data", "evidence"):
+        match = re.search(rf'<script type="application/json" id="kgkit-{part}">(.*?)</script>', html, re.S)
+        assert match, f"no {part} element in the page"
+        parts[part] = json.loads(match.group(1))
+    return {**parts["data"], "evidence": parts["evidence"]}
 
 
 def hostile_run(source: Path, dest: Path, party: str) -> str:

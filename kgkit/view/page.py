@@ -55,8 +55,11 @@ def render(data: dict[str, Any]) -> str:
     sources = [_asset("vendor", name) for name in VENDOR]
     viewer = _asset("assets", "viewer.js")
     # one replacement pass over the template, so no piece is searched for another's placeholder
+    graph = {k: v for k, v in data.items() if k != "evidence"}
     pieces = {"{{csp}}": html.escape(_csp(sources + [viewer])), "{{title}}": title,
-              "{{style}}": _asset("assets", "viewer.css"), "{{data}}": embed_json(data),
+              "{{style}}": _asset("assets", "viewer.css"), "{{data}}": embed_json(graph),
+              # parsed on the first click, not on opening: most of a page's bytes are evidence
+              "{{evidence}}": embed_json(data.get("evidence", {})),
               "{{libraries}}": "\n".join(_script(s) for s in sources), "{{viewer}}": _script(viewer)}
     template = _asset("assets", "viewer.html")
     pattern = re.compile("|".join(re.escape(k) for k in pieces))

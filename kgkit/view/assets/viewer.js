@@ -195,8 +195,14 @@
     return el('div', { class: 'evidence' + (held ? ' held' : '') }, where, body);
   }
 
+  let evidence = null;  // parsed when first asked for
+  const evidenceOf = (id) => {
+    if (!evidence) evidence = JSON.parse(document.getElementById('kgkit-evidence').textContent);
+    return evidence[id] || [];
+  };
+
   function evidenceList(id, held) {
-    const rows = D.evidence[id] || [];
+    const rows = evidenceOf(id);
     return rows.length ? rows.map((ev) => evidenceRow(ev, held)) : [el('p', { class: 'hint', text: 'No evidence row.' })];
   }
 

@@ -161,6 +161,9 @@ def test_bad_input_is_refused_and_nothing_is_written(small_runs, tmp_path):
     result = kgkit("view", str(broken), "-o", str(out))
     assert result.exit_code == 2 and "binary.json" in result.output and "Traceback" not in result.output
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["alpha", "empty"]
+    # a page that cannot be written: a clear error, no traceback
+    unwritable = kgkit("view", str(small_runs["alpha"]), "-o", "/proc/no-such-folder/page.html")
+    assert unwritable.exit_code == 2 and "cannot write the page" in unwritable.output
 
 
 def test_build_data_reads_a_store_and_a_run_folder_alike(small_runs, tmp_path):

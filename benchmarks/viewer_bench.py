@@ -142,6 +142,7 @@ def main() -> None:
 
     binary = shutil.which("chromium") or shutil.which("chromium-browser")
     driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=chromium_options(webdriver, binary))
+    driver.set_script_timeout(600)
     driver.execute_cdp_cmd("Network.enable", {})
     driver.execute_cdp_cmd("Network.emulateNetworkConditions",
                            {"offline": True, "latency": 0, "downloadThroughput": 0, "uploadThroughput": 0})

@@ -208,8 +208,23 @@ def entity_of(store) -> Callable[[str], str]:
     return lambda n: mapping.get(n, n)
 
 
+#: Reads of a store that a writer keeps changing before one whole picture is had.
+READ_TRIES = 3
+
+
 def from_store(store, *, passages: Passages, title: str) -> ViewerData:
-    """The page data of ``store``'s tenant, its document text read through ``passages``."""
+    """The page data of ``store``'s tenant, its document text read through ``passages``.
+
+    The snapshot, review queue and merge log are three reads; a page is made of three taken
+    at one graph version (read again while a writer moves it, a few times at most)."""
+    for _ in range(READ_TRIES):
+        data = _read(store, passages, title)
+        if store.version() == data.meta["version"]:
+            break
+    return data
+
+
+def _read(store, passages: Passages, title: str) -> ViewerData:
     b = _Builder(store, passages)
     passages.documents = b.snap.documents
     nodes = b.nodes()

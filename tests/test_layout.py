@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("engine",),
     ("eval",),
     ("learning", "graph", "project", "wiki"),
-    ("query",),
+    ("query", "view"),
     ("cli",),
 )
 ROOT_MODULES = {"__init__.py", "errors.py", "ids.py"}  # nothing else is loose at the package root

@@ -30,7 +30,7 @@ def build_data(target: str, *, tenant: str | None = None, config=None, text: boo
 
 def write_page(target: str, out: str | Path, *, tenant: str | None = None, config=None, text: bool = True) -> ViewerData:
     """Write the page of ``target`` to ``out`` whole (a temp file renamed into place), or not at all."""
-    from kgkit.engine.outputs import atomic_write
+    from kgkit.guards.atomic import atomic_write
     from kgkit.errors import InputError
 
     data = build_data(target, tenant=tenant, config=config, text=text)

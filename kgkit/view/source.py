@@ -10,9 +10,12 @@ from __future__ import annotations
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from kgkit.errors import InputError
+
+if TYPE_CHECKING:
+    from kgkit.graph import GraphStore
 
 
 def is_store_url(target: str) -> bool:
@@ -20,13 +23,13 @@ def is_store_url(target: str) -> bool:
 
 
 @contextmanager
-def open_target(target: str, *, tenant: str | None = None, config=None) -> Iterator[object]:
+def open_target(target: str, *, tenant: str | None = None, config=None) -> Iterator["GraphStore"]:
     """The store ``target`` names; for run folders a temp store, gone on exit (nothing is
     written outside the temp folder)."""
     from kgkit.graph import DEFAULT_TENANT, GraphStore
     from kgkit.graph.run_folders import expand_run_folders, is_run_folder
 
-    def store(url: str, tenant_: str | None):
+    def store(url: str, tenant_: str | None) -> GraphStore:
         if config is not None:
             return GraphStore.from_config(config, url=url, tenant=tenant_)
         return GraphStore(url, tenant_ or DEFAULT_TENANT)

@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("engine",),
     ("eval",),
     ("learning", "graph", "project", "wiki"),
-    ("query",),
+    ("query", "view"),
     ("ask",),
     ("cli",),
 )

@@ -35,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "review": ("kgkit.cli.review", "review_cli", "Review items held out of the corpus graph."),
     "ask": ("kgkit.cli.ask", "ask_cli", "Answer a question from a corpus graph, citing and checking its evidence."),
     "query": ("kgkit.cli.query", "query_cli", "Ask a corpus graph: find, neighbours, path, match, gaps, search."),
+    "view": ("kgkit.cli.view", "view_cli", "Write a self-contained HTML page showing a graph or run folders."),
     "validate": ("kgkit.cli.validate", "validate_cli", "Check any kgkit file: domain, view, template, config, gold."),
 }
 

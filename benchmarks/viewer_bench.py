@@ -1,0 +1,158 @@
+"""How fast a `kgkit view` page becomes usable in a real browser, at 500, 5,000 and 20,000 nodes.
+
+The graph is made up but shaped like a corpus graph: N entities of eight types with aliases in
+N/50 documents and 4N links, of which 70 % are binary edges and the rest the role links of
+n-ary items (three roles each, drawn as small nodes of their own); every item has an evidence
+row with a quote inside a 500-character passage. The page is the one `kgkit view` writes
+(kgkit.view.page.render), opened from a file:// URL in Debian's headless Chromium (software
+WebGL, no GPU) with the network off. Per size it prints:
+
+* build: seconds to render the page in Python, and its size;
+* interactive: milliseconds from navigation start until the first frame is drawn with every
+  handler attached (search, filters, clicks work from then on; the ForceAtlas2 layout then
+  refines positions in a web worker without blocking the page);
+* search+focus: a name searched, its node focused at one hop, the panel filled and the frame redrawn;
+* filter: one type unchecked and the graph redrawn;
+* script_start: when the page's own script starts (the HTML and the libraries parsed before it),
+  and the machine's load average, since on a shared machine every figure moves with it.
+
+Search and filter are timed with the layout stopped.
+
+``--vis-network FILE`` also opens the same graph drawn by vis-network (its standalone UMD
+build, e.g. from the npm package) with positions given and physics off, for the comparison in
+docs/viewer.md.
+
+    python benchmarks/viewer_bench.py [--nodes 500 5000 20000] [--vis-network vis-network.min.js]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from kgkit.view.model import ViewerData, spread  # noqa: E402
+from kgkit.view.page import render  # noqa: E402
+
+TYPES = ["Party", "Agreement", "Date", "Jurisdiction", "Person", "Duration", "Money", "ClauseType"]
+PASSAGE = "The Supplier shall deliver the goods described in Schedule A to the Customer's premises " * 3
+
+
+def synthetic(nodes: int, seed: int = 0) -> ViewerData:
+    rng = random.Random(seed)
+    docs = [{"id": f"d_{i:06d}", "name": f"contract_{i:05d}", "title": f"Agreement {i}", "pages": 12, "node": None,
+             "source": None, "nodes": 0, "items": 0} for i in range(max(1, nodes // 50))]
+    radius = 40 * nodes ** 0.5
+    node_rows = []
+    for i in range(nodes):
+        x, y = spread(f"n_{i:08d}", radius)
+        node_rows.append({"id": f"n_{i:08d}", "type": TYPES[i % len(TYPES)], "name": f"Entity {i} Holdings",
+                          "aliases": [f"E{i}"], "docs": sorted(rng.sample(range(len(docs)), min(2, len(docs)))),
+                          "scope": "corpus", "x": x, "y": y})
+    links = 4 * nodes
+    binary, nary = int(links * 0.7), (links - int(links * 0.7)) // 3
+    items, evidence = [], {}
+    for i in range(binary + nary):
+        kind = "edge" if i < binary else "hyperedge"
+        k = 2 if kind == "edge" else 3
+        ends = [n["id"] for n in rng.sample(node_rows, k)]
+        roles = ["head", "tail"] if kind == "edge" else ["party", "counterparty", "date"]
+        item = {"id": f"{kind[0]}_{i:08d}", "item": f"{kind[0]}_{i:08d}", "kind": kind,
+                "rel": rng.choice(["HAS_PARTY", "GOVERNED_BY", "SIGNED_ON", "PAYS"]) if kind == "edge" else "Term",
+                "ends": [list(p) for p in zip(roles, ends)], "views": ["binary"] if kind == "edge" else ["nary"],
+                "docs": [rng.randrange(len(docs))], "conf": 0.8, "status": "verified"}
+        if kind == "hyperedge":
+            item["x"], item["y"] = spread(item["id"], radius)
+        items.append(item)
+        evidence[item["id"]] = [{"doc": item["docs"][0], "page": 3, "view": item["views"][0], "quote": "deliver the goods",
+                                 "pre": PASSAGE[:200], "mark": "deliver the goods", "post": PASSAGE[:280]}]
+    return ViewerData(meta={"title": f"synthetic {nodes}", "tenant": "bench", "version": 1, "kgkit": "bench",
+                            "text": True}, nodes=node_rows, items=items, documents=docs, evidence=evidence)
+
+
+VIS_PAGE = """<!doctype html><html><body style="margin:0"><div id="c" style="width:1400px;height:860px"></div>
+<script type="application/json" id="d">{data}</script><script>{lib}</script><script>
+const D = JSON.parse(document.getElementById('d').textContent);
+const nodes = D.nodes.map(n => ({{id: n.id, x: n.x, y: n.y, label: n.name, size: 4}}));
+const edges = [];
+for (const it of D.items) {{
+  if (it.kind === 'edge') edges.push({{id: it.id, from: it.ends[0][1], to: it.ends[1][1]}});
+  else {{ nodes.push({{id: it.id, x: it.x, y: it.y, size: 2}}); it.ends.forEach((e, k) => edges.push({{id: it.id + k, from: it.id, to: e[1]}})); }}
+}}
+const net = new vis.Network(document.getElementById('c'), {{nodes: new vis.DataSet(nodes), edges: new vis.DataSet(edges)}},
+  {{physics: false, layout: {{improvedLayout: false}}, edges: {{smooth: false}}}});
+net.once('afterDrawing', () => {{ window.visReady = performance.now(); }});
+</script></body></html>"""
+
+
+def measure(browser, data: ViewerData, folder: Path, vis: str | None) -> dict:
+    t0 = time.perf_counter()
+    page = render(data.to_json())
+    build = time.perf_counter() - t0
+    path = folder / f"view_{len(data.nodes)}.html"
+    path.write_text(page, encoding="utf-8")
+    browser.open(path, timeout=300)
+    ready = browser.js("return kgkitViewer.readyAt")
+    marks = browser.js("return kgkitViewer.marks")
+    drawn = browser.js("return kgkitViewer.drawn()")
+    browser.js("if (kgkitViewer.layoutRunning()) document.getElementById('layout').click()")  # timings below: layout off
+    name = data.nodes[len(data.nodes) // 2]["name"]
+    search = browser.driver.execute_async_script("""
+        const done = arguments[arguments.length - 1], t = performance.now();
+        kgkitViewer.focus(kgkitViewer.search(arguments[0])[0]);
+        requestAnimationFrame(() => done(performance.now() - t));""", name)
+    browser.js("kgkitViewer.focus(null); document.getElementById('clear').click()")
+    filt = browser.driver.execute_async_script("""
+        const done = arguments[arguments.length - 1], t = performance.now();
+        document.querySelector('#legend input[data-value="Party"]').click();
+        requestAnimationFrame(() => done(performance.now() - t));""")
+    errors = [m["message"][:200] for m in browser.console() if m["level"] in ("SEVERE", "WARNING")]
+    out = {"nodes": len(data.nodes), "links": drawn["edges"], "drawn_nodes": drawn["nodes"], "build_s": round(build, 2),
+           "page_mb": round(len(page.encode()) / 1e6, 1), "interactive_ms": round(ready), "search_focus_ms": round(search),
+           "filter_ms": round(filt), "script_start_ms": round(marks["start"]), "console_errors": errors,
+           "load_average": round(os.getloadavg()[0], 1)}
+    if vis:
+        vis_path = folder / f"vis_{len(data.nodes)}.html"
+        lib = Path(vis).read_text(encoding="utf-8")
+        vis_path.write_text(VIS_PAGE.format(data=json.dumps(data.to_json()).replace("<", "\\u003c"), lib=lib),
+                            encoding="utf-8")
+        browser.driver.get(vis_path.as_uri())
+        deadline = time.monotonic() + 300
+        while not browser.js("return window.visReady || null") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        out["vis_network_first_frame_ms"] = round(browser.js("return window.visReady || -1"))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--nodes", type=int, nargs="+", default=[500, 5000, 20000])
+    parser.add_argument("--vis-network", help="vis-network's standalone UMD build, to draw the same graph with it")
+    args = parser.parse_args()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from view_support import Browser, chromium_options
+
+    binary = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=chromium_options(webdriver, binary))
+    driver.set_script_timeout(600)
+    driver.execute_cdp_cmd("Network.enable", {})
+    driver.execute_cdp_cmd("Network.emulateNetworkConditions",
+                           {"offline": True, "latency": 0, "downloadThroughput": 0, "uploadThroughput": 0})
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for n in args.nodes:
+                print(json.dumps(measure(Browser(driver), synthetic(n), Path(tmp), args.vis_network)), flush=True)
+    finally:
+        driver.quit()
+
+
+if __name__ == "__main__":
+    main()

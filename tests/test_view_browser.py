@@ -1,0 +1,118 @@
+"""The viewer page in a real browser: Debian's headless Chromium, network off, opening the
+file from a ``file://`` URL. It must draw what the data holds, with no console message;
+search must focus a node, the view switcher and filters must change what is drawn, the
+evidence panel must show the quote marked in its passage; a page of hostile names runs
+nothing. Screenshots go to $KGKIT_TEST_ARTIFACTS (default ./test-artifacts).
+
+Skipped without chromium and chromedriver, except when KGKIT_REQUIRE names ``browser``
+(.ci/run installs them and runs this file so)."""
+from __future__ import annotations
+
+import pytest
+
+from cli_support import kgkit
+from graph_support import small_runs  # noqa: F401  (fixture)
+from view_support import HOSTILE_NAME, HOSTILE_QUOTE, browser, console_errors, expected_drawn, hostile_run, page_data  # noqa: F401,E501
+
+
+@pytest.fixture(scope="module")
+def corpus_page(small_runs, tmp_path_factory):
+    out = tmp_path_factory.mktemp("view") / "corpus.html"
+    result = kgkit("view", str(small_runs["alpha"].parent), "-o", str(out))
+    assert result.exit_code == 0, result.output
+    return out, page_data(out.read_text(encoding="utf-8"))
+
+
+def test_the_page_opens_offline_and_draws_the_graph(browser, corpus_page):
+    path, data = corpus_page
+    browser.open(path)
+    assert console_errors(browser) == []
+    assert browser.requests() == []
+    assert browser.js("return kgkitViewer.drawn()") == expected_drawn(data)
+    assert browser.js("return document.querySelectorAll('#graph canvas').length") >= 2  # sigma's WebGL layers
+    browser.screenshot("viewer-corpus.png")
+
+
+def test_search_focuses_a_node_and_its_evidence_shows_the_quote(browser, corpus_page):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    path, data = corpus_page
+    browser.open(path)
+    box = browser.driver.find_element(By.ID, "search")
+    box.send_keys("harbor")
+    assert browser.js("return document.querySelectorAll('#results li').length") >= 1
+    box.send_keys(Keys.ENTER)
+    harbor = next(n for n in data["nodes"] if n["name"].startswith("Harbor Analytics"))
+    panel = browser.driver.find_element(By.ID, "panel")
+    assert panel.get_attribute("data-selected") == harbor["id"]
+    assert harbor["name"] in panel.find_element(By.TAG_NAME, "h2").text
+    # a focus of one hop draws the node's neighbourhood only
+    browser.js("document.getElementById('hops').value = '1'; document.getElementById('hops').dispatchEvent(new Event('change'))")
+    focused = browser.js("return kgkitViewer.drawn()")
+    assert 1 < focused["nodes"] < expected_drawn(data)["nodes"]
+    # an item of the node: its evidence, the quote marked inside the passage of its document
+    panel.find_element(By.CSS_SELECTOR, "ul li a.link").click()
+    item = data["evidence"][panel.get_attribute("data-selected")]
+    marks = [m.text for m in panel.find_elements(By.TAG_NAME, "mark")]
+    assert marks and marks[0] == item[0]["mark"].strip() and item[0]["quote"] == item[0]["mark"]
+    assert data["documents"][item[0]["doc"]]["name"] in panel.text
+    assert console_errors(browser) == []
+    browser.screenshot("viewer-evidence.png")
+
+
+def test_the_view_switcher_and_filters_change_what_is_drawn(browser, corpus_page):
+    path, data = corpus_page
+    browser.open(path)
+    for view in data["views"]:
+        browser.js("const s = document.getElementById('view'); s.value = arguments[0]; s.dispatchEvent(new Event('change'))",
+                   view)
+        assert browser.js("return kgkitViewer.drawn()") == expected_drawn(data, view), view
+    browser.js("const s = document.getElementById('view'); s.value = ''; s.dispatchEvent(new Event('change'))")
+    assert browser.js("return kgkitViewer.drawn()") == expected_drawn(data)
+    browser.js("document.querySelector('#legend input[data-value=\"Party\"]').click()")
+    without = expected_drawn(data, hidden_types={"Party"})
+    assert browser.js("return kgkitViewer.drawn()") == without and without != expected_drawn(data)
+    assert console_errors(browser) == []
+
+
+def test_a_hostile_page_runs_nothing_and_shows_the_names_as_text(browser, small_runs, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    node = hostile_run(small_runs["alpha"], tmp_path / "alpha", "Bluefin Logistics LLC")
+    out = tmp_path / "hostile.html"
+    # --no-text: the panel shows the stored (hostile) quotes themselves, not the document's passage
+    assert kgkit("view", str(tmp_path / "alpha"), "-o", str(out), "--no-text").exit_code == 0
+    browser.open(out)
+    assert browser.js("return kgkitViewer.search('onerror')") == [node]  # found by name and by alias
+    browser.js("kgkitViewer.focus(arguments[0])", node)
+    panel = browser.driver.find_element(By.ID, "panel")
+    shown = panel.find_element(By.TAG_NAME, "h2").text
+    assert shown == HOSTILE_NAME.replace("\u202e", "\u27e8U+202E\u27e9")  # the override visible, not obeyed
+    panel.find_element(By.CSS_SELECTOR, "ul li a.link").click()
+    quotes = browser.js("return [...document.querySelectorAll('#panel .quote')].map(e => e.textContent)")
+    assert "\u201c" + HOSTILE_QUOTE.replace("\u202e", "\u27e8U+202E\u27e9") + "\u201d" in quotes
+    assert browser.js("return window.__pwned === undefined")
+    assert browser.js("return document.querySelectorAll('img, iframe, object, embed').length") == 0
+    assert browser.js("return document.scripts.length") == 6
+    assert console_errors(browser) == []
+    browser.screenshot("viewer-hostile.png")
+
+
+def test_the_bundled_example_contract_opens_with_its_evidence(browser, tmp_path):
+    from kgkit.engine.run import extract
+    from shared_data import CONTRACT_PDF
+
+    run = extract([str(CONTRACT_PDF)], domain="legal_contracts", views=["all"], out_dir=tmp_path / "out")[0].run_dir
+    out = tmp_path / "example.html"
+    assert kgkit("view", str(run), "-o", str(out)).exit_code == 0
+    data = page_data(out.read_text(encoding="utf-8"))
+    assert {"binary", "nary", "temporal", "event"} <= set(data["views"])
+    browser.open(out)
+    assert console_errors(browser) == [] and browser.requests() == []
+    assert browser.js("return kgkitViewer.drawn()") == expected_drawn(data)
+    event = next(it for it in data["items"] if it["kind"] == "event")
+    browser.js("kgkitViewer.select(arguments[0])", event["id"])
+    marks = browser.js("return [...document.querySelectorAll('#panel mark')].map(m => m.textContent)")
+    assert marks == [e["mark"] for e in data["evidence"][event["id"]]]
+    browser.screenshot("viewer-example.png")

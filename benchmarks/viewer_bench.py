@@ -138,7 +138,7 @@ def main() -> None:
     args = parser.parse_args()
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
-    from view_support import Browser, chromium_options
+    from support.view_support import Browser, chromium_options
 
     binary = shutil.which("chromium") or shutil.which("chromium-browser")
     driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=chromium_options(webdriver, binary))

@@ -1,7 +1,7 @@
 """``kgkit view``: the page's data is the graph's (shared ids, items, evidence with their
 passages, held items apart, documents, merges), the page is self-contained, document text
 is escaped into it, and bad input is refused with nothing written. The page in a real
-browser: tests/test_view_browser.py."""
+browser: tests/view/test_view_browser.py."""
 from __future__ import annotations
 
 import base64
@@ -9,12 +9,12 @@ import hashlib
 import json
 import re
 
-from cli_support import kgkit
-from graph_support import small_runs  # noqa: F401  (fixture)
+from support.cli_support import kgkit
+from support.graph_support import small_runs  # noqa: F401  (fixture)
 from kgkit.graph import GraphStore
 from kgkit.view import build_data
 from kgkit.view.page import embed_json, render
-from view_support import HOSTILE_NAME, HOSTILE_QUOTE, hostile_run, page_data
+from support.view_support import HOSTILE_NAME, HOSTILE_QUOTE, hostile_run, page_data
 
 
 def _write(target, out, *extra):

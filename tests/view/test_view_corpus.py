@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from cli_support import kgkit
-from graph_support import extract_texts
+from support.cli_support import kgkit
+from support.graph_support import extract_texts
 from kgkit.graph import GraphStore
-from shared_data import DATA
-from view_support import browser, console_errors, expected_drawn, page_data  # noqa: F401  (fixture)
+from support.shared_data import DATA
+from support.view_support import browser, console_errors, expected_drawn, page_data  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.corpus
 

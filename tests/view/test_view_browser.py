@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from cli_support import kgkit
-from graph_support import small_runs  # noqa: F401  (fixture)
-from view_support import HOSTILE_NAME, HOSTILE_QUOTE, browser, console_errors, expected_drawn, hostile_run, page_data  # noqa: F401,E501
+from support.cli_support import kgkit
+from support.graph_support import small_runs  # noqa: F401  (fixture)
+from support.view_support import HOSTILE_NAME, HOSTILE_QUOTE, browser, console_errors, expected_drawn, hostile_run, page_data  # noqa: F401,E501
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +101,7 @@ def test_a_hostile_page_runs_nothing_and_shows_the_names_as_text(browser, small_
 
 def test_the_bundled_example_contract_opens_with_its_evidence(browser, tmp_path):
     from kgkit.engine.run import extract
-    from shared_data import CONTRACT_PDF
+    from support.shared_data import CONTRACT_PDF
 
     run = extract([str(CONTRACT_PDF)], domain="legal_contracts", views=["all"], out_dir=tmp_path / "out")[0].run_dir
     out = tmp_path / "example.html"

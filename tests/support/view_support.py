@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kgkit import ids
-from optional_parts import require_module, unavailable
+from support.optional_parts import require_module, unavailable
 
 HOSTILE_NAME = '</script><script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">\u202eevil'
 HOSTILE_QUOTE = '<img src=x onerror="window.__pwned=3"> </script> & \u2028 {{data}} \u202egnp.exe'

@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "graph": ("kgkit.cli.graph", "graph_cli", "The corpus graph store: add runs, stats, show, merges."),
     "review": ("kgkit.cli.review", "review_cli", "Review items held out of the corpus graph."),
     "query": ("kgkit.cli.query", "query_cli", "Ask a corpus graph: find, neighbours, path, match, gaps, search."),
+    "serve": ("kgkit.cli.serve", "serve_cli", "Serve a corpus graph to agents over MCP (stdio or HTTP)."),
     "validate": ("kgkit.cli.validate", "validate_cli", "Check any kgkit file: domain, view, template, config, gold."),
 }
 

@@ -1,0 +1,33 @@
+"""``kgkit serve --mcp GRAPH``: the corpus graph as an MCP server for agents (thin over
+:mod:`kgkit.serve`). stdio by default; ``--http`` serves streamable HTTP on 127.0.0.1.
+A store that cannot be opened, an unknown domain or a missing ``mcp`` extra exits 2 with
+the reason before anything is served. See docs/mcp.md.
+"""
+from __future__ import annotations
+
+import click
+
+from kgkit.cli.graph import CONFIG, TENANT
+
+
+@click.command("serve")
+@click.argument("graph", required=False)
+@click.option("--mcp", "mcp", is_flag=True, required=True,
+              help="Speak the Model Context Protocol (the one protocol kgkit serves).")
+@click.option("-d", "--domain", help="Domain whose named queries become tools (default: the config's).")
+@click.option("--http", "http", is_flag=True, help="Streamable HTTP on 127.0.0.1 instead of stdio.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="--http: the port.")
+@TENANT
+@CONFIG
+def serve_cli(graph, mcp, domain, http, port, tenant, config_path):
+    """Serve GRAPH (a .sqlite path or postgresql:// URL; default graph.url) to agents: one tenant,
+    read-only, the query operators as tools.
+
+    DOCS: docs/mcp.md
+    """
+    from kgkit.serve import ServeOptions, serve
+    from kgkit.serve.service import log_to_stderr
+
+    log_to_stderr()
+    serve(ServeOptions(graph=graph, tenant=tenant, config_path=config_path, domain=domain,
+                       transport="http" if http else "stdio", port=port))

@@ -1,0 +1,138 @@
+"""A :class:`~kgkit.serve.service.GraphService` as a Model Context Protocol server, on the
+official SDK (``mcp``, the optional extra ``kgkit[mcp]``), over stdio or streamable HTTP.
+
+The SDK's low-level ``Server`` is used rather than its decorator layer because the tools'
+schemas are data (the published ``query`` schema for answers, a domain's YAML for named
+queries), not Python signatures. Tools answer with ``structuredContent`` (checked by the
+client against the tool's output schema) and the same JSON as text; a refused or failed call
+is a tool result with ``isError`` and the reason, so the agent can correct itself and the
+server goes on. Resources: ``kgkit://documents`` (the list), ``kgkit://document/{id}`` (a
+document's summary) and ``kgkit://node/{id}`` (a node and its items).
+"""
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote, unquote
+
+from kgkit.errors import ConfigError, KgkitError
+from kgkit.serve.service import GraphService, ServeOptions, ToolFailure, as_text, log, open_service
+
+NAME = "kgkit"
+PAGE = 100  # resources listed per page
+NODE_ITEMS = 200  # items a node resource lists at most
+SCHEME = "kgkit://"
+
+
+def _sdk():
+    try:
+        import mcp_types
+        from mcp.server import Server
+    except ImportError:
+        raise ConfigError("kgkit serve --mcp needs the MCP SDK", hint="pip install 'kgkit[mcp]'") from None
+    return Server, mcp_types
+
+
+def build_server(service: GraphService):
+    """The SDK server for ``service``: tools, resources, and the notice that answers are data."""
+    from kgkit import __version__
+
+    Server, types = _sdk()
+    read_only = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                                      open_world_hint=False)
+    listed = [types.Tool(name=t.name, description=t.description, input_schema=t.input_schema,
+                         output_schema=t.output_schema, annotations=read_only) for t in service.tools.values()]
+
+    async def list_tools(ctx, params) -> Any:
+        return types.ListToolsResult(tools=listed)
+
+    async def call_tool(ctx, params) -> Any:
+        try:
+            data = service.call(params.name, params.arguments)
+        except ToolFailure as exc:
+            log.info("refused %s: %s", params.name, str(exc).splitlines()[0][:200])
+            return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))], is_error=True)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=as_text(data))],
+                                    structured_content=data)
+
+    async def list_resources(ctx, params) -> Any:
+        docs = service.corpus.documents(10**9)["documents"]
+        start = int(params.cursor) if params is not None and (params.cursor or "").isdigit() else 0
+        page = docs[start:start + PAGE]
+        resources = ([types.Resource(uri=f"{SCHEME}documents", name="documents", mime_type="application/json",
+                                     description="Every document in the graph, with its counts.")]
+                     if start == 0 else [])
+        resources += [types.Resource(uri=f"{SCHEME}document/{quote(d['id'], safe='')}", name=d["name"],
+                                     title=d.get("title"), mime_type="application/json",
+                                     description="A document's summary (the name and title are the document's).")
+                      for d in page]
+        more = str(start + PAGE) if start + PAGE < len(docs) else None
+        return types.ListResourcesResult(resources=resources, next_cursor=more)
+
+    async def list_templates(ctx, params) -> Any:
+        return types.ListResourceTemplatesResult(resource_templates=[
+            types.ResourceTemplate(uri_template=SCHEME + "document/{id}", name="document",
+                                   mime_type="application/json", description="A document's summary, by d_ id or name."),
+            types.ResourceTemplate(uri_template=SCHEME + "node/{id}", name="node", mime_type="application/json",
+                                   description=f"A node, the documents naming it and up to {NODE_ITEMS} of its items."),
+        ])
+
+    async def read_resource(ctx, params) -> Any:
+        uri = str(params.uri)
+        try:
+            data = read(service, uri)
+        except KgkitError as exc:
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(code=-32002, message=exc.format(), data={"uri": uri}) from None
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type="application/json",
+                                                                             text=as_text(data))])
+
+    return Server(NAME, version=__version__, title="kgkit corpus graph", instructions=service.instructions,
+                  on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
+                  on_list_resource_templates=list_templates, on_read_resource=read_resource)
+
+
+def read(service: GraphService, uri: str) -> dict[str, Any]:
+    """The data behind a ``kgkit://`` resource URI."""
+    from kgkit.errors import NotFoundError
+
+    corpus = service.corpus
+    if uri == f"{SCHEME}documents":
+        return corpus.documents(10**9)
+    kind, _, ref = uri.removeprefix(SCHEME).partition("/") if uri.startswith(SCHEME) else ("", "", "")
+    if kind == "document" and ref:
+        return corpus.document(unquote(ref))
+    if kind == "node" and ref:
+        return corpus.node(unquote(ref), NODE_ITEMS)
+    raise NotFoundError(f"no resource {uri[:200]!r}",
+                        hint=f"resources: {SCHEME}documents, {SCHEME}document/{{id}}, {SCHEME}node/{{id}}")
+
+
+def serve(options: ServeOptions) -> None:
+    """Serve until the client goes (stdio) or the process is stopped (HTTP)."""
+    import anyio
+
+    _sdk()
+    with open_service(options) as service:
+        server = build_server(service)
+        if options.transport == "http":
+            anyio.run(_http, server, options.port)
+        else:
+            anyio.run(_stdio, server)
+
+
+async def _stdio(server) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+async def _http(server, port: int) -> None:
+    """Streamable HTTP on 127.0.0.1 only (the SDK's DNS-rebinding guard on), path ``/mcp``."""
+    import uvicorn
+
+    app = server.streamable_http_app(host="127.0.0.1")
+    log.info("serving MCP at http://127.0.0.1:%d/mcp", port)
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    await uvicorn.Server(config).serve()

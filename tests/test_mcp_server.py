@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from cli_support import kgkit
-from graph_support import DOCS, extract_texts, small_runs  # noqa: F401  (fixture)
+from graph_support import extract_texts, postgres, small_runs  # noqa: F401  (fixtures)
 from optional_parts import require_module
 
 #: a party's name no extraction would write, set in its run folder: markup, a JSON breakout, a
@@ -366,3 +366,56 @@ def test_a_server_that_cannot_start_exits_2_with_the_reason(graph, tmp_path, arg
     result = kgkit(*[a.replace("{g}", graph).replace("{d}", str(tmp_path)) for a in args])
     assert result.exit_code == 2, result.output
     assert says in result.output and "Traceback" not in result.output
+
+
+# ---------------------------------------------------------------- PostgreSQL
+@pytest.fixture
+def pg_tenants(postgres, small_runs, other_run):  # noqa: F811
+    """(owner URL, {tenant: its login role's URL}): acme holds alpha and beta, globex delta."""
+    import re
+
+    from kgkit.graph import GraphStore
+
+    owner = postgres.new_database()
+    db = re.search(r"@/(\w+)\?", owner).group(1)
+    urls = {}
+    for tenant, runs in (("acme", [small_runs["alpha"], small_runs["beta"]]), ("globex", [other_run])):
+        role = f"mcp_{tenant}_{db}"
+        with postgres.admin() as conn:
+            conn.execute(f"CREATE ROLE {role} LOGIN NOSUPERUSER NOBYPASSRLS")
+        with GraphStore(owner, tenant) as g:
+            g.add(runs)
+            g.grant_tenant_role(role)
+        urls[tenant] = postgres.url(db, role)
+    return owner, urls
+
+
+async def _tenant_view(url, tenant):
+    async with in_process(url, tenant=tenant) as client:
+        return (ok(await client.call_tool("find", {"mention": "Zed"})),
+                ok(await client.call_tool("documents", {})),
+                ok(await client.call_tool("neighbours", {"seeds": ["Bluefin Logistics LLC"], "hops": 1})))
+
+
+def _sees_only_its_own(url_of):
+    found, docs, hood = run(_tenant_view, url_of("acme"), "acme")
+    assert HOSTILE not in [n["name"] for n in found["nodes"]] and found["tenant"] == "acme"
+    assert [d["name"] for d in docs["documents"]] == ["alpha", "beta"]
+    assert {e["document"] for i in hood["items"] for e in i["evidence"]} == {"alpha"}  # not delta's Bluefin
+    found, docs, hood = run(_tenant_view, url_of("globex"), "globex")
+    assert HOSTILE in [n["name"] for n in found["nodes"]] and [d["name"] for d in docs["documents"]] == ["delta"]
+    assert {e["document"] for i in hood["items"] for e in i["evidence"]} == {"delta"}
+
+
+def test_postgres_a_server_for_one_tenant_sees_that_tenant_only(pg_tenants):
+    owner, _ = pg_tenants
+    _sees_only_its_own(lambda tenant: owner)
+
+
+def test_postgres_a_tenant_roles_server_sees_its_tenant_only_and_no_other(pg_tenants):
+    """As each tenant's login role, row-level security holds whatever the server asks; a
+    server started as acme's role for globex does not start."""
+    _, urls = pg_tenants
+    _sees_only_its_own(urls.__getitem__)
+    result = kgkit("serve", "--mcp", urls["acme"], "--tenant", "globex")
+    assert result.exit_code == 2 and "belongs to tenant 'acme', not 'globex'" in result.output

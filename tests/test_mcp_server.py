@@ -26,7 +26,7 @@ OTHER_DOC = ("SUPPLY AGREEMENT\n\nThis Supply Agreement is entered into as of Ma
              "Holdings, Inc., a Delaware corporation (\"Holder\"), and Bluefin Logistics LLC (\"Bluefin\").\n\n"
              "This Agreement shall be governed by the laws of the State of Ohio.\n")
 OPERATORS = ["find", "neighbours", "lineage", "path", "match", "gaps", "search", "novelty", "anchors"]
-CORPUS_TOOLS = ["evidence", "documents", "document"]
+CORPUS_TOOLS = ["evidence", "documents", "document", "held"]
 NAMED = ["dated_in", "governed_by", "governed_by_and_dated", "governing_law_of", "parties_of", "party_to"]
 
 
@@ -276,6 +276,38 @@ def test_the_store_is_read_only_under_the_server(graph):
 
     with GraphStore(graph) as store:
         assert len(store.snapshot().documents) == 3
+
+
+def test_held_items_are_listed_apart_and_decided_only_when_the_server_allows_it(small_runs, tmp_path):  # noqa: F811
+    import shutil
+
+    run_dir = tmp_path / "alpha"
+    shutil.copytree(small_runs["alpha"], run_dir)
+    binary = run_dir / "views" / "binary.json"
+    data = json.loads(binary.read_text(encoding="utf-8"))
+    data["edges"][0]["verified"] = False  # its evidence did not verify: held for review
+    binary.write_text(json.dumps(data), encoding="utf-8")
+    path = str(tmp_path / "g.sqlite")
+    assert kgkit("graph", "add", path, str(run_dir)).exit_code == 0
+
+    async def go(allow_review):
+        async with in_process(path, allow_review=allow_review) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            held = ok(await client.call_tool("held", {}))
+            entry = held["entries"][0]["id"]
+            decided = await client.call_tool("decide", {"entry": entry, "decision": "accept", "who": "an agent"})
+            after = ok(await client.call_tool("held", {}))
+            return tools, held, decided, after
+
+    tools, held, decided, after = run(go, False)
+    assert "decide" not in tools and tools["held"].annotations.read_only_hint
+    assert held["total"] == 1 and held["entries"][0]["kind"] == "held" and held["entries"][0]["decision"] is None
+    assert decided.is_error and "no tool 'decide'" in decided.content[0].text and after == held
+    tools, held, decided, after = run(go, True)
+    assert tools["decide"].annotations.read_only_hint is False
+    entry = ok(decided)["entry"]
+    assert entry["decision"] == "accept" and entry["who"] == "mcp: an agent"
+    assert ok(decided)["version"] == held["version"] + 1 and after["total"] == 0
 
 
 # ---------------------------------------------------------------- hostile text, tenants

@@ -17,9 +17,11 @@ from kgkit.cli.graph import CONFIG, TENANT
 @click.option("-d", "--domain", help="Domain whose named queries become tools (default: the config's).")
 @click.option("--http", "http", is_flag=True, help="Streamable HTTP on 127.0.0.1 instead of stdio.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="--http: the port.")
+@click.option("--allow-review", is_flag=True,
+              help="Also offer the tool decide: accept or reject review entries (the one write; off by default).")
 @TENANT
 @CONFIG
-def serve_cli(graph, mcp, domain, http, port, tenant, config_path):
+def serve_cli(graph, mcp, domain, http, port, allow_review, tenant, config_path):
     """Serve GRAPH (a .sqlite path or postgresql:// URL; default graph.url) to agents: one tenant,
     read-only, the query operators as tools.
 
@@ -30,4 +32,4 @@ def serve_cli(graph, mcp, domain, http, port, tenant, config_path):
 
     log_to_stderr()
     serve(ServeOptions(graph=graph, tenant=tenant, config_path=config_path, domain=domain,
-                       transport="http" if http else "stdio", port=port))
+                       transport="http" if http else "stdio", port=port, allow_review=allow_review))

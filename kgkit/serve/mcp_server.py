@@ -37,10 +37,12 @@ def build_server(service: GraphService):
     from kgkit import __version__
 
     Server, types = _sdk()
-    read_only = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                                      open_world_hint=False)
+    def hints(name: str):
+        return types.ToolAnnotations(read_only_hint=name != "decide", destructive_hint=False, idempotent_hint=True,
+                                     open_world_hint=False)
+
     listed = [types.Tool(name=t.name, description=t.description, input_schema=t.input_schema,
-                         output_schema=t.output_schema, annotations=read_only) for t in service.tools.values()]
+                         output_schema=t.output_schema, annotations=hints(t.name)) for t in service.tools.values()]
 
     async def list_tools(ctx, params) -> Any:
         return types.ListToolsResult(tools=listed)

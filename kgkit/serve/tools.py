@@ -190,6 +190,42 @@ def corpus_tools(corpus: Corpus, config: QueryConfig) -> list[Tool]:
     ]
 
 
+HELD_SCHEMA = _object({**_WHERE, "total": {"type": "integer"}, "cut": {"type": "integer"},
+                      "entries": {"type": "array", "items": {"type": "object"}}},
+                     ("tenant", "version", "total", "cut", "entries"))
+DECIDED_SCHEMA = _object({**_WHERE, "entry": {"type": "object"}}, ("tenant", "version", "entry"))
+
+
+def review_tools(store, config: QueryConfig, *, decide: bool) -> list[Tool]:
+    """The review queue (read-only), and with ``decide`` the one tool that writes: a decision."""
+    lim = Limits(config)
+
+    def held(args: dict[str, Any]) -> dict[str, Any]:
+        entries = store.review_queue(pending_only=args.get("pending", True))
+        limit = args.get("limit", config.limit)
+        return {"tenant": store.tenant, "version": store.version(), "total": len(entries),
+                "cut": max(0, len(entries) - limit), "entries": entries[:limit]}
+
+    def decided(args: dict[str, Any]) -> dict[str, Any]:
+        who = "mcp" + (f": {args['who']}" if args.get("who") else "")
+        version = store.decide(args["entry"], args["decision"], who=who)
+        return {"tenant": store.tenant, "version": version, "entry": store.review_entry(args["entry"])}
+
+    tools = [Tool("held", "What extraction held back from the graph (unverified evidence, low confidence, rejected "
+                  "answers), waiting for review: never part of the other tools' answers. Pending entries unless "
+                  "pending is false.",
+                  _object({"pending": {"type": "boolean", "description": "Only entries not yet decided (default)."},
+                           "limit": lim.limit()}), HELD_SCHEMA, held)]
+    if decide:
+        tools.append(Tool("decide", "Accept or reject one review entry (an id from held); recorded with who and "
+                          "when, it survives re-adding the document. The one tool that writes.",
+                          _object({"entry": _text("A review entry id from held."),
+                                   "decision": {"enum": ["accept", "reject"]},
+                                   "who": _text("Who decided, recorded with the decision.", 200)},
+                                  ("entry", "decision")), DECIDED_SCHEMA, decided))
+    return tools
+
+
 _PARAM_TYPES = {"string": {"type": "string", "minLength": 1, "maxLength": TEXT_MAX},
                 "date": {"type": "string", "description": "An ISO date, e.g. 2019-06-30."},
                 "year": {"type": ["string", "integer"], "description": "A year, e.g. 2019."},
@@ -213,9 +249,10 @@ def named_tool(query: Query, named: NamedQuery) -> Tool:
                 answer_schema(), call)
 
 
-def catalogue(query: Query, corpus: Corpus, named: dict[str, NamedQuery]) -> dict[str, Tool]:
+def catalogue(query: Query, corpus: Corpus, named: dict[str, NamedQuery], *, decide: bool = False) -> dict[str, Tool]:
     """Every tool of a server, by name; a named query may not take a built-in tool's name."""
-    tools = {t.name: t for t in operator_tools(query) + corpus_tools(corpus, query.config)}
+    tools = {t.name: t for t in operator_tools(query) + corpus_tools(corpus, query.config)
+             + review_tools(query.store, query.config, decide=decide)}
     for name, nq in sorted(named.items()):
         if name in tools:
             raise ConfigError(f"named query {name!r} has the name of a built-in tool",

@@ -451,3 +451,25 @@ def test_postgres_a_tenant_roles_server_sees_its_tenant_only_and_no_other(pg_ten
     _sees_only_its_own(urls.__getitem__)
     result = kgkit("serve", "--mcp", urls["acme"], "--tenant", "globex")
     assert result.exit_code == 2 and "belongs to tenant 'acme', not 'globex'" in result.output
+
+
+def test_without_the_sdk_the_command_says_which_extra_to_install(graph, monkeypatch):
+    monkeypatch.setitem(sys.modules, "mcp_types", None)  # import mcp_types now raises ImportError
+    result = kgkit("serve", "--mcp", graph)
+    assert result.exit_code == 2 and "pip install 'kgkit[mcp]'" in result.output and "Traceback" not in result.output
+
+
+def test_sigterm_stops_a_stdio_server_with_130_and_says_so(graph):
+    import signal
+
+    proc = subprocess.Popen(serve_command(graph), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert "serving tenant 'default'" in proc.stderr.readline()
+        assert "over stdio" in proc.stderr.readline() and proc.poll() is None  # waiting for its client
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and "kgkit serve: stopped" in err and "Traceback" not in err

@@ -1,13 +1,14 @@
 """``kgkit serve --mcp GRAPH``: the corpus graph as an MCP server for agents (thin over
 :mod:`kgkit.serve`). stdio by default; ``--http`` serves streamable HTTP on 127.0.0.1.
 A store that cannot be opened, an unknown domain or a missing ``mcp`` extra exits 2 with
-the reason before anything is served. See docs/mcp.md.
+the reason before anything is served; Ctrl-C or SIGTERM stops it (exit 130). See docs/mcp.md.
 """
 from __future__ import annotations
 
 import click
 
 from kgkit.cli.graph import CONFIG, TENANT
+from kgkit.errors import EXIT_INTERRUPTED
 
 
 @click.command("serve")
@@ -31,5 +32,11 @@ def serve_cli(graph, mcp, domain, http, port, allow_review, tenant, config_path)
     from kgkit.serve.service import log_to_stderr
 
     log_to_stderr()
-    serve(ServeOptions(graph=graph, tenant=tenant, config_path=config_path, domain=domain,
-                       transport="http" if http else "stdio", port=port, allow_review=allow_review))
+    try:
+        serve(ServeOptions(graph=graph, tenant=tenant, config_path=config_path, domain=domain,
+                           transport="http" if http else "stdio", port=port, allow_review=allow_review))
+    except (KeyboardInterrupt, BaseExceptionGroup) as exc:  # Ctrl-C or SIGTERM: how a server ends
+        if isinstance(exc, BaseExceptionGroup) and exc.split(KeyboardInterrupt)[1] is not None:
+            raise  # something besides the interrupt went wrong
+        click.echo("kgkit serve: stopped", err=True)
+        raise click.exceptions.Exit(EXIT_INTERRUPTED) from None

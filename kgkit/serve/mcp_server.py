@@ -117,6 +117,8 @@ def serve(options: ServeOptions) -> None:
     _sdk()
     with open_service(options) as service:
         server = build_server(service)
+        log.info("serving tenant %r of %s, %d tools%s", service.tenant, service.store.db.location, len(service.tools),
+                 ", review decisions allowed" if service.writes else ", read-only")
         if options.transport == "http":
             anyio.run(_http, server, options.port)
         else:
@@ -124,10 +126,30 @@ def serve(options: ServeOptions) -> None:
 
 
 async def _stdio(server) -> None:
+    """Until the client closes stdin, or SIGTERM or SIGINT, taken inside the loop so the server
+    stops as a whole (then :class:`KeyboardInterrupt`, as for any kgkit command stopped so)."""
+    import signal
+
+    import anyio
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    stopped = False
+    async with anyio.create_task_group() as tasks:
+        async def watch(*, task_status=anyio.TASK_STATUS_IGNORED) -> None:
+            nonlocal stopped
+            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                task_status.started()
+                async for _ in signals:
+                    stopped = True
+                    tasks.cancel_scope.cancel()
+
+        await tasks.start(watch)
+        async with stdio_server() as (read_stream, write_stream):
+            log.info("over stdio")
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+        tasks.cancel_scope.cancel()
+    if stopped:
+        raise KeyboardInterrupt
 
 
 async def _http(server, port: int) -> None:
@@ -135,6 +157,6 @@ async def _http(server, port: int) -> None:
     import uvicorn
 
     app = server.streamable_http_app(host="127.0.0.1")
-    log.info("serving MCP at http://127.0.0.1:%d/mcp", port)
+    log.info("streamable HTTP at http://127.0.0.1:%d/mcp", port)
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
     await uvicorn.Server(config).serve()

@@ -21,6 +21,7 @@ NAME = "kgkit"
 PAGE = 100  # resources listed per page
 NODE_ITEMS = 200  # items a node resource lists at most
 SCHEME = "kgkit://"
+RESOURCE_NOT_FOUND = -32002  # the protocol's error code for a resource that does not exist
 
 
 def _sdk():
@@ -32,66 +33,74 @@ def _sdk():
     return Server, mcp_types
 
 
+class Handlers:
+    """The server's request handlers over one service (``types``: the SDK's ``mcp_types``)."""
+
+    def __init__(self, service: GraphService, types):
+        self.service, self.types = service, types
+        self.listed = [types.Tool(name=t.name, description=t.description, input_schema=t.input_schema,
+                                  output_schema=t.output_schema, annotations=self._hints(t.name))
+                       for t in service.tools.values()]
+
+    def _hints(self, name: str):
+        return self.types.ToolAnnotations(read_only_hint=name != "decide", destructive_hint=False,
+                                          idempotent_hint=True, open_world_hint=False)
+
+    async def list_tools(self, ctx, params) -> Any:
+        return self.types.ListToolsResult(tools=self.listed)
+
+    async def call_tool(self, ctx, params) -> Any:
+        t = self.types
+        try:
+            data = self.service.call(params.name, params.arguments)
+        except ToolFailure as exc:
+            log.info("refused %s: %s", params.name[:100], str(exc).splitlines()[0][:200])
+            return t.CallToolResult(content=[t.TextContent(type="text", text=str(exc))], is_error=True)
+        return t.CallToolResult(content=[t.TextContent(type="text", text=as_text(data))], structured_content=data)
+
+    async def list_resources(self, ctx, params) -> Any:
+        t = self.types
+        docs = self.service.corpus.documents(10**9)["documents"]
+        start = int(params.cursor) if params is not None and (params.cursor or "").isdigit() else 0
+        resources = ([t.Resource(uri=f"{SCHEME}documents", name="documents", mime_type="application/json",
+                                 description="Every document in the graph, with its counts.")] if start == 0 else [])
+        resources += [t.Resource(uri=f"{SCHEME}document/{quote(d['id'], safe='')}", name=d["name"],
+                                 title=d.get("title"), mime_type="application/json",
+                                 description="A document's summary (the name and title are the document's).")
+                      for d in docs[start:start + PAGE]]
+        more = str(start + PAGE) if start + PAGE < len(docs) else None
+        return t.ListResourcesResult(resources=resources, next_cursor=more)
+
+    async def list_templates(self, ctx, params) -> Any:
+        t = self.types
+        return t.ListResourceTemplatesResult(resource_templates=[
+            t.ResourceTemplate(uri_template=SCHEME + "document/{id}", name="document", mime_type="application/json",
+                               description="A document's summary, by d_ id or name."),
+            t.ResourceTemplate(uri_template=SCHEME + "node/{id}", name="node", mime_type="application/json",
+                               description=f"A node, the documents naming it and up to {NODE_ITEMS} of its items."),
+        ])
+
+    async def read_resource(self, ctx, params) -> Any:
+        from mcp.shared.exceptions import MCPError
+
+        uri = str(params.uri)
+        try:
+            data = read(self.service, uri)
+        except KgkitError as exc:
+            raise MCPError(code=RESOURCE_NOT_FOUND, message=exc.format(), data={"uri": uri[:200]}) from None
+        return self.types.ReadResourceResult(contents=[self.types.TextResourceContents(
+            uri=uri, mime_type="application/json", text=as_text(data))])
+
+
 def build_server(service: GraphService):
     """The SDK server for ``service``: tools, resources, and the notice that answers are data."""
     from kgkit import __version__
 
     Server, types = _sdk()
-    def hints(name: str):
-        return types.ToolAnnotations(read_only_hint=name != "decide", destructive_hint=False, idempotent_hint=True,
-                                     open_world_hint=False)
-
-    listed = [types.Tool(name=t.name, description=t.description, input_schema=t.input_schema,
-                         output_schema=t.output_schema, annotations=hints(t.name)) for t in service.tools.values()]
-
-    async def list_tools(ctx, params) -> Any:
-        return types.ListToolsResult(tools=listed)
-
-    async def call_tool(ctx, params) -> Any:
-        try:
-            data = service.call(params.name, params.arguments)
-        except ToolFailure as exc:
-            log.info("refused %s: %s", params.name, str(exc).splitlines()[0][:200])
-            return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))], is_error=True)
-        return types.CallToolResult(content=[types.TextContent(type="text", text=as_text(data))],
-                                    structured_content=data)
-
-    async def list_resources(ctx, params) -> Any:
-        docs = service.corpus.documents(10**9)["documents"]
-        start = int(params.cursor) if params is not None and (params.cursor or "").isdigit() else 0
-        page = docs[start:start + PAGE]
-        resources = ([types.Resource(uri=f"{SCHEME}documents", name="documents", mime_type="application/json",
-                                     description="Every document in the graph, with its counts.")]
-                     if start == 0 else [])
-        resources += [types.Resource(uri=f"{SCHEME}document/{quote(d['id'], safe='')}", name=d["name"],
-                                     title=d.get("title"), mime_type="application/json",
-                                     description="A document's summary (the name and title are the document's).")
-                      for d in page]
-        more = str(start + PAGE) if start + PAGE < len(docs) else None
-        return types.ListResourcesResult(resources=resources, next_cursor=more)
-
-    async def list_templates(ctx, params) -> Any:
-        return types.ListResourceTemplatesResult(resource_templates=[
-            types.ResourceTemplate(uri_template=SCHEME + "document/{id}", name="document",
-                                   mime_type="application/json", description="A document's summary, by d_ id or name."),
-            types.ResourceTemplate(uri_template=SCHEME + "node/{id}", name="node", mime_type="application/json",
-                                   description=f"A node, the documents naming it and up to {NODE_ITEMS} of its items."),
-        ])
-
-    async def read_resource(ctx, params) -> Any:
-        uri = str(params.uri)
-        try:
-            data = read(service, uri)
-        except KgkitError as exc:
-            from mcp.shared.exceptions import MCPError
-
-            raise MCPError(code=-32002, message=exc.format(), data={"uri": uri}) from None
-        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type="application/json",
-                                                                             text=as_text(data))])
-
+    h = Handlers(service, types)
     return Server(NAME, version=__version__, title="kgkit corpus graph", instructions=service.instructions,
-                  on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
-                  on_list_resource_templates=list_templates, on_read_resource=read_resource)
+                  on_list_tools=h.list_tools, on_call_tool=h.call_tool, on_list_resources=h.list_resources,
+                  on_list_resource_templates=h.list_templates, on_read_resource=h.read_resource)
 
 
 def read(service: GraphService, uri: str) -> dict[str, Any]:

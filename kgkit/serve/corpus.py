@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kgkit.errors import NotFoundError, did_you_mean
+
+if TYPE_CHECKING:
+    from kgkit.graph import GraphStore
 
 #: snapshot list -> the item kind the query layer's answers name it by
 KINDS = {"edges": "edge", "hyperedges": "hyperedge", "events": "event", "temporal": "temporal"}
@@ -69,7 +72,7 @@ class Indexed:
 class Corpus:
     """The snapshot-backed answers over one store (one tenant), current as of each call."""
 
-    def __init__(self, store):
+    def __init__(self, store: GraphStore) -> None:
         self.store = store
         self._index: Indexed | None = None
 

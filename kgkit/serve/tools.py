@@ -226,7 +226,7 @@ def review_tools(store, config: QueryConfig, *, decide: bool) -> list[Tool]:
     return tools
 
 
-_PARAM_TYPES = {"string": {"type": "string", "minLength": 1, "maxLength": TEXT_MAX},
+_PARAM_TYPES: dict[str, dict[str, Any]] = {"string": {"type": "string", "minLength": 1, "maxLength": TEXT_MAX},
                 "date": {"type": "string", "description": "An ISO date, e.g. 2019-06-30."},
                 "year": {"type": ["string", "integer"], "description": "A year, e.g. 2019."},
                 "number": {"type": ["string", "number"]}}

@@ -1,0 +1,148 @@
+"""What serving the graph over MCP adds to a question: each tool called over stdio through the
+SDK's client against the same question asked of the library in this process.
+
+    python benchmarks/mcp_calls.py [--docs 1000] [--runs 20] [--store PATH]
+
+The store: synthetic documents as benchmarks/graph_store.py builds them (30 nodes + 70 binary
+edges each, names drawn Zipf-like from a pool of 100,000). ``kgkit serve --mcp`` is started as
+a subprocess (the command a host starts); each tool is called once to warm up, then ``--runs``
+times, and the median round trip is compared with the median of the same call made directly
+(:class:`kgkit.query.Query`, or :class:`kgkit.serve.corpus.Corpus` for evidence and documents).
+Also: the first evidence call after a change of graph version (the snapshot read and indexed,
+kgkit/serve/corpus.py) and the server's start (spawn to tools listed).
+
+Goal: the server adds at most 20 ms (median) to any tool's answer.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from graph_store import RELATIONS, document, name_pool  # noqa: E402
+
+from kgkit.graph import GraphStore  # noqa: E402
+from kgkit.query import Query  # noqa: E402
+from kgkit.serve.corpus import Corpus  # noqa: E402
+
+GOAL_MS = 20.0
+
+
+def build(path: str, n: int) -> None:
+    pool = name_pool(100_000)
+    with GraphStore(path) as store:
+        for i in range(n):
+            store.add_contribution(document(i, pool, 30, 70))
+
+
+def median_ms(fn, runs: int) -> float:
+    fn(0)
+    times = []
+    for r in range(runs):
+        t = time.perf_counter()
+        fn(r)
+        times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times)
+
+
+def cases(names: list[str], items: list[str]) -> list[tuple[str, str, object]]:
+    """(label, tool, r -> arguments): each question as a tool call."""
+    return [
+        ("find (exact name)", "find", lambda r: {"mention": names[r]}),
+        ("neighbours, 1 hop", "neighbours", lambda r: {"seeds": [names[r]], "hops": 1}),
+        ("match, one named end", "match",
+         lambda r: {"pattern": f'* -{RELATIONS[r % len(RELATIONS)]}-> *{{name: "{names[r]}"}}'}),
+        ("evidence of an item", "evidence", lambda r: {"item": items[r]}),
+        ("document summary", "document", lambda r: {"document": f"doc{r:05d}"}),
+        ("documents, 50", "documents", lambda r: {}),
+    ]
+
+
+def direct(q: Query, corpus: Corpus, tool: str, args: dict):
+    """The library call that answers what ``tool`` answers for ``args``."""
+    if tool == "find":
+        return q.find(args["mention"]).to_json()
+    if tool == "neighbours":
+        return q.neighbours(args["seeds"], hops=args["hops"]).to_json()
+    if tool == "match":
+        return q.match(args["pattern"]).to_json()
+    if tool == "evidence":
+        return corpus.evidence(args["item"])
+    if tool == "document":
+        return corpus.document(args["document"])
+    return corpus.documents(50)
+
+
+async def over_stdio(path: str, questions, runs: int) -> tuple[float, dict[str, float]]:
+    from mcp import Client, StdioServerParameters
+
+    started = time.perf_counter()
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-c", "from kgkit.cli import run; run()", "serve", "--mcp", path])
+    out = {}
+    async with Client(params) as client:
+        await client.list_tools()
+        start_ms = (time.perf_counter() - started) * 1000
+        for label, tool, make in questions:
+            times = []
+            for r in range(runs + 1):
+                t = time.perf_counter()
+                result = await client.call_tool(tool, make(r))
+                assert not result.is_error, result.content[0].text
+                times.append((time.perf_counter() - t) * 1000)
+            out[label] = statistics.median(times[1:])
+    return start_ms, out
+
+
+def main() -> int:
+    import anyio
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--docs", type=int, default=1000)
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--store", help="an existing store built by an earlier run (skips building)")
+    args = ap.parse_args()
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"load average {os.getloadavg()[0]:.1f}")
+    path = args.store or os.path.join(tempfile.mkdtemp(), "mcp.sqlite")
+    if not args.store:
+        t = time.perf_counter()
+        build(path, args.docs)
+        print(f"built {args.docs} documents in {time.perf_counter() - t:.0f} s", flush=True)
+    store = GraphStore(path)
+    snap = store.snapshot()
+    print(f"store: {len(snap.nodes)} nodes, {len(snap.edges)} edges, {len(snap.evidence)} evidence rows, "
+          f"{len(snap.documents)} documents")
+    rng = random.Random(1)
+    names = [rng.choice(snap.nodes)["name"] for _ in range(args.runs + 1)]
+    items = [rng.choice(snap.edges)["id"] for _ in range(args.runs + 1)]
+    del snap
+    t = time.perf_counter()
+    q, corpus = Query(store), Corpus(store)
+    corpus.current()
+    print(f"corpus index (snapshot read and indexed, once per graph version): {(time.perf_counter() - t) * 1000:.0f} ms")
+    questions = cases(names, items)
+    here = {label: median_ms(lambda r, tool=tool, make=make: direct(q, corpus, tool, make(r)), args.runs)
+            for label, tool, make in questions}
+    start_ms, served = anyio.run(over_stdio, path, questions, args.runs)
+    print(f"server start (spawn to tools listed): {start_ms:.0f} ms")
+    print(f"{'question':<26}{'direct':>10}{'over stdio':>12}{'added':>10}   goal: added <= {GOAL_MS:.0f} ms")
+    worst = 0.0
+    for label, _, _ in questions:
+        added = served[label] - here[label]
+        worst = max(worst, added)
+        print(f"{label:<26}{here[label]:>7.1f} ms{served[label]:>9.1f} ms{added:>7.1f} ms")
+    print(f"most added: {worst:.1f} ms: goal {'met' if worst <= GOAL_MS else 'NOT met'}")
+    store.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

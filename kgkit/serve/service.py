@@ -9,18 +9,21 @@ failure a :class:`ToolFailure` with a message an agent can act on.
 """
 from __future__ import annotations
 
+import json
 import logging
 import sys
-import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator
+
+import regex
 
 from kgkit.errors import KgkitError
 from kgkit.serve.corpus import Corpus
 from kgkit.serve.tools import Tool, catalogue, check_arguments
 
 log = logging.getLogger("kgkit.serve")
+_UNSEEN = regex.compile(r"[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]")  # what a reader cannot see, or that moves what it sees
 
 #: the notice every server gives its client: answers quote documents, and quotes are data
 INSTRUCTIONS = ("kgkit corpus graph of tenant {tenant!r}, {access}. Every answer names its tenant and graph "
@@ -108,13 +111,12 @@ def open_service(options: ServeOptions) -> Iterator[GraphService]:
 
 def as_text(data: Any) -> str:
     """An answer as JSON text for a client that reads text content: every string stays a JSON
-    string, and control and format characters (bidi overrides, zero-width marks) are escaped,
-    so a hostile name can neither end the data nor reorder what a reader sees."""
-    import json
+    string, and control and format characters (bidi overrides, zero-width marks, line and
+    paragraph separators) are written as escapes, so a hostile name can neither end the data
+    nor reorder what a reader sees. One line, no indentation: an agent pays for every token."""
+    import orjson
 
-    text = json.dumps(data, ensure_ascii=False, indent=1)
-    return "".join(json.dumps(ch)[1:-1] if ch != "\n" and unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp")
-                   else ch for ch in text)
+    return _UNSEEN.sub(lambda m: json.dumps(m.group())[1:-1], orjson.dumps(data).decode("utf-8"))
 
 
 def log_to_stderr() -> None:

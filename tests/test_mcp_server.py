@@ -218,18 +218,20 @@ def test_resources_list_documents_and_read_documents_and_nodes(graph):
             listed = (await client.list_resources()).resources
             templates = (await client.list_resource_templates()).resource_templates
             all_docs = json.loads((await client.read_resource("kgkit://documents")).contents[0].text)
-            one = json.loads((await client.read_resource(listed[1].uri)).contents[0].text)
+            first = all_docs["documents"][0]
+            one = json.loads((await client.read_resource(f"kgkit://document/{first['id']}")).contents[0].text)
+            by_name = json.loads((await client.read_resource("kgkit://document/gamma")).contents[0].text)
             harbor = ok(await client.call_tool("find", {"mention": "Harbor Analytics"}))["nodes"][0]
             node = json.loads((await client.read_resource(f"kgkit://node/{harbor['id']}")).contents[0].text)
             with pytest.raises(MCPError, match="no node 'n_nothing'"):
                 await client.read_resource("kgkit://node/n_nothing")
             with pytest.raises(MCPError, match="no resource"):
                 await client.read_resource("file:///etc/passwd")
-            return listed, templates, all_docs, one, harbor, node
+            return listed, templates, all_docs, one, by_name, harbor, node
 
-    listed, templates, all_docs, one, harbor, node = run(go)
-    assert [r.uri for r in listed][0] == "kgkit://documents"
-    assert [r.name for r in listed[1:]] == ["alpha", "beta", "gamma"] == [d["name"] for d in all_docs["documents"]]
+    listed, templates, all_docs, one, by_name, harbor, node = run(go)
+    assert [r.uri for r in listed] == ["kgkit://documents"]
+    assert [d["name"] for d in all_docs["documents"]] == ["alpha", "beta", "gamma"] and by_name["document"]["name"] == "gamma"
     assert {t.uri_template for t in templates} == {"kgkit://document/{id}", "kgkit://node/{id}"}
     assert one["document"]["name"] == "alpha" and one["version"] == 3
     assert node["node"]["name"] == harbor["name"] and sorted(node["documents"]) == ["beta", "gamma"]

@@ -6,19 +6,19 @@ schemas are data (the published ``query`` schema for answers, a domain's YAML fo
 queries), not Python signatures. Tools answer with ``structuredContent`` (checked by the
 client against the tool's output schema) and the same JSON as text; a refused or failed call
 is a tool result with ``isError`` and the reason, so the agent can correct itself and the
-server goes on. Resources: ``kgkit://documents`` (the list), ``kgkit://document/{id}`` (a
-document's summary) and ``kgkit://node/{id}`` (a node and its items).
+server goes on. Resources: ``kgkit://documents`` (the list, the one resource listed), and the
+templates ``kgkit://document/{id}`` (a document's summary) and ``kgkit://node/{id}`` (a node and
+its items).
 """
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 from kgkit.errors import ConfigError, KgkitError
 from kgkit.serve.service import GraphService, ServeOptions, ToolFailure, as_text, log, open_service
 
 NAME = "kgkit"
-PAGE = 100  # resources listed per page
 NODE_ITEMS = 200  # items a node resource lists at most
 SCHEME = "kgkit://"
 RESOURCE_NOT_FOUND = -32002  # the protocol's error code for a resource that does not exist
@@ -59,17 +59,12 @@ class Handlers:
         return t.CallToolResult(content=[t.TextContent(type="text", text=as_text(data))], structured_content=data)
 
     async def list_resources(self, ctx, params) -> Any:
+        """The documents' list only: hosts list resources as they connect, and a document's own
+        resource (the template) needs the store's snapshot, read on first use."""
         t = self.types
-        docs = self.service.corpus.documents(10**9)["documents"]
-        start = int(params.cursor) if params is not None and (params.cursor or "").isdigit() else 0
-        resources = ([t.Resource(uri=f"{SCHEME}documents", name="documents", mime_type="application/json",
-                                 description="Every document in the graph, with its counts.")] if start == 0 else [])
-        resources += [t.Resource(uri=f"{SCHEME}document/{quote(d['id'], safe='')}", name=d["name"],
-                                 title=d.get("title"), mime_type="application/json",
-                                 description="A document's summary (the name and title are the document's).")
-                      for d in docs[start:start + PAGE]]
-        more = str(start + PAGE) if start + PAGE < len(docs) else None
-        return t.ListResourcesResult(resources=resources, next_cursor=more)
+        return t.ListResourcesResult(resources=[t.Resource(
+            uri=f"{SCHEME}documents", name="documents", mime_type="application/json",
+            description="Every document in the graph with its counts; kgkit://document/{id} reads one.")])
 
     async def list_templates(self, ctx, params) -> Any:
         t = self.types

@@ -362,6 +362,21 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _post(port: int, headers: dict[str, str]) -> int:
+    """The status of an initialize request to the HTTP server with ``headers``."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}})
+    conn.request("POST", "/mcp", body, {"Content-Type": "application/json",
+                                         "Accept": "application/json, text/event-stream", **headers})
+    try:
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
 def test_streamable_http_on_localhost_answers_as_stdio_does(graph):
     from mcp import Client
 
@@ -384,10 +399,13 @@ def test_streamable_http_on_localhost_answers_as_stdio_does(graph):
 
         http_tools, http_path = run(over, f"http://127.0.0.1:{port}/mcp")
         stdio_tools, stdio_path = run(over, stdio(graph))
+        rebound = _post(port, {"Host": "attacker.example"})  # a page that rebinds its name to 127.0.0.1
+        foreign = _post(port, {"Host": f"127.0.0.1:{port}", "Origin": "http://attacker.example"})
     finally:
         proc.terminate()
         proc.wait(timeout=30)
     assert http_tools == stdio_tools and ok(http_path) == ok(stdio_path) and ok(http_path)["paths"]
+    assert rebound == 421 and foreign == 403  # the SDK's DNS-rebinding guard
 
 
 @pytest.mark.parametrize("args, says", [

@@ -473,6 +473,16 @@ def test_postgres_a_tenant_roles_server_sees_its_tenant_only_and_no_other(pg_ten
     assert result.exit_code == 2 and "belongs to tenant 'acme', not 'globex'" in result.output
 
 
+def test_a_named_query_may_not_take_a_built_in_tools_name(graph, tmp_path):
+    domain = tmp_path / "clash.yaml"
+    domain.write_text("name: clash\nextends: legal_contracts\nqueries:\n"
+                      "  - name: evidence\n    pattern: 'Agreement -GOVERNING_LAW-> Jurisdiction{name: $law}'\n"
+                      "    params: [{name: law, type: string}]\n", encoding="utf-8")
+    assert kgkit("validate", str(domain)).exit_code == 0  # a valid domain: the clash is the server's
+    result = kgkit("serve", "--mcp", graph, "-d", str(domain))
+    assert result.exit_code == 2 and "named query 'evidence' has the name of a built-in tool" in result.output
+
+
 def test_without_the_sdk_the_command_says_which_extra_to_install(graph, monkeypatch):
     monkeypatch.setitem(sys.modules, "mcp_types", None)  # import mcp_types now raises ImportError
     result = kgkit("serve", "--mcp", graph)

@@ -312,6 +312,23 @@ def test_held_items_are_listed_apart_and_decided_only_when_the_server_allows_it(
     assert ok(decided)["version"] == held["version"] + 1 and after["total"] == 0
 
 
+def test_the_snapshot_is_read_ahead_and_again_when_the_graph_changes(small_runs, tmp_path):  # noqa: F811
+    from kgkit.graph import GraphStore
+    from kgkit.serve.corpus import Corpus
+
+    path = str(tmp_path / "g.sqlite")
+    with GraphStore(path) as writer, GraphStore(path) as store:
+        writer.add([small_runs["alpha"]])
+        corpus = Corpus(store)
+        corpus.warm(lambda: GraphStore(path)).join(timeout=60)
+        ahead = corpus._index
+        assert ahead is not None and corpus.current() is ahead  # read ahead, not again
+        assert [d["name"] for d in corpus.documents(10)["documents"]] == ["alpha"]
+        writer.add([small_runs["beta"]])
+        assert corpus.current() is not ahead and corpus.documents(10)["version"] == writer.version()
+        assert [d["name"] for d in corpus.documents(10)["documents"]] == ["alpha", "beta"]
+
+
 # ---------------------------------------------------------------- hostile text, tenants
 def test_a_hostile_name_comes_back_as_the_same_data_and_escaped_in_text(graph):
     async def go():

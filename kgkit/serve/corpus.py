@@ -3,19 +3,24 @@ document's summary, the list of documents, one node by id.
 
 They are read from the store's snapshot (:meth:`kgkit.graph.GraphStore.snapshot`, the
 picture exporters read), indexed once per graph version and rebuilt when the version moves,
-so a long-running server answers from the graph as it is now without re-reading it per call.
+so a long-running server answers from the graph as it is now without re-reading it per call;
+a server reads the first one ahead, as it starts (:meth:`Corpus.warm`).
 Every answer names its tenant and graph version, as the operators' answers do.
 """
 from __future__ import annotations
 
+import logging
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from kgkit.errors import NotFoundError, did_you_mean
 
 if TYPE_CHECKING:
     from kgkit.graph import GraphStore
+
+log = logging.getLogger("kgkit.serve")
 
 #: snapshot list -> the item kind the query layer's answers name it by
 KINDS = {"edges": "edge", "hyperedges": "hyperedge", "events": "event", "temporal": "temporal"}
@@ -75,11 +80,33 @@ class Corpus:
     def __init__(self, store: GraphStore) -> None:
         self.store = store
         self._index: Indexed | None = None
+        self._lock = threading.Lock()  # one reader of the snapshot at a time: the warm-up or a call
+
+    def warm(self, open_store: Callable[[], GraphStore]) -> threading.Thread:
+        """Read and index the snapshot in a thread of its own, on a connection ``open_store``
+        gives (a connection belongs to one thread), while the server starts answering the
+        query operators: on a large graph the first corpus call then finds it ready, or waits
+        only for the rest of it. A failure here is logged; the first call reads it again."""
+        self._lock.acquire()  # taken here, so no call can start a second read meanwhile
+
+        def work() -> None:
+            try:
+                with open_store() as other:
+                    self._index = Indexed.of(other.snapshot())
+            except Exception:  # noqa: BLE001 - only a head start: the first call reads it on its own
+                log.warning("reading the snapshot ahead failed; the first corpus call reads it", exc_info=True)
+            finally:
+                self._lock.release()
+
+        thread = threading.Thread(target=work, name="kgkit-serve-snapshot", daemon=True)
+        thread.start()
+        return thread
 
     def current(self) -> Indexed:
-        if self._index is None or self._index.version != self.store.version():
-            self._index = Indexed.of(self.store.snapshot())
-        return self._index
+        with self._lock:
+            if self._index is None or self._index.version != self.store.version():
+                self._index = Indexed.of(self.store.snapshot())
+            return self._index
 
     # ---------------------------------------------------------------- answers
     def evidence(self, item: str) -> dict[str, Any]:

@@ -99,12 +99,19 @@ def open_service(options: ServeOptions) -> Iterator[GraphService]:
     if not (options.graph or config.graph.url):
         raise ConfigError("no graph store given", hint="pass GRAPH (a .sqlite path or postgresql:// URL) or set graph.url")
     named = named_queries.domain_queries(options.domain or config.domain)
-    store = GraphStore.from_config(config, url=options.graph, tenant=options.tenant)
-    try:
+
+    def open_store() -> GraphStore:
+        store = GraphStore.from_config(config, url=options.graph, tenant=options.tenant)
         if not options.allow_review:
             read_only(store)
+        return store
+
+    store = open_store()
+    try:
         query, corpus = Query(store, config.query), Corpus(store)
-        yield GraphService(store, corpus, catalogue(query, corpus, named, decide=options.allow_review))
+        service = GraphService(store, corpus, catalogue(query, corpus, named, decide=options.allow_review))
+        corpus.warm(open_store)
+        yield service
     finally:
         store.close()
 

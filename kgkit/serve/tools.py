@@ -19,7 +19,7 @@ from kgkit.config.model import QueryConfig
 from kgkit.errors import ConfigError, InputError
 from kgkit.query import Query
 from kgkit.query.named import NamedQuery
-from kgkit.schema.json_schemas import schema_for
+from kgkit.formats.json_schemas import schema_for
 from kgkit.serve.corpus import Corpus
 
 #: MCP tool names: letters, digits, ``_``, ``-`` and ``.``, 1 to 128 of them

@@ -9,6 +9,7 @@ import click
 
 from kgkit.cli.graph import CONFIG, TENANT
 from kgkit.errors import EXIT_INTERRUPTED
+from kgkit.serve.service import ServeOptions
 
 
 @click.command("serve")
@@ -17,7 +18,8 @@ from kgkit.errors import EXIT_INTERRUPTED
               help="Speak the Model Context Protocol (the one protocol kgkit serves).")
 @click.option("-d", "--domain", help="Domain whose named queries become tools (default: the config's).")
 @click.option("--http", "http", is_flag=True, help="Streamable HTTP on 127.0.0.1 instead of stdio.")
-@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="--http: the port.")
+@click.option("--port", type=click.IntRange(1, 65535), default=ServeOptions.port, show_default=True,
+              help="--http: the port.")
 @click.option("--allow-review", is_flag=True,
               help="Also offer the tool decide: accept or reject review entries (the one write; off by default).")
 @TENANT
@@ -28,7 +30,7 @@ def serve_cli(graph, mcp, domain, http, port, allow_review, tenant, config_path)
 
     DOCS: docs/mcp.md
     """
-    from kgkit.serve import ServeOptions, serve
+    from kgkit.serve import serve
     from kgkit.serve.service import log_to_stderr
 
     log_to_stderr()

@@ -155,6 +155,13 @@ def test_over_stdio_every_tool_answers_as_kgkit_query_does(graph):
          ["match", graph, "--named", "dated_in", "-d", "legal_contracts", "--param", "year=2020"]),
         ("parties_of", {"contract": "beta"},
          ["match", graph, "--named", "parties_of", "-d", "legal_contracts", "--param", "contract=beta"]),
+        ("governed_by_and_dated", {"jurisdiction": "Texas", "year": "2020"},
+         ["match", graph, "--named", "governed_by_and_dated", "-d", "legal_contracts", "--param", "jurisdiction=Texas",
+          "--param", "year=2020"]),
+        ("governing_law_of", {"contract": "alpha"},
+         ["match", graph, "--named", "governing_law_of", "-d", "legal_contracts", "--param", "contract=alpha"]),
+        ("party_to", {"party": "Quill Media Corp."},
+         ["match", graph, "--named", "party_to", "-d", "legal_contracts", "--param", "party=Quill Media Corp."]),
     ]
 
     async def go():
@@ -166,13 +173,14 @@ def test_over_stdio_every_tool_answers_as_kgkit_query_does(graph):
             return tools, answers
 
     tools, answers = run(go)
-    assert {name for name, _, _ in calls} | set(CORPUS_TOOLS) == tools - {"governed_by_and_dated", "governing_law_of",
-                                                                       "party_to"}
+    assert {name for name, _, _ in calls} | set(CORPUS_TOOLS) == tools  # every tool but the corpus ones, here
     for (name, _, cli), result in zip(calls, answers):
         assert ok(result) == cli_answer(*cli), name
         assert result.structured_content["version"] == 3 and result.structured_content["tenant"] == "default"
     assert ok(answers[9])["report"]["answer"] == ["gamma"] and ok(answers[10])["report"]["answer"] == ["gamma"]
     assert ok(answers[11])["report"]["answer"] == ["Harbor Analytics Ltd.", "Northwind Trader, Inc."]  # beta spells it so
+    assert ok(answers[12])["report"]["answer"] == ["gamma"] and ok(answers[13])["report"]["answer"] == ["New York"]
+    assert ok(answers[14])["report"]["answer"] == ["gamma"]
 
 
 def test_evidence_and_documents_agree_with_the_store(graph):

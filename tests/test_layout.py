@@ -36,7 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("eval",),
     ("learning", "graph", "project", "wiki"),
     ("query", "view"),
-    ("ask",),
+    ("ask", "serve"),
     ("cli",),
 )
 ROOT_MODULES = {"__init__.py", "errors.py", "ids.py"}  # nothing else is loose at the package root

@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "ask": ("kgkit.cli.ask", "ask_cli", "Answer a question from a corpus graph, citing and checking its evidence."),
     "query": ("kgkit.cli.query", "query_cli", "Ask a corpus graph: find, neighbours, path, match, gaps, search."),
     "view": ("kgkit.cli.view", "view_cli", "Write a self-contained HTML page showing a graph or run folders."),
+    "serve": ("kgkit.cli.serve", "serve_cli", "Serve a corpus graph to agents over MCP (stdio or HTTP)."),
     "validate": ("kgkit.cli.validate", "validate_cli", "Check any kgkit file: domain, view, template, config, gold."),
 }
 

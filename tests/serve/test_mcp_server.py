@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from cli_support import kgkit
-from graph_support import extract_texts, postgres, small_runs  # noqa: F401  (fixtures)
-from optional_parts import require_module
+from support.cli_support import kgkit
+from support.graph_support import extract_texts, postgres, small_runs  # noqa: F401  (fixtures)
+from support.optional_parts import require_module
 
 #: a party's name no extraction would write, set in its run folder: markup, a JSON breakout, a
 #: right-to-left override, a zero-width joiner and an instruction to the agent

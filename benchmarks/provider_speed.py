@@ -27,7 +27,20 @@ average beside them:
    until the child has exited; with the child's CPU seconds (load-independent). And
    ``kgkit --help``, the median of five.
 
+4. **One pipe for the corpus, real-sized answers** (``pipe``): ``--pipe-docs`` documents of
+   13 chunks of ~1,500 characters (~20 KB), each chunk naming ``--items`` / 3 people who
+   joined one of 7 organisations, so the scripted model answers ~``--items`` items a chunk (two
+   entities and one relation a sentence), through ``binary`` at each ``--pipe-concurrency``.
+   Each measurement runs in a child process of its own (so CPU, imports and memory are its
+   own), and with ``--baseline DIR`` (another kgkit checkout) the two alternate run by run, so
+   their ratio is paired under the same load. Ideal = max(depth x latency, requests x latency /
+   concurrency), depth 2 (entities, relations); the stub counts the most requests it held at
+   once. ``--profile`` instead runs the 10-document case once under cProfile and prints the
+   CPU per request by stage.
+
     python benchmarks/provider_speed.py --concurrency 1 8 32 64
+    python benchmarks/provider_speed.py --client direct --skip wall prompt startup \\
+        [--pipe-docs 10 100] [--pipe-concurrency 16 64 256] [--runs 5] [--baseline DIR] [--profile]
     python benchmarks/provider_speed.py [--docs 10] [--chunks 20] [--latency 0.2] [--client direct litellm]
         [--skip wall prompt startup]
 """
@@ -37,6 +50,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -286,6 +300,152 @@ def start_up(args, work: Path, domain: Path) -> None:
     print(f"\n`kgkit --help`: {wall:.2f} s (child CPU {cpu:.2f} s)")
 
 
+PIPE_CHUNK = 1500  # characters a chunk: ~13 chunks in a 20 KB document
+PIPE_CHUNKS = 13
+
+
+def pipe_paragraph(doc: int, chunk: int, sentences: int) -> str:
+    """One chunk: ``sentences`` people (distinct in the corpus) joining one of 7 organisations, padded to
+    ~PIPE_CHUNK characters, so the scripted model answers 3 items a sentence."""
+    base = (doc * PIPE_CHUNKS + chunk) * sentences
+    text = "".join(f"Ann {name(base + i)} joined Org {name((base + i) % 7)} on March {(base + i) % 28 + 1}, 2020 "
+                   f"as an engineer. " for i in range(sentences))
+    return text + "The team met weekly. " * max(0, (PIPE_CHUNK - 40 - len(text)) // 21)
+
+
+def write_pipe_corpus(folder: Path, docs: int, items: int) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for d in range(docs):
+        path = folder / f"news{d:03d}.txt"
+        path.write_text("\n\n".join(pipe_paragraph(d, c, max(1, items // 3)) for c in range(PIPE_CHUNKS)) + "\n")
+        paths.append(path)
+    return paths
+
+
+def measure(spec: dict) -> dict:
+    """The child of a pipe measurement: one ``kgkit.extract`` of the corpus, timed in this process."""
+    import hashlib
+
+    import kgkit as kit  # from the checkout on PYTHONPATH (the baseline's, or this one's)
+
+    start = time.monotonic()
+    llm = LLMConfig(model="openai/stub-model", api_base=spec["base"], api_key_env=KEY_ENV, backoff=0.0,
+                    timeout=60.0, concurrency=spec["concurrency"], client="direct")
+    cfg = Config(llm=llm, cache=CacheConfig(enabled=False), chunk_size=PIPE_CHUNK, chunk_overlap=0)
+    cpu = cpu_self()
+    results = kit.extract(sorted(Path(spec["corpus"]).glob("*.txt")), domain=spec["domain"], views=spec["views"],
+                          config=cfg, out_dir=spec["out"])
+    wall, cpu = time.monotonic() - start, cpu_self() - cpu
+    from offline_identity import _comparable  # clock readings and the checkout's paths aside
+
+    digest = hashlib.sha256()
+    for path in sorted(p for p in Path(spec["out"]).rglob("*") if p.is_file()):  # runs.jsonl too
+        digest.update(str(path.relative_to(spec["out"])).encode() + b"\0" + _comparable(path) + b"\0")
+    return {"wall": wall, "cpu": cpu, "kgkit": str(Path(kit.__file__).parent),
+            "requests": sum(r.manifest["calls"]["requests"] for r in results),
+            "chunks": sum(r.manifest["input"]["chunks"] for r in results),
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "folders": digest.hexdigest()}
+
+
+def pipe_run(stub: Stub, checkout: Path, spec: dict) -> dict:
+    stub.reset()
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    spawned = time.monotonic()
+    child = subprocess.run([sys.executable, __file__, "--measure", json.dumps(spec)], env=env, capture_output=True,
+                           text=True)
+    if child.returncode != 0:
+        raise SystemExit(child.stderr)
+    got = json.loads(child.stdout.strip().splitlines()[-1])
+    seen = stub.stats()
+    return {**got, "most": seen["most"], "first": seen["first"] - spawned}
+
+
+def pipe(args, work: Path, domain: Path) -> None:
+    """Section 4: wall, CPU, requests, most in flight and wall / ideal, this checkout (and a baseline)."""
+    checkouts = [("this", ROOT)] + ([("baseline", Path(args.baseline).resolve())] if args.baseline else [])
+    print(f"\n### One pipe: documents of {PIPE_CHUNKS} chunks x ~{PIPE_CHUNK} characters, ~{args.items} items a "
+          f"chunk, views binary, latency {args.latency * 1000:.0f} ms, {args.runs} interleaved run(s), "
+          f"medians ({load()})\n")
+    print("| checkout | docs | concurrency | wall s | ideal s | wall / ideal | most in flight | requests | CPU s "
+          "| CPU / request | first request s (process start) | peak MB | folders |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    ratios: dict[tuple[int, int], list[float]] = {}
+    with Stub(args.latency) as stub:
+        for docs in args.pipe_docs:
+            corpus = write_pipe_corpus(work / f"pipe{docs}", docs, args.items)[0].parent
+            for c in args.pipe_concurrency:
+                rows: dict[str, list[dict]] = {label: [] for label, _ in checkouts}
+                for run in range(args.runs):
+                    order = checkouts if run % 2 == 0 else checkouts[::-1]
+                    for label, checkout in order:
+                        out = work / f"pipe-out-{label}-{docs}-{c}-{run}"
+                        spec = {"base": stub.openai_base, "corpus": str(corpus), "domain": str(domain),
+                                "views": ["binary"], "concurrency": c, "out": str(out)}
+                        rows[label].append(pipe_run(stub, checkout, spec))
+                        shutil.rmtree(out, ignore_errors=True)
+                    if args.baseline:
+                        ratios.setdefault((docs, c), []).append(rows["baseline"][-1]["wall"] / rows["this"][-1]["wall"])
+                digests = {r["folders"] for label in rows for r in rows[label]}
+                for label, _ in checkouts:
+                    med = {k: statistics.median(r[k] for r in rows[label])
+                           for k in ("wall", "cpu", "most", "requests", "first", "peak_mb")}
+                    ideal = max(2 * args.latency, med["requests"] * args.latency / c)
+                    print(f"| {label} | {docs} | {c} | {med['wall']:.2f} | {ideal:.2f} | {med['wall'] / ideal:.2f} "
+                          f"| {med['most']:.0f} | {med['requests']:.0f} | {med['cpu']:.2f} "
+                          f"| {med['cpu'] / med['requests'] * 1000:.2f} ms | {med['first']:.2f} | {med['peak_mb']:.0f} "
+                          f"| {'identical' if len(digests) == 1 else 'DIFFER'} |", flush=True)
+    if ratios:
+        print("\nPaired wall ratio baseline / this (each run's pair, then the median):\n")
+        for (docs, c), values in ratios.items():
+            print(f"- {docs} docs, concurrency {c}: " + ", ".join(f"{v:.2f}" for v in values)
+                  + f" -> **{statistics.median(values):.2f}x**")
+    print(f"\n({load()} at the end)")
+
+
+def pipe_profile(args, work: Path, domain: Path) -> None:
+    """CPU per request by stage: the 10-document case once under cProfile, in this process."""
+    import cProfile
+    import pstats
+
+    corpus = write_pipe_corpus(work / "profile", 10, args.items)
+    with Stub(args.latency) as stub:
+        llm = LLMConfig(model="openai/stub-model", api_base=stub.openai_base, api_key_env=KEY_ENV, backoff=0.0,
+                        timeout=60.0, concurrency=args.pipe_concurrency[0], client="direct")
+        cfg = Config(llm=llm, cache=CacheConfig(enabled=False), chunk_size=PIPE_CHUNK, chunk_overlap=0)
+        kgkit.extract(corpus[:1], domain=domain, views=["binary"], config=cfg, out_dir=work / "profile-warm")
+        profiler = cProfile.Profile()
+        profiler.enable()
+        results = kgkit.extract(corpus, domain=domain, views=["binary"], config=cfg, out_dir=work / "profile-out")
+        profiler.disable()
+    requests = sum(r.manifest["calls"]["requests"] for r in results)
+    stats = pstats.Stats(profiler)
+    print(f"\n### CPU per request by stage (cProfile, 10 documents, {requests} requests, concurrency "
+          f"{args.pipe_concurrency[0]}; cumulative, so stages nest)\n")
+    print("| stage | function | ms / request |")
+    print("|---|---|---|")
+    for label, module, func in PROFILED:
+        total = sum(v[3] for (path, _, fn), v in stats.stats.items() if path.endswith(module) and fn == func)
+        print(f"| {label} | `{module}:{func}` | {total / requests * 1000:.2f} |")
+
+
+PROFILED = (  # (stage, file, function) whose cumulative time the profile reports
+    ("whole run, main thread", "engine/run.py", "extract"),
+    ("one pass in a worker (request, answer, state)", "engine/passes.py", "_execute"),
+    ("HTTP request and answer parsing", "backends/llm.py", "run"),
+    ("cache key / fingerprint", "engine/passes.py", "key"),
+    ("store the pass in state/", "engine/outputs.py", "save_pass"),
+    ("answer schema check", "modes/base.py", "validate_answer"),
+    ("mentions located", "engine/core.py", "mentions_from"),
+    ("merge", "kgkit/canon.py", "merge_entities"),
+    ("relation ends resolved", "modes/base.py", "resolve_ends"),
+    ("relation edges", "engine/core.py", "edges_from"),
+    ("prompt rendering", "prompts/render.py", "render"),
+    ("skills retrieved", "engine/run.py", "retrieve_skills"),
+    ("views and run folder written", "engine/outputs.py", "write_json"),
+)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--docs", type=int, default=10)
@@ -294,11 +454,21 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64])
     parser.add_argument("--client", nargs="+", default=["direct", "litellm"], choices=["direct", "litellm"])
     parser.add_argument("--repeat", type=int, default=5, help="runs of the start-up measurement (median)")
-    parser.add_argument("--skip", nargs="*", default=[], choices=["wall", "prompt", "startup"])
+    parser.add_argument("--skip", nargs="*", default=[], choices=["wall", "prompt", "startup", "pipe"])
+    parser.add_argument("--pipe-docs", type=int, nargs="+", default=[10, 100])
+    parser.add_argument("--pipe-concurrency", type=int, nargs="+", default=[16, 64, 256])
+    parser.add_argument("--items", type=int, default=55, help="items a chunk's answers hold (pipe)")
+    parser.add_argument("--runs", type=int, default=5, help="interleaved runs of each pipe measurement")
+    parser.add_argument("--baseline", help="another kgkit checkout to pair the pipe runs with")
+    parser.add_argument("--profile", action="store_true", help="CPU per request by stage instead of the pipe runs")
+    parser.add_argument("--measure", help=argparse.SUPPRESS)  # a pipe measurement's child process
     parser.add_argument("--serve", type=float, help=argparse.SUPPRESS)  # the stub's child process
     args = parser.parse_args()
     if args.serve is not None:
         return serve(args.serve)
+    if args.measure is not None:
+        print(json.dumps(measure(json.loads(args.measure))))
+        return None
     os.environ[KEY_ENV] = "sk-bench"
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -311,6 +481,8 @@ def main() -> None:
             prompt_size(args, work, domain)
         if "startup" not in args.skip:
             start_up(args, work, domain)
+        if "pipe" not in args.skip:
+            (pipe_profile if args.profile else pipe)(args, work, domain)
 
 
 if __name__ == "__main__":

@@ -57,10 +57,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 from urllib.parse import urlsplit
 
-import jsonschema
-
 from kgkit.backends import direct, local
-from kgkit.backends.base import PassRequest, PassResult, Usage, cached_tokens, pass_validator
+from kgkit.backends.base import PassRequest, PassResult, Usage, cached_tokens, pass_validator, surely_conforms
 from kgkit.backends.budget import answer_items, answer_tokens, decoding_schema
 from kgkit.backends.deadline import DeadlineExceeded, run_within
 from kgkit.backends.failures import REFUSAL_STATUS, Failure, classify
@@ -584,9 +582,13 @@ def _schema_hash(schema: Mapping[str, Any]) -> str:
 
 def _schema_problem(data: dict[str, Any], schema: Mapping[str, Any]) -> str | None:
     """The most relevant schema violation, located by key path, or None."""
-    validator = pass_validator(schema)
-    if validator.is_valid(data):  # the usual case, a third cheaper than ranking no errors
+    if surely_conforms(data, schema):  # the usual case, in compiled code
         return None
+    validator = pass_validator(schema)
+    if validator.is_valid(data):
+        return None
+    import jsonschema  # only for an answer the compiled check refused
+
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is None:
         return None

@@ -336,7 +336,8 @@ def measure(spec: dict) -> dict:
                     timeout=60.0, concurrency=spec["concurrency"], client="direct")
     cfg = Config(llm=llm, cache=CacheConfig(dir=spec["out"] + "-cache"), chunk_size=PIPE_CHUNK, chunk_overlap=0)
     corpus = sorted(Path(spec["corpus"]).glob("*.txt"))
-    kit.extract(corpus[:1], domain=spec["domain"], views=spec["views"], config=cfg, out_dir=spec["out"] + "-warm")
+    warm = Config(llm=llm, cache=CacheConfig(dir=spec["out"] + "-warm-cache"), chunk_size=PIPE_CHUNK, chunk_overlap=0)
+    kit.extract(corpus[:1], domain=spec["domain"], views=spec["views"], config=warm, out_dir=spec["out"] + "-warm")
     print("warm", flush=True)
     sys.stdin.readline()
     start, cpu = time.monotonic(), cpu_self()
@@ -396,6 +397,7 @@ def pipe(args, work: Path, domain: Path) -> None:
                         shutil.rmtree(out, ignore_errors=True)
                         shutil.rmtree(f"{out}-warm", ignore_errors=True)
                         shutil.rmtree(f"{out}-cache", ignore_errors=True)
+                        shutil.rmtree(f"{out}-warm-cache", ignore_errors=True)
                     if args.baseline:
                         ratios.setdefault((docs, c), []).append(rows["baseline"][-1]["wall"] / rows["this"][-1]["wall"])
                 digests = {r["folders"] for label in rows for r in rows[label]}

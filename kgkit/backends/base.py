@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol, runtime_checkable
+from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
 from kgkit.documents.types import Chunk
 
@@ -110,6 +111,37 @@ class Backend(Protocol):
     def describe(self) -> dict[str, Any]:
         """Model and parameters for the manifest — never credentials."""
         ...
+
+
+class Remembered:
+    """What was computed for a request (its rendered messages, its cache key), kept from the
+    first ask to the last, across threads: the engine checks a whole stage against the cache
+    in the document's thread, and each pass then runs in a worker. Requests are told apart
+    by identity (they hold dicts, so they cannot be hashed); at most :attr:`SIZE` are kept,
+    the oldest forgotten first, so one that is never run costs nothing for long."""
+
+    SIZE = 4096
+
+    def __init__(self) -> None:
+        self._values: dict[int, tuple[Any, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, request: Any, make: Callable[[Any], Any]) -> Any:
+        hit = self._values.get(id(request))
+        if hit is not None and hit[0] is request:
+            return hit[1]
+        value = make(request)
+        with self._lock:
+            self._values[id(request)] = (request, value)
+            while len(self._values) > self.SIZE:
+                del self._values[next(iter(self._values))]
+        return value
+
+    def forget(self, request: Any) -> None:
+        with self._lock:
+            hit = self._values.get(id(request))
+            if hit is not None and hit[0] is request:
+                del self._values[id(request)]
 
 
 _VALIDATORS: dict[str, Any] = {}  # schema digest -> compiled validator

@@ -27,8 +27,8 @@ average beside them:
    until the child has exited; with the child's CPU seconds (load-independent). And
    ``kgkit --help``, the median of five.
 
-4. **One pipe for the corpus, real-sized answers** (``pipe``): ``--pipe-docs`` documents of
-   13 chunks of ~1,500 characters (~20 KB), each chunk naming ``--items`` / 3 people who
+4. **One pipe for the corpus, real-sized answers** (only with ``--pipe-docs``): corpora of
+   that many documents of 13 chunks of ~1,500 characters (~20 KB), each chunk naming ``--items`` / 3 people who
    joined one of 7 organisations, so the scripted model answers ~``--items`` items a chunk (two
    entities and one relation a sentence), through ``binary`` at each ``--pipe-concurrency``,
    the response cache on (a fresh one each run: every pass is paid for, and keyed).
@@ -36,12 +36,13 @@ average beside them:
    own), and with ``--baseline DIR`` (another kgkit checkout) the two alternate run by run, so
    their ratio is paired under the same load. Ideal = max(depth x latency, requests x latency /
    concurrency), depth 2 (entities, relations); the stub counts the most requests it held at
-   once. ``--profile`` instead runs the 10-document case once under cProfile and prints the
-   CPU per request by stage.
+   once. Where the CPU goes: ``py-spy record --gil --subprocesses -- python
+   benchmarks/provider_speed.py ... --runs 1`` (the threads holding the GIL; cProfile sees
+   one thread and inflates small calls).
 
     python benchmarks/provider_speed.py --concurrency 1 8 32 64
-    python benchmarks/provider_speed.py --client direct --skip wall prompt startup \\
-        [--pipe-docs 10 100] [--pipe-concurrency 16 64 256] [--runs 5] [--baseline DIR] [--profile]
+    python benchmarks/provider_speed.py --client direct --skip wall prompt startup --pipe-docs 10 100 \\
+        [--pipe-concurrency 16 64 256] [--runs 5] [--baseline DIR]
     python benchmarks/provider_speed.py [--docs 10] [--chunks 20] [--latency 0.2] [--client direct litellm]
         [--skip wall prompt startup]
 """
@@ -417,49 +418,6 @@ def pipe(args, work: Path, domain: Path) -> None:
     print(f"\n({load()} at the end)")
 
 
-def pipe_profile(args, work: Path, domain: Path) -> None:
-    """CPU per request by stage: the 10-document case once under cProfile, in this process."""
-    import cProfile
-    import pstats
-
-    corpus = write_pipe_corpus(work / "profile", 10, args.items)
-    with Stub(args.latency) as stub:
-        llm = LLMConfig(model="openai/stub-model", api_base=stub.openai_base, api_key_env=KEY_ENV, backoff=0.0,
-                        timeout=60.0, concurrency=args.pipe_concurrency[0], client="direct")
-        cfg = Config(llm=llm, cache=CacheConfig(enabled=False), chunk_size=PIPE_CHUNK, chunk_overlap=0)
-        kgkit.extract(corpus[:1], domain=domain, views=["binary"], config=cfg, out_dir=work / "profile-warm")
-        profiler = cProfile.Profile()
-        profiler.enable()
-        results = kgkit.extract(corpus, domain=domain, views=["binary"], config=cfg, out_dir=work / "profile-out")
-        profiler.disable()
-    requests = sum(r.manifest["calls"]["requests"] for r in results)
-    stats = pstats.Stats(profiler)
-    print(f"\n### CPU per request by stage (cProfile, 10 documents, {requests} requests, concurrency "
-          f"{args.pipe_concurrency[0]}; cumulative, so stages nest)\n")
-    print("| stage | function | ms / request |")
-    print("|---|---|---|")
-    for label, module, func in PROFILED:
-        total = sum(v[3] for (path, _, fn), v in stats.stats.items() if path.endswith(module) and fn == func)
-        print(f"| {label} | `{module}:{func}` | {total / requests * 1000:.2f} |")
-
-
-PROFILED = (  # (stage, file, function) whose cumulative time the profile reports
-    ("whole run, main thread", "engine/run.py", "extract"),
-    ("one pass in a worker (request, answer, state)", "engine/passes.py", "_execute"),
-    ("HTTP request and answer parsing", "backends/llm.py", "run"),
-    ("cache key / fingerprint", "engine/passes.py", "key"),
-    ("store the pass in state/", "engine/outputs.py", "save_pass"),
-    ("answer schema check", "modes/base.py", "validate_answer"),
-    ("mentions located", "engine/core.py", "mentions_from"),
-    ("merge", "kgkit/canon.py", "merge_entities"),
-    ("relation ends resolved", "modes/base.py", "resolve_ends"),
-    ("relation edges", "engine/core.py", "edges_from"),
-    ("prompt rendering", "prompts/render.py", "render"),
-    ("skills retrieved", "engine/run.py", "retrieve_skills"),
-    ("views and run folder written", "engine/outputs.py", "write_json"),
-)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--docs", type=int, default=10)
@@ -468,13 +426,12 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64])
     parser.add_argument("--client", nargs="+", default=["direct", "litellm"], choices=["direct", "litellm"])
     parser.add_argument("--repeat", type=int, default=5, help="runs of the start-up measurement (median)")
-    parser.add_argument("--skip", nargs="*", default=[], choices=["wall", "prompt", "startup", "pipe"])
-    parser.add_argument("--pipe-docs", type=int, nargs="+", default=[10, 100])
+    parser.add_argument("--skip", nargs="*", default=[], choices=["wall", "prompt", "startup"])
+    parser.add_argument("--pipe-docs", type=int, nargs="+", help="run the pipe section on corpora of these sizes")
     parser.add_argument("--pipe-concurrency", type=int, nargs="+", default=[16, 64, 256])
     parser.add_argument("--items", type=int, default=55, help="items a chunk's answers hold (pipe)")
     parser.add_argument("--runs", type=int, default=5, help="interleaved runs of each pipe measurement")
     parser.add_argument("--baseline", help="another kgkit checkout to pair the pipe runs with")
-    parser.add_argument("--profile", action="store_true", help="CPU per request by stage instead of the pipe runs")
     parser.add_argument("--measure", help=argparse.SUPPRESS)  # a pipe measurement's child process
     parser.add_argument("--serve", type=float, help=argparse.SUPPRESS)  # the stub's child process
     args = parser.parse_args()
@@ -495,8 +452,8 @@ def main() -> None:
             prompt_size(args, work, domain)
         if "startup" not in args.skip:
             start_up(args, work, domain)
-        if "pipe" not in args.skip:
-            (pipe_profile if args.profile else pipe)(args, work, domain)
+        if args.pipe_docs:
+            pipe(args, work, domain)
 
 
 if __name__ == "__main__":

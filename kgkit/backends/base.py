@@ -188,7 +188,7 @@ def surely_conforms(data: Any, schema: Mapping[str, Any]) -> bool:
         if '"pattern"' not in text and '"format"' not in text:
             import jsonschema_rs
 
-            fast = jsonschema_rs.Draft202012Validator(schema)
+            fast = jsonschema_rs.Draft202012Validator(dict(schema))
         hit = _FAST[id(schema)] = (schema, fast)
     if hit[1] is None:
         return False

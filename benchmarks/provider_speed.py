@@ -27,7 +27,22 @@ average beside them:
    until the child has exited; with the child's CPU seconds (load-independent). And
    ``kgkit --help``, the median of five.
 
+4. **One pipe for the corpus, real-sized answers** (only with ``--pipe-docs``): corpora of
+   that many documents of 13 chunks of ~1,500 characters (~20 KB), each chunk naming ``--items`` / 3 people who
+   joined one of 7 organisations, so the scripted model answers ~``--items`` items a chunk (two
+   entities and one relation a sentence), through ``binary`` at each ``--pipe-concurrency``,
+   the response cache on (a fresh one each run: every pass is paid for, and keyed).
+   Each measurement runs in a child process of its own (so CPU, imports and memory are its
+   own), and with ``--baseline DIR`` (another kgkit checkout) the two alternate run by run, so
+   their ratio is paired under the same load. Ideal = max(depth x latency, requests x latency /
+   concurrency), depth 2 (entities, relations); the stub counts the most requests it held at
+   once. Where the CPU goes: ``py-spy record --gil --subprocesses -- python
+   benchmarks/provider_speed.py ... --runs 1`` (the threads holding the GIL; cProfile sees
+   one thread and inflates small calls).
+
     python benchmarks/provider_speed.py --concurrency 1 8 32 64
+    python benchmarks/provider_speed.py --client direct --skip wall prompt startup --pipe-docs 10 100 \\
+        [--pipe-concurrency 16 64 256] [--runs 5] [--baseline DIR]
     python benchmarks/provider_speed.py [--docs 10] [--chunks 20] [--latency 0.2] [--client direct litellm]
         [--skip wall prompt startup]
 """
@@ -37,6 +52,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -286,6 +302,122 @@ def start_up(args, work: Path, domain: Path) -> None:
     print(f"\n`kgkit --help`: {wall:.2f} s (child CPU {cpu:.2f} s)")
 
 
+PIPE_CHUNK = 1500  # characters a chunk: ~13 chunks in a 20 KB document
+PIPE_CHUNKS = 13
+
+
+def pipe_paragraph(doc: int, chunk: int, sentences: int) -> str:
+    """One chunk: ``sentences`` people (distinct in the corpus) joining one of 7 organisations, padded to
+    ~PIPE_CHUNK characters, so the scripted model answers 3 items a sentence."""
+    base = (doc * PIPE_CHUNKS + chunk) * sentences
+    text = "".join(f"Ann {name(base + i)} joined Org {name((base + i) % 7)} on March {(base + i) % 28 + 1}, 2020 "
+                   f"as an engineer. " for i in range(sentences))
+    return text + "The team met weekly. " * max(0, (PIPE_CHUNK - 40 - len(text)) // 21)
+
+
+def write_pipe_corpus(folder: Path, docs: int, items: int) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for d in range(docs):
+        path = folder / f"news{d:03d}.txt"
+        path.write_text("\n\n".join(pipe_paragraph(d, c, max(1, items // 3)) for c in range(PIPE_CHUNKS)) + "\n")
+        paths.append(path)
+    return paths
+
+
+def measure(spec: dict) -> dict:
+    """The child of a pipe measurement: a warm-up run of one document (imports, compiled
+    templates and the first connection are start-up, not CPU per call), then, once the
+    parent has read the stub's first-request time and reset it, the corpus, timed here."""
+    import hashlib
+
+    import kgkit as kit  # from the checkout on PYTHONPATH (the baseline's, or this one's)
+
+    llm = LLMConfig(model="openai/stub-model", api_base=spec["base"], api_key_env=KEY_ENV, backoff=0.0,
+                    timeout=60.0, concurrency=spec["concurrency"], client="direct")
+    cfg = Config(llm=llm, cache=CacheConfig(dir=spec["out"] + "-cache"), chunk_size=PIPE_CHUNK, chunk_overlap=0)
+    corpus = sorted(Path(spec["corpus"]).glob("*.txt"))
+    warm = Config(llm=llm, cache=CacheConfig(dir=spec["out"] + "-warm-cache"), chunk_size=PIPE_CHUNK, chunk_overlap=0)
+    kit.extract(corpus[:1], domain=spec["domain"], views=spec["views"], config=warm, out_dir=spec["out"] + "-warm")
+    print("warm", flush=True)
+    sys.stdin.readline()
+    start, cpu = time.monotonic(), cpu_self()
+    results = kit.extract(corpus, domain=spec["domain"], views=spec["views"], config=cfg, out_dir=spec["out"])
+    wall, cpu = time.monotonic() - start, cpu_self() - cpu
+    from offline_identity import _comparable  # clock readings and the checkout's paths aside
+
+    digest = hashlib.sha256()
+    for path in sorted(p for p in Path(spec["out"]).rglob("*") if p.is_file()):  # runs.jsonl too
+        digest.update(str(path.relative_to(spec["out"])).encode() + b"\0" + _comparable(path) + b"\0")
+    return {"wall": wall, "cpu": cpu, "kgkit": str(Path(kit.__file__).parent),
+            "requests": sum(r.manifest["calls"]["requests"] for r in results),
+            "chunks": sum(r.manifest["input"]["chunks"] for r in results),
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "folders": digest.hexdigest()}
+
+
+def pipe_run(stub: Stub, checkout: Path, spec: dict) -> dict:
+    """One measurement in a child process with ``checkout`` first on its path."""
+    stub.reset()
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    spawned = time.monotonic()
+    child = subprocess.Popen([sys.executable, __file__, "--measure", json.dumps(spec)], env=env, text=True,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if child.stdout.readline().strip() != "warm":
+        raise SystemExit(child.communicate()[1])
+    first = stub.stats()["first"] - spawned
+    stub.reset()
+    out, err = child.communicate("go\n")
+    if child.returncode != 0:
+        raise SystemExit(err)
+    got = json.loads(out.strip().splitlines()[-1])
+    return {**got, "most": stub.stats()["most"], "first": first}
+
+
+def pipe(args, work: Path, domain: Path) -> None:
+    """Section 4: wall, CPU, requests, most in flight and wall / ideal, this checkout (and a baseline)."""
+    checkouts = [("this", ROOT)] + ([("baseline", Path(args.baseline).resolve())] if args.baseline else [])
+    print(f"\n### One pipe: documents of {PIPE_CHUNKS} chunks x ~{PIPE_CHUNK} characters, ~{args.items} items a "
+          f"chunk, views binary, latency {args.latency * 1000:.0f} ms, {args.runs} interleaved run(s), "
+          f"medians ({load()})\n")
+    print("| checkout | docs | concurrency | wall s | ideal s | wall / ideal | most in flight | requests | CPU s "
+          "| CPU / request | first request s (process start) | peak MB | folders |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    ratios: dict[tuple[int, int], list[float]] = {}
+    with Stub(args.latency) as stub:
+        for docs in args.pipe_docs:
+            corpus = write_pipe_corpus(work / f"pipe{docs}", docs, args.items)[0].parent
+            for c in args.pipe_concurrency:
+                rows: dict[str, list[dict]] = {label: [] for label, _ in checkouts}
+                for run in range(args.runs):
+                    order = checkouts if run % 2 == 0 else checkouts[::-1]
+                    for label, checkout in order:
+                        out = work / f"pipe-out-{label}-{docs}-{c}-{run}"
+                        spec = {"base": stub.openai_base, "corpus": str(corpus), "domain": str(domain),
+                                "views": ["binary"], "concurrency": c, "out": str(out)}
+                        rows[label].append(pipe_run(stub, checkout, spec))
+                        shutil.rmtree(out, ignore_errors=True)
+                        shutil.rmtree(f"{out}-warm", ignore_errors=True)
+                        shutil.rmtree(f"{out}-cache", ignore_errors=True)
+                        shutil.rmtree(f"{out}-warm-cache", ignore_errors=True)
+                    if args.baseline:
+                        ratios.setdefault((docs, c), []).append(rows["baseline"][-1]["wall"] / rows["this"][-1]["wall"])
+                digests = {r["folders"] for label in rows for r in rows[label]}
+                for label, _ in checkouts:
+                    med = {k: statistics.median(r[k] for r in rows[label])
+                           for k in ("wall", "cpu", "most", "requests", "first", "peak_mb")}
+                    ideal = max(2 * args.latency, med["requests"] * args.latency / c)
+                    print(f"| {label} | {docs} | {c} | {med['wall']:.2f} | {ideal:.2f} | {med['wall'] / ideal:.2f} "
+                          f"| {med['most']:.0f} | {med['requests']:.0f} | {med['cpu']:.2f} "
+                          f"| {med['cpu'] / med['requests'] * 1000:.2f} ms | {med['first']:.2f} | {med['peak_mb']:.0f} "
+                          f"| {'identical' if len(digests) == 1 else 'DIFFER'} |", flush=True)
+    if ratios:
+        print("\nPaired wall ratio baseline / this (each run's pair, then the median):\n")
+        for (docs, c), values in ratios.items():
+            print(f"- {docs} docs, concurrency {c}: " + ", ".join(f"{v:.2f}" for v in values)
+                  + f" -> **{statistics.median(values):.2f}x**")
+    print(f"\n({load()} at the end)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--docs", type=int, default=10)
@@ -295,10 +427,19 @@ def main() -> None:
     parser.add_argument("--client", nargs="+", default=["direct", "litellm"], choices=["direct", "litellm"])
     parser.add_argument("--repeat", type=int, default=5, help="runs of the start-up measurement (median)")
     parser.add_argument("--skip", nargs="*", default=[], choices=["wall", "prompt", "startup"])
+    parser.add_argument("--pipe-docs", type=int, nargs="+", help="run the pipe section on corpora of these sizes")
+    parser.add_argument("--pipe-concurrency", type=int, nargs="+", default=[16, 64, 256])
+    parser.add_argument("--items", type=int, default=55, help="items a chunk's answers hold (pipe)")
+    parser.add_argument("--runs", type=int, default=5, help="interleaved runs of each pipe measurement")
+    parser.add_argument("--baseline", help="another kgkit checkout to pair the pipe runs with")
+    parser.add_argument("--measure", help=argparse.SUPPRESS)  # a pipe measurement's child process
     parser.add_argument("--serve", type=float, help=argparse.SUPPRESS)  # the stub's child process
     args = parser.parse_args()
     if args.serve is not None:
         return serve(args.serve)
+    if args.measure is not None:
+        print(json.dumps(measure(json.loads(args.measure))))
+        return None
     os.environ[KEY_ENV] = "sk-bench"
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -311,6 +452,8 @@ def main() -> None:
             prompt_size(args, work, domain)
         if "startup" not in args.skip:
             start_up(args, work, domain)
+        if args.pipe_docs:
+            pipe(args, work, domain)
 
 
 if __name__ == "__main__":

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol, runtime_checkable
+from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
 from kgkit.documents.types import Chunk
 
@@ -113,6 +114,37 @@ class Backend(Protocol):
         ...
 
 
+class Remembered:
+    """What was computed for a request (its rendered messages, its cache key), kept from the
+    first ask to the last, across threads: the engine checks a whole stage against the cache
+    in the document's thread, and each pass then runs in a worker. Requests are told apart
+    by identity (they hold dicts, so they cannot be hashed); at most :attr:`SIZE` are kept,
+    the oldest forgotten first, so one that is never run costs nothing for long."""
+
+    SIZE = 4096
+
+    def __init__(self) -> None:
+        self._values: dict[int, tuple[Any, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, request: Any, make: Callable[[Any], Any]) -> Any:
+        hit = self._values.get(id(request))
+        if hit is not None and hit[0] is request:
+            return hit[1]
+        value = make(request)
+        with self._lock:
+            self._values[id(request)] = (request, value)
+            while len(self._values) > self.SIZE:
+                del self._values[next(iter(self._values))]
+        return value
+
+    def forget(self, request: Any) -> None:
+        with self._lock:
+            hit = self._values.get(id(request))
+            if hit is not None and hit[0] is request:
+                del self._values[id(request)]
+
+
 _VALIDATORS: dict[str, Any] = {}  # schema digest -> compiled validator
 _BY_ID: dict[int, tuple[Any, Any]] = {}  # id(schema) -> (schema, validator): the fast path
 
@@ -138,6 +170,32 @@ def pass_validator(schema: Mapping[str, Any]):
         validator = _VALIDATORS[key] = cls(schema)
     _BY_ID[id(schema)] = (schema, validator)
     return validator
+
+
+_FAST: dict[int, tuple[Any, Any]] = {}  # id(schema) -> (schema, jsonschema_rs validator or None)
+
+
+def surely_conforms(data: Any, schema: Mapping[str, Any]) -> bool:
+    """Whether ``data`` conforms to ``schema`` by a compiled (Rust) validator, built once per
+    schema: the usual case of a valid answer costs no jsonschema in Python, which was a
+    tenth of an offline run and of the CPU per provider call. False where its verdict might
+    differ from jsonschema's (a schema using ``pattern``, another regex dialect, or
+    ``format``) and for any "no": then ask :func:`pass_validator`, which finds the error."""
+    hit = _FAST.get(id(schema))
+    if hit is None or hit[0] is not schema:
+        text = json.dumps(schema, default=repr)
+        fast = None
+        if '"pattern"' not in text and '"format"' not in text:
+            import jsonschema_rs
+
+            fast = jsonschema_rs.Draft202012Validator(dict(schema))
+        hit = _FAST[id(schema)] = (schema, fast)
+    if hit[1] is None:
+        return False
+    try:
+        return hit[1].is_valid(data)
+    except (TypeError, ValueError, OverflowError):  # a value JSON cannot hold: jsonschema judges it
+        return False
 
 
 def part_requests(combined: PassRequest) -> list[PassRequest]:

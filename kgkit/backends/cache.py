@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kgkit.backends.base import Backend, PassRequest, PassResult
+from kgkit.backends.base import Backend, PassRequest, PassResult, Remembered
 from kgkit.config.loader import expand_path
 from kgkit.config.model import CacheConfig, Config
 from kgkit.errors import ConfigError
@@ -98,19 +98,26 @@ class CachedBackend:
         self.cache = cache
         self.name = backend.name
         self.llm_client = getattr(backend, "llm_client", None)  # named in the manifest
+        self._keys = Remembered()  # requests checked (holds) and not yet run
 
     def run(self, request: PassRequest) -> PassResult:
-        key = cache_key(self.backend.cache_key_parts(request))
+        key = self._key(request)
+        self._keys.forget(request)
         stored = self.cache.get(key)
         if stored is not None:
+            getattr(self.backend, "forget", lambda request: None)(request)  # never sent: drop its messages
             return PassResult(data=stored["data"], cached=True, requests=0, retries=0, model=stored["model"])
         result = self.backend.run(request)
         self.remember(request, result, key)
         return result
 
+    def _key(self, request: PassRequest) -> str:
+        """The request's key, computed once however often it is asked for (checked, then run)."""
+        return self._keys.get(request, lambda r: cache_key(self.backend.cache_key_parts(r)))
+
     def holds(self, request: PassRequest) -> bool:
         """Whether the cache has the answer to ``request`` (a batch run sends it nowhere then)."""
-        return cache_key(self.backend.cache_key_parts(request)) in self.cache
+        return self._key(request) in self.cache
 
     def remember(self, request: PassRequest, result: PassResult, key: str | None = None) -> None:
         """Store a successful answer, however it was obtained (directly or from a provider batch)."""

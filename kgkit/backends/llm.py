@@ -57,10 +57,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 from urllib.parse import urlsplit
 
-import jsonschema
-
 from kgkit.backends import direct, local
-from kgkit.backends.base import PassRequest, PassResult, Usage, cached_tokens, pass_validator
+from kgkit.backends.base import (PassRequest, PassResult, Remembered, Usage, cached_tokens, pass_validator,
+                                 surely_conforms)
 from kgkit.backends.budget import answer_items, answer_tokens, decoding_schema
 from kgkit.backends.deadline import DeadlineExceeded, run_within
 from kgkit.backends.failures import REFUSAL_STATUS, Failure, classify
@@ -130,7 +129,7 @@ class LLMBackend:
         self._sleep = sleep
         self._format: str | None = None  # json_schema | json_object | plain, from litellm's table on the first call
         self._refusals = 0  # consecutive refused requests, reset by any answer
-        self._rendered = threading.local()  # this thread's last request and its messages
+        self._rendered = Remembered()  # messages of the requests keyed (cache) and not yet sent
 
     # -- the Backend contract ------------------------------------------------------
     def describe(self) -> dict[str, Any]:
@@ -182,15 +181,15 @@ class LLMBackend:
 
         ``request.prompt`` already names the user's template when ``config.prompts``
         overrides the stage (the engine resolves that, so its resume key sees it too).
-        The cache asks for the messages (its key) just before the pass runs, in the same
-        thread: the second ask gets the first's rendering instead of a second one.
+        The cache asks for the messages (its key) before the pass runs, often in another
+        thread (the engine checks the cache for a whole stage at once): the pass then sends
+        that rendering instead of making a second one.
         """
-        last = self._rendered
-        if getattr(last, "request", None) is request:
-            return last.messages
-        messages = last.messages = render_request(request)
-        last.request = request
-        return messages
+        return self._rendered.get(request, render_request)
+
+    def forget(self, request: PassRequest) -> None:
+        """Drop what was kept for ``request`` (the cache answered it: it is never sent)."""
+        self._rendered.forget(request)
 
     def run(self, request: PassRequest) -> PassResult:
         """Ask, validate, re-ask once if needed.
@@ -206,6 +205,8 @@ class LLMBackend:
         except ProviderError as exc:
             exc.requests, exc.retries = tally.requests, tally.retries
             raise
+        finally:
+            self._rendered.forget(request)
         return PassResult(
             data=self.scrub(data),
             ok=error is None,
@@ -277,7 +278,9 @@ class LLMBackend:
         A null for an optional property means "nothing there" (strict mode makes models
         write them; others do by habit), so it is dropped rather than re-asked."""
         try:
-            data = drop_unfilled(parse_json_answer(raw), schema)
+            data = parse_json_answer(raw)
+            if "null" in raw:  # else there is no null to drop (JSON writes none otherwise)
+                data = drop_unfilled(data, schema)
         except AnswerParseError as exc:
             reason = exc.reason
             if finish == "length":
@@ -584,9 +587,13 @@ def _schema_hash(schema: Mapping[str, Any]) -> str:
 
 def _schema_problem(data: dict[str, Any], schema: Mapping[str, Any]) -> str | None:
     """The most relevant schema violation, located by key path, or None."""
-    validator = pass_validator(schema)
-    if validator.is_valid(data):  # the usual case, a third cheaper than ranking no errors
+    if surely_conforms(data, schema):  # the usual case, in compiled code
         return None
+    validator = pass_validator(schema)
+    if validator.is_valid(data):
+        return None
+    import jsonschema  # only for an answer the compiled check refused
+
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is None:
         return None

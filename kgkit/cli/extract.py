@@ -368,9 +368,11 @@ def _reads_vault(reader: str, files) -> bool:
         return False
     if reader == "wiki":
         return True
+    if len(files) != 1 or files[0] == "-" or not Path(files[0]).is_dir():
+        return False  # a file or several: no vault, and the wiki reader is not even imported
     from kgkit.wiki.vault import is_vault
 
-    return len(files) == 1 and files[0] != "-" and is_vault(Path(files[0]))
+    return is_vault(Path(files[0]))
 
 
 def _batch_run(files, out_dir, include, exclude) -> bool:

@@ -4,9 +4,9 @@ in ``runs.jsonl``.
 Folders are walked recursively (links not followed, hidden entries skipped) and their
 files kept by ``--include`` globs (default: the formats the loader reads) less
 ``--exclude`` ones, matched against the path below the folder. Documents are then loaded,
-extracted and written one at a time (two overlap when a model answers, see
-:func:`kgkit.engine.run.overlapped`), so memory is bounded by the largest documents, not
-the corpus. Two inputs with the same name in different folders get distinct run folders
+extracted and written one at a time, or, when a model answers, as many at once as keep
+``llm.concurrency`` passes in flight within a memory budget (kgkit/engine/window.py), so
+memory is bounded by that budget, not the corpus. Two inputs with the same name in different folders get distinct run folders
 (the differing folders are prefixed: ``a__notes`` and ``b__notes``).
 """
 from __future__ import annotations

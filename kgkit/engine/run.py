@@ -7,9 +7,7 @@ only calls the backend for passes it has not completed with the same inputs.
 """
 from __future__ import annotations
 
-import collections
 import contextlib
-import concurrent.futures
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +28,7 @@ from kgkit.formats.scopes import entity_scopes
 from kgkit.engine.outputs import RunFolder, view_file_name
 from kgkit.engine.passes import PassRunner
 from kgkit.engine.pool import PassPool
+from kgkit.engine.window import admitted
 from kgkit.errors import InputError, KgkitError
 from kgkit.formats.model import Domain, View
 from kgkit.modes.registry import get_mode
@@ -159,8 +158,9 @@ def extract_each(paths: str | os.PathLike | Sequence[str | os.PathLike], options
                  ) -> Iterator[RunResult | SkippedInput]:
     """:func:`extract`, one document at a time: a :class:`RunResult` per document as it is
     written, a :class:`SkippedInput` per input that could not be read (or its run folder
-    not written), in input order. At most two documents are in memory at once (one when the
-    passes run one at a time: :data:`DOCUMENTS_AT_ONCE`). With more than one input (or
+    not written), in input order. Documents run at once as long as the pass pool has room
+    for their passes, within a memory budget (one at a time when the passes do:
+    kgkit/engine/window.py). With more than one input (or
     a folder), ``runs.jsonl`` in ``out_dir`` gets a line per document. ``on_start`` is told
     how many documents the run has, before the first is loaded.
 
@@ -235,55 +235,11 @@ class DocumentJob:
 
 def local_outcomes(inputs: list[CorpusInput], job: DocumentJob, backends: tuple[Backend, Backend],
                    progress: Progress | None) -> Iterator[tuple[CorpusInput, RunResult | InputError]]:
-    """The local engine: the documents in this process, two overlapping on one pass pool."""
+    """The local engine: the documents in this process on one pass pool, as many at once as
+    keep it full (kgkit/engine/window.py)."""
     with PassPool(pass_concurrency(job.config)) as pool, contextlib.closing(
-            overlapped(inputs, lambda item: job.run(item, backends, progress, pool),
-                       DOCUMENTS_AT_ONCE if pool.size > 1 else 1, pool)) as outcomes:
+            admitted(inputs, lambda item: job.run(item, backends, progress, pool), pool)) as outcomes:
         yield from outcomes
-
-
-def overlapped(inputs: list[CorpusInput], run_one: Callable[[CorpusInput], RunResult], window: int,
-               pool: PassPool) -> Iterator[tuple[CorpusInput, RunResult | InputError]]:
-    """``(input, run_one(input) or its InputError)`` in input order, up to ``window``
-    documents running at once: while one merges or writes, the next one's passes keep the
-    pass pool busy. Any other failure stops the pool (Ctrl-C also cancels the requests in
-    flight, and so does a consumer that stops early), waits for the documents running and
-    is raised."""
-    def attempt(item: CorpusInput) -> RunResult | InputError:
-        try:
-            return run_one(item)
-        except InputError as exc:
-            return exc
-
-    if window <= 1:
-        for item in inputs:
-            yield item, attempt(item)
-        return
-    todo = iter(inputs)
-    running: collections.deque = collections.deque()
-    with concurrent.futures.ThreadPoolExecutor(window, thread_name_prefix="kgkit-document") as documents:
-        def fill() -> None:
-            while len(running) < window:
-                item = next(todo, None)
-                if item is None:
-                    return
-                running.append((item, documents.submit(attempt, item)))
-
-        try:
-            fill()
-            while running:
-                item, future = running[0]
-                outcome = future.result()
-                running.popleft()
-                yield item, outcome
-                fill()
-        except BaseException as exc:
-            pool.halt(interrupted=isinstance(exc, (KeyboardInterrupt, GeneratorExit)))
-            concurrent.futures.wait([future for _, future in running if not future.cancel()])
-            raise
-
-
-DOCUMENTS_AT_ONCE = 2  # a document's stages wait on each other; a second one fills the gaps
 
 
 def pass_concurrency(config: Config) -> int:

@@ -11,13 +11,12 @@ mode can forget them.
 from __future__ import annotations
 
 import functools
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from kgkit.text import evidence as evidence_check
-from kgkit.backends.base import pass_validator
+from kgkit.backends.base import pass_validator, surely_conforms
 from kgkit.modes.chunk_parts import ChunkParts
 from kgkit.text.name_keys import canonical_key
 from kgkit.documents.types import Chunk, Document
@@ -323,32 +322,11 @@ def _normalised(kind: str, text: str) -> Any:
     return normalise_literal(kind, text)
 
 
-_fast: dict[int, tuple[dict[str, Any], Any]] = {}  # schema id -> (schema, jsonschema_rs validator or None)
-
-
-def _fast_validator(schema: dict[str, Any]) -> Any:
-    """A compiled (Rust) validator that only says yes or no, for the usual case of a valid
-    answer: jsonschema in Python was a tenth of an offline run. None where its verdict
-    might differ from jsonschema's: a schema using ``pattern`` (another regex dialect) or
-    ``format``. Its "no" is never trusted alone: :func:`validate_answer` asks jsonschema."""
-    hit = _fast.get(id(schema))
-    if hit is None or hit[0] is not schema:
-        text = json.dumps(schema)
-        fast = None
-        if '"pattern"' not in text and '"format"' not in text:
-            import jsonschema_rs
-
-            fast = jsonschema_rs.Draft202012Validator(schema)
-        hit = _fast[id(schema)] = (schema, fast)
-    return hit[1]
-
-
 def validate_answer(data: Any, schema: dict[str, Any] | None) -> str | None:
     """Why ``data`` breaks the pass schema (a view's output schema, or a core pass's), or None when it conforms."""
     if schema is None:
         return None
-    fast = _fast_validator(schema)
-    if fast is not None and fast.is_valid(data):
+    if surely_conforms(data, schema):
         return None
     import jsonschema  # only for an answer the compiled check refused or could not judge
 

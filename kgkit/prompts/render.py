@@ -52,6 +52,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
@@ -136,6 +137,28 @@ def render_messages(template: str | Path, context: Mapping[str, Any]) -> list[di
     return messages
 
 
+_LOADING = threading.RLock()
+
+
+class _LoadsOnce:
+    """Templates loaded one thread at a time (the pass template, and what it extends or
+    imports while it renders): Jinja's cache is safe to share, but threads that miss it
+    together each compile the template (64 passes starting at once compiled the built-ins
+    dozens of times, most of a cold run's CPU before the first answers)."""
+
+    def _load_template(self, name, globals):
+        with _LOADING:
+            return super()._load_template(name, globals)
+
+
+class _Plain(_LoadsOnce, Environment):
+    pass
+
+
+class _Sandboxed(_LoadsOnce, SandboxedEnvironment):
+    pass
+
+
 def fence_untrusted(text: str) -> str:
     """Wrap document text between marker lines that it cannot forge."""
     tag = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
@@ -159,7 +182,7 @@ def _environment(directory: Path | None) -> Environment:
     plain environment, whose attribute lookups cost a third less per render than the
     sandbox's checks (the document text is only ever data to them, never template code)."""
     search = [str(directory), str(PROMPTS_DIR)] if directory else [str(PROMPTS_DIR)]
-    env = (SandboxedEnvironment if directory else Environment)(
+    env = (_Sandboxed if directory else _Plain)(
         loader=ChoiceLoader([PrefixLoader({"kgkit": _FolderLoader(str(PROMPTS_DIR))}), _FolderLoader(search)]),
         undefined=StrictUndefined,
         autoescape=False,  # prompts are plain text, not HTML

@@ -40,10 +40,16 @@ def score_skill(skill: dict[str, Any], head: str, head_words: set[str]) -> float
     lowered = " ".join(head.lower().split())
     hits = sum(1 for p in skill["pattern"]["phrases"] if _phrase_in(p, lowered))
     hits += sum(1 for r in skill["pattern"]["regex"] if _regex_in(r, head))
-    content = words(" ".join([skill["target"].replace("_", " "), *skill["pattern"]["phrases"],
-                              skill.get("instruction", ""), skill.get("example", "")]))
+    content = _content_words(skill["target"], tuple(skill["pattern"]["phrases"]), skill.get("instruction", ""),
+                             skill.get("example", ""))
     overlap = len(content & head_words) / len(content) if content else 0.0
     return hits + overlap
+
+
+@lru_cache(maxsize=4096)
+def _content_words(target: str, phrases: tuple[str, ...], instruction: str, example: str) -> frozenset[str]:
+    """A skill's content words, found once per skill text rather than once per document."""
+    return frozenset(words(" ".join([target.replace("_", " "), *phrases, instruction, example])))
 
 
 def _phrase_in(phrase: str, lowered: str) -> bool:

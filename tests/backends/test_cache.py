@@ -225,3 +225,23 @@ def test_cache_cli_config_error_exit_code(tmp_path):
     result = kgkit("cache", "stats")
     assert result.exit_code == 2
     assert "cache -> dri: unknown key 'dri' (did you mean 'dir'?)" in result.stderr
+
+
+def test_a_request_checked_then_run_is_keyed_once_and_the_same_key_is_stored(tmp_path):
+    """The engine checks a stage against the cache in the document's thread, then runs each
+    pass in a worker: the key (its prompt rendered) is made once, and it is the one stored."""
+    class Counting(Scripted):
+        keyed = 0
+
+        def cache_key_parts(self, request):
+            Counting.keyed += 1
+            return super().cache_key_parts(request)
+
+    backend = Counting(answer())
+    cached = CachedBackend(backend, open_cache(CacheConfig(dir=tmp_path / "c")))
+    one = request()
+    assert not cached.holds(one)
+    assert not cached.run(one).cached
+    assert Counting.keyed == 1
+    assert cached.holds(request()) and Counting.keyed == 2  # an equal request, another object: keyed anew
+    assert cached.run(request()).cached

@@ -167,3 +167,25 @@ def test_documents_overlap_and_each_run_folder_is_the_same(stub_provider, tmp_pa
         ["in0__staff_notes", "in1__staff_notes", "in2__staff_notes"]
     assert 4 < model.most <= 8
     assert run_folder(tmp_path / "c8") == run_folder(tmp_path / "c1")
+
+
+def test_passes_from_every_document_share_the_pool_and_each_run_folder_is_the_same(stub_provider, tmp_path,
+                                                                                   monkeypatch):
+    """Six four-chunk documents at concurrency 16: the stub holds more requests at once than
+    two documents' stages could send (8), and every run folder equals the one-at-a-time run's."""
+    monkeypatch.setenv(KEY_ENV, "sk-test-concurrency")
+    docs = [write_inputs(tmp_path / f"in{i}", paragraphs=4) for i in range(6)]
+    model = SlowModel(latency=0.3)
+    stub_provider.responder = model
+
+    def run(concurrency: int, out: Path):
+        return kgkit.extract([d["doc"] for d in docs], domain=docs[0]["domain"], views=["binary"],
+                             config=config(stub_provider, concurrency), out_dir=out, skills=False)
+
+    run(1, tmp_path / "c1")
+    model.most = 0
+    sixteen = run(16, tmp_path / "c16")
+
+    assert [r.run_dir.name for r in sixteen] == [f"in{i}__staff_notes" for i in range(6)]
+    assert 8 < model.most <= 16
+    assert run_folder(tmp_path / "c16") == run_folder(tmp_path / "c1")

@@ -60,7 +60,7 @@ from rapidfuzz import fuzz, process
 
 from kgkit import ids
 from kgkit.type_kinds import generic_type_map, literal_types
-from kgkit.backends.offline.literals import normalise
+from kgkit.backends.offline.literals import normalise, recurring
 from kgkit.evidence import locate_mention
 from kgkit.name_keys import canonical_key, fold_tokens, split_trade_name, squash
 from kgkit.ratio_index import RatioIndex, could_reach as _could_reach
@@ -749,8 +749,9 @@ def merge_entities(
         if k in targets:
             continue
         if g.type in literal_kind:
-            value = normalise(literal_kind[g.type], next(iter(g.surfaces)))
-            by_value[(g.type, repr(value) if value is not None else "?" + g.key)].append(g)
+            surface = next(iter(g.surfaces))
+            value = normalise(literal_kind[g.type], surface)
+            by_value[(g.type, repr(value) + "+" * recurring(surface) if value is not None else "?" + g.key)].append(g)
         else:
             by_type[g.type].append(g)
 

@@ -30,7 +30,7 @@ from kgkit import safe_regex
 from kgkit.phrase_match import find_alternation
 from kgkit.backends.offline.entities import (CLAUSE_LENGTH, collapse, name_key, phrase_pattern, skill_patterns,
                                              trigger_spans)
-from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals, normalise
+from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals, normalise, recurring
 from kgkit.type_kinds import literal_types
 from kgkit.backends.offline.sentences import sentence_at, split_sentences
 from kgkit.schema.model import EntityType, Patterns, RelationType
@@ -67,7 +67,7 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
     literal_of = literal_types(types)
     found: list[EntityMention] = []
     surface_owner: dict[str, list[Mapping[str, Any]]] = {}
-    by_value: dict[tuple[str, str], Mapping[str, Any]] = {}  # literal-typed entities by normalised value
+    by_value: dict[tuple[str, str, bool], Mapping[str, Any]] = {}  # literal-typed entities by value
     heads: dict[str, list[Mapping[str, Any]]] = {}  # entities by the capitalised last word of their name
     # the words that name a type's own document node after "this": its name and one-word aliases
     doc_heads = {t.name: tuple(dict.fromkeys([t.name.lower(), *(a.lower() for a in t.aliases if a.isalpha())]))
@@ -86,7 +86,7 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
         kind = literal_of.get(ent["type"])
         value = normalise(kind, name) if kind else None
         if value is not None:
-            by_value[(kind, repr(value))] = ent
+            by_value[(kind, repr(value), recurring(name))] = ent
         words = bare.split()  # what collapse() leaves, split
         if ent.get("document"):  # "this Agreement" ("this Contract") is the document's own node, whatever its name
             for head in doc_heads.get(ent["type"], (ent["type"].lower(),)):
@@ -114,8 +114,8 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
                     found.extend(EntityMention(ent["name"], ent["type"], *m.span()) for m in safe_regex.finditer(rx, text))
     # literal-typed entities by normalised value
     if by_value:
-        for lit in find_literals(text, sorted({k for k, _ in by_value}, key=LITERAL_KINDS.index)):
-            ent = by_value.get((lit.kind, repr(lit.value)))
+        for lit in find_literals(text, sorted({k for k, _, _ in by_value}, key=LITERAL_KINDS.index)):
+            ent = by_value.get((lit.kind, repr(lit.value), recurring(lit.surface)))
             if ent is not None:
                 found.append(EntityMention(ent["name"], ent["type"], lit.start, lit.end))
     # "this Agreement", "the University": a capitalised head noun standing for an entity
@@ -129,8 +129,25 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
                                                              e["type"].lower() != head.lower()))
         if len(cands) == 1 or article.lower() == "this":
             found.append(EntityMention(cands[0]["name"], cands[0]["type"], start, end, deictic))
+    found.extend(_here_words(text, entities))
     found.sort(key=lambda x: (-(x.end - x.start), x.start))
     return sorted(_longest(found), key=lambda x: (x.start, x.name))
+
+
+# "hereof": a document's word for itself, as "this Agreement" is ("The validity hereof
+# shall be governed by the laws of Oregon"). Not "hereunder" or "hereto": "notices
+# hereunder" and "the parties hereto" name those who receive notices, not the parties.
+_HERE = re.compile(r"\bhereof\b", re.I)
+
+
+def _here_words(text: str, entities: Sequence[Mapping[str, Any]]) -> list[EntityMention]:
+    """Mentions of the document's own node (``"document": true``) where the text says
+    "hereof"; none where no entity is marked as the document's. Not deictic: a clause
+    type found near "hereof" is no more the document's than one found anywhere."""
+    own = next((e for e in entities if e.get("document")), None)
+    if own is None:
+        return []
+    return [EntityMention(own["name"], own["type"], m.start(), m.end()) for m in _HERE.finditer(text)]
 
 
 def _longest(found: list[EntityMention]) -> list[EntityMention]:

@@ -125,3 +125,24 @@ def test_eval_matches_a_plain_period_to_the_plain_gold_one(legal):
     assert matcher.resolve("successive nine (9) month periods", type_name="Duration")[0] == "successive 9 months"
     only_plain = NameMatcher(gold[1:], literal_kinds=value_kinds({"Duration"}, legal))
     assert only_plain.resolve("successive nine (9) month periods", type_name="Duration")[1] != "value"
+
+
+def test_a_trigger_takes_the_date_right_after_it(legal):
+    """"dated June 2, effective as of July 9": "effective as of" is July 9's cue, not a cue
+    just after June 2; and "the Effective Date" is a date's name, not a cue for the end date."""
+    text = ('This Hosting Agreement ("Agreement") between Alder Freight Corp. ("Customer") and Birchmoor Mills LLC '
+            '("Host") is dated June 2, 2023, effective as of July 9, 2023 ("Effective Date").\n\n'
+            'This Agreement shall begin on the Effective Date and shall continue until March 31, 2024.')
+    _, relations = read(text, legal)
+    dates = {(r, t) for _, r, t in relations if r.endswith("_DATE")}
+    assert dates == {("AGREEMENT_DATE", "June 2, 2023"), ("EFFECTIVE_DATE", "July 9, 2023"),
+                     ("EXPIRATION_DATE", "March 31, 2024")}
+
+
+def test_a_period_that_names_its_renewal_is_no_initial_term(legal):
+    text = PREAMBLE + ('The initial term of this Agreement shall be four (4) years; thereafter the Initial Term shall '
+                       'be subject to automatic successive renewal terms of two (2) years each.')
+    _, relations = read(text, legal)
+    ends = {(r, t) for _, r, t in relations if r in ("INITIAL_TERM", "RENEWAL_TERM")}
+    assert ("RENEWAL_TERM", "successive renewal terms of two (2) years") in ends
+    assert ("INITIAL_TERM", "successive renewal terms of two (2) years") not in ends

@@ -37,6 +37,7 @@ from kgkit.schema.model import EntityType, Patterns, RelationType
 
 ATTACHED = 30  # characters: a trigger this close to a tail binds it even when another is nearer
 AFTER = 3  # characters: a trigger this close after the tail binds it ("2014's effective date")
+OBJECT_AFTER = 5  # characters: a mention this close after a trigger is the trigger's own object
 PAREN_AFTER = 60  # characters: the same, inside a parenthesis that opens right after the mention
 
 
@@ -256,6 +257,13 @@ def _just_after(text: str, end: int, trigger_start: int) -> bool:
     return len(gap) <= PAREN_AFTER and gap.lstrip(" ,").startswith("(") and ")" not in gap
 
 
+def _object_follows(trigger: tuple[int, int], tail: EntityMention, in_sent: Sequence[EntityMention]) -> bool:
+    """Whether another mention of the tail's type follows the trigger at once: then the
+    trigger is that one's ("dated June 1, **effective as of** July 1"), not the tail's before it."""
+    return any(m.type == tail.type and m.name != tail.name and 0 <= m.start - trigger[1] <= OBJECT_AFTER
+               for m in in_sent)
+
+
 def _longest_pairwise(found: list[EntityMention]) -> list[EntityMention]:
     """:func:`_longest` by testing each mention against every one kept before it."""
     kept: list[EntityMention] = []
@@ -327,14 +335,21 @@ def find_relations(
             heads = _heads(in_sent, names_of, pairs)
             for t in in_sent:
                 cands = [h for h in heads if h.name != t.name and (h.type, t.type) in pairs]
+                # a trigger inside another mention of the tail's type is that one's name, not a
+                # cue ("shall begin on the Effective Date and continue until December 31")
+                spans = [sp for sp in triggers[i] if not any(
+                    m.type == t.type and m.name != t.name and m.start <= sp[0] and sp[1] <= m.end for m in in_sent)]
                 for h in cands:
                     lo, hi = sorted((h, t), key=lambda x: x.start)
                     binding = [sp for sp in spans if lo.end <= sp[0] and sp[1] <= hi.start]
-                    binding += [sp for sp in spans if hi is t and _just_after(text, t.end, sp[0])]
+                    binding += [sp for sp in spans if hi is t and _just_after(text, t.end, sp[0])
+                                and not _object_follows(sp, t, in_sent)]
+                    # a tail that carries its own cue ("successive renewal terms of three years")
+                    binding += [sp for sp in spans if hi is t and t.start <= sp[0] and sp[1] <= t.end]
                     if binding and h.start > t.start and not rule.symmetric and (t.type, h.type) in pairs:
                         continue  # both orders type-check: read the one the sentence states, head first
                     if binding:
-                        gap = min(abs(_gap(sp, t)) for sp in binding)
+                        gap = min(0 if t.start <= sp[0] and sp[1] <= t.end else abs(_gap(sp, t)) for sp in binding)
                     elif len({c.name for c in cands}) == 1 and len({x.name for x in in_sent if any(
                             (c.type, x.type) in pairs for c in cands)}) == 1:
                         gap = 10_000
@@ -349,8 +364,8 @@ def find_relations(
         for (t, relation), (gap, h, rule) in sorted(best.items(), key=lambda kv: (kv[0][0].start, kv[0][1])):
             rivals = [g for (t2, r2), (g, h2, rule2) in best.items()
                       if t2 == t and r2 != relation and rule2.head == rule.head and rule2.tail == rule.tail]
-            if rivals and gap > min(rivals) and gap > ATTACHED:
-                continue
+            if rivals and gap > min(rivals) and (gap > ATTACHED or min(rivals) == 0):
+                continue  # a farther trigger yields, attached or not, to one at the tail itself
             head, tail = h.name, t.name
             conf = rule.confidence if gap < 10_000 else rule.confidence - 0.3
             if rule.symmetric and tail < head:

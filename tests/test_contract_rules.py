@@ -146,3 +146,13 @@ def test_a_period_that_names_its_renewal_is_no_initial_term(legal):
     ends = {(r, t) for _, r, t in relations if r in ("INITIAL_TERM", "RENEWAL_TERM")}
     assert ("RENEWAL_TERM", "successive renewal terms of two (2) years") in ends
     assert ("INITIAL_TERM", "successive renewal terms of two (2) years") not in ends
+
+
+@pytest.mark.parametrize("clause, found", [
+    ("There are no third-party beneficiaries of this Agreement.", False),
+    ("Nothing in this Agreement shall confer upon any person any third party beneficiary rights.", False),
+    ("Each Affiliate of Alder Freight Corp. is an intended third party beneficiary of this Agreement.", True),
+])
+def test_a_clause_denying_third_party_beneficiaries_is_not_one(legal, clause, found):
+    _, relations = read(PREAMBLE + clause, legal)
+    assert (("Supply Agreement", "HAS_CLAUSE", "Third Party Beneficiary") in relations) is found

@@ -274,6 +274,16 @@ def place_of_region(name: str) -> list[str]:
     return [m.group("place")] if m else []
 
 
+def _part_written(mention: Mention, surface: str, text: str | None) -> list[str]:
+    """A place named with what it lies in, whose span writes only the place ("Ontario,
+    Canada" read from "the Province of Ontario and the federal laws of Canada"), is also
+    called by the part written there."""
+    if text is None or mention.span is None or "," not in surface:
+        return []
+    written = text[mention.span[0]:mention.span[1]].strip()
+    return [written] if written and surface.startswith(written + ",") else []
+
+
 def _defined_terms(mention: Mention, text: str | None) -> list[str]:
     """Defined terms following the mention's name, in the document text or its evidence.
 
@@ -710,7 +720,7 @@ def merge_entities(
         group.mentions.append(m)
         group.surfaces[surface] += 1
         titles = titled_names(m, text) if etype == person_type else []
-        places = place_of_region(surface) if etype == location_type else []
+        places = place_of_region(surface) if etype == location_type else _part_written(m, surface, text)
         for alias, reason in [(a, "declared-alias") for a in m.aliases] + [
             (t, "defined-term") for t in _defined_terms(m, text)
         ] + [(a, "declared-alias") for a in [split_trade_name(surface)[1]] if a] + [(t, "title") for t in titles] + [

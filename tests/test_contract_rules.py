@@ -156,3 +156,46 @@ def test_a_period_that_names_its_renewal_is_no_initial_term(legal):
 def test_a_clause_denying_third_party_beneficiaries_is_not_one(legal, clause, found):
     _, relations = read(PREAMBLE + clause, legal)
     assert (("Supply Agreement", "HAS_CLAUSE", "Third Party Beneficiary") in relations) is found
+
+
+CANADIAN = ("SUPPLY AGREEMENT\n\nThis Supply Agreement is made by Alder Freight Corp. (\"Buyer\") and Birchmoor Mills "
+            "LLC (\"Seller\").\n\n23. Governing Law. This Agreement shall be governed by the laws of the Province of "
+            "Manitoba and the federal laws of Canada applicable therein, and the courts of the Province of Manitoba "
+            "shall hear any dispute under this Agreement.\n")
+
+
+def test_a_province_with_the_federal_laws_of_its_country_is_one_jurisdiction(tmp_path):
+    """The usual Canadian formula names one law, "Manitoba, Canada": not Manitoba and Canada
+    apart. The name is not written as such, so the graph checks that the quote writes both
+    parts, and "Manitoba" alone is an alias of that node."""
+    import json
+
+    from kgkit.engine.run import extract
+
+    (tmp_path / "supply.txt").write_text(CANADIAN, encoding="utf-8")
+    extract([tmp_path / "supply.txt"], domain="legal_contracts", views=["binary"], out_dir=tmp_path / "out")
+    folder = tmp_path / "out" / "supply"
+    nodes = json.loads((folder / "nodes.json").read_text())["nodes"]
+    laws = [n for n in nodes if n["type"] == "Jurisdiction"]
+    assert [(n["name"], n["aliases"]) for n in laws] == [("Manitoba, Canada", ["Manitoba"])]
+    names = {n["id"]: n["name"] for n in nodes}
+    edges = json.loads((folder / "views" / "binary.json").read_text())["edges"]
+    assert {(names[e["tail"]], e["relation"]) for e in edges if e["relation"] in ("GOVERNING_LAW", "JURISDICTION")} \
+        == {("Manitoba, Canada", "GOVERNING_LAW"), ("Manitoba, Canada", "JURISDICTION")}
+
+
+def test_a_place_and_what_it_lies_in_must_both_be_in_the_quote():
+    """The grounding gate keeps "Manitoba, Canada" for a quote that writes both parts, and
+    holds back a name whose second part the quote does not write."""
+    from kgkit.documents.types import Document
+    from kgkit.modes.base import Locator
+
+    sentence = CANADIAN.split("\n\n")[2].strip()
+    doc = Document(id="d_supply", name="supply", text=CANADIAN, source="-", media_type="text/plain", sha256="0" * 64)
+    chunk = Chunk(id="c_0", doc_id="d_supply", index=0, text=CANADIAN, start=0, end=len(CANADIAN))
+    review: list = []
+    locate = Locator(doc, chunk, "entities", 90.0, 0.0, review, {}, False, set())
+    kept, verified = locate.mention({"name": "Manitoba, Canada", "type": "Jurisdiction"}, "Manitoba, Canada", sentence)
+    assert verified and CANADIAN[slice(*kept["span"])] == "Manitoba"
+    held, _ = locate.mention({"name": "Manitoba, France", "type": "Jurisdiction"}, "Manitoba, France", sentence)
+    assert held is None and "does not occur" in review[-1]["reason"]

@@ -60,6 +60,8 @@ def laws(text, domain):
     ("THIS AGREEMENT SHALL BE GOVERNED BY THE LAWS OF THE STATE OF NEW MEXICO, WITHOUT REGARD TO ITS CONFLICT OF "
      "LAWS RULES.", "NEW MEXICO"),  # the clause in capitals
     ("This Agreement shall be governed by Delaware law.", "Delaware"),
+    ("This Agreement shall be construed under the laws of the District of Columbia.", "District of Columbia"),
+    ("This Agreement shall be interpreted in accordance with Kentucky law.", "Kentucky"),
     ("This Agreement shall be governed by the laws in force in the State of Nevada.", "Nevada"),
     ("This Agreement shall be governed by the laws of the People's Republic of China.", "China"),
     ("This Agreement shall be governed by the laws of the State of\nIllinois.", "Illinois"),  # a line break

@@ -17,7 +17,8 @@ Entities are found in the text by name and aliases (case- and spacing-insensitiv
 normalised value for literal types (a Date entity "January 20, 2014" is found as
 "01/20/2014" too), by their type's label cues for categories (a ClauseType "Anti-Assignment"
 where "may not assign" is written), and by a capitalised head noun after "this"/"the" ("this Agreement" is the
-document's first Agreement entity; "the University" the only entity ending in University).
+document's first Agreement entity; "the University" the only entity ending in University); "hereof"
+is the document's own node.
 """
 from __future__ import annotations
 
@@ -264,6 +265,32 @@ def _object_follows(trigger: tuple[int, int], tail: EntityMention, in_sent: Sequ
                for m in in_sent)
 
 
+def _inside(span: tuple[int, int], m: EntityMention) -> bool:
+    return m.start <= span[0] and span[1] <= m.end
+
+
+def _cues_for(spans: list[tuple[int, int]], tail: EntityMention, in_sent: Sequence[EntityMention]
+              ) -> list[tuple[int, int]]:
+    """The trigger spans that may cue ``tail``: not one inside another mention of the tail's
+    type, which is that one's name ("shall begin on the Effective Date and continue until
+    December 31")."""
+    return [sp for sp in spans if not any(m.type == tail.type and m.name != tail.name and _inside(sp, m)
+                                          for m in in_sent)]
+
+
+def _binding(spans: list[tuple[int, int]], h: EntityMention, t: EntityMention, text: str,
+             in_sent: Sequence[EntityMention]) -> list[tuple[int, int]]:
+    """The trigger spans that bind head ``h`` to tail ``t``: one between them; one just after
+    the tail (unless the trigger's own object follows it); one inside the tail, which
+    carries its own cue ("successive renewal terms of three years")."""
+    lo, hi = sorted((h, t), key=lambda x: x.start)
+    binding = [sp for sp in spans if lo.end <= sp[0] and sp[1] <= hi.start]
+    if hi is t:
+        binding += [sp for sp in spans if _just_after(text, t.end, sp[0]) and not _object_follows(sp, t, in_sent)]
+        binding += [sp for sp in spans if _inside(sp, t)]
+    return binding
+
+
 def _longest_pairwise(found: list[EntityMention]) -> list[EntityMention]:
     """:func:`_longest` by testing each mention against every one kept before it."""
     kept: list[EntityMention] = []
@@ -335,21 +362,13 @@ def find_relations(
             heads = _heads(in_sent, names_of, pairs)
             for t in in_sent:
                 cands = [h for h in heads if h.name != t.name and (h.type, t.type) in pairs]
-                # a trigger inside another mention of the tail's type is that one's name, not a
-                # cue ("shall begin on the Effective Date and continue until December 31")
-                spans = [sp for sp in triggers[i] if not any(
-                    m.type == t.type and m.name != t.name and m.start <= sp[0] and sp[1] <= m.end for m in in_sent)]
+                spans = _cues_for(triggers[i], t, in_sent)
                 for h in cands:
-                    lo, hi = sorted((h, t), key=lambda x: x.start)
-                    binding = [sp for sp in spans if lo.end <= sp[0] and sp[1] <= hi.start]
-                    binding += [sp for sp in spans if hi is t and _just_after(text, t.end, sp[0])
-                                and not _object_follows(sp, t, in_sent)]
-                    # a tail that carries its own cue ("successive renewal terms of three years")
-                    binding += [sp for sp in spans if hi is t and t.start <= sp[0] and sp[1] <= t.end]
+                    binding = _binding(spans, h, t, text, in_sent)
                     if binding and h.start > t.start and not rule.symmetric and (t.type, h.type) in pairs:
                         continue  # both orders type-check: read the one the sentence states, head first
                     if binding:
-                        gap = min(0 if t.start <= sp[0] and sp[1] <= t.end else abs(_gap(sp, t)) for sp in binding)
+                        gap = min(0 if _inside(sp, t) else abs(_gap(sp, t)) for sp in binding)
                     elif len({c.name for c in cands}) == 1 and len({x.name for x in in_sent if any(
                             (c.type, x.type) in pairs for c in cands)}) == 1:
                         gap = 10_000

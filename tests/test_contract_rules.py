@@ -10,11 +10,12 @@ import pytest
 
 from kgkit.backends.base import ENTITIES, RELATIONS, PassRequest
 from kgkit.backends.offline import OfflineBackend
-from kgkit.canon import Mention, merge_entities
+from kgkit.canon.records import Mention
+from kgkit.canon.merge import merge_entities
 from kgkit.documents.types import Chunk
 from kgkit.engine.core import ENTITIES_SCHEMA, RELATIONS_SCHEMA
 from kgkit.eval.metrics import NameMatcher, value_kinds
-from kgkit.schema.catalog import load_domain
+from kgkit.catalog.load import load_domain
 
 PREAMBLE = 'This Supply Agreement is made by Alder Freight Corp. ("Buyer") and Birchmoor Mills LLC ("Seller").\n\n'
 

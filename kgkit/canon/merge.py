@@ -60,13 +60,13 @@ from rapidfuzz import fuzz
 from kgkit import ids
 from kgkit.canon.records import Ambiguity, Mention, MergeRecord, Node, Rejection
 from kgkit.canon.names import (
-    _base_name, _defined_terms, _on_furniture, _rule_reason, entity_type_name, furniture_lines, place_of_region,
-    titled_names,
+    _base_name, _defined_terms, _on_furniture, _rule_reason, entity_type_name, furniture_lines, part_written,
+    place_of_region, titled_names,
 )
 from kgkit.canon.fuzzy import BLOCK_CAP, _Group, _UnionFind, _fuzzy_clusters, _prepare
 from kgkit.config.model import CanonConfig
 from kgkit.formats.model import Domain
-from kgkit.text.literals import normalise
+from kgkit.text.literals import normalise, recurring
 from kgkit.text.name_keys import canonical_key, split_trade_name, squash
 from kgkit.text.type_kinds import generic_type_map, literal_types
 from kgkit.canon.result import CanonResult
@@ -185,7 +185,7 @@ def _group_mentions(mentions: Iterable[Mention], domain: Domain | None, kinds: _
         group.mentions.append(m)
         group.surfaces[surface] += 1
         titles = titled_names(m, text) if etype == kinds.person else []
-        places = place_of_region(surface) if etype == kinds.location else []
+        places = place_of_region(surface) if etype == kinds.location else part_written(m, surface, text)
         for alias, reason in [(a, "declared-alias") for a in m.aliases] + [
             (t, "defined-term") for t in _defined_terms(m, text)
         ] + [(a, "declared-alias") for a in [split_trade_name(surface)[1]] if a] + [(t, "title") for t in titles] + [
@@ -232,8 +232,9 @@ def _cluster(grouping: _Grouping, kinds: _Kinds, threshold: float, blocking: boo
         if k in targets:
             continue
         if g.type in kinds.literal_kind:
-            value = normalise(kinds.literal_kind[g.type], next(iter(g.surfaces)))
-            by_value[(g.type, repr(value) if value is not None else "?" + g.key)].append(g)
+            surface = next(iter(g.surfaces))
+            value = normalise(kinds.literal_kind[g.type], surface)
+            by_value[(g.type, repr(value) + "+" * recurring(surface) if value is not None else "?" + g.key)].append(g)
         else:
             by_type[g.type].append(g)
     clusters: list[list[_Group]] = []

@@ -120,6 +120,16 @@ def place_of_region(name: str) -> list[str]:
     return [m.group("place")] if m else []
 
 
+def part_written(mention: Mention, surface: str, text: str | None) -> list[str]:
+    """A place named with what it lies in, whose span writes only the place ("Ontario,
+    Canada" read from "the Province of Ontario and the federal laws of Canada"), is also
+    called by the part written there."""
+    if text is None or mention.span is None or "," not in surface:
+        return []
+    written = text[mention.span[0]:mention.span[1]].strip()
+    return [written] if written and surface.startswith(written + ",") else []
+
+
 def _defined_terms(mention: Mention, text: str | None) -> list[str]:
     """Defined terms following the mention's name, in the document text or its evidence.
 

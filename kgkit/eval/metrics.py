@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from kgkit.text import timex
+from kgkit.text.literals import recurring
 from kgkit.text.type_kinds import GENERIC_KINDS, literal_types
 from kgkit.canon.names import entity_type_name
 from kgkit.text.name_keys import canonical_key
@@ -261,14 +262,18 @@ class NameMatcher:
     def _by_value(self, kind: str, entity: Mapping[str, Any], type_name: str | None = None) -> str | None:
         """The name of the gold ``kind`` literal with the value of ``entity``, by the tie rule of
         the class doc; None when there is none. With ``type_name``, gold of that type at the
-        coarser precision (:func:`kgkit.text.timex.same`); without, the same value text."""
+        coarser precision (:func:`kgkit.text.timex.same`); without, the same value text. A
+        recurring duration ("successive 6 months", :func:`recurring`) matches only a recurring
+        one; one written plainly matches a plain one first."""
         mine = literal_value(kind, entity)
         if mine is None:
             return None
-        found = sorted(((ent, v) for ent, k, v in self.values if k == kind and (
-                           ent["type"] == type_name and timex.same(v, mine) if type_name
-                           else _value_text(v) == _value_text(mine))),
+        again = recurring(entity["name"])  # "successive 6 months" is not gold's "6 months"
+        found = sorted(((ent, v) for ent, k, v in self.values if k == kind and (recurring(ent["name"]) or not again)
+                        and (ent["type"] == type_name and timex.same(v, mine) if type_name
+                             else _value_text(v) == _value_text(mine))),
                        key=lambda hit: (_value_text(hit[1]) != _value_text(mine),
+                                        recurring(hit[0]["name"]) != again,
                                         name_key(hit[0]["name"]) != name_key(entity["name"])))
         return found[0][0]["name"] if found else None
 

@@ -50,14 +50,23 @@ def _who(who: str | None) -> str:
         return "unknown"
 
 
-def isolated_nodes(snap: GraphSnapshot) -> list[str]:
-    """Ids of the entity nodes no item names: no edge, temporal edge, role or argument. A
-    node only mentioned is still in the graph (MENTIONED_IN its documents), but answers no
-    question about how things relate."""
+def unnamed_nodes(snap: GraphSnapshot) -> list[dict[str, Any]]:
+    """The nodes no item names: no edge, temporal edge, role or argument."""
     used = {end for e in snap.edges + snap.temporal for end in (e["head"], e["tail"])}
     used |= {n for h in snap.hyperedges for ids in h["roles"].values() for n in ids}
     used |= {n for v in snap.events for ids in v["arguments"].values() for n in ids}
-    return [n["id"] for n in snap.nodes if n["id"] not in used]
+    return [n for n in snap.nodes if n["id"] not in used]
+
+
+def isolated_nodes(snap: GraphSnapshot) -> list[str]:
+    """Ids of the entity nodes that hang on nothing: no item names them and they are not of
+    ``document`` scope. A node only mentioned is still in the graph (MENTIONED_IN its
+    documents), but answers no question about how things relate. A document-scoped node
+    (a term a contract defines, the contract itself) is one document's by identity: its
+    link to that Document node, with the quote that defines it, is the relation it has —
+    "which contracts define Territory, and how" — so it is not isolated
+    (docs/graph.md, "Isolated nodes")."""
+    return [n["id"] for n in unnamed_nodes(snap) if n.get("scope") != "document"]
 
 
 @dataclass(frozen=True)
@@ -399,6 +408,7 @@ class GraphStore:
         with self.db.read():
             queue = review.queue(self)
         isolated = isolated_nodes(snap)
+        unnamed = unnamed_nodes(snap)
         scopes = {scope: sum(n.get("scope") == scope for n in snap.nodes) for scope in SCOPES}
         return {"tenant": self.tenant, "version": snap.version, "store": self.db.location,
                 "documents": len(snap.documents), "nodes": len(snap.nodes),
@@ -408,6 +418,7 @@ class GraphStore:
                 "evidence": len(snap.evidence), "merged_nodes": sum(1 for n in snap.nodes if len(n["documents"]) > 1),
                 "isolated_nodes": len(isolated),
                 "isolated_share": round(len(isolated) / len(snap.nodes), 4) if snap.nodes else 0.0,
+                "unnamed_document_nodes": sum(1 for n in unnamed if n.get("scope") == "document"),
                 "review_pending": sum(1 for r in queue if r["decision"] is None)}
 
     def snapshot(self) -> GraphSnapshot:

@@ -180,7 +180,9 @@ class Locator:
         entity of a category type (``EntityType.category``), whose place is its checked quote, and a
         value (an entity of a type named date, duration, money, quantity or percent) given
         normalised from a quote that checked out and shares a word with it ("5 years" for
-        "five (5) years", "1998-07-01" for "7/1/98"): that one is kept, with no span."""
+        "five (5) years", "1998-07-01" for "7/1/98"): that one is kept, with no span; and a
+        place named with what it lies in, both written in the checked quote ("Ontario, Canada"
+        for "the Province of Ontario and the federal laws of Canada"), at the place's span."""
         place, verified = self(item, quote)
         if place is None:
             return None, False
@@ -190,6 +192,8 @@ class Locator:
             at = [(start + s, start + e) for s, e in evidence_check.locate_mention(name, self.doc.text[start:end])]
         if not at:
             at = [(chunk.start + s, chunk.start + e) for s, e in evidence_check.locate_mention(name, chunk.text)]
+        if not at and verified and place["span"] is not None:
+            at = self._place_within(name, *place["span"])
         if not at and verified and item.get("type") in self.categories:
             return place, True  # "Anti-Assignment" stands where "may not assign" was found
         if not at:
@@ -203,6 +207,19 @@ class Locator:
             return {**place, "span": None}, False
         pages = self.doc.pages_for(*at[0]) or chunk.pages
         return {**place, "span": list(at[0]), "page": pages[0] if pages else None}, verified
+
+    def _place_within(self, name: str, start: int, end: int) -> list[tuple[int, int]]:
+        """Where "Ontario, Canada" stands in a checked quote that writes its two parts apart
+        ("the laws of the Province of Ontario and the federal laws of Canada"): the place's
+        own span, when the quote writes both the place and what it lies in; else nothing."""
+        parts = [p.strip() for p in name.split(",")]
+        if len(parts) != 2 or not all(parts):
+            return []
+        quote = self.doc.text[start:end]
+        spans = [evidence_check.locate_mention(p, quote) for p in parts]
+        if not all(spans):
+            return []
+        return [(start + s, start + e) for s, e in spans[0]]
 
     def hold(self, item: Any, reason: str, detail: str) -> None:
         """Keep ``item`` out of the graph: counted by reason and written to review with why."""

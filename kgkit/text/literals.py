@@ -288,6 +288,13 @@ def normalise(kind: str, text: str) -> Any:
     return hits[0].value if hits else None
 
 
+def recurring(surface: str) -> bool:
+    """Whether a duration is written as recurring ("successive one (1) year terms"): it has
+    the value of "one (1) year" but is another thing (a renewal period, not an initial term
+    or a notice period), so the two are neither one node nor found where the other is written."""
+    return surface.lstrip()[:11].lower() == "successive "
+
+
 def literal_name(kind: str, text: str) -> str | None:
     """The canonical label of ``text`` as a ``kind`` literal ("6 months", "2014-01-20")."""
     hits = _read_as(kind, text)

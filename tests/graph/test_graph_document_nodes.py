@@ -69,7 +69,8 @@ def test_values_never_bridge_documents_and_items_name_their_documents(graph_url,
 
 
 def test_stats_count_scopes_and_the_nodes_no_item_names(graph_url, tmp_path):
-    text = DOCS["alpha"] + "\nNotices go to Quill Media Corp. (\"Agent\").\n"  # a party no relation ends
+    text = DOCS["alpha"] + ("\nNotices go to Quill Media Corp. (\"Agent\").\n"  # a party no relation ends
+                            '\n"Products" means the goods listed in the schedule.\n')  # a term the contract defines
     runs = extract_texts({"alpha": text}, tmp_path)
     with GraphStore(graph_url) as g:
         g.add(runs.values())
@@ -77,11 +78,15 @@ def test_stats_count_scopes_and_the_nodes_no_item_names(graph_url, tmp_path):
     ends = {n for e in snap.edges + snap.temporal for n in (e["head"], e["tail"])} | \
         {n for h in snap.hyperedges for ids in h["roles"].values() for n in ids} | \
         {n for v in snap.events for ids in v["arguments"].values() for n in ids}
-    alone = [n["name"] for n in snap.nodes if n["id"] not in ends]
+    alone = [n["name"] for n in snap.nodes if n["id"] not in ends and n["scope"] != "document"]
+    defined = [n for n in snap.nodes if n["id"] not in ends and n["scope"] == "document"]
     assert "Quill Media Corp." in alone and stats["isolated_nodes"] == len(alone)
     assert stats["isolated_share"] == round(len(alone) / len(snap.nodes), 4)
+    # a term the contract defines hangs on its document, and is counted apart
+    assert defined and all(n["type"] == "DefinedTerm" for n in defined)
+    assert stats["unnamed_document_nodes"] == len(defined)
     assert stats["corpus_nodes"] + stats["document_nodes"] + stats["value_nodes"] == stats["nodes"]
-    assert stats["document_nodes"] == 1 and stats["value_nodes"] >= 1
+    assert stats["document_nodes"] == 1 + len(defined) and stats["value_nodes"] >= 1  # the contract, its term
 
 
 def test_this_contract_is_the_document_too(tmp_path):

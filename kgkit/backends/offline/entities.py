@@ -27,7 +27,7 @@ import re
 from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from kgkit.guards import safe_regex
 from kgkit.text.literals import KINDS as LITERAL_KINDS, find_literals
@@ -155,8 +155,10 @@ def skill_patterns(skill: Mapping[str, Any]) -> Patterns:
 def _pattern_mentions(text: str, types: Sequence[EntityType], skills: Sequence[dict]) -> list[Mention]:
     found: list[Mention] = []
     for t in types:
-        for s, e in pattern_matches(t.patterns, text):
-            found.append(Mention(collapse(text[s:e]), t.name, s, e, 3, 0.8))
+        found.extend(_regex_mentions(t, text))
+        if t.patterns.phrases:
+            found.extend(Mention(collapse(text[s:e]), t.name, s, e, 3, 0.8)
+                         for s, e in phrase_spans(tuple(t.patterns.phrases), text))
         for label, regexes in t.patterns.labels:
             for rx in regexes:
                 found.extend(Mention(label, t.name, *m.span(), 3, 0.7, "label") for m in safe_regex.finditer(rx, text))
@@ -167,6 +169,30 @@ def _pattern_mentions(text: str, types: Sequence[EntityType], skills: Sequence[d
         for s, e in pattern_matches(skill_patterns(sk), text):
             found.append(Mention(collapse(text[s:e]), sk["target"], s, e, 3, 0.7))
     return found
+
+
+def _regex_mentions(t: EntityType, text: str) -> Iterator[Mention]:
+    """A type's regex finds, named by the group ``name`` (else the whole match). A group
+    ``within`` names the place the name lies in, written apart ("the laws of the Province
+    of Ontario and the federal laws of Canada"): the entity is "Ontario, Canada", and
+    "Ontario" written alone is an alias of it."""
+    for rx in t.patterns.regex:
+        for m in safe_regex.finditer(rx, text):
+            named = "name" in m.re.groupindex and m.group("name") is not None
+            s, e = m.span("name") if named else m.span()
+            if e <= s:
+                continue
+            name = collapse(text[s:e])
+            within = m.group("within") if "within" in m.re.groupindex else None
+            if within:
+                yield Mention(f"{name}, {collapse(within)}", t.name, s, e, 3, 0.8, aliases=[name])
+            else:
+                yield Mention(name, t.name, s, e, 3, 0.8)
+
+
+def _lies_in(m: Mention, owner: Mention) -> bool:
+    """"Alberta" found beside "Alberta, Canada" (a ``within`` find): the same place."""
+    return m.type == owner.type and name_key(owner.name).startswith(name_key(m.name) + ", ")
 
 
 _AGE_AFTER = re.compile(r"-?(?:years?|months?|weeks?|days?)?-old\b")
@@ -496,7 +522,7 @@ def find_entities(text: str, types: Sequence[EntityType], skills: Sequence[dict]
         if not m.name or not m.type:
             continue
         owner = alias_of.get(name_key(m.name))
-        if owner is not None and owner is not m and m.priority < 3:
+        if owner is not None and owner is not m and (m.priority < 3 or _lies_in(m, owner)):
             continue
         key = (name_key(m.name), m.type)
         sent = sentence_at(sentences, m.start)

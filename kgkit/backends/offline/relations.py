@@ -17,7 +17,8 @@ Entities are found in the text by name and aliases (case- and spacing-insensitiv
 normalised value for literal types (a Date entity "January 20, 2014" is found as
 "01/20/2014" too), by their type's label cues for categories (a ClauseType "Anti-Assignment"
 where "may not assign" is written), and by a capitalised head noun after "this"/"the" ("this Agreement" is the
-document's first Agreement entity; "the University" the only entity ending in University).
+document's first Agreement entity; "the University" the only entity ending in University); "hereof"
+is the document's own node.
 """
 from __future__ import annotations
 
@@ -30,13 +31,14 @@ from kgkit.guards import safe_regex
 from kgkit.text.phrase_match import find_alternation
 from kgkit.backends.offline.entities import (CLAUSE_LENGTH, collapse, name_key, phrase_pattern, skill_patterns,
                                              trigger_spans)
-from kgkit.text.literals import KINDS as LITERAL_KINDS, find_literals, normalise
+from kgkit.text.literals import KINDS as LITERAL_KINDS, find_literals, normalise, recurring
 from kgkit.text.type_kinds import literal_types
 from kgkit.text.sentences import sentence_at, split_sentences
 from kgkit.formats.model import EntityType, Patterns, RelationType
 
 ATTACHED = 30  # characters: a trigger this close to a tail binds it even when another is nearer
 AFTER = 3  # characters: a trigger this close after the tail binds it ("2014's effective date")
+OBJECT_AFTER = 5  # characters: a mention this close after a trigger is the trigger's own object
 PAREN_AFTER = 60  # characters: the same, inside a parenthesis that opens right after the mention
 
 
@@ -67,7 +69,7 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
     literal_of = literal_types(types)
     found: list[EntityMention] = []
     surface_owner: dict[str, list[Mapping[str, Any]]] = {}
-    by_value: dict[tuple[str, str], Mapping[str, Any]] = {}  # literal-typed entities by normalised value
+    by_value: dict[tuple[str, str, bool], Mapping[str, Any]] = {}  # literal-typed entities by value
     heads: dict[str, list[Mapping[str, Any]]] = {}  # entities by the capitalised last word of their name
     # the words that name a type's own document node after "this": its name and one-word aliases
     doc_heads = {t.name: tuple(dict.fromkeys([t.name.lower(), *(a.lower() for a in t.aliases if a.isalpha())]))
@@ -86,7 +88,7 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
         kind = literal_of.get(ent["type"])
         value = normalise(kind, name) if kind else None
         if value is not None:
-            by_value[(kind, repr(value))] = ent
+            by_value[(kind, repr(value), recurring(name))] = ent
         words = bare.split()  # what collapse() leaves, split
         if ent.get("document"):  # "this Agreement" ("this Contract") is the document's own node, whatever its name
             for head in doc_heads.get(ent["type"], (ent["type"].lower(),)):
@@ -114,8 +116,8 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
                     found.extend(EntityMention(ent["name"], ent["type"], *m.span()) for m in safe_regex.finditer(rx, text))
     # literal-typed entities by normalised value
     if by_value:
-        for lit in find_literals(text, sorted({k for k, _ in by_value}, key=LITERAL_KINDS.index)):
-            ent = by_value.get((lit.kind, repr(lit.value)))
+        for lit in find_literals(text, sorted({k for k, _, _ in by_value}, key=LITERAL_KINDS.index)):
+            ent = by_value.get((lit.kind, repr(lit.value), recurring(lit.surface)))
             if ent is not None:
                 found.append(EntityMention(ent["name"], ent["type"], lit.start, lit.end))
     # "this Agreement", "the University": a capitalised head noun standing for an entity
@@ -129,8 +131,25 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
                                                              e["type"].lower() != head.lower()))
         if len(cands) == 1 or article.lower() == "this":
             found.append(EntityMention(cands[0]["name"], cands[0]["type"], start, end, deictic))
+    found.extend(_here_words(text, entities))
     found.sort(key=lambda x: (-(x.end - x.start), x.start))
     return sorted(_longest(found), key=lambda x: (x.start, x.name))
+
+
+# "hereof": a document's word for itself, as "this Agreement" is ("The validity hereof
+# shall be governed by the laws of Oregon"). Not "hereunder" or "hereto": "notices
+# hereunder" and "the parties hereto" name those who receive notices, not the parties.
+_HERE = re.compile(r"\bhereof\b", re.I)
+
+
+def _here_words(text: str, entities: Sequence[Mapping[str, Any]]) -> list[EntityMention]:
+    """Mentions of the document's own node (``"document": true``) where the text says
+    "hereof"; none where no entity is marked as the document's. Not deictic: a clause
+    type found near "hereof" is no more the document's than one found anywhere."""
+    own = next((e for e in entities if e.get("document")), None)
+    if own is None:
+        return []
+    return [EntityMention(own["name"], own["type"], m.start(), m.end()) for m in _HERE.finditer(text)]
 
 
 def _longest(found: list[EntityMention]) -> list[EntityMention]:
@@ -239,6 +258,39 @@ def _just_after(text: str, end: int, trigger_start: int) -> bool:
     return len(gap) <= PAREN_AFTER and gap.lstrip(" ,").startswith("(") and ")" not in gap
 
 
+def _object_follows(trigger: tuple[int, int], tail: EntityMention, in_sent: Sequence[EntityMention]) -> bool:
+    """Whether another mention of the tail's type follows the trigger at once: then the
+    trigger is that one's ("dated June 1, **effective as of** July 1"), not the tail's before it."""
+    return any(m.type == tail.type and m.name != tail.name and 0 <= m.start - trigger[1] <= OBJECT_AFTER
+               for m in in_sent)
+
+
+def _inside(span: tuple[int, int], m: EntityMention) -> bool:
+    return m.start <= span[0] and span[1] <= m.end
+
+
+def _cues_for(spans: list[tuple[int, int]], tail: EntityMention, in_sent: Sequence[EntityMention]
+              ) -> list[tuple[int, int]]:
+    """The trigger spans that may cue ``tail``: not one inside another mention of the tail's
+    type, which is that one's name ("shall begin on the Effective Date and continue until
+    December 31")."""
+    return [sp for sp in spans if not any(m.type == tail.type and m.name != tail.name and _inside(sp, m)
+                                          for m in in_sent)]
+
+
+def _binding(spans: list[tuple[int, int]], h: EntityMention, t: EntityMention, text: str,
+             in_sent: Sequence[EntityMention]) -> list[tuple[int, int]]:
+    """The trigger spans that bind head ``h`` to tail ``t``: one between them; one just after
+    the tail (unless the trigger's own object follows it); one inside the tail, which
+    carries its own cue ("successive renewal terms of three years")."""
+    lo, hi = sorted((h, t), key=lambda x: x.start)
+    binding = [sp for sp in spans if lo.end <= sp[0] and sp[1] <= hi.start]
+    if hi is t:
+        binding += [sp for sp in spans if _just_after(text, t.end, sp[0]) and not _object_follows(sp, t, in_sent)]
+        binding += [sp for sp in spans if _inside(sp, t)]
+    return binding
+
+
 def _longest_pairwise(found: list[EntityMention]) -> list[EntityMention]:
     """:func:`_longest` by testing each mention against every one kept before it."""
     kept: list[EntityMention] = []
@@ -310,14 +362,13 @@ def find_relations(
             heads = _heads(in_sent, names_of, pairs)
             for t in in_sent:
                 cands = [h for h in heads if h.name != t.name and (h.type, t.type) in pairs]
+                spans = _cues_for(triggers[i], t, in_sent)
                 for h in cands:
-                    lo, hi = sorted((h, t), key=lambda x: x.start)
-                    binding = [sp for sp in spans if lo.end <= sp[0] and sp[1] <= hi.start]
-                    binding += [sp for sp in spans if hi is t and _just_after(text, t.end, sp[0])]
+                    binding = _binding(spans, h, t, text, in_sent)
                     if binding and h.start > t.start and not rule.symmetric and (t.type, h.type) in pairs:
                         continue  # both orders type-check: read the one the sentence states, head first
                     if binding:
-                        gap = min(abs(_gap(sp, t)) for sp in binding)
+                        gap = min(0 if _inside(sp, t) else abs(_gap(sp, t)) for sp in binding)
                     elif len({c.name for c in cands}) == 1 and len({x.name for x in in_sent if any(
                             (c.type, x.type) in pairs for c in cands)}) == 1:
                         gap = 10_000
@@ -332,8 +383,8 @@ def find_relations(
         for (t, relation), (gap, h, rule) in sorted(best.items(), key=lambda kv: (kv[0][0].start, kv[0][1])):
             rivals = [g for (t2, r2), (g, h2, rule2) in best.items()
                       if t2 == t and r2 != relation and rule2.head == rule.head and rule2.tail == rule.tail]
-            if rivals and gap > min(rivals) and gap > ATTACHED:
-                continue
+            if rivals and gap > min(rivals) and (gap > ATTACHED or min(rivals) == 0):
+                continue  # a farther trigger yields, attached or not, to one at the tail itself
             head, tail = h.name, t.name
             conf = rule.confidence if gap < 10_000 else rule.confidence - 0.3
             if rule.symmetric and tail < head:

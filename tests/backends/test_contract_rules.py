@@ -1,0 +1,204 @@
+"""How contracts are commonly written, read by the legal_contracts domain offline.
+
+Every text here is written for this test (no gold document's words): the forms a
+governing-law clause takes, "hereof" for the contract itself, recurring renewal periods
+beside plain ones of the same length.
+"""
+from __future__ import annotations
+
+import pytest
+
+from kgkit.backends.base import ENTITIES, RELATIONS, PassRequest
+from kgkit.backends.offline import OfflineBackend
+from kgkit.canon.records import Mention
+from kgkit.canon.merge import merge_entities
+from kgkit.documents.types import Chunk
+from kgkit.engine.core import ENTITIES_SCHEMA, RELATIONS_SCHEMA
+from kgkit.eval.metrics import NameMatcher, value_kinds
+from kgkit.catalog.load import load_domain
+
+PREAMBLE = 'This Supply Agreement is made by Alder Freight Corp. ("Buyer") and Birchmoor Mills LLC ("Seller").\n\n'
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def legal():
+    return load_domain("legal_contracts")
+
+
+def _run(kind, text, context):
+    chunk = Chunk(id="c_test", doc_id="d_test", index=0, text=text, start=0, end=len(text))
+    schema = {ENTITIES: ENTITIES_SCHEMA, RELATIONS: RELATIONS_SCHEMA}[kind]
+    result = OfflineBackend().run(PassRequest(kind=kind, stage=kind, chunk=chunk, schema=schema, context=context,
+                                              prompt=f"{kind}.j2"))
+    assert result.ok, result.error
+    return result.data
+
+
+def read(text, domain):
+    """(entities, relations) as the engine asks for them: the first Agreement found is the
+    document's own node (``"document": true``), as the engine marks it."""
+    ents = _run(ENTITIES, text, {"domain": domain})["entities"]
+    nodes = [{"name": e["name"], "type": e["type"], "aliases": e.get("aliases", [])} for e in ents]
+    own = next(n for n in nodes if n["type"] == "Agreement")
+    own["document"] = True
+    rels = _run(RELATIONS, text, {"domain": domain, "entities": nodes})["relations"]
+    return ents, {(r["head"], r["relation"], r["tail"]) for r in rels}
+
+
+def laws(text, domain):
+    _, relations = read(PREAMBLE + text, domain)
+    return {t for _, r, t in relations if r == "GOVERNING_LAW"}
+
+
+@pytest.mark.parametrize("clause, law", [
+    ("This Agreement shall be governed by the laws of the state of Vermont.", "Vermont"),  # "state" in lower case
+    ("THIS AGREEMENT SHALL BE GOVERNED BY THE LAWS OF THE STATE OF NEW MEXICO, WITHOUT REGARD TO ITS CONFLICT OF "
+     "LAWS RULES.", "NEW MEXICO"),  # the clause in capitals
+    ("This Agreement shall be governed by Delaware law.", "Delaware"),
+    ("This Agreement shall be construed under the laws of the District of Columbia.", "District of Columbia"),
+    ("This Agreement shall be interpreted in accordance with Kentucky law.", "Kentucky"),
+    ("This Agreement shall be governed by the laws in force in the State of Nevada.", "Nevada"),
+    ("This Agreement shall be governed by the laws of the People's Republic of China.", "China"),
+    ("This Agreement shall be governed by the laws of the State of\nIllinois.", "Illinois"),  # a line break
+    ("This Agreement will be governed by the internal laws of the State of Oregon, U.S.A.", "Oregon"),  # one state node
+    ("12. Governing Law. The validity and construction hereof shall be governed by the laws of the State of Iowa.",
+     "Iowa"),  # "hereof" is the contract
+])
+def test_governing_law_in_its_usual_forms(legal, clause, law):
+    assert laws(clause, legal) == {law}
+
+
+@pytest.mark.parametrize("clause", [
+    "This Agreement shall be governed by English law.",  # an adjective names no jurisdiction
+    "Seller is a company duly organized under the laws of the State of Utah.",  # where a party was formed
+])
+def test_no_governing_law_where_none_is_named(legal, clause):
+    assert laws(clause, legal) == set()
+
+
+def test_notices_hereunder_name_no_party(legal):
+    """"hereof" stands for the contract, "hereunder" and "hereto" do not: the addressee of a
+    copy of a notice is not a party."""
+    text = PREAMBLE + ("All notices hereunder shall be sent to the parties at their addresses, with a copy to "
+                       "Quarry Lane Partners LLP.")
+    _, relations = read(text, legal)
+    assert {t for _, r, t in relations if r == "HAS_PARTY"} == {"Alder Freight Corp.", "Birchmoor Mills LLC"}
+
+
+RENEWING = PREAMBLE + (
+    "This Agreement shall commence on March 3, 2021 and continue in effect for nine (9) months (the \"Initial "
+    "Term\"). This Agreement shall automatically renew for successive nine (9) month periods unless either party gives notice "
+    "of its intent not to renew at least nine (9) months before the end of the then-current term.")
+
+
+def test_a_recurring_period_is_not_the_plain_period_of_the_same_length(legal):
+    """"successive nine (9) month periods" renews; "nine (9) months" is the initial term and
+    the notice: two things of one length, never one node."""
+    entities, relations = read(RENEWING, legal)
+    durations = {e["name"] for e in entities if e["type"] == "Duration"}
+    assert durations == {"nine (9) months", "successive nine (9) month periods"}
+    ends = {(r, t) for _, r, t in relations if t in durations}
+    assert ("RENEWAL_TERM", "successive nine (9) month periods") in ends
+    assert ("NOTICE_PERIOD_TO_TERMINATE_RENEWAL", "nine (9) months") in ends
+    assert ("NOTICE_PERIOD_TO_TERMINATE_RENEWAL", "successive nine (9) month periods") not in ends
+    assert ("INITIAL_TERM", "successive nine (9) month periods") not in ends
+
+
+def test_the_merge_keeps_a_recurring_period_apart(legal):
+    found = [Mention("nine (9) months", "Duration"), Mention("successive nine (9) month periods", "Duration"),
+             Mention("9 months", "Duration")]
+    nodes = merge_entities(found, legal).nodes
+    assert sorted(sorted([n.name, *n.aliases]) for n in nodes) == [
+        ["9 months", "nine (9) months"], ["successive nine (9) month periods"]]
+
+
+def test_eval_matches_a_plain_period_to_the_plain_gold_one(legal):
+    """Gold names a renewal "successive 9 months" and a notice period "9 months": each
+    prediction meets its own, and a recurring one never the plain one."""
+    gold = [{"name": "successive 9 months", "type": "Duration", "aliases": []},
+            {"name": "9 months", "type": "Duration", "aliases": []}]
+    matcher = NameMatcher(gold, literal_kinds=value_kinds({"Duration"}, legal))
+    assert matcher.resolve("nine (9) months", type_name="Duration")[0] == "9 months"
+    assert matcher.resolve("successive nine (9) month periods", type_name="Duration")[0] == "successive 9 months"
+    only_plain = NameMatcher(gold[1:], literal_kinds=value_kinds({"Duration"}, legal))
+    assert only_plain.resolve("successive nine (9) month periods", type_name="Duration")[1] != "value"
+
+
+def test_a_trigger_takes_the_date_right_after_it(legal):
+    """"dated June 2, effective as of July 9": "effective as of" is July 9's cue, not a cue
+    just after June 2; and "the Effective Date" is a date's name, not a cue for the end date."""
+    text = ('This Hosting Agreement ("Agreement") between Alder Freight Corp. ("Customer") and Birchmoor Mills LLC '
+            '("Host") is dated June 2, 2023, effective as of July 9, 2023 ("Effective Date").\n\n'
+            'This Agreement shall begin on the Effective Date and shall continue until March 31, 2024.')
+    _, relations = read(text, legal)
+    dates = {(r, t) for _, r, t in relations if r.endswith("_DATE")}
+    assert dates == {("AGREEMENT_DATE", "June 2, 2023"), ("EFFECTIVE_DATE", "July 9, 2023"),
+                     ("EXPIRATION_DATE", "March 31, 2024")}
+
+
+def test_a_period_that_names_its_renewal_is_no_initial_term(legal):
+    text = PREAMBLE + ('The initial term of this Agreement shall be four (4) years; thereafter the Initial Term shall '
+                       'be subject to automatic successive renewal terms of two (2) years each.')
+    _, relations = read(text, legal)
+    ends = {(r, t) for _, r, t in relations if r in ("INITIAL_TERM", "RENEWAL_TERM")}
+    assert ("RENEWAL_TERM", "successive renewal terms of two (2) years") in ends
+    assert ("INITIAL_TERM", "successive renewal terms of two (2) years") not in ends
+
+
+@pytest.mark.parametrize("clause, found", [
+    ("There are no third-party beneficiaries of this Agreement.", False),
+    ("Nothing in this Agreement shall confer upon any person any third party beneficiary rights.", False),
+    ("Each Affiliate of Alder Freight Corp. is an intended third party beneficiary of this Agreement.", True),
+])
+def test_a_clause_denying_third_party_beneficiaries_is_not_one(legal, clause, found):
+    _, relations = read(PREAMBLE + clause, legal)
+    assert (("Supply Agreement", "HAS_CLAUSE", "Third Party Beneficiary") in relations) is found
+
+
+CANADIAN = ("SUPPLY AGREEMENT\n\nThis Supply Agreement is made by Alder Freight Corp. (\"Buyer\") and Birchmoor Mills "
+            "LLC (\"Seller\").\n\n23. Governing Law. This Agreement shall be governed by the laws of the Province of "
+            "Manitoba and the federal laws of Canada applicable therein, and the courts of the Province of Manitoba "
+            "shall hear any dispute under this Agreement.\n")
+
+
+def test_a_province_with_the_federal_laws_of_its_country_is_one_jurisdiction(tmp_path):
+    """The usual Canadian formula names one law, "Manitoba, Canada": not Manitoba and Canada
+    apart. The name is not written as such, so the graph checks that the quote writes both
+    parts, and "Manitoba" alone is an alias of that node."""
+    import json
+
+    from kgkit.engine.run import extract
+
+    (tmp_path / "supply.txt").write_text(CANADIAN, encoding="utf-8")
+    extract([tmp_path / "supply.txt"], domain="legal_contracts", views=["binary"], out_dir=tmp_path / "out")
+    folder = tmp_path / "out" / "supply"
+    nodes = json.loads((folder / "nodes.json").read_text())["nodes"]
+    laws = [n for n in nodes if n["type"] == "Jurisdiction"]
+    assert [(n["name"], n["aliases"]) for n in laws] == [("Manitoba, Canada", ["Manitoba"])]
+    names = {n["id"]: n["name"] for n in nodes}
+    edges = json.loads((folder / "views" / "binary.json").read_text())["edges"]
+    assert {(names[e["tail"]], e["relation"]) for e in edges if e["relation"] in ("GOVERNING_LAW", "JURISDICTION")} \
+        == {("Manitoba, Canada", "GOVERNING_LAW"), ("Manitoba, Canada", "JURISDICTION")}
+
+
+def test_a_place_and_what_it_lies_in_must_both_be_in_the_quote():
+    """The grounding gate keeps "Manitoba, Canada" for a quote that writes both parts, and
+    holds back a name whose second part the quote does not write."""
+    from kgkit.documents.types import Document
+    from kgkit.modes.base import Locator
+
+    sentence = CANADIAN.split("\n\n")[2].strip()
+    doc = Document(id="d_supply", name="supply", text=CANADIAN, source="-", media_type="text/plain", sha256="0" * 64)
+    chunk = Chunk(id="c_0", doc_id="d_supply", index=0, text=CANADIAN, start=0, end=len(CANADIAN))
+    review: list = []
+    locate = Locator(doc, chunk, "entities", 90.0, 0.0, review, {}, False, set())
+    kept, verified = locate.mention({"name": "Manitoba, Canada", "type": "Jurisdiction"}, "Manitoba, Canada", sentence)
+    assert verified and CANADIAN[slice(*kept["span"])] == "Manitoba"
+    held, _ = locate.mention({"name": "Manitoba, France", "type": "Jurisdiction"}, "Manitoba, France", sentence)
+    assert held is None and "does not occur" in review[-1]["reason"]

@@ -209,7 +209,7 @@ def read_run(run_dir: str | Path, *, confidence_threshold: float = 0.5, legal_su
 
     from kgkit.scholarly.corpus import add_structure
 
-    add_structure(contribution, run, digest)
+    add_structure(contribution, run, digest, rename)
     contribution.claims = sorted(set(contribution.claims))
     review_path = run / "review.jsonl"
     if os.path.lexists(review_path):

@@ -95,6 +95,15 @@ def test_anchors_are_nodes_of_their_section_and_document_in_the_graph(graph_url,
         assert table in {n.id for n in hood.nodes}
 
 
+def test_a_tenant_sees_only_its_own_anchors(graph_url, paper_runs):
+    with GraphStore(graph_url, tenant="a") as g:
+        g.add([paper_runs["a"]])
+        assert Query(g).anchors("Table 1").nodes
+    with GraphStore(graph_url, tenant="b") as g:
+        other = Query(g).anchors("Table 1")
+        assert other.nodes == [] and "no anchors" in other.note
+
+
 def test_limit_cuts_and_says_so_and_a_bad_kind_is_refused(graph_url, paper_runs):
     with GraphStore(graph_url) as g:
         g.add([paper_runs["a"]])

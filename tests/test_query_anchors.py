@@ -149,3 +149,22 @@ def test_a_layout_read_outside_the_scholarly_domain_stores_its_anchors_too(tmp_p
         snap = g.snapshot()
     assert labels == {"Table 1"}
     assert not [n for n in snap.nodes if n["type"] == "Paper"]  # only a scholarly read adds papers
+
+
+def test_a_damaged_structure_file_adds_what_it_can_and_never_a_traceback(tmp_path, paper_runs):
+    run = paper_runs["a"]
+    data = json.loads((run / "structure.json").read_text(encoding="utf-8"))
+    table = next(a for a in data["anchors"] if a["kind"] == "table")
+    data["anchors"] = [7, "x", {"kind": "chart", "id": "c1", "page": 1}, {"kind": "table", "id": None, "page": 1},
+                       {"kind": "figure", "id": "f9", "page": "one"}, table, dict(table, caption="a second copy")]
+    data["sections"] = [None, {"name": ""}, {"name": 5}]
+    data["graph"]["edges"] = [{"type": "grounded_in", "source": "no such node", "target": "nowhere"}, 3]
+    (run / "structure.json").write_text(json.dumps(data), encoding="utf-8")
+    with GraphStore(tmp_path / "g.sqlite") as g:
+        g.add([run])
+        answer = Query(g).anchors()
+    assert [(a["label"], a["caption"]) for a in answer.report["anchors"]] == [("Table 1", table["caption"])]
+    (run / "structure.json").write_text('{"reading": "scholarly", "anchors": {', encoding="utf-8")
+    with GraphStore(tmp_path / "g2.sqlite") as g:
+        g.add([run])  # the views and nodes still go in
+        assert g.snapshot().nodes and "no anchors" in Query(g).anchors().note

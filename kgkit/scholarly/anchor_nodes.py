@@ -55,7 +55,7 @@ def add_layout(contribution, data: dict[str, Any], rename: dict[str, str], top: 
               if isinstance(b.get("span"), list) and len(b["span"]) == 2}
     anchors = {}
     for anchor in _dicts(data.get("anchors")):
-        if not _usable(anchor):
+        if not _usable(anchor) or f"{contribution.doc_id}/anchor/{anchor['id']}" in anchors:
             continue
         node = anchor_node_id(doc, anchor["id"])
         anchors[f"{contribution.doc_id}/anchor/{anchor['id']}"] = node

@@ -15,6 +15,7 @@ from kgkit.name_keys import canonical_key
 ANCHOR = "Anchor"
 #: Node types of the layout layer: an entity named X is never one of them.
 LAYOUT_TYPES = ("Anchor", "Section")
+SLICE = 500  # node ids per IN list
 
 
 @dataclass(frozen=True)
@@ -50,13 +51,15 @@ def anchors(reader, *, kind: str | None = None, document: str | None = None,
     if contains and contains.isascii():
         where.append("LOWER(n.value) LIKE ? ESCAPE '\\'")
         args.append(_like(contains.lower()))
-    if nodes is not None:
-        nodes = sorted(set(nodes))
-        if not nodes:
-            return []
-        where.append(f"n.node IN ({','.join('?' * len(nodes))})")
-        args += nodes
-    rows = reader.store._q(f"{sql} WHERE {' AND '.join(where)} ORDER BY n.doc, n.node", *args)
+    sql = f"{sql} WHERE {' AND '.join(where)}"
+    if nodes is None:
+        rows = reader.store._q(sql + " ORDER BY n.doc, n.node", *args)
+    else:  # in slices: a common term is grounded in more anchors than a statement takes parameters
+        wanted, rows = sorted(set(nodes)), []
+        for i in range(0, len(wanted), SLICE):
+            part = wanted[i:i + SLICE]
+            rows += reader.store._q(f"{sql} AND n.node IN ({','.join('?' * len(part))})", *args, *part)
+        rows.sort(key=lambda r: (r[1], r[0]))
     out = []
     for node, doc, name, value in rows:
         try:

@@ -26,6 +26,7 @@ import kgkit  # noqa: E402
 from engine_support import DOMAIN_YAML  # noqa: E402
 from kgkit.config.model import CacheConfig, Config, LLMConfig  # noqa: E402
 from kgkit.engine.batch import BatchWaiting, extract_batch  # noqa: E402
+from kgkit.engine.options import RunOptions  # noqa: E402
 from provider_speed import CHUNK, KEY_ENV, Model, write_corpus  # noqa: E402
 from stub_provider import StubProvider  # noqa: E402
 
@@ -53,7 +54,7 @@ def measure(model: str, corpus: Path, domain: Path, work: Path) -> list[str]:
         rounds, done = 0, []
         while len(done) < len(direct):
             rounds += 1
-            done = [r for r in extract_batch(corpus, domain=domain, views=VIEWS, config=cfg, out_dir=work / "batch")
+            done = [r for r in extract_batch(corpus, RunOptions(domain=domain, views=VIEWS, out_dir=work / "batch"), config=cfg)
                     if not isinstance(r, BatchWaiting)]
         same = all(folder_state(d.run_dir) == folder_state(b.run_dir) for d, b in zip(direct, done))
         cost_direct = sum(r.manifest["cost"] for r in direct)

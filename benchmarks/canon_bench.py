@@ -17,7 +17,8 @@ import argparse
 import random
 import time
 
-from kgkit.canon import Mention, merge_entities
+from kgkit.canon.records import Mention
+from kgkit.canon.merge import merge_entities
 
 FIRST = ["John", "Maria", "Wei", "Fatima", "Oliver", "Amara", "Hiroshi", "Elena", "Kwame", "Sofia", "Liam",
          "Priya", "Mateo", "Aisha", "Noah", "Yuki", "Omar", "Chloe", "Ivan", "Zara", "Lucas", "Nia", "Arjun", "Emma"]

@@ -27,9 +27,9 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from kgkit import timex
+from kgkit.text import timex
 from kgkit.graph import GraphStore
-from kgkit.name_keys import canonical_key
+from kgkit.text.name_keys import canonical_key
 from kgkit.query import Query
 from kgkit.query import named as named_queries
 

@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the table and totals as JSON")
     args = parser.parse_args(argv)
 
-    from kgkit.schema.catalog import load_domain
+    from kgkit.catalog.load import load_domain
 
     report = evaluate_split(args.data, "cuad", args.split, load_domain("legal_contracts"), ["binary"])
     table = rows(report)

@@ -37,7 +37,7 @@ from kgkit.graph import GraphStore
 from kgkit.graph.database import is_postgres
 from kgkit.graph.resolution import Group, neighbours_in
 from kgkit.graph.runs import Contribution
-from kgkit.name_keys import canonical_key
+from kgkit.text.name_keys import canonical_key
 
 # 24 onsets x 8 vowels = 192 syllables; names of 2-3 of them, so the name space is about as
 # sparse as real names (a much denser one links many near-identical names into large

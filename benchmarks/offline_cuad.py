@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the scores as JSON")
     args = parser.parse_args(argv)
 
-    from kgkit.schema.catalog import load_domain
+    from kgkit.catalog.load import load_domain
 
     domain = load_domain("legal_contracts")
     start = time.perf_counter()

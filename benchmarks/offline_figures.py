@@ -30,7 +30,7 @@ ROWS = (  # set, domain, views, categories
 
 def scaffolded_domain(data: Path, name: str, out: Path) -> Path:
     """A domain written by ``kgkit domain new NAME --from-gold`` from the set's tune half."""
-    from kgkit.schema import starter
+    from kgkit.catalog import starter
 
     gold = out / f"{name}-tune"
     build(data, name, "tune", gold)

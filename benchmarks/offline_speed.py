@@ -11,7 +11,7 @@ Two measurements, each printed as a Markdown table for benchmarks/RESULTS.md:
    table gives wall and CPU seconds (the child's ``ru_utime + ru_stime``), KB/s on each,
    and the ratio of CPU seconds to the previous size (2.0 is linear). Two figures that do
    not move with the neighbours' load sit beside it: the CPU seconds of the entity merge
-   alone (``kgkit.canon.merge_entities``, the stage that grew with the square of the
+   alone (``kgkit.canon.merge.merge_entities``, the stage that grew with the square of the
    number of names, timed on its own thread inside the child) and, with
    ``--instructions``, the instructions the whole child executes under ``valgrind
    --tool=callgrind`` (sizes up to ``--instructions-max-kb``: callgrind runs ~50x slower).
@@ -152,7 +152,7 @@ def near_pairs(nodes_file: Path, threshold: float = 90.0) -> int:
     import json
     from collections import defaultdict
 
-    from kgkit.ratio_index import RatioIndex
+    from kgkit.text.ratio_index import RatioIndex
 
     by_type = defaultdict(list)
     for node in json.loads(nodes_file.read_text())["nodes"]:

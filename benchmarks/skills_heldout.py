@@ -11,8 +11,8 @@ are (the offline backend's entity recall bounds them: a relation needs both ends
 
     python benchmarks/skills_heldout.py [--data ../shared/data] [--set conll04 --set scierc --set wikievents]
         [--holdout 0.3] [--seed 0 --seed 1 --seed 2] [--top-k 3] [--temperature 0.7] [--rollouts 3]
-        [--gate cv|dev|train+dev] [--folds 5] [--applied-precision 0.33] [--min-precision 0.5] [--nearest-cues] [--no-typed-cues]
-        [--no-join] [--families] [--family-size 8] [--family-max-wrong 0]
+        [--gate cv|dev|train+dev] [--folds 5] [--applied-precision 0.33] [--min-precision 0.5] [--no-typed-cues]
+        [--no-join]
         [--tune] [--json]
 
 Which documents: skills are learned (train and dev) on the set's ``tune`` half in
@@ -35,12 +35,11 @@ DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 def run_set(data: Path, name: str, holdout: float, seed: int, top_k: int, work: Path, temperature: float = 0.7,
             rollouts: int = 3, gate: str | None = None, tune: bool = False,
             applied_precision: float | None = None, folds: int | None = None,
-            min_precision: float | None = None, nearest_cues: bool | None = None,
-            families: bool | None = None, family_size: int | None = None,
-            family_max_wrong: int | None = None, typed_cues: bool | None = None, join: bool | None = None) -> dict:
+            min_precision: float | None = None, typed_cues: bool | None = None, join: bool | None = None) -> dict:
     from kgkit.config.model import Config
-    from kgkit.schema.starter import starter_from_gold
-    from kgkit.skills.learn import LearnSettings, learn_skills
+    from kgkit.catalog.starter import starter_from_gold
+    from kgkit.learning.settings import LearnSettings
+    from kgkit.learning.loop import learn_skills
     from kgkit.skills.library import load_library
 
     domain_file = work / f"{name}.yaml"
@@ -58,9 +57,7 @@ def run_set(data: Path, name: str, holdout: float, seed: int, top_k: int, work: 
     settings = LearnSettings.from_config(Config().skills, holdout=holdout, seed=seed, top_k=top_k,
                                          temperature=temperature, rollouts=rollouts, heldout_from=heldout_from,
                                          gate=gate, applied_precision=applied_precision, folds=folds,
-                                         min_precision=min_precision, nearest_cues=nearest_cues, typed_cues=typed_cues,
-                                         join=join, families=families, family_size=family_size,
-                                         family_max_wrong=family_max_wrong)
+                                         min_precision=min_precision, typed_cues=typed_cues, join=join)
     report = learn_skills(gold, domain_file, config=Config(), settings=settings, library_dir=work / "lib")
     seconds = time.perf_counter() - started
     entities = {w: getattr(report, w).total.categories["entities"].micro.to_dict() for w in ("before", "after")}
@@ -83,14 +80,13 @@ def run_set(data: Path, name: str, holdout: float, seed: int, top_k: int, work: 
 
 def shape(action: dict) -> str:
     """What kind of item an accepted change is, read off its pattern (for the report only)."""
-    from kgkit.backends.offline.skills import cue_ends, juxtaposition_cue, role_cue
+    from kgkit.skills.cues import cue_ends
+    from kgkit.backends.offline.skills import juxtaposition_cue, role_cue
 
     if action["action"] == "gazetteer":
         return "gazetteer name"
     pattern = action["pattern"]
     if action["kind"] == "relation":
-        if action.get("family"):
-            return "cue family"
         if pattern["phrases"]:
             return "relation cue"
         if pattern["regex"] in ([juxtaposition_cue(True)], [juxtaposition_cue(False)]):
@@ -122,12 +118,6 @@ def main() -> None:
                         help="offline skill passes also propose cues typed to the edge's ends (config skills.typed_cues)")
     parser.add_argument("--join", action=argparse.BooleanOptionalAction, default=None,
                         help="a relation cue joins its relation's skill instead of a new skill (config skills.join)")
-    parser.add_argument("--nearest-cues", action="store_true", default=None,
-                        help="offline skill passes also propose each relation cue in its nearest shape")
-    parser.add_argument("--families", action="store_true", default=None,
-                        help="pool clean cues of one relation into a cue family (default: config skills.families)")
-    parser.add_argument("--family-size", type=int, default=None, help="default: config skills.family_size")
-    parser.add_argument("--family-max-wrong", type=int, default=None, help="default: config skills.family_max_wrong")
     parser.add_argument("--folds", type=int, default=None, help="gate cv: folds (default: config skills.folds)")
     parser.add_argument("--tune", action="store_true", help="learn and score on the tune half only")
     parser.add_argument("--json", action="store_true")
@@ -139,8 +129,7 @@ def main() -> None:
                 results.append(run_set(args.data, name, args.holdout, seed, args.top_k, Path(tmp),
                                        args.temperature, args.rollouts, args.gate, args.tune,
                                        args.applied_precision, args.folds, args.min_precision,
-                                       args.nearest_cues, args.families, args.family_size,
-                                       args.family_max_wrong, typed_cues=args.typed_cues, join=args.join))
+                                       typed_cues=args.typed_cues, join=args.join))
     if args.json:
         print(json.dumps(results, indent=2))
         return

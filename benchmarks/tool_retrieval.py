@@ -44,7 +44,7 @@ from kgkit import ids
 from kgkit.config.loader import load_config
 from kgkit.graph import GraphStore
 from kgkit.graph.runs import Contribution
-from kgkit.name_keys import canonical_key
+from kgkit.text.name_keys import canonical_key
 from kgkit.query import Query
 
 KS = (1, 3, 5, 10)

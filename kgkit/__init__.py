@@ -21,9 +21,9 @@ __all__ = [
 _LAZY = {
     "extract": ("kgkit.engine.run", "extract"),
     "join_views": ("kgkit.engine.join", "join_views"),
-    "load_domain": ("kgkit.schema.catalog", "load_domain"),
-    "load_view": ("kgkit.schema.catalog", "load_view"),
-    "load_template": ("kgkit.schema.catalog", "load_template"),
+    "load_domain": ("kgkit.catalog.load", "load_domain"),
+    "load_view": ("kgkit.catalog.load", "load_view"),
+    "load_template": ("kgkit.catalog.load", "load_template"),
     "load_config": ("kgkit.config.loader", "load_config"),
     "evaluate": ("kgkit.eval.run", "evaluate"),
 }

@@ -107,9 +107,22 @@ class NotFoundError(KgkitError):
 
 
 class ProviderError(KgkitError):
-    """The LLM provider failed in a way retries could not clear."""
+    """The LLM provider failed in a way retries could not clear.
+
+    ``request_specific``: the provider refuses this one request for good (a content filter,
+    a prompt over the context window), so the engine fails its chunk and goes on; otherwise
+    (auth, outage, unknown model) every other pass would fail the same way and the run
+    stops. ``requests`` and ``retries``: what the pass sent before giving up, for the
+    manifest's counts."""
 
     exit_code = EXIT_PROVIDER
+
+    def __init__(self, message: str, *, hint: str | None = None, request_specific: bool = False,
+                 requests: int = 0, retries: int = 0):
+        super().__init__(message, hint=hint)
+        self.request_specific = request_specific
+        self.requests = requests
+        self.retries = retries
 
 
 class TemplateError(KgkitError):

@@ -10,7 +10,7 @@ import hashlib
 import json
 from typing import Any
 
-from kgkit.name_keys import canonical_key
+from kgkit.text.name_keys import canonical_key
 
 _SEP = "\x1f"  # ASCII unit separator: cannot occur in the parts by accident
 
@@ -31,7 +31,7 @@ def canonical_json(obj: Any) -> str:
 def node_id(type: str, name: str, *, legal_suffixes: bool = True) -> str:
     """``n_`` + hash of the entity type and the canonical key of ``name``.
 
-    Every spelling that :func:`kgkit.name_keys.canonical_key` folds together ("ACME Corp.",
+    Every spelling that :func:`kgkit.text.name_keys.canonical_key` folds together ("ACME Corp.",
     "Acme Corporation") gets the same id; the same name under two types gets two ids.
     ``legal_suffixes`` must match the setting the merge used (config ``canon.legal_suffixes``).
     """

@@ -14,7 +14,7 @@ BROKEN = TESTS / "broken"
 def fixture_project(monkeypatch, tmp_path):
     """cwd = tests/schema_fixtures (its domains/, views/, templates/), an empty user config
     dir and no built-ins: results do not depend on the user's home or on shipped files."""
-    from kgkit.schema import search_path
+    from kgkit.formats import search_path
 
     monkeypatch.chdir(FIXTURES)
     monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "user-config"))

@@ -21,6 +21,7 @@ from engine_support import CHUNK_SIZE, ScriptedBackend, write_inputs
 from fault_script import chunk_text, stage_of
 from kgkit.config.model import CacheConfig, Config, LLMConfig
 from kgkit.engine.batch import BatchWaiting, extract_batch
+from kgkit.engine.options import RunOptions
 from kgkit.errors import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_PENDING
 from stub_provider import Reply
 
@@ -67,8 +68,8 @@ def batch_rounds(inputs, cfg, out, limit=10, **kw):
     """Run extract_batch until the document is done: (the result, what each round yielded)."""
     rounds = []
     for _ in range(limit):
-        [outcome] = list(extract_batch(inputs["doc"], domain=inputs["domain"], views=VIEWS, config=cfg,
-                                       out_dir=out, **kw))
+        [outcome] = list(extract_batch(inputs["doc"], RunOptions(domain=inputs["domain"], views=VIEWS,
+                                                                 out_dir=out, **kw), config=cfg))
         rounds.append(outcome)
         if not isinstance(outcome, BatchWaiting):
             return outcome, rounds
@@ -152,10 +153,9 @@ def test_the_cli_submits_a_stage_per_run_and_resume_goes_on_until_the_run_folder
 def test_a_batch_still_in_progress_is_waited_for_and_never_sent_again(stub_provider, inputs, tmp_path, wire):
     cfg = config(stub_provider, wire)
     stub_provider.batch.in_progress = True
-    [submitted] = list(extract_batch(inputs["doc"], domain=inputs["domain"], views=VIEWS, config=cfg,
-                                     out_dir=tmp_path / "out"))
-    [waiting] = list(extract_batch(inputs["doc"], domain=inputs["domain"], views=VIEWS, config=cfg,
-                                   out_dir=tmp_path / "out"))
+    options = RunOptions(domain=inputs["domain"], views=VIEWS, out_dir=tmp_path / "out")
+    [submitted] = list(extract_batch(inputs["doc"], options, config=cfg))
+    [waiting] = list(extract_batch(inputs["doc"], options, config=cfg))
     assert submitted.submitted and not waiting.submitted
     assert waiting.batch_id == submitted.batch_id and waiting.status == "in_progress"
     assert len(stub_provider.batches) == 1 and stub_provider.batch_lines() == []
@@ -196,8 +196,8 @@ def test_an_expired_batch_sends_again_only_the_passes_it_did_not_answer(stub_pro
 
 
 def one_round(inputs, cfg, out, **kw):
-    [outcome] = list(extract_batch(inputs["doc"], domain=inputs["domain"], views=VIEWS, config=cfg, out_dir=out,
-                                   **kw))
+    [outcome] = list(extract_batch(inputs["doc"], RunOptions(domain=inputs["domain"], views=VIEWS, out_dir=out, **kw),
+                                   config=cfg))
     return outcome
 
 
@@ -341,7 +341,8 @@ def test_a_corpus_goes_through_batches_a_document_each_and_runs_jsonl_says_which
     cfg = config(stub_provider, "openai")
 
     def run():
-        return list(extract_batch(corpus, domain=inputs["domain"], views=VIEWS, config=cfg, out_dir=tmp_path / "out"))
+        return list(extract_batch(corpus, RunOptions(domain=inputs["domain"], views=VIEWS, out_dir=tmp_path / "out"),
+                                  config=cfg))
 
     first = run()
     assert [w.stage for w in first] == ["entities", "entities"] and len(stub_provider.batches) == 2

@@ -8,7 +8,7 @@ import pytest
 
 import kgkit
 from kgkit.config.model import Config
-from kgkit.schema.catalog import load_domain
+from kgkit.catalog.load import load_domain
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "cooltech_strategic_alliance.pdf"

@@ -11,8 +11,8 @@ import yaml
 
 from kgkit.backends.base import ENTITIES, RELATIONS, UPGRADE, PassRequest
 from kgkit.backends.offline import OfflineBackend
-from kgkit.schema.catalog import load_domain, load_template, load_view
-from kgkit.schema.search_path import builtin_root
+from kgkit.catalog.load import load_domain, load_template, load_view
+from kgkit.formats.search_path import builtin_root
 from kgkit.documents.types import Chunk
 from kgkit.engine.core import ENTITIES_SCHEMA, RELATIONS_SCHEMA
 from shared_data import DATA
@@ -141,7 +141,7 @@ def test_offline_diy_reads_each_templates_examples(name):
 
 
 def _duration_name(text: str) -> str:
-    from kgkit.backends.offline.literals import literal_name
+    from kgkit.text.literals import literal_name
 
     return (literal_name("duration", text) or "").lower()
 

@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from kgkit.backends.base import ENTITIES, PassRequest, PassResult, Usage
-from kgkit.cache import CACHE_VERSION, CachedBackend, cache_dir, cache_key, cache_stats, clear_cache, open_cache
+from kgkit.backends.cache import CACHE_VERSION, CachedBackend, cache_dir, cache_key, cache_stats, clear_cache, open_cache
 from kgkit.config.loader import load_config
 from kgkit.config.model import CacheConfig, Config, LLMConfig
 from kgkit.documents.types import Chunk
@@ -142,7 +142,7 @@ def test_disabled_cache_means_no_wrapper():
 WRITER = textwrap.dedent("""
     import sys
     from kgkit.backends.base import PassResult
-    from kgkit.cache import open_cache
+    from kgkit.backends.cache import open_cache
     from kgkit.config.model import CacheConfig
     directory, who, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     cache = open_cache(CacheConfig(dir=directory))
@@ -174,7 +174,7 @@ def test_real_backend_leaves_no_key_in_the_cache_files(stub_provider, tmp_path, 
     config = Config(llm=LLMConfig(model="openai/test-model", api_base=stub_provider.openai_base,
                                   api_key_env="KGKIT_CACHE_TEST_KEY", timeout=5.0, retries=0),
                     cache=CacheConfig(dir=tmp_path / "c"))
-    from kgkit.schema.model import Domain, EntityType
+    from kgkit.formats.model import Domain, EntityType
 
     domain = Domain(name="d", entity_types=(EntityType("Org"),))
     req = PassRequest(kind=ENTITIES, stage="entities", chunk=request().chunk, context={"domain": domain, "skills": []},

@@ -1,4 +1,4 @@
-"""Canonical keys and the merge of mentions into V_doc nodes, through kgkit.canon's public API."""
+"""Canonical keys and the merge of mentions into V_doc nodes, through kgkit.canon.merge's public API."""
 from __future__ import annotations
 
 import json
@@ -10,10 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz import fuzz
 
-from kgkit.canon import REASONS, Mention, defined_terms_after, entity_type_name, merge_entities
-from kgkit.name_keys import canonical_key, split_trade_name
+from kgkit.canon.records import REASONS, Mention
+from kgkit.canon.names import defined_terms_after, entity_type_name
+from kgkit.canon.merge import merge_entities
+from kgkit.text.name_keys import canonical_key, split_trade_name
 from kgkit.ids import node_id
-from kgkit.schema.model import Domain, EntityType
+from kgkit.formats.model import Domain, EntityType
 from shared_data import DATA
 
 CUAD = DATA / "cuad"
@@ -370,7 +372,9 @@ def _check_party_property(gold_path) -> None:
             if any(list(m.span) in party["spans"] for m in node.mentions):
                 home.setdefault(node.id, set()).add(party["name"])
     assert all(len(names) == 1 for names in home.values()), home
-    assert _defined_terms_join(parties, text, result) >= 0
+    # each definition after a party's mention is asserted inside; how many there are across
+    # the contracts is test_the_cuad_party_property_is_not_vacuous's question
+    _defined_terms_join(parties, text, result)
 
 
 def _defined_terms_join(parties, text, result) -> int:
@@ -500,7 +504,7 @@ def test_any_name_has_a_non_empty_key_and_an_id(name):
 
 
 def _legal():
-    from kgkit.schema.catalog import load_domain
+    from kgkit.catalog.load import load_domain
 
     return load_domain("legal_contracts")
 
@@ -558,7 +562,7 @@ def test_mentions_on_a_running_footer_are_rejected_with_their_reason():
 
 
 def test_a_persons_title_before_the_name_is_an_alias():
-    from kgkit.schema.catalog import load_domain
+    from kgkit.catalog.load import load_domain
 
     text = "Texas Gov. John Connally rode with President John F. Kennedy. Kennedy waved."
     def at(name):
@@ -580,7 +584,7 @@ def test_length_filter_never_drops_a_pair_the_screen_would_pass():
     fuzz.ratio is below the threshold: checked on every length pair up to 40 characters."""
     from rapidfuzz import fuzz
 
-    from kgkit.canon import _could_reach
+    from kgkit.text.ratio_index import could_reach as _could_reach
 
     for threshold in (50.0, 85.0, 90.0, 100.0):
         for la in range(0, 41):
@@ -594,7 +598,7 @@ def _reference_clusters(groups, threshold, blocking, cap=None):
     """The fuzzy clustering as first written: every cluster filed under a usable blocking
     key of a group (every cluster, without blocking) screened against its first member. A
     key over the cap that a group keeps files the first ``cap`` clusters that bring it."""
-    from kgkit.canon import _score, _usable_blocks
+    from kgkit.canon.fuzzy import _score, _usable_blocks
 
     clusters, blocks = [], []
     usable, held = _usable_blocks(groups, cap)
@@ -631,13 +635,13 @@ def _reference_clusters(groups, threshold, blocking, cap=None):
 @pytest.mark.parametrize("threshold", [0.0, 70.0, 85.0, 90.0, 95.0])
 @pytest.mark.parametrize("blocking, cap", [(True, None), (False, None), (True, 60), (True, 8)])
 def test_fuzzy_clusters_are_those_of_comparing_every_cluster(threshold, blocking, cap):
-    """The q-gram index (kgkit.ratio_index) only narrows which clusters are compared: the
+    """The q-gram index (kgkit.text.ratio_index) only narrows which clusters are compared: the
     clusters, their members and their order are those of comparing with every cluster
     (that shares a usable key: with a ``cap``, keys held by more groups are purged, and
     one a name must keep files only the first ``cap`` clusters).
     Names share blocking keys heavily ("...ville", "... Holdings", a few first names),
     many are one or two letters apart, some are a single letter."""
-    from kgkit.canon import _Group, _fuzzy_clusters, _prepare
+    from kgkit.canon.fuzzy import _Group, _fuzzy_clusters, _prepare
 
     rng = random.Random(int(threshold) * 2 + blocking)
     syllables = ["ka", "lo", "mi", "ren", "tor", "vas", "bel", "os"]
@@ -659,7 +663,7 @@ def test_fuzzy_clusters_are_those_of_comparing_every_cluster(threshold, blocking
     assert len(got) > 1
     assert any(len(c) > 1 for c in got) or (cap, threshold) == (8, 95.0)  # at 95 a cap of 8 leaves no pair
     if cap == 8:  # keys over the cap that more than 8 groups must keep: only the first 8 clusters are filed
-        from kgkit.canon import _usable_blocks
+        from kgkit.canon.fuzzy import _usable_blocks
 
         usable, held = _usable_blocks(groups, cap)
         keeping = Counter(k for g in groups for k in usable[id(g)] if held[k] > cap)
@@ -673,7 +677,7 @@ def test_fuzzy_resolution_finds_what_screening_every_name_finds():
     those of screening every name of the type (or of every type) that shares a blocking key
     with the probe, for probes that are near copies, strangers, one letter long and of a
     type nobody has."""
-    from kgkit.canon import _Group, _labels_agree, _prepare
+    from kgkit.canon.fuzzy import _Group, _labels_agree, _prepare
 
     rng = random.Random(5)
     syllables = ["ka", "lo", "mi", "ren", "tor", "vas", "bel", "os"]

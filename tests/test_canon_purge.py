@@ -1,4 +1,4 @@
-"""Block purging in the fuzzy merge (kgkit.canon): a blocking key held by more than a cap of a
+"""Block purging in the fuzzy merge (kgkit.canon.merge): a blocking key held by more than a cap of a
 type's groups finds no candidates for a name that holds a rarer key."""
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ import random
 
 from rapidfuzz import fuzz
 
-from kgkit.canon import Mention, _Group, _prepare, _usable_blocks, merge_entities
+from kgkit.canon.records import Mention
+from kgkit.canon.fuzzy import _Group, _prepare, _usable_blocks
+from kgkit.canon.merge import merge_entities
 
 # Companies whose only shared words are "Holdings": eight fillers and a near pair.
 FILLERS = ["Alpha", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot", "Golf", "Hotel"]
@@ -134,7 +136,7 @@ def test_one_default_cap_for_the_merge_the_engine_and_the_configuration():
     """Purging is on by default, at the same cap wherever the merge is reached from."""
     import inspect
 
-    from kgkit.canon import BLOCK_CAP
+    from kgkit.canon.fuzzy import BLOCK_CAP
     from kgkit.config.model import CanonConfig
     from kgkit.engine.core import CoreSettings
 

@@ -1,4 +1,4 @@
-"""Skeleton.part_for through kgkit.chunk_parts gives what a scan of every node and edge gives,
+"""Skeleton.part_for through kgkit.modes.chunk_parts gives what a scan of every node and edge gives,
 and its index follows the skeleton when its nodes or edges change."""
 from __future__ import annotations
 

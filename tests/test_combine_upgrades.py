@@ -15,7 +15,7 @@ from fault_script import chunk_text, stage_of
 from kgkit.backends.base import COMBINED, PassResult
 from kgkit.backends.offline import OfflineBackend
 from kgkit.config.model import CacheConfig, Config, LimitsConfig, LLMConfig, UpgradesConfig
-from kgkit.modes.combined import part_requests
+from kgkit.backends.base import part_requests
 from stub_provider import Recorded, Reply
 
 from cli_support import kgkit as run_cli

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 import kgkit as kgkit_package
-from kgkit.config import Config
+from kgkit.config import Config, StageLLM
 from kgkit.config.loader import load_config
 from kgkit.errors import ConfigError
 
@@ -179,19 +179,40 @@ def test_api_key_only_through_a_variable(tmp_path):
     )
 
 
-def test_schema_covers_every_config_field():
-    """The published schema and the typed config cannot drift apart."""
-    from kgkit.config import CacheConfig, CanonConfig, LLMConfig, ReviewConfig, SkillsConfig, StageLLM
+def _schema_keys(props, sections, settings, prefix=()):
+    """Key paths of the schema's settings: the keys inside a declared section, or inside a
+    grouping that is no setting itself (``chunking``, ``output``), else the key itself."""
+    for name, spec in props.items():
+        key = prefix + (name,)
+        if "properties" in spec and (key in sections or key not in settings):
+            yield from _schema_keys(spec["properties"], sections, settings, key)
+        else:
+            yield key
 
+
+def test_the_published_schema_is_made_from_the_declared_settings():
+    """Each setting is declared once (kgkit/config/model.py): the schema's descriptions and
+    defaults are those declarations, and its keys are exactly the declared settings."""
+    from kgkit.config.settings import Section, declared, schema_text, settings
+
+    assert SCHEMA.read_text(encoding="utf-8") == schema_text(), "run: python -m kgkit.config.settings"
     props = json.loads(SCHEMA.read_text())["properties"]
-    names = lambda cls: {f.name for f in dataclasses.fields(cls)}  # noqa: E731
-    assert set(props["llm"]["properties"]) - {"api_key"} == names(LLMConfig)
-    assert set(props["llm"]["properties"]["stages"]["properties"]["core"]["properties"]) == names(StageLLM)
-    for key, cls in [("canon", CanonConfig), ("review", ReviewConfig), ("cache", CacheConfig), ("skills", SkillsConfig)]:
-        assert set(props[key]["properties"]) == names(cls), key
-    top = names(Config) - {"llm", "canon", "review", "cache", "skills", "source"}
-    layout = {"chunk_size": "chunking", "chunk_overlap": "chunking", "out_dir": "output"}
-    assert {layout.get(n, n) for n in top} | {"llm", "canon", "review", "cache", "skills"} == set(props)
+    sections = {s.key for s in declared() if isinstance(s, Section)}
+    # llm.api_key is another spelling of llm.api_key_env (${VAR} only), not a setting of its own
+    keys = {s.key for s in settings()}
+    assert set(_schema_keys(props, sections, keys)) - {("llm", "api_key")} == keys
+    assert all(s.doc for s in settings())
+    stage = props["llm"]["properties"]["stages"]["properties"]["core"]
+    assert set(stage["properties"]) == {f.name for f in dataclasses.fields(StageLLM)}
+
+
+def test_a_stale_schema_description_is_caught(tmp_path):
+    """The check above can fail: a description edited in the file alone differs from the declaration."""
+    from kgkit.config.settings import schema_with_declarations
+
+    schema = json.loads(SCHEMA.read_text())
+    schema["properties"]["canon"]["properties"]["fuzzy_threshold"]["description"] = "edited by hand"
+    assert schema_with_declarations(schema) != schema
 
 
 # ------------------------------------------------------------------ kgkit init

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kgkit.schema.catalog import load_domain
+from kgkit.catalog.load import load_domain
 from shared_data import DATA
 
 DOMAINS = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "domains").glob("*.yaml"))

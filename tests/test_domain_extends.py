@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kgkit.errors import ValidationError
-from kgkit.schema import catalog
-from kgkit.schema.validation import validate_file
+from kgkit.catalog import load as catalog
+from kgkit.catalog.validation import validate_file
 from schema_support import fixture_project  # noqa: F401 - the fixture
 
 NEWS_RELATIONS = {"works_for", "based_in", "lives_in", "located_in", "killed", "acquired", "subsidiary_of"}

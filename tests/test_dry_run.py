@@ -14,6 +14,7 @@ from kgkit.config.model import CacheConfig, Config, LLMConfig, UpgradesConfig
 from kgkit.documents.types import Chunk
 from kgkit.engine.core import ENTITIES_SCHEMA
 from kgkit.engine.plan import plan
+from kgkit.engine.options import RunOptions
 from fault_script import chunk_text, stage_of
 from stub_provider import Recorded, Reply
 
@@ -56,8 +57,8 @@ def test_the_estimate_counts_the_prompts_the_stub_receives(stub_provider, tmp_pa
     llm = LLMConfig(model="openai/stub-model", api_base=stub_provider.openai_base, api_key_env=KEY_ENV,
                     backoff=0.0, timeout=20.0, concurrency=2)
     cfg = Config(llm=llm, cache=CacheConfig(enabled=False), upgrades=UpgradesConfig(**options))
-    [planned] = plan(EXAMPLE, domain="legal_contracts", views=["nary", "temporal"], config=cfg, out_dir=tmp_path / "out",
-                     skills=False)
+    [planned] = plan(EXAMPLE, RunOptions(domain="legal_contracts", views=["nary", "temporal"],
+                                             out_dir=tmp_path / "out", skills=False), config=cfg)
     assert stub_provider.requests == []  # the dry run calls nothing
     [result] = kgkit.extract(EXAMPLE, domain="legal_contracts", views=["nary", "temporal"], config=cfg,
                              out_dir=tmp_path / "out", skills=False)
@@ -75,10 +76,10 @@ def test_the_estimate_counts_the_prompts_the_stub_receives(stub_provider, tmp_pa
 
 def test_views_kept_in_the_run_folder_are_counted_unless_replaced(tmp_path):
     kgkit.extract(EXAMPLE, domain="legal_contracts", views=["nary"], out_dir=tmp_path / "out")
-    [kept] = plan(EXAMPLE, domain="legal_contracts", views=["temporal"], out_dir=tmp_path / "out")
+    [kept] = plan(EXAMPLE, RunOptions(domain="legal_contracts", views=["temporal"], out_dir=tmp_path / "out"))
     assert kept.views == ["nary", "temporal"] and set(kept.calls["upgrade"]) == {"nary", "temporal"}
-    [replaced] = plan(EXAMPLE, domain="legal_contracts", views=["temporal"], out_dir=tmp_path / "out",
-                      replace_views=True)
+    [replaced] = plan(EXAMPLE, RunOptions(domain="legal_contracts", views=["temporal"],
+                                         out_dir=tmp_path / "out", replace_views=True))
     assert replaced.views == ["temporal"] and replaced.calls["total"] < kept.calls["total"]
     result = run_cli("extract", "--domain", "legal_contracts", "--view", "temporal", "--out", str(tmp_path / "out"),
                      "--dry-run", "--json", "--skip-idle-chunks", "--combine-upgrades", str(EXAMPLE))

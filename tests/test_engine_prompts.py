@@ -49,7 +49,7 @@ def test_upgrade_prompt_renders_the_schema_and_fences_the_chunk(requests, stage,
 
 def test_diy_prompt_carries_the_templates_worked_examples(tmp_path):
     """A DIY template's few-shot block reaches the model, as a domain's does in the core prompts."""
-    from kgkit.schema.catalog import load_view
+    from kgkit.catalog.load import load_view
     from kgkit.backends.base import UPGRADE, PassRequest
     from kgkit.documents.types import Chunk
 

@@ -8,7 +8,7 @@ import jsonschema
 import pytest
 
 import kgkit
-from kgkit.schema.search_path import find
+from kgkit.formats.search_path import find
 from kgkit.config.model import Config
 from kgkit.documents.chunking import chunk_document
 from kgkit.documents.load import load_document
@@ -362,7 +362,7 @@ def test_resume_keeps_a_diy_view_whose_template_is_off_the_search_path(inputs, t
 
 
 def test_view_names_come_as_a_list_a_comma_separated_string_or_both():
-    from kgkit.schema.catalog import load_domain
+    from kgkit.catalog.load import load_domain
     from kgkit.engine.run import view_refs
 
     domain, cfg = load_domain("legal_contracts"), Config()

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import random
 
-from kgkit.canon import Mention, merge_entities
+from kgkit.canon.records import Mention
+from kgkit.canon.merge import merge_entities
 from kgkit.modes.base import Skeleton
-from kgkit.schema.model import Domain, EntityType
+from kgkit.formats.model import Domain, EntityType
 
 DOMAIN = Domain(name="test", entity_types=(EntityType("Person"), EntityType("Organization"), EntityType("Location")))
 NAMES = ["Acme Corp", "Acme Corporation", "ACME", "Jane Doe", "Doe", "Jane Do", "Berlin", "Paris", "Acme",
@@ -195,7 +196,7 @@ def test_a_chunk_is_read_into_sentence_parts_once_for_every_view_that_reads_it_a
     import gc
 
     from kgkit.backends.offline import upgrades
-    from kgkit.schema.catalog import load_domain
+    from kgkit.catalog.load import load_domain
 
     general, contracts = load_domain("general"), load_domain("legal_contracts")
     text = ("Acme Corp hired Jane Doe on May 4, 2017. Jane Doe works for Acme Corp since March 3, 2018. "
@@ -241,7 +242,7 @@ def test_document_level_picks_the_nodes_a_full_sort_picks():
 
 def test_normalised_values_are_read_once_and_each_caller_gets_its_own_mapping():
     from kgkit.modes.base import _normalised, normalised
-    from kgkit.timex import normalise
+    from kgkit.text.timex import normalise
 
     _normalised.cache_clear()
     for kind, text in [("money", "$5 million"), ("date", "May 4, 2017"), ("duration", "sixty (60) days"),
@@ -255,7 +256,7 @@ def test_normalised_values_are_read_once_and_each_caller_gets_its_own_mapping():
 
 def test_role_cues_are_the_declared_qualifiers_with_triggers_whatever_was_asked_before():
     from kgkit.backends.offline.upgrades import _cues
-    from kgkit.schema.catalog import load_domain
+    from kgkit.catalog.load import load_domain
 
     for name in ("general", "legal_contracts", "finance"):
         domain = load_domain(name)
@@ -269,7 +270,7 @@ def test_role_cues_are_the_declared_qualifiers_with_triggers_whatever_was_asked_
 def test_a_name_in_plain_ascii_text_is_located_as_the_pattern_locates_it():
     import re
 
-    from kgkit import evidence
+    from kgkit.text import evidence
 
     rng = random.Random(11)
     alphabet = ["a", "b", "A", "B", "_", "1", " ", " ", "'", "`", "-", ".", "ab", "Ab"]
@@ -303,7 +304,7 @@ def test_the_compiled_schema_check_says_yes_only_where_jsonschema_finds_no_error
 
     import yaml
 
-    from kgkit.schema.json_schemas import _conforms, validator
+    from kgkit.formats.json_schemas import _conforms, validator
 
     rng = random.Random(2)
     seen = {True: 0, False: 0}
@@ -349,7 +350,7 @@ def test_a_view_schema_is_taken_without_jsonschema_only_where_jsonschema_takes_i
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
-    from kgkit.schema.validation import _certainly_a_schema
+    from kgkit.catalog.validation import _certainly_a_schema
 
     rng = random.Random(8)
     odd = ["strin", "string", -1, 0, 2.5, None, True, [], {}, ["a", "a"], {"type": "object"}, "x"]

@@ -56,15 +56,16 @@ def test_against_the_stub_provider_a_rerun_sends_nothing_and_a_new_view_only_its
 
 def test_dry_run_prices_a_known_model_from_litellms_table_and_calls_nothing(tmp_path, stub_provider):
     from kgkit.config.model import LLMConfig
+    from kgkit.engine.options import RunOptions
     from kgkit.engine.plan import plan
 
     inputs = write_inputs(tmp_path / "in")
     priced = Config(chunk_size=CHUNK_SIZE, chunk_overlap=0, llm=LLMConfig(model="gpt-4o-mini"))
-    [p] = plan(inputs["doc"], domain=inputs["domain"], views=["binary", "nary"], config=priced)
+    [p] = plan(inputs["doc"], RunOptions(domain=inputs["domain"], views=["binary", "nary"]), config=priced)
     assert p.calls == {"entities": 8, "relations": 8, "upgrade": {"nary": 8}, "projection": 0, "total": 24,
                        "naive": 32, "skipped": {}, "saved": 0}
     assert p.cost is not None and 0 < p.cost < 0.1
     unknown = Config(chunk_size=CHUNK_SIZE, chunk_overlap=0, llm=LLMConfig(model="openai/no-such-model-xyz",
                                                                            api_base=stub_provider.openai_base))
-    assert plan(inputs["doc"], domain=inputs["domain"], views=["binary"], config=unknown)[0].cost is None
+    assert plan(inputs["doc"], RunOptions(domain=inputs["domain"], views=["binary"]), config=unknown)[0].cost is None
     assert stub_provider.requests == []

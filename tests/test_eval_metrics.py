@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from kgkit.eval.metrics import NameMatcher, Score, score_document
-from kgkit.schema.model import Domain, EntityType, RelationType
+from kgkit.formats.model import Domain, EntityType, RelationType
 
 GOLD = {
     "entities": [

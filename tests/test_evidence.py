@@ -1,11 +1,11 @@
-"""Evidence quotes checked against chunk text, and mentions located, through kgkit.evidence."""
+"""Evidence quotes checked against chunk text, and mentions located, through kgkit.text.evidence."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from kgkit.evidence import locate_mention, verify
+from kgkit.text.evidence import locate_mention, verify
 from shared_data import DATA, DOCUMENT_SETS
 
 CHUNK = "On 1 May, ACME  Corp. hired\nJohn Smith as CEO. The \u201cCompany\u201d is based in Stra\u00dfe 5."

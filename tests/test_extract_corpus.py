@@ -7,6 +7,7 @@ import json
 import pytest
 
 import kgkit.engine.run as engine_run
+from kgkit.engine.options import RunOptions
 from kgkit.cli import main
 from kgkit.engine.corpus import distinct_names
 
@@ -63,7 +64,7 @@ def test_documents_are_loaded_and_written_one_at_a_time(corpus, tmp_path, monkey
     real_load = __import__("kgkit.documents.load", fromlist=["load_document"]).load_document
     monkeypatch.setattr("kgkit.documents.load.load_document",
                         lambda path, **kw: events.append(("load", str(path))) or real_load(path, **kw))
-    for result in engine_run.extract_each([corpus / "a", corpus / "b"], views="binary", out_dir=tmp_path / "out"):
+    for result in engine_run.extract_each([corpus / "a", corpus / "b"], RunOptions(views="binary", out_dir=tmp_path / "out")):
         events.append(("written", result.run_dir.name))
     assert events == [("load", str(corpus / "a" / "notes.txt")), ("written", "a__notes"),
                       ("load", str(corpus / "b" / "notes.txt")), ("written", "b__notes")]

@@ -96,7 +96,7 @@ def test_domain_types_are_checked(tmp_path):
     write(tmp_path, gold())
     domain_file = tmp_path / "tiny.yaml"
     domain_file.write_text(DOMAIN_YAML)
-    from kgkit.schema.catalog import load_domain
+    from kgkit.catalog.load import load_domain
 
     _, issues = check_gold(tmp_path, load_domain(domain_file))
     assert [i.message for i in issues] == ["entity type 'Loc' is not in domain 'tiny'; the domain has: Peop, Org"]

@@ -18,7 +18,7 @@ from kgkit import ids
 from kgkit.errors import ConfigError, InputError, NotFoundError
 from kgkit.graph import GraphStore
 from kgkit.graph.runs import Contribution
-from kgkit.name_keys import canonical_key
+from kgkit.text.name_keys import canonical_key
 from kgkit.graph.resolution import Group, fuzzy_cluster, resolve
 
 

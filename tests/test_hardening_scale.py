@@ -11,7 +11,7 @@ from pathlib import Path
 from graph_support import postgres, small_runs  # noqa: F401  (fixtures)
 from kgkit import ids
 from kgkit.graph import GraphStore
-from kgkit.name_keys import canonical_key
+from kgkit.text.name_keys import canonical_key
 
 NODES = 66_000
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cli_support import kgkit
-from kgkit.secrets import mask_url, url_secrets
+from kgkit.guards.secrets import mask_url, url_secrets
 
 PASSWORD = "Pw-h28-7c1e9d"
 

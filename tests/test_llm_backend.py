@@ -16,7 +16,7 @@ from kgkit.backends.llm import LLMBackend
 from kgkit.config.model import CacheConfig, Config, LimitsConfig, LLMConfig
 from kgkit.documents.types import Chunk
 from kgkit.errors import ProviderError
-from kgkit.schema.model import Domain, EntityType, RelationType
+from kgkit.formats.model import Domain, EntityType, RelationType
 from stub_provider import Reply
 
 FAKE_KEY = "sk-kgkit-test-7f3a9c1e5b2d4680"

@@ -6,7 +6,7 @@ from kgkit.backends.budget import GRAMMAR_ITEMS, answer_items, answer_tokens, de
 from kgkit.config.model import LimitsConfig
 from kgkit.documents.types import Chunk
 from kgkit.engine.core import ENTITIES_SCHEMA, RELATIONS_SCHEMA
-from kgkit.schema.model import Domain, EntityType, RelationType
+from kgkit.formats.model import Domain, EntityType, RelationType
 
 DOMAIN = Domain(name="staff", entity_types=(EntityType("Person", aliases=("PER",)), EntityType("Organization")),
                 relation_types=(RelationType("works_for", head=("Person",), tail=("Organization",),

@@ -287,7 +287,7 @@ def test_a_key_that_is_no_variable_name_is_not_echoed_by_validation_or_config_sh
     ("hf_AbCdEf", True), ("Xk29vLq81ZpRt0sW3yNb", True), ("a" * 40 + "1", True),
 ])
 def test_what_looks_like_a_key(value, secret):
-    from kgkit.secrets import looks_like_key
+    from kgkit.guards.secrets import looks_like_key
 
     assert looks_like_key(value) is secret
 

@@ -11,7 +11,7 @@ import pytest
 from kgkit.backends.base import ENTITIES, RELATIONS, PassRequest
 from kgkit.documents.types import Chunk
 from kgkit.errors import TemplateError
-from kgkit.schema.model import Domain, EntityType, Example, RelationType
+from kgkit.formats.model import Domain, EntityType, Example, RelationType
 from kgkit.prompts.render import render_messages, render_request
 
 DOMAIN = Domain(
@@ -193,7 +193,7 @@ def _names_in(item: dict) -> list[str]:
 def _upgrade_request(view_name: str, domain: str = "general"):
     import kgkit
     from kgkit.backends.base import UPGRADE
-    from kgkit.schema.catalog import load_view
+    from kgkit.catalog.load import load_view
 
     view = load_view(view_name)
     context = {"domain": kgkit.load_domain(domain), "view": view, "template": view.template,

@@ -6,8 +6,8 @@ import pytest
 
 from kgkit.backends.structured import drop_unfilled, strict_schema
 from kgkit.engine.core import ENTITIES_SCHEMA, RELATIONS_SCHEMA
-from kgkit.schema.catalog import load_view
-from kgkit.skills.learn import SKILL_SCHEMA
+from kgkit.catalog.load import load_view
+from kgkit.learning.rollouts import SKILL_SCHEMA
 
 CLOSED = {"entities": ENTITIES_SCHEMA, "relations": RELATIONS_SCHEMA, "skills": SKILL_SCHEMA}
 

@@ -26,7 +26,7 @@ from kgkit.backends.runaway import salvage
 from kgkit.config.model import Config, LLMConfig
 from kgkit.documents.types import Chunk
 from kgkit.engine.core import ENTITIES_SCHEMA
-from kgkit.schema.catalog import load_domain
+from kgkit.catalog.load import load_domain
 from local_model_support import MODEL_SHA256, real_model
 
 pytestmark = pytest.mark.model

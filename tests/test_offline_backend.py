@@ -5,7 +5,7 @@ import pytest
 
 from kgkit.backends.base import ENTITIES, RELATIONS, UPGRADE, Backend, PassRequest
 from kgkit.backends.offline import OfflineBackend, register_handler
-from kgkit.schema.catalog import load_domain, load_view
+from kgkit.catalog.load import load_domain, load_view
 from kgkit.documents.types import Chunk
 from kgkit.engine.core import ENTITIES_SCHEMA, RELATIONS_SCHEMA
 from kgkit.modes.base import validate_answer

@@ -11,11 +11,11 @@ import sys
 
 import regex
 
-from kgkit import safe_regex
-from kgkit.backends.offline import sentences
+from kgkit.guards import safe_regex
+from kgkit.text import sentences
 from kgkit.backends.offline.mentions import collapse
 from kgkit.backends.offline.relations import _head_nouns
-from kgkit.backends.offline.sentences import is_heading, sentence_at, split_sentences
+from kgkit.text.sentences import is_heading, sentence_at, split_sentences
 
 # Every character ``\s`` matches, a few that look like spaces but are not, and text.
 _WHITESPACE = [c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace()]
@@ -182,7 +182,7 @@ def test_head_nouns_equal_the_regex():
 # --------------------------------------------------------------------------- literals: kept per text and kind
 
 def test_kept_literals_equal_a_fresh_scan():
-    from kgkit.backends.offline import literals
+    from kgkit.text import literals
 
     rng = random.Random(7)
     pieces = ["on May 26, 2017", "for $5 million", "30 days", "12.5%", "sixty (60) days", "5 mg", "in 1998",
@@ -199,7 +199,7 @@ def test_kept_literals_equal_a_fresh_scan():
 # --------------------------------------------------------------------------- phrase_match: odd spaces
 
 def test_odd_space_runs_equal_the_plain_regex():
-    from kgkit.phrase_match import _ODD_SPACE
+    from kgkit.text.phrase_match import _ODD_SPACE
 
     plain = re.compile(r"\s{2,}|[^\S ]")
     rng = random.Random(6)
@@ -303,7 +303,7 @@ def test_role_cues_grouped_by_first_letter_match_as_the_flat_list():
 def test_phrase_spans_equal_the_case_folding_regex():
     """phrase_spans finds in the lower-cased text what compile_phrases (re.IGNORECASE) finds
     in the text, windows included; where case folds beyond ASCII it asks the regex itself."""
-    from kgkit import phrase_match
+    from kgkit.text import phrase_match
     from kgkit.backends.offline.entities import compile_phrases, phrase_spans
 
     rng = random.Random(11)
@@ -327,7 +327,7 @@ def test_phrase_spans_equal_the_case_folding_regex():
 
 
 def test_lowered_declines_where_case_folds_beyond_ascii():
-    from kgkit.phrase_match import lowered
+    from kgkit.text.phrase_match import lowered
 
     assert lowered("Acme IN Texas") == "acme in texas"
     assert lowered("caf\u00c9") is None and lowered("\u212aelvin") is None

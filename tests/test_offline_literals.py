@@ -1,9 +1,9 @@
-"""Literal recognition and normalisation (kgkit.backends.offline.literals), public API only."""
+"""Literal recognition and normalisation (kgkit.text.literals), public API only."""
 from __future__ import annotations
 
 import pytest
 
-from kgkit.backends.offline.literals import find_literals, literal_name, normalise
+from kgkit.text.literals import find_literals, literal_name, normalise
 
 
 @pytest.mark.parametrize("text, iso", [

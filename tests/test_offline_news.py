@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 import kgkit
 from kgkit.backends.offline.entities import find_entities
-from kgkit.schema.catalog import load_domain
+from kgkit.catalog.load import load_domain
 from kgkit.cli import cli
 from kgkit.config.model import Config
 

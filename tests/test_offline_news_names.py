@@ -13,8 +13,8 @@ import pytest
 import kgkit
 from kgkit.backends.offline.entities import find_entities
 from kgkit.config.model import Config
-from kgkit.schema.catalog import load_domain
-from kgkit.type_kinds import literal_types
+from kgkit.catalog.load import load_domain
+from kgkit.text.type_kinds import literal_types
 
 
 @pytest.fixture(autouse=True)

@@ -11,9 +11,9 @@ import pytest
 
 import kgkit
 from kgkit.backends.offline.entities import find_entities
-from kgkit.canon import place_of_region
+from kgkit.canon.names import place_of_region
 from kgkit.config.model import Config
-from kgkit.schema.catalog import load_domain
+from kgkit.catalog.load import load_domain
 
 
 @pytest.fixture(autouse=True)

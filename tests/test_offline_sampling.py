@@ -7,7 +7,7 @@ from kgkit.backends.base import ENTITIES, RELATIONS, PassRequest
 from kgkit.backends.offline import OfflineBackend
 from kgkit.backends.offline.sampling import Sampler, SamplingKnobs
 from kgkit.documents.types import Chunk
-from kgkit.schema.catalog import load_domain
+from kgkit.catalog.load import load_domain
 
 TEXT = ("Ann Lee works for Acme Corp. in Paris. Bob Stone, an employee of Initech, lives in Rome. "
         "Cy Moe joined Globex Inc. Dee Poe lives in Oslo and works for Hooli LLC.")

@@ -13,7 +13,7 @@ import pytest
 import kgkit
 from kgkit.backends.base import UPGRADE, PassRequest
 from kgkit.backends.offline import OfflineBackend
-from kgkit.schema.catalog import load_domain, load_view
+from kgkit.catalog.load import load_domain, load_view
 from kgkit.config.model import Config
 from kgkit.documents.types import Chunk
 

@@ -5,7 +5,7 @@ import pytest
 
 from kgkit.backends.offline.entities import find_entities
 from kgkit.backends.offline.party_names import clean_party_name, names_a_person
-from kgkit.schema.catalog import load_domain
+from kgkit.catalog.load import load_domain
 
 
 def _kept(name):

@@ -1,4 +1,4 @@
-"""kgkit.phrase_match finds what the regex it stands in for finds, and declines where it cannot."""
+"""kgkit.text.phrase_match finds what the regex it stands in for finds, and declines where it cannot."""
 from __future__ import annotations
 
 import random
@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from kgkit import evidence, phrase_match
+from kgkit.text import evidence, phrase_match
 from kgkit.backends.offline import relations
 from kgkit.backends.offline.entities import phrase_pattern
 
@@ -87,7 +87,7 @@ def test_locate_mention_is_unchanged(monkeypatch):
 
 
 def test_find_mentions_is_unchanged(monkeypatch):
-    from kgkit.schema.catalog import load_domain
+    from kgkit.catalog.load import load_domain
 
     types = load_domain("general").entity_types
     rng = random.Random(3)

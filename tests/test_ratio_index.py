@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 from rapidfuzz import fuzz
 
-from kgkit.ratio_index import RatioIndex, qgram_elements, shared_qgrams_bound
+from kgkit.text.ratio_index import RatioIndex, qgram_elements, shared_qgrams_bound
 
 
 def random_strings(rng: random.Random, n: int, alphabet: str, lengths: tuple[int, int]) -> list[str]:

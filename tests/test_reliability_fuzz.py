@@ -29,7 +29,7 @@ from kgkit.documents.chunking import chunk_document
 from kgkit.documents.load import load_document
 from kgkit.errors import InputError, KgkitError
 from kgkit.eval.gold import load_gold
-from kgkit.schema.validation import validate_file
+from kgkit.catalog.validation import validate_file
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 KEYS = ["name", "type", "entity_types", "relation_types", "head", "tail", "roles", "extends", "mode", "llm",

@@ -24,7 +24,7 @@ import pytest
 
 import kgkit
 from fault_script import chunk_text, stage_of
-from kgkit.schema.catalog import load_domain
+from kgkit.catalog.load import load_domain
 from kgkit.cli import main
 from reliability_support import FAKE_KEY, KEY_ENV, write_config
 from stub_provider import Recorded, Reply, StubProvider

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cli_support import kgkit
-from kgkit import safe_regex
+from kgkit.guards import safe_regex
 from kgkit.documents.load import load_document
 from kgkit.errors import InputError
 
@@ -233,8 +233,8 @@ def test_nested_quantifier_names_the_group_position():
 
 
 def test_every_shipped_regex_passes_the_check():
-    from kgkit.schema.validation import _walk_patterns
-    from kgkit.schema.yaml_source import load
+    from kgkit.catalog.validation import _walk_patterns
+    from kgkit.formats.yaml_source import load
 
     root = Path(__file__).resolve().parent.parent
     found = [(path, rx) for f in sorted(root.glob("domains/*.yaml")) + sorted(root.glob("templates/*.yaml"))

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from kgkit.cli import cli
 from kgkit.errors import ValidationError
-from kgkit.schema.validation import validate_file
+from kgkit.catalog.validation import validate_file
 from schema_support import BROKEN
 
 EXPECTED: dict[str, list[str]] = yaml.safe_load((BROKEN / "expected.yaml").read_text(encoding="utf-8"))

@@ -11,7 +11,8 @@ import yaml
 from click.testing import CliRunner
 
 import kgkit
-from kgkit.schema import catalog, search_path
+from kgkit.catalog import load as catalog
+from kgkit.formats import search_path
 from kgkit.cli import cli
 from schema_support import FIXTURES
 from shared_data import DATA, FIXTURES as DATA_FIXTURES

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kgkit.errors import ValidationError
-from kgkit.schema.validation import validate_file
+from kgkit.catalog.validation import validate_file
 from schema_support import FIXTURES
 
 FILES = {kind: sorted((FIXTURES / kind).glob("*.yaml")) for kind in ("domains", "views", "templates")}

@@ -4,9 +4,10 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from kgkit.schema import catalog, search_path
+from kgkit.catalog import load as catalog
+from kgkit.formats import search_path
 from kgkit.cli import cli
-from kgkit.schema.validation import validate_file
+from kgkit.catalog.validation import validate_file
 
 BUILTIN = search_path.builtin_root()  # the checkout's top level, or kgkit/_builtin when installed
 

@@ -5,7 +5,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgkit.schema.starter import flow, scalar
+from kgkit.catalog.starter import flow
+from kgkit.formats.yaml_source import scalar
 
 
 @settings(max_examples=300, deadline=None)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from kgkit.schema import catalog, search_path
+from kgkit.catalog import load as catalog
+from kgkit.formats import search_path
 from kgkit.errors import NotFoundError, ValidationError
-from kgkit.schema.validation import validate_file
-from kgkit.schema.yaml_source import parse
+from kgkit.catalog.validation import validate_file
+from kgkit.formats.yaml_source import parse
 from schema_support import FIXTURES
 
 
@@ -137,8 +138,8 @@ def test_yaml_source_marks_and_merges():
 
 
 def test_document_type_and_scopes_are_checked_and_defaulted(tmp_path, fixture_project):
-    from kgkit.schema.files import build_domain
-    from kgkit.scopes import entity_scopes
+    from kgkit.catalog.build import build_domain
+    from kgkit.formats.scopes import entity_scopes
 
     path = tmp_path / "deals.yaml"
     path.write_text("name: deals\ndocument_type: Deal\nentity_types:\n  - {name: Deal}\n  - {name: Date}\n"

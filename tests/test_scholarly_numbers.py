@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from kgkit.cli import cli
 from kgkit.errors import ValidationError
-from kgkit.schema.catalog import load_domain
-from kgkit.schema.files import build_domain
+from kgkit.catalog.load import load_domain
+from kgkit.catalog.build import build_domain
 
 TEXT = ("Sparse Routing for Reading Comprehension\n\nWe propose a routing network for question answering. "
         "Our routing network achieves 91.2% accuracy on the SQuAD dataset, outperforming the LSTM baseline. "

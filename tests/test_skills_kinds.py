@@ -9,13 +9,13 @@ import regex
 
 from kgkit.backends.offline.entities import find_entities
 from kgkit.backends.offline.relations import find_relations
-from kgkit.backends.offline.skills import (NAME_RX, cue_ends, juxtaposition_cue, nearest_cue, relation_candidates,
-                                          relations_with_skills, role_cue, tight_cue, title_candidates, typed_cue)
-from kgkit.schema.catalog import load_domain
-from kgkit.skills.learn import room_for_a_name
+from kgkit.backends.offline.skills import NAME_RX, juxtaposition_cue, nearest_cue, relation_candidates, relations_with_skills, role_cue, tight_cue, title_candidates, typed_cue
+from kgkit.skills.cues import cue_ends
+from kgkit.catalog.load import load_domain
+from kgkit.learning.folding import room_for_a_name
 from kgkit.skills.library import make_skill
 from kgkit.skills.retrieve import gazetteer_skill
-from kgkit.skills.vetting import PROMPT_TEXT_CHARS
+from kgkit.learning.vetting import PROMPT_TEXT_CHARS
 
 DOMAIN = """\
 name: towns
@@ -50,17 +50,16 @@ def test_tight_cue_is_the_shape_between_two_names_never_the_names():
 
 
 def test_relation_candidates_go_from_the_whole_trigger_to_shorter_cues_then_the_shape():
-    """Longest cue first; with ``nearest`` (skills.nearest_cues) each cue plain, then in its nearest shape; the tight cue last."""
+    """Longest cue first; with ``typed`` (skills.typed_cues) a one-word cue plain, then typed to the edge's ends; the tight cue last."""
     edge = {"head": "Tarnow", "relation": "Located_In", "tail": "Galicia", "head_type": "Place", "tail_type": "Place"}
     cands = relation_candidates(edge, "The town of Tarnow, a market town of Galicia, grew.")
     assert [c["pattern"]["phrases"] for c in cands] == [["market town of"], ["town of"], ["of"]]
-    cands = relation_candidates(edge, "The town of Tarnow, a market town of Galicia, grew.", nearest=True)
+    cands = relation_candidates(edge, "The town of Tarnow, a market town of Galicia, grew.", typed=True)
     assert [c["pattern"]["phrases"] or c["pattern"]["regex"] for c in cands] == [
-        ["market town of"], [nearest_cue("market town of")], ["town of"], [nearest_cue("town of")],
-        ["of"], [nearest_cue("of")]]
-    cands = relation_candidates(edge, "The mill in Tarnow in Galicia closed.", nearest=True)
+        ["market town of"], ["town of"], ["of"], [typed_cue("of", "Place", "Place")]]
+    cands = relation_candidates(edge, "The mill in Tarnow in Galicia closed.", typed=True)
     assert [c["pattern"]["phrases"] or c["pattern"]["regex"] for c in cands] == [
-        ["in"], [nearest_cue("in")], [tight_cue(" in ")]]
+        ["in"], [typed_cue("in", "Place", "Place")], [tight_cue(" in ")]]
     assert cands[2]["example"] == "[Place] in [Place]" and "nearest" in cands[1]["instruction"]
     assert all("Tarnow" not in c["instruction"] + c["example"] for c in cands)
 
@@ -192,7 +191,7 @@ def employed_by_gold(tmp_path):
     import json
 
     from kgkit.config.model import Config
-    from kgkit.skills.learn import split_docs
+    from kgkit.learning.settings import split_docs
 
     people, orgs, towns = ["Ann Lee", "Bo Stahl", "Cy Moe", "Di Poe", "Ed Roe", "Fe Loo"], \
         ["Acme", "Initech", "Globex", "Hooli", "Umbra", "Wonka"], ["Tarnow", "Brno", "Oslo", "Lima", "Nice", "Kyiv"]
@@ -226,7 +225,8 @@ relation_types:
 
 def test_a_cue_that_helps_train_but_changes_nothing_on_dev_is_rejected_with_its_figure(tmp_path):
     """Vetting and the train check pass "employed by"; dev never states it: equal is a rejection."""
-    from kgkit.skills.learn import LearnSettings, learn_skills
+    from kgkit.learning.settings import LearnSettings
+    from kgkit.learning.loop import learn_skills
     from kgkit.skills.library import load_library
 
     split, kwargs, (gold, domain) = employed_by_gold(tmp_path)
@@ -241,7 +241,9 @@ def test_a_cue_that_helps_train_but_changes_nothing_on_dev_is_rejected_with_its_
 def test_a_gate_on_train_and_dev_keeps_that_cue_with_its_gain_and_it_reaches_held_out(tmp_path):
     """gate "train+dev": the same cue raises F1 over train and dev together, so it is kept,
     its gain recorded; the held-out documents (never gated on) then find their relations."""
-    from kgkit.skills.learn import LearnSettings, gate_docs, learn_skills
+    from kgkit.learning.settings import LearnSettings
+    from kgkit.learning.gate import gate_docs
+    from kgkit.learning.loop import learn_skills
     from kgkit.skills.library import load_library
 
     split, kwargs, (gold, domain) = employed_by_gold(tmp_path)
@@ -261,7 +263,8 @@ def test_the_cross_validated_gate_keeps_that_cue_with_the_gain_of_each_fold(tmp_
     """gate "cv" (the default): no dev split; the four learning documents are four folds, each
     scored by a learner that vetted and applied "employed by" on the other three. It wins
     F1 1.0 on each of the three documents that say it and nothing on the one that does not."""
-    from kgkit.skills.learn import LearnSettings, learn_skills, split_docs
+    from kgkit.learning.settings import LearnSettings, split_docs
+    from kgkit.learning.loop import learn_skills
     from kgkit.skills.library import load_library
 
     _, kwargs, (gold, domain) = employed_by_gold(tmp_path)
@@ -297,7 +300,7 @@ class _Vetter:
         self.verdict = verdict
 
     def vet(self, cand):
-        from kgkit.skills.vetting import Vetting
+        from kgkit.learning.vetting import Vetting
 
         return Vetting(self.verdict)
 
@@ -306,7 +309,8 @@ def test_a_fold_is_never_scored_by_a_learner_that_could_not_have_proposed_the_ca
     """A candidate drawn from fold 0's documents alone is not scored there (that fold's
     learner never saw the edge); drawn from folds 0 and 1, every fold is scored; a fold
     whose learner refuses it in vetting counts a gain of 0."""
-    from kgkit.skills.learn import Gate, LearnSettings, cv_folds
+    from kgkit.learning.gate import Gate, cv_folds
+    from kgkit.learning.settings import LearnSettings
 
     folds = cv_folds([f"d{i}" for i in range(6)], 3, seed=0)
     assert sorted(d for f in folds for d in f) == [f"d{i}" for i in range(6)] and all(len(f) == 2 for f in folds)
@@ -325,7 +329,8 @@ def test_an_unknown_gate_is_a_configuration_error(tmp_path):
     import pytest
 
     from kgkit.errors import ConfigError
-    from kgkit.skills.learn import LearnSettings, learn_skills
+    from kgkit.learning.settings import LearnSettings
+    from kgkit.learning.loop import learn_skills
 
     _, kwargs, (gold, domain) = employed_by_gold(tmp_path)
     with pytest.raises(ConfigError, match="skills.gate must be one of dev, train\\+dev, cv"):
@@ -337,7 +342,8 @@ def test_an_unknown_gate_is_a_configuration_error(tmp_path):
 def test_the_same_candidate_from_several_edges_is_one_candidate_with_all_their_provenance():
     """Grouped by kind, target and pattern (phrase order and case aside), in proposal order;
     an unstable edge among its proposers makes it a path-induction candidate."""
-    from kgkit.skills.learn import EdgeLabel, candidate_key, group_candidates
+    from kgkit.learning.report import EdgeLabel
+    from kgkit.learning.folding import candidate_key, group_candidates
 
     def cand(phrase, label):
         return {"kind": "relation", "target": "Work_For", "pattern": {"phrases": [phrase], "regex": []},

@@ -13,7 +13,9 @@ from kgkit.backends.offline import OfflineBackend
 from kgkit.backends.offline.skills import role_cue
 from kgkit.cli import cli
 from kgkit.documents.types import Chunk
-from kgkit.skills.learn import SAMPLED_NOTE, SKILL_SCHEMA, split_docs
+from kgkit.learning.report import SAMPLED_NOTE
+from kgkit.learning.rollouts import SKILL_SCHEMA
+from kgkit.learning.settings import split_docs
 from kgkit.skills.library import load_library
 
 PEOPLE = ["Ann Lee", "Bob Stone", "Cy Moe", "Dee Poe", "Eve Roe", "Fay Loo"]
@@ -331,7 +333,7 @@ def test_heldout_from_keeps_learning_on_the_other_documents():
 def _scripted_gate(monkeypatch, script):
     """Replace the gate's measurement (not the loop) by ``script``: candidate phrase or regex ->
     the gains of its successive gate calls. Returns the list of (target, cue) the gate was asked about."""
-    from kgkit.skills.learn import Gate
+    from kgkit.learning.gate import Gate
 
     asked = []
 
@@ -350,7 +352,8 @@ def test_a_change_turned_down_before_a_later_acceptance_is_tried_once_more_at_th
     library has changed since, so "works for" is gated again at the end, accepted, and its
     edges leave ``rejected``. "for" and the tight cue, turned down for the same edges, are not
     retried: the accepted "works for" covers those edges. Vetting and the applied check are real."""
-    from kgkit.skills.learn import LearnSettings, learn_skills
+    from kgkit.learning.settings import LearnSettings
+    from kgkit.learning.loop import learn_skills
 
     asked = _scripted_gate(monkeypatch, {("Work_For", "works for"): [0.0, 0.1], ("Live_In", "lives in"): [0.1]})
     report = learn_skills(project / "gold", project / "staff.yaml",
@@ -370,7 +373,8 @@ def test_a_change_turned_down_before_a_later_acceptance_is_tried_once_more_at_th
 
 def test_a_run_that_accepts_nothing_retries_nothing(project, monkeypatch):
     """No change was accepted after any turn-down, so no candidate meets the gate twice and nothing is written."""
-    from kgkit.skills.learn import LearnSettings, learn_skills
+    from kgkit.learning.settings import LearnSettings
+    from kgkit.learning.loop import learn_skills
 
     asked = _scripted_gate(monkeypatch, {})
     report = learn_skills(project / "gold", project / "staff.yaml",
@@ -386,7 +390,8 @@ def test_two_cues_of_one_relation_are_one_skill_each_with_its_own_gain(project, 
     accepted for Work_For by two gate calls, and the library holds one Work_For skill with both
     cues, each with the gain it was accepted with; the report counts the join among the accepted
     skills. Without join the same run adds two skills. Vetting and the applied check are real."""
-    from kgkit.skills.learn import LearnSettings, learn_skills
+    from kgkit.learning.settings import LearnSettings
+    from kgkit.learning.loop import learn_skills
 
     gold = make_gold(project / "gold2", employed=range(3, 6))  # half the documents say it another way
     script = {("Work_For", "works for"): [0.1], ("Work_For", "employed by"): [0.05]}

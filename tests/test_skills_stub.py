@@ -24,7 +24,8 @@ from collections import Counter
 import pytest
 
 from kgkit.config.model import CacheConfig, Config, LLMConfig
-from kgkit.skills.learn import LearnSettings, learn_skills, split_docs
+from kgkit.learning.settings import LearnSettings, split_docs
+from kgkit.learning.loop import learn_skills
 from kgkit.skills.library import load_library
 
 DOMAIN = """\

@@ -6,9 +6,9 @@ import json
 import pytest
 
 from kgkit.eval.gold import load_gold
-from kgkit.schema.model import Domain, EntityType, RelationType
-from kgkit.skills.diagnosis import diagnose
-from kgkit.skills.vetting import Vetter, clean_text
+from kgkit.formats.model import Domain, EntityType, RelationType
+from kgkit.learning.diagnosis import diagnose
+from kgkit.learning.vetting import Vetter, clean_text
 
 DOMAIN = Domain(name="staff", entity_types=(EntityType("Person"), EntityType("Org"), EntityType("City")),
                 relation_types=(RelationType("Work_For", head=("Person",), tail=("Org",)),

@@ -16,7 +16,7 @@ from kgkit.config.model import Config, UpgradesConfig
 from kgkit.documents.types import Chunk
 from kgkit.modes.base import Skeleton
 from kgkit.modes.registry import get_mode
-from kgkit.schema.catalog import load_domain, load_view
+from kgkit.catalog.load import load_domain, load_view
 
 from cli_support import kgkit as run_cli
 

@@ -1,4 +1,4 @@
-"""kgkit.timex: ISO 8601 / TimeML time values parsed, written canonically and compared at the
+"""kgkit.text.timex: ISO 8601 / TimeML time values parsed, written canonically and compared at the
 coarser precision of the two."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kgkit import timex
+from kgkit.text import timex
 from kgkit.modes.temporal import qualify
-from kgkit.schema.model import Qualifier
+from kgkit.formats.model import Qualifier
 
 
 @pytest.mark.parametrize("text, canonical, precision", [

@@ -26,11 +26,12 @@ SKILL_HINDSIGHT = "skill_hindsight"  # hindsight diagnosis for misses
 class PassRequest:
     """Everything one pass needs.
 
-    ``context`` carries what the prompt and the offline rules read, by key:
-      ``domain`` (kgkit.schema.model.Domain) — always;
+    ``context`` carries what the prompt and the offline rules read, by key (one TypedDict
+    per pass kind in :mod:`kgkit.backends.contexts`):
+      ``domain`` (kgkit.formats.model.Domain) — always;
       ``entities`` — list of node dicts {"id","name","type","aliases"} of V_doc (relations, upgrades);
       ``skeleton`` — list of edge dicts {"id","head","relation","tail"} by node name (upgrades);
-      ``view`` (kgkit.schema.model.View) — upgrades; ``template`` (kgkit.schema.model.Template) — diy;
+      ``view`` (kgkit.formats.model.View) — upgrades; ``template`` (kgkit.formats.model.Template) — diy;
       ``skills`` — list of skill dicts retrieved for this document (core passes);
       ``title`` — document title if known;
       skill passes add ``gold_edge``, ``evidence``, ``predictions``.
@@ -137,3 +138,11 @@ def pass_validator(schema: Mapping[str, Any]):
         validator = _VALIDATORS[key] = cls(schema)
     _BY_ID[id(schema)] = (schema, validator)
     return validator
+
+
+def part_requests(combined: PassRequest) -> list[PassRequest]:
+    """The single-view passes a combined pass stands for, each with its own view's context and schema."""
+    return [PassRequest(kind=UPGRADE, stage=part["key"], chunk=combined.chunk,
+                        schema=part["view"].output_schema or {}, context=part["context"],
+                        prompt=part["view"].prompt or "", sample=combined.sample, temperature=combined.temperature)
+            for part in combined.context["parts"]]

@@ -21,14 +21,13 @@ def create_backend(config: Config, stage: str = "core") -> Backend:
     llm = stage_llm(config.llm, stage)
     if not llm.model:
         from kgkit.backends.offline import OfflineBackend
-        from kgkit.backends.offline.sampling import SamplingKnobs
 
-        return OfflineBackend(regex_timeout=config.input.regex_timeout, knobs=SamplingKnobs.from_config(config.skills))
+        return OfflineBackend(regex_timeout=config.input.regex_timeout)
     from kgkit.backends.llm import LLMBackend
 
     backend: Backend = LLMBackend(llm, limits=config.limits, max_response_bytes=config.limits.max_response_bytes)
     if config.cache.enabled:
-        from kgkit.cache import CachedBackend, open_cache
+        from kgkit.backends.cache import CachedBackend, open_cache
 
         backend = CachedBackend(backend, open_cache(config.cache))
     return backend

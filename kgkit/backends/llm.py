@@ -71,7 +71,7 @@ from kgkit.backends.structured import drop_unfilled, strict_schema
 from kgkit.config.model import LimitsConfig, LLMConfig
 from kgkit.errors import ProviderConfigError, ProviderError
 from kgkit.prompts.render import render_request
-from kgkit.secrets import looks_like_key, scrub
+from kgkit.guards.secrets import looks_like_key, scrub
 
 log = logging.getLogger(__name__)
 
@@ -204,7 +204,7 @@ class LLMBackend:
         try:
             data, error, raw = self._ask(request, tally)
         except ProviderError as exc:
-            exc.requests, exc.retries = tally.requests, tally.retries  # type: ignore[attr-defined]
+            exc.requests, exc.retries = tally.requests, tally.retries
             raise
         return PassResult(
             data=self.scrub(data),
@@ -525,7 +525,7 @@ class LLMBackend:
             # chunk and goes on. The same refusal over and over means the request is wrong
             # for this provider (an unsupported parameter): stop the run instead.
             self._refusals += 1
-            error.request_specific = self._refusals < MAX_REFUSALS  # type: ignore[attr-defined]
+            error.request_specific = self._refusals < MAX_REFUSALS
         return error
 
 

@@ -15,7 +15,7 @@ def cache_cli():
 @CONFIG_OPTION
 def stats_cli(config_path: str | None):
     """Entries, size on disk and directory of the cache."""
-    from kgkit.cache import cache_stats
+    from kgkit.backends.cache import cache_stats
     from kgkit.config.loader import load_config
 
     stats = cache_stats(load_config(config_path))
@@ -26,7 +26,7 @@ def stats_cli(config_path: str | None):
 @CONFIG_OPTION
 def clear_cli(config_path: str | None):
     """Remove every cached answer (the next run asks the provider again)."""
-    from kgkit.cache import cache_dir, clear_cache
+    from kgkit.backends.cache import cache_dir, clear_cache
     from kgkit.config.loader import load_config
 
     config = load_config(config_path)

@@ -38,7 +38,7 @@ def new_cli(name: str, parent: str | None, gold: Path | None, out: Path | None, 
       kgkit domain new my_contracts --from legal_contracts
       kgkit domain new conll04 --from-gold data/conll04
     """
-    from kgkit.schema import starter as domain_starter
+    from kgkit.catalog import starter as domain_starter
 
     if not domain_starter.NAME_RE.match(name):
         raise click.BadParameter(
@@ -51,8 +51,8 @@ def new_cli(name: str, parent: str | None, gold: Path | None, out: Path | None, 
     if gold:
         text = domain_starter.starter_from_gold(name, gold)
     elif parent:
-        from kgkit.schema.catalog import load_domain
-        from kgkit.schema.search_path import looks_like_path
+        from kgkit.catalog.load import load_domain
+        from kgkit.formats.search_path import looks_like_path
 
         ref = parent
         if looks_like_path(parent):  # `extends:` paths are relative to the new file
@@ -78,7 +78,7 @@ def new_cli(name: str, parent: str | None, gold: Path | None, out: Path | None, 
 def _domain_ref(name: str, target: Path) -> str:
     """How ``--domain`` reaches the new file from here: its name when the search path finds
     this very file, else its path."""
-    from kgkit.schema.search_path import find
+    from kgkit.formats.search_path import find
     from kgkit.errors import NotFoundError
 
     try:
@@ -102,7 +102,7 @@ def validate_cli(files: tuple[Path, ...], kind: str):
     too, so one command covers every shipped file.
     """
     from kgkit.errors import ValidationError
-    from kgkit.schema.validation import validate_file
+    from kgkit.catalog.validation import validate_file
 
     failed = 0
     for path in files:
@@ -126,8 +126,8 @@ def show_cli(name: str):
     """Print domain NAME (or a path) as YAML, resolved: extends applied."""
     import yaml
 
-    from kgkit.schema.search_path import find
-    from kgkit.schema.validation import resolve_domain
+    from kgkit.formats.search_path import find
+    from kgkit.catalog.validation import resolve_domain
 
     resolved = resolve_domain(find("domains", name))
     data = {k: v for k, v in resolved.merged.items() if k != "extends"}
@@ -138,8 +138,8 @@ def show_cli(name: str):
 @click.command("domains")
 def domains_cli():
     """List available domains: name, file, description."""
-    from kgkit.schema.search_path import available
-    from kgkit.schema.yaml_source import load
+    from kgkit.formats.search_path import available
+    from kgkit.formats.yaml_source import load
 
     rows = []
     for name, path in sorted(available("domains").items()):

@@ -220,103 +220,135 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
     if direct_retries and not (batch or resume):
         raise click.UsageError("--direct-retries applies to a batch run: give it with --batch or --resume")
     if _reads_vault(reader, files):
-        from kgkit.cli import wiki
-
-        if reader == "auto":
-            click.echo(f"{files[0]}: read as a Markdown vault (it holds index.md or .obsidian/); "
-                       "--reader document reads its files one by one", err=True)
-        cfg = _config(config_path, model, no_cache, engine)
-        run = wiki.extract_vault_cli(files, config=cfg, out_dir=out_dir, dry_run=dry_run, as_json=as_json,
-                                     refused={"--view": views, "--domain": domain, "--batch": batch,
-                                              "--resume": resume, "--include": include, "--exclude": exclude,
-                                              "--engine ray": engine == "ray"})
-        if run is not None:
-            data = summary([run])
-            data["runs"][0]["wiki"] = wiki.scan_summary(run.report)
-            if graph:
-                from kgkit.graph import GraphStore
-
-                with GraphStore.from_config(cfg, url=graph, tenant=tenant) as store:
-                    added = store.add([run.run_dir])
-                    stats = store.stats()
-                data["graph"] = graph_report(graph, added, stats, left_out=0)
-            if as_json:
-                click.echo(json.dumps(data, indent=2, ensure_ascii=False))
-            else:
-                click.echo(format_summary(data) + "\n" + wiki.format_report(run.report)
-                           + (format_graph_report(data["graph"]) if graph else ""))
+        _extract_vault(files, reader, _config(config_path, model, no_cache, engine), out_dir, dry_run, as_json, graph,
+                       tenant, refused={"--view": views, "--domain": domain, "--batch": batch, "--resume": resume,
+                                        "--include": include, "--exclude": exclude, "--engine ray": engine == "ray"})
         return
     cfg = _config(config_path, model, no_cache, engine)
     cfg.upgrades.skip_idle_chunks = cfg.upgrades.skip_idle_chunks or skip_idle_chunks
     cfg.upgrades.combine = cfg.upgrades.combine or combine_upgrades
-    if dry_run:
-        from kgkit.engine.plan import plan, provider_plan
+    from kgkit.engine.options import RunOptions
 
-        plans = plan(list(files), domain=domain, views=views, config=cfg, include=include, exclude=exclude,
-                     out_dir=out_dir, replace_views=replace_views, skills=not no_skills)
-        provider = provider_plan(cfg)
-        if as_json:
-            click.echo(json.dumps({"plan": [p.as_dict() for p in plans], "provider": provider.as_dict()}, indent=2))
-        else:
-            click.echo(format_plan(plans, provider.line()))
+    options = RunOptions(domain=domain, views=views, out_dir=out_dir, include=include, exclude=exclude,
+                         resume=resume, replace_views=replace_views, skills=not no_skills,
+                         direct_retries=direct_retries)
+    if dry_run:
+        _dry_run(list(files), options, cfg, as_json)
         return
     if graph:  # an unusable store is named now, before any call is paid for (opening it is the check)
         from kgkit.graph import GraphStore
 
         GraphStore.from_config(cfg, url=graph, tenant=tenant).close()
-    from kgkit.engine.run import RunResult, extract_each
-
     progress = _Progress()
-    results, skipped, waiting = [], [], []
-    if batch or (resume and _batch_run(files, out_dir or cfg.out_dir, include, exclude)):
+    outcomes = _run(list(files), options, cfg, progress, batch)
+    _report(outcomes, options, cfg, as_json, graph, tenant)
+
+
+def _extract_vault(files, reader: str, cfg, out_dir, dry_run: bool, as_json: bool, graph: str | None,
+                   tenant: str | None, refused: dict[str, Any]) -> None:
+    """A Markdown vault given to ``kgkit extract``: the wiki reader's run, its summary and ``--graph``."""
+    from kgkit.cli import wiki
+
+    if reader == "auto":
+        click.echo(f"{files[0]}: read as a Markdown vault (it holds index.md or .obsidian/); "
+                   "--reader document reads its files one by one", err=True)
+    run = wiki.extract_vault_cli(files, config=cfg, out_dir=out_dir, dry_run=dry_run, as_json=as_json,
+                                 refused=refused)
+    if run is not None:
+        data = summary([run])
+        data["runs"][0]["wiki"] = wiki.scan_summary(run.report)
+        if graph:
+            from kgkit.graph import GraphStore
+
+            with GraphStore.from_config(cfg, url=graph, tenant=tenant) as store:
+                added = store.add([run.run_dir])
+                stats = store.stats()
+            data["graph"] = graph_report(graph, added, stats, left_out=0)
+        if as_json:
+            click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        else:
+            click.echo(format_summary(data) + "\n" + wiki.format_report(run.report)
+                       + (format_graph_report(data["graph"]) if graph else ""))
+
+
+def _dry_run(files: list[str], options, cfg, as_json: bool) -> None:
+    """``--dry-run``: the plan, and the provider it would go to, on stdout."""
+    from kgkit.engine.plan import plan, provider_plan
+
+    plans = plan(files, options, config=cfg)
+    provider = provider_plan(cfg)
+    if as_json:
+        click.echo(json.dumps({"plan": [p.as_dict() for p in plans], "provider": provider.as_dict()}, indent=2))
+    else:
+        click.echo(format_plan(plans, provider.line()))
+
+
+def _run(files: list[str], options, cfg, progress: "_Progress", batch: bool) -> "_Outcomes":
+    """Run the documents (through provider batches with ``--batch``, or when ``--resume``
+    finds a batch run) and sort what each gave: a result, a batch it waits on, a skip."""
+    from kgkit.engine.document import RunResult
+    from kgkit.engine.run import extract_each
+
+    if batch or (options.resume and _batch_run(files, options.root(cfg), options.include, options.exclude)):
         from kgkit.engine.batch import extract_batch
 
-        each = extract_batch(list(files), domain=domain, views=views, config=cfg, out_dir=out_dir,
-                             skills=not no_skills, progress=progress, replace_views=replace_views, include=include,
-                             exclude=exclude, direct_retries=direct_retries, on_start=progress.start)
+        each = extract_batch(files, options, config=cfg, progress=progress, on_start=progress.start)
     else:
-        each = extract_each(list(files), domain=domain, views=views, config=cfg, out_dir=out_dir, resume=resume,
-                            skills=not no_skills, progress=progress, replace_views=replace_views,
-                            include=include, exclude=exclude, on_start=progress.start)
+        each = extract_each(files, options, config=cfg, progress=progress, on_start=progress.start)
+    out = _Outcomes()
     with contextlib.closing(each):  # Ctrl-C between two documents still stops the ones running
         for r in each:
             if isinstance(r, RunResult):
-                results.append(_Summarised(r))
+                out.results.append(_Summarised(r))
                 progress.finished(r.run_dir.name, "partial" if r.failures else "ok", r.manifest)
             elif hasattr(r, "batch_id"):
-                waiting.append(r)
+                out.waiting.append(r)
                 verb = "submitted" if r.submitted else f"still {r.status}"
                 click.echo(f"{r.document}: {r.stage} {verb} as batch {r.batch_id}", err=True)
                 progress.finished(r.run_dir.name, "batch", None)
             else:
-                skipped.append(r)
+                out.skipped.append(r)
                 click.echo(f"Error: {r.path}: skipped: {r.error}", err=True)
                 progress.finished(r.run_folder, "skipped", None)
-    data = summary(results)
-    if skipped:
-        data["skipped"] = [{"input": s.path, "error": s.error} for s in skipped]
+    return out
+
+
+class _Outcomes:
+    """What the documents of one run gave."""
+
+    def __init__(self) -> None:
+        self.results: list[_Summarised] = []
+        self.waiting: list[Any] = []  # BatchWaiting
+        self.skipped: list[Any] = []  # SkippedInput
+
+
+def _report(out: _Outcomes, options, cfg, as_json: bool, graph: str | None, tenant: str | None) -> None:
+    """The summary on stdout, the finished runs into ``--graph``, and the exit code."""
+    data = summary(out.results)
+    if out.skipped:
+        data["skipped"] = [{"input": s.path, "error": s.error} for s in out.skipped]
         data["ok"] = False
     if graph:  # runs with failed chunks stay out until a --resume completes them
         from kgkit.graph import GraphStore
 
         with GraphStore.from_config(cfg, url=graph, tenant=tenant) as store:
-            added = store.add([r.run_dir for r in results if not r.manifest["failures"]])
+            added = store.add([r.run_dir for r in out.results if not r.manifest["failures"]])
             stats = store.stats()
-        data["graph"] = graph_report(graph, added, stats, left_out=sum(1 for r in results if r.manifest["failures"]))
-    if waiting:
+        data["graph"] = graph_report(graph, added, stats,
+                                     left_out=sum(1 for r in out.results if r.manifest["failures"]))
+    if out.waiting:
         data["batches"] = [{"document": w.document, "run_dir": str(w.run_dir), "batch": w.batch_id,
-                            "stage": w.stage, "status": w.status} for w in waiting]
-    if results or not waiting:
+                            "stage": w.stage, "status": w.status} for w in out.waiting]
+    if out.results or not out.waiting:
         click.echo(json.dumps(data, indent=2) if as_json else format_summary(data))
         if graph and not as_json:
             click.echo(format_graph_report(data["graph"]))
     elif as_json:
         click.echo(json.dumps(data, indent=2))
-    if waiting:
-        out = out_dir or cfg.out_dir
-        click.echo(f"{len(waiting)} document(s) wait on a provider batch. Run the same command again later "
-                   f"(with --resume) to collect and go on; `kgkit batch status --out {out} --wait` waits for them.",
-                   err=True)
+    if out.waiting:
+        click.echo(f"{len(out.waiting)} document(s) wait on a provider batch. Run the same command again later "
+                   f"(with --resume) to collect and go on; `kgkit batch status --out {options.out_dir or cfg.out_dir} "
+                   f"--wait` waits for them.", err=True)
         click.get_current_context().exit(EXIT_PENDING)
     click.get_current_context().exit(EXIT_OK if data["ok"] else EXIT_PARTIAL)
 

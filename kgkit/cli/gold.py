@@ -32,6 +32,6 @@ def validate_cli(gold_dir, domain):
 def _load_domain(ref):
     if ref is None:
         return None
-    from kgkit.schema.catalog import load_domain
+    from kgkit.catalog.load import load_domain
 
     return load_domain(ref)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import click
 
 from kgkit.errors import EXIT_INPUT, did_you_mean
-from kgkit.schema.json_schemas import SCHEMA_DIR
+from kgkit.formats.json_schemas import SCHEMA_DIR
 
 
 def schema_names() -> list[str]:

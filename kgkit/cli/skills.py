@@ -45,7 +45,8 @@ def learn_cli(gold_dir, domain, rollouts, temperature, holdout, dev, gate, top_k
     """Improve DOMAIN's skill library from the gold documents in GOLD, without touching
     model weights; prints edge labels, controller actions and held-out P/R/F1 before and after."""
     from kgkit.engine.run import resolve_config
-    from kgkit.skills.learn import LearnSettings, learn_skills
+    from kgkit.learning.settings import LearnSettings
+    from kgkit.learning.loop import learn_skills
 
     config = resolve_config(config_path)
     heldout_from = None

@@ -27,7 +27,7 @@ def validate_cli(files: tuple[Path, ...], kind: str):
       kgkit validate domains/*.yaml views/my_view.yaml kgkit.yaml
       kgkit validate data/gold/            # a gold folder: every *.gold.json in it
     """
-    from kgkit.schema.check import check_file
+    from kgkit.project.check import check_file
 
     failed = 0
     for path in files:

@@ -10,8 +10,8 @@ import click
 
 
 def _listing(kind: str, usage: str) -> None:
-    from kgkit.schema.search_path import candidates, search_path
-    from kgkit.schema.yaml_source import load
+    from kgkit.formats.search_path import candidates, search_path
+    from kgkit.formats.yaml_source import load
 
     found = candidates(kind)
     if not found:

@@ -39,7 +39,7 @@ from kgkit.config.model import (
     StageLLM,
 )
 from kgkit.errors import ConfigError, Issue
-from kgkit.secrets import looks_like_key, mask_url
+from kgkit.guards.secrets import looks_like_key, mask_url
 
 FILE_NAMES = ("kgkit.yaml", "kgkit.yml")
 ENV_OVERRIDES = {
@@ -146,7 +146,7 @@ def _find_file(path: str | os.PathLike | None, cwd: Path) -> Path | None:
 
 
 def _read_file(file: Path, env: Mapping[str, str], effective: Effective, issues: list[Issue]) -> dict[str, Any]:
-    from kgkit.schema import yaml_source
+    from kgkit.formats import yaml_source
 
     source = yaml_source.load(file)
     if source.data is None and _blank(file):
@@ -240,7 +240,7 @@ class _Layer:
 
 
 def _schema_issues(source) -> list[Issue]:
-    from kgkit.schema.json_schemas import schema_issues  # one wording for every schema error kgkit reports
+    from kgkit.formats.json_schemas import schema_issues  # one wording for every schema error kgkit reports
 
     return schema_issues(source, "config")
 
@@ -353,6 +353,7 @@ def _build(data: dict[str, Any], origin: dict[Key, Path], file: Path | None, cwd
 
 
 def _query(data: dict[str, Any]) -> QueryConfig:
+    """The query section, its search subsection built as its own dataclass."""
     data = dict(data)
     search = SearchConfig(**(data.pop("search", None) or {}))
     return QueryConfig(**data, search=search)
@@ -360,7 +361,7 @@ def _query(data: dict[str, Any]) -> QueryConfig:
 
 def _domain(value: str, base: Path | None) -> str:
     """A domain is a name on the search path, or a file path (relative to where it was written)."""
-    from kgkit.schema.search_path import looks_like_path
+    from kgkit.formats.search_path import looks_like_path
 
     if base is None or not looks_like_path(value) or expand_path(value, "domain").is_absolute():
         return value
@@ -373,55 +374,13 @@ _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGN
 MASK = "********"
 
 
-def config_to_data(config: Config) -> dict[str, Any]:
-    """``config`` in the file's layout, as plain YAML-ready data (paths as text)."""
-    def text(p: Path | None) -> str | None:
-        return None if p is None else str(p)
-
-    llm = config.llm
-    return {
-        "llm": {
-            "model": llm.model,
-            "api_base": llm.api_base,
-            "api_key_env": llm.api_key_env,
-            "temperature": llm.temperature,
-            "max_tokens": llm.max_tokens,
-            "timeout": llm.timeout,
-            "retries": llm.retries,
-            "backoff": llm.backoff,
-            "json_mode": llm.json_mode,
-            "concurrency": llm.concurrency,
-            "rpm": llm.rpm,
-            "tpm": llm.tpm,
-            "client": llm.client,
-            "model_sha256": llm.model_sha256,
-            "context_window": llm.context_window,
-            "stages": {name: {k: v for k, v in vars(s).items() if v is not None} for name, s in llm.stages.items()},
-        },
-        "domain": config.domain,
-        "views": list(config.views) if config.views is not None else None,
-        "chunking": {"size": config.chunk_size, "overlap": config.chunk_overlap},
-        "canon": dict(vars(config.canon)),
-        "review": dict(vars(config.review)),
-        "limits": dict(vars(config.limits)),
-        "cache": {"enabled": config.cache.enabled, "dir": text(config.cache.dir)},
-        "skills": {**vars(config.skills), "library": text(config.skills.library)},
-        "input": dict(vars(config.input)),
-        "upgrades": dict(vars(config.upgrades)),
-        "engine": config.engine,
-        "ray": dict(vars(config.ray)),
-        "prompts": {stage: text(p) for stage, p in config.prompts.items()},
-        "graph": dict(vars(config.graph)),
-        "query": {**vars(config.query), "search": dict(vars(config.query.search))},
-        "output": {"dir": text(config.out_dir)},
-    }
-
-
 def show_config(effective: Effective) -> str:
     """The effective configuration as YAML, secrets masked, its sources in a header."""
     import yaml
 
-    data = config_to_data(effective.config)
+    from kgkit.config.settings import to_data
+
+    data = to_data(effective.config)
     for key, names in effective.env_vars.items():
         if any(_SECRET_NAME.search(n) for n in names):
             _set(data, key, MASK)

@@ -59,6 +59,7 @@ def _chunk_range(doc: Document, breaks: "_Breaks", lo: int, hi: int, size: int, 
     start, end = _skip_space(text, lo), lo
     while start < last:
         limit = start + size
+        cut: int | None
         if limit >= last:
             cut = last
         else:

@@ -27,7 +27,7 @@ from kgkit.documents.types import Document, Page
 from kgkit.documents.unicode_repair import surrogate_warning, valid_unicode
 from kgkit.errors import InputError
 from kgkit.ids import doc_id
-from kgkit.input_file import DEFAULT_MAX_BYTES, open_regular, read_bounded
+from kgkit.guards.input_file import DEFAULT_MAX_BYTES, open_regular, read_bounded
 
 PDF = "application/pdf"
 TEXT = "text/plain"

@@ -2,7 +2,7 @@
 
 A document's stages depend on each other (entities -> merge -> relations -> upgrades), so a
 batch run goes a stage per round. Each round replays the document through the very same
-engine a direct run uses (:func:`kgkit.engine.run.extract_document`) with two stand-ins:
+engine a direct run uses (:func:`kgkit.engine.document.extract_document`) with two stand-ins:
 
 * :class:`BatchBackend` answers a pass from what earlier batches brought back (kept in
   ``state/batch.json``), from the response cache, or not at all: it raises, and
@@ -44,9 +44,10 @@ from typing import Any, Callable, Iterator, Sequence
 from kgkit.backends.base import Backend, PassRequest, PassResult, Usage
 from kgkit.backends.budget import answer_items
 from kgkit.backends.failures import REFUSAL_STATUS
-from kgkit.cache import CachedBackend
+from kgkit.backends.cache import CachedBackend
 from kgkit.config.model import Config
 from kgkit.engine.batch_state import BatchStore
+from kgkit.engine.options import RunOptions
 from kgkit.engine.outputs import RunFolder
 from kgkit.engine.pool import PassPool
 from kgkit.errors import ConfigError, InputError
@@ -104,7 +105,7 @@ class BatchBackend:
         return self.llm.cache_key_parts(request)
 
     def key(self, request: PassRequest) -> str:
-        from kgkit.cache import cache_key
+        from kgkit.backends.cache import cache_key
 
         return cache_key(self.llm.cache_key_parts(request))
 
@@ -246,22 +247,21 @@ class BatchWaiting:
     submitted: bool  # submitted by this run (else: an earlier one, still running)
 
 
-def extract_batch(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | os.PathLike | None = None,
-                  views: Sequence[str] | str | None = None, config: Config | str | os.PathLike | None = None,
-                  out_dir: str | os.PathLike | None = None, skills: bool = True, replace_views: bool = False,
-                  include: Sequence[str] = (), exclude: Sequence[str] = (), direct_retries: bool = False,
+def extract_batch(paths: str | os.PathLike | Sequence[str | os.PathLike], options: RunOptions = RunOptions(), *,
+                  config: Config | str | os.PathLike | None = None,
                   progress: Callable[[str, str, int, int], None] | None = None,
                   on_start: Callable[[int], None] | None = None) -> Iterator[Any]:
     """:func:`kgkit.engine.run.extract_each` through provider batches: per document, collect
     its batch if it has ended, replay it, and submit the next stage's passes; yields a
-    :class:`~kgkit.engine.run.RunResult` for each document that is done, a
+    :class:`~kgkit.engine.document.RunResult` for each document that is done, a
     :class:`BatchWaiting` for each that waits on a batch, a
     :class:`~kgkit.engine.run.SkippedInput` for each input that could not be read."""
     from kgkit.documents.load import load_document
     from kgkit.engine.corpus import CorpusManifest, run_row, skipped_row
-    from kgkit.engine.run import SkippedInput, earlier_views, extract_document, prepare_run
+    from kgkit.engine.run import SkippedInput, earlier_views, prepare_run
+    from kgkit.engine.document import extract_document
 
-    cfg, inputs, dom, base_views, root, corpus = prepare_run(paths, domain, views, config, out_dir, include, exclude)
+    cfg, inputs, dom, base_views, root, corpus = prepare_run(paths, options, config)
     runs = CorpusManifest(root) if corpus else None
     given = {v.name for v in base_views}
     backends_of_run = stage_backends(cfg)
@@ -280,7 +280,7 @@ def extract_batch(paths: str | os.PathLike | Sequence[str | os.PathLike], domain
         with folder.locked():
             folder.remove_temp_files()
             store = BatchStore(folder)
-            backends = tuple(BatchBackend(inner, llm, store, cfg.llm.retries, direct_retries)
+            backends = tuple(BatchBackend(inner, llm, store, cfg.llm.retries, options.direct_retries)
                              for inner, llm in backends_of_run)
             waiting = _collect(store, backends, doc.name, folder.path)
             if waiting is not None:
@@ -288,10 +288,10 @@ def extract_batch(paths: str | os.PathLike | Sequence[str | os.PathLike], domain
                     runs.add(_waiting_row(item, waiting))
                 yield waiting
                 continue
-            plan = base_views if replace_views else earlier_views(folder, given) + base_views
+            plan = base_views if options.replace_views else earlier_views(folder, given) + base_views
             try:
-                result = extract_document(doc, dom, plan, cfg, backends, folder, skills=skills, progress=progress,
-                                          replace_views=replace_views, pool=BatchPool(),
+                result = extract_document(doc, dom, plan, cfg, backends, folder, options, progress=progress,
+                                          pool=BatchPool(),
                                           manifest_extra={"batch": store.manifest_entry(backends[0].client.price_basis)})
             except StagePending as pending:
                 waiting = _submit(store, pending, doc.name, folder.path)

@@ -3,7 +3,7 @@
 :func:`combined_answers` sends, for each chunk, one combined pass (:mod:`kgkit.modes.combined`)
 for the views busy there that can take part, the ordinary pass for any other, and hands the
 answers back split per view, in the order the stage reads separate passes' answers (view by
-view, chunk by chunk), so :func:`kgkit.engine.run.run_upgrade` turns them into views exactly
+view, chunk by chunk), so :func:`kgkit.engine.document.run_upgrade` turns them into views exactly
 as before. The accounting counts each combined pass once (``calls.upgrade["combined"]``),
 the views it answered (``calls.combined``) and the calls it saved (``calls.saved``).
 """
@@ -15,7 +15,7 @@ from kgkit.backends.base import PassRequest
 from kgkit.documents.types import Chunk
 from kgkit.engine.accounting import Accounting
 from kgkit.modes import combined
-from kgkit.schema.model import Domain, View
+from kgkit.formats.model import Domain, View
 
 SingleRequests = Callable[[View, "list[Chunk]"], "list[PassRequest]"]  # run.upgrade_requests, bound to a document
 

@@ -1,6 +1,6 @@
 """The core stage: one canonical skeleton per document, built once and shared by every view.
 
-Pass 1 asks each chunk for typed entities; :func:`kgkit.canon.merge_entities` merges the
+Pass 1 asks each chunk for typed entities; :func:`kgkit.canon.merge.merge_entities` merges the
 mentions across chunks into V_doc. Pass 2 asks each chunk for strictly binary relations
 among V_doc — the prompt lists the nodes its chunk mentions or names and a bounded set that
 stands for the document (``limits.document_entities``: the opening chunk's, then the most
@@ -15,11 +15,16 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from kgkit import canon, ids
+from kgkit.canon.merge import merge_entities
+from kgkit.canon.records import Mention
+from kgkit import ids
 from kgkit.backends.base import ENTITIES, RELATIONS, PassRequest
+from kgkit.backends.contexts import EntitiesContext, RelationsContext
+from kgkit.config.model import CanonConfig, LimitsConfig, ReviewConfig
 from kgkit.documents.types import Chunk, Document
+from kgkit.formats.model import Domain
 from kgkit.engine.document_node import document_resolver, mark_document_node
-from kgkit.schema.model import Domain
+from kgkit.formats.model import Domain
 from kgkit.modes.base import Locator, Skeleton, resolve_ends, validate_answer
 
 REJECT_REASONS = ("unknown_head", "unknown_tail", "type_not_allowed", "unknown_relation")
@@ -50,14 +55,16 @@ RunPasses = Callable[["list[PassRequest]"], "Iterable[dict[str, Any] | None]"]
 
 @dataclass
 class CoreSettings:
-    fuzzy_threshold: float = 90.0
-    legal_suffixes: bool = True
-    block_cap: int | None = canon.BLOCK_CAP  # canon.block_cap
-    evidence_threshold: float = 85.0
-    confidence_threshold: float = 0.5
-    admit_unverified: bool = False  # review.admit_unverified: keep unverified items, marked
+    """What the core passes and the merge read of the configuration (defaults: kgkit/config/model.py)."""
+
+    fuzzy_threshold: float = CanonConfig.fuzzy_threshold
+    legal_suffixes: bool = CanonConfig.legal_suffixes
+    block_cap: int | None = CanonConfig.block_cap
+    evidence_threshold: float = ReviewConfig.evidence_threshold
+    confidence_threshold: float = ReviewConfig.confidence_threshold
+    admit_unverified: bool = ReviewConfig.admit_unverified  # keep unverified items, marked
     prompts: dict[str, str] = field(default_factory=dict)  # stage -> template override
-    document_entities: int = 10  # limits.document_entities: nodes in every relation prompt (document_level)
+    document_entities: int = LimitsConfig.document_entities  # nodes in every relation prompt (document_level)
     skills: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -71,7 +78,7 @@ class CoreResult:
 
 
 def entity_request(chunk: Chunk, domain: Domain, settings: CoreSettings, title: str | None) -> PassRequest:
-    context = {"domain": domain, "skills": settings.skills, "title": title}
+    context: EntitiesContext = {"domain": domain, "skills": settings.skills, "title": title}
     return PassRequest(kind=ENTITIES, stage="entities", chunk=chunk, schema=ENTITIES_SCHEMA, context=context,
                        prompt=settings.prompts.get("entities", "entities.j2"))
 
@@ -97,14 +104,14 @@ def document_level(nodes: list[dict[str, Any]], opening: str, n: int) -> set[str
 def relation_request(chunk: Chunk, domain: Domain, settings: CoreSettings, title: str | None,
                      entities: list[dict[str, Any]]) -> PassRequest:
     """The relation pass on ``chunk``, told of ``entities`` (:func:`prompt_nodes`)."""
-    context = {"domain": domain, "entities": entities, "skills": settings.skills, "title": title}
+    context: RelationsContext = {"domain": domain, "entities": entities, "skills": settings.skills, "title": title}
     return PassRequest(kind=RELATIONS, stage="relations", chunk=chunk, schema=RELATIONS_SCHEMA, context=context,
                        prompt=settings.prompts.get("relations", "relations.j2"))
 
 
 def mentions_from(answer: dict[str, Any], doc: Document, chunk: Chunk, settings: CoreSettings, review: list,
                   held: dict[str, int] | None = None,
-                  categories: frozenset[str] = frozenset()) -> tuple[list[canon.Mention], list[canon.Mention]]:
+                  categories: frozenset[str] = frozenset()) -> tuple[list[Mention], list[Mention]]:
     """Pass-1 answer -> (mentions located in the chunk, the unverified ones among them).
 
     Types are checked by the merge.
@@ -121,12 +128,12 @@ def mentions_from(answer: dict[str, Any], doc: Document, chunk: Chunk, settings:
     mentions, unverified = [], []
     for raw in answer.get("entities", []):
         if not raw["name"].strip():  # no name at all: the merge rejects it as an invalid entity
-            mentions.append(canon.Mention(name=raw["name"], type=raw["type"], chunk_id=chunk.id))
+            mentions.append(Mention(name=raw["name"], type=raw["type"], chunk_id=chunk.id))
             continue
         where, verified = locate.mention(raw, raw["name"], raw.get("evidence") or raw["name"])
         if where is None:
             continue
-        mention = canon.Mention(
+        mention = Mention(
             name=raw["name"], type=raw["type"], chunk_id=chunk.id,
             span=tuple(where["span"]) if where["span"] else None, page=where["page"], evidence=where["quote"],
             confidence=raw.get("confidence"),
@@ -184,8 +191,8 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_passes: Run
     review: list[dict[str, Any]] = []
     rejects: dict[str, int] = {reason: 0 for reason in REJECT_REASONS}
     held: dict[str, dict[str, int]] = {"entities": {}, "relations": {}}
-    mentions: list[canon.Mention] = []
-    unverified: set[canon.Mention] = set()
+    mentions: list[Mention] = []
+    unverified: set[Mention] = set()
     categories = frozenset(t.name for t in domain.entity_types if t.category)
 
     def checked(answer: dict[str, Any] | None, stage: str, schema: dict[str, Any], chunk: Chunk):
@@ -207,7 +214,7 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_passes: Run
         if progress:
             progress("entities", i + 1, len(chunks))
 
-    merged = canon.merge_entities(mentions, domain, threshold=settings.fuzzy_threshold,
+    merged = merge_entities(mentions, domain, threshold=settings.fuzzy_threshold,
                                   legal_suffixes=settings.legal_suffixes, text=doc.text, block_cap=settings.block_cap)
     for rejection in merged.rejected:
         m, code = rejection.mention, rejection.code

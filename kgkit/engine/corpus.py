@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from kgkit.engine.outputs import TEMP_SUFFIX, atomic_write
+from kgkit.guards.atomic import TEMP_SUFFIX, atomic_write
 from kgkit.errors import InputError
 
 DEFAULT_INCLUDE = ("*.txt", "*.text", "*.md", "*.markdown", "*.html", "*.htm", "*.xhtml", "*.pdf", "*.docx")

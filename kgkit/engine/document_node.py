@@ -15,8 +15,8 @@ from typing import Any, Callable
 
 from kgkit import ids
 from kgkit.documents.types import Document
-from kgkit.name_keys import canonical_key
-from kgkit.schema.model import Domain
+from kgkit.text.name_keys import canonical_key
+from kgkit.formats.model import Domain
 
 #: how a relation answer may name the document's own node besides its name
 DEICTIC = ("this", "the")

@@ -88,7 +88,7 @@ def bound_answer(data: dict[str, Any], limits: LimitsConfig) -> tuple[dict[str, 
         roomy = False
     for key, value in data.items():
         items = value if isinstance(value, list) else [value]
-        taken = []
+        taken: list[Any] = []
         for item in items:
             problem = _problem(item, limits)
             if problem is None and isinstance(value, list) and len(taken) >= limits.items_per_answer:

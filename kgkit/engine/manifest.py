@@ -18,7 +18,7 @@ from kgkit.documents.types import Document
 from kgkit.engine.accounting import Accounting
 from kgkit.engine.join import items_of
 from kgkit.engine.outputs import view_file_name
-from kgkit.schema.model import Domain, View
+from kgkit.formats.model import Domain, View
 
 
 def file_ref(path: Path | None) -> dict[str, Any]:

@@ -26,14 +26,14 @@ import functools
 import hashlib
 import json
 import os
-import secrets
 import sys
 import threading
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from kgkit.errors import InputError
+from kgkit.guards.atomic import TEMP_SUFFIX, atomic_write
 
 
 def view_file_name(view_name: str) -> str:
@@ -42,42 +42,7 @@ def view_file_name(view_name: str) -> str:
     return view_name.replace(":", ".") + ".json"
 
 
-TEMP_SUFFIX = ".kgkit-tmp"  # marks the temp files this module makes, and only those
 LOCK_FILE = ".kgkit.lock"
-
-
-def atomic_write(path: Path, text: str | bytes, durable: bool = True) -> None:
-    """Write ``text`` (bytes: already UTF-8) to ``path`` through a temp file of our own in the same folder.
-
-    The temp file is created exclusively, never through a symbolic link, with mode 0666 less
-    the umask (``tempfile.mkstemp`` would force 0600, so a team folder could not read it).
-    ``durable=False`` leaves out the fsync: the file still survives a killed process, and
-    the caller makes it durable later (:func:`sync_later`). Written with plain system calls
-    (the folder made only when it is missing): a run writes one file per pass.
-    """
-    data = text.encode("utf-8") if isinstance(text, str) else text
-    folder = os.path.dirname(path)
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    try:
-        fd = os.open(tmp, flags, 0o666)
-    except FileNotFoundError:
-        os.makedirs(folder, exist_ok=True)
-        fd = os.open(tmp, flags, 0o666)
-    try:
-        try:
-            written = os.write(fd, data)
-            while written < len(data):
-                written += os.write(fd, memoryview(data)[written:])
-            if durable:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        with suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
 
 
 class _Syncer:

@@ -133,12 +133,11 @@ class PassRunner:
         try:
             result = self.backend.run(request)
         except ProviderError as exc:
-            if not getattr(exc, "request_specific", False):
+            if not exc.request_specific:
                 raise  # auth, outage, unknown model: every other pass would fail the same way
             # The provider refuses this one request for good (content filter, too long):
             # fail its chunk like an unusable answer, so the rest of the batch completes.
-            result = PassResult(data=None, ok=False, error=exc.message, requests=getattr(exc, "requests", 0),
-                                retries=getattr(exc, "retries", 0))
+            result = PassResult(data=None, ok=False, error=exc.message, requests=exc.requests, retries=exc.retries)
         if not result.ok or result.data is None:
             return result, None, []
         if request.kind == COMBINED:  # each view's answer bounded as its own pass's would be

@@ -21,15 +21,15 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from kgkit.backends.base import ENTITIES, PassRequest
 from kgkit.backends.pace import CHARS_PER_TOKEN
 from kgkit.config.model import Config
 from kgkit.engine.accounting import Accounting
-from kgkit.engine.run import (busy_chunks, chunk, earlier_views, load_domain_and_views, path_list, resolve_config,
-                              retrieve_skills, upgrade_requests)
+from kgkit.engine.options import RunOptions
+from kgkit.engine.document import busy_chunks, chunk, retrieve_skills, upgrade_requests
+from kgkit.engine.run import earlier_views, load_domain_and_views, path_list, resolve_config
 
 ANSWER_TOKENS = 250  # a typical JSON answer for one pass
 _RUN_ONLY = ("executed", "reused", "cache_hits", "requests", "retries")  # what only a run can count
@@ -98,29 +98,27 @@ def estimate_cost(model: str | None, tokens_in: int, tokens_out: int) -> float |
     return round(prompt_cost + completion_cost, 6)
 
 
-def plan(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | os.PathLike | None = None,
-         views: Sequence[str] | str | None = None, config: Config | str | os.PathLike | None = None,
-         include: Sequence[str] = (), exclude: Sequence[str] = (), out_dir: str | os.PathLike | None = None,
-         replace_views: bool = False, skills: bool = True) -> list[DocumentPlan]:
-    """The passes, prompt sizes, estimated tokens and cost of extracting ``paths`` into
-    ``out_dir`` (folders expanded as :func:`kgkit.engine.run.extract` does); nothing is called."""
+def plan(paths: str | os.PathLike | Sequence[str | os.PathLike], options: RunOptions = RunOptions(), *,
+         config: Config | str | os.PathLike | None = None) -> list[DocumentPlan]:
+    """The passes, prompt sizes, estimated tokens and cost of extracting ``paths`` with
+    ``options`` (folders expanded as :func:`kgkit.engine.run.extract` does); nothing is called."""
     from kgkit.documents.load import load_document
     from kgkit.engine.corpus import collect_inputs
     from kgkit.engine.outputs import RunFolder
 
     cfg = resolve_config(config)
-    dom, base_views = load_domain_and_views(domain, views, cfg)
-    root = Path(out_dir) if out_dir is not None else Path(cfg.out_dir)
+    dom, base_views = load_domain_and_views(options.domain, options.views, cfg)
+    root = options.root(cfg)
     given = {v.name for v in base_views}
     plans = []
-    for item in collect_inputs(path_list(paths), include, exclude):
+    for item in collect_inputs(path_list(paths), options.include, options.exclude):
         doc = load_document(item.path, max_bytes=cfg.input.max_bytes, layout=dom.reading != "text")
-        loaded = base_views if replace_views else earlier_views(RunFolder(root / item.folder), given) + base_views
+        loaded = base_views if options.replace_views else earlier_views(RunFolder(root / item.folder), given) + base_views
         chunks = chunk(doc, dom, cfg)
         accounting = Accounting(n_chunks=len(chunks), views=[v.name for v in loaded],
                                 upgrade_views=[v.name for v in loaded if v.is_upgrade])
         chars: dict[str, int] = {}
-        for request in passes(doc, chunks, dom, loaded, cfg, accounting, skills):
+        for request in passes(doc, chunks, dom, loaded, cfg, accounting, options.skills):
             accounting.count(request.stage, None)
             chars[request.stage] = chars.get(request.stage, 0) + prompt_chars(request)
         calls = {k: v for k, v in accounting.calls().items() if k not in _RUN_ONLY}
@@ -166,7 +164,8 @@ def passes(doc, chunks, domain, views, config: Config, accounting: Accounting, s
         yield from (relation_request(c, domain, settings, doc.title, []) for c in chunks)
     upgrades = []
     for view in (v for v in views if v.is_upgrade):
-        if skeleton.nodes and not get_mode(view.mode).can_build(view, domain, skeleton):
+        mode = get_mode(view.mode)
+        if skeleton.nodes and mode.strategy == "upgrade" and not mode.can_build(view, domain, skeleton):
             accounting.skip(view.name, len(chunks))  # as the run does (no event type declared, say)
         else:
             upgrades.append(view)

@@ -21,7 +21,7 @@ variable set on every node: Ray does not carry the driver's environment to other
 
 Ray is imported only here, and this module only when the engine is ray; without the
 ``ray`` extra the run stops with exit 2 before anything runs. (The names DocumentJob,
-RunResult, Progress, Backend and BackendFactory in annotations are kgkit.engine.run's,
+RunResult, Progress (kgkit.engine.document), Backend and BackendFactory in annotations are kgkit.engine.run's,
 which imports this module: they are not imported back.)
 """
 from __future__ import annotations
@@ -80,7 +80,7 @@ def shared_cache(config):
     driver's, whatever its own environment says (``$KGKIT_CACHE_DIR``, the user cache)."""
     if not config.cache.enabled:
         return config
-    from kgkit.cache import cache_dir
+    from kgkit.backends.cache import cache_dir
 
     return dataclasses.replace(config, cache=dataclasses.replace(config.cache, dir=cache_dir(config)))
 

@@ -10,56 +10,31 @@ from __future__ import annotations
 import collections
 import contextlib
 import concurrent.futures
-import datetime
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from kgkit.backends.base import UPGRADE, Backend, PassRequest
-from kgkit.schema.catalog import load_domain, load_view
-from kgkit.schema.search_path import available
+from kgkit.backends.base import Backend
+from kgkit.catalog.load import load_domain, load_view
+from kgkit.formats.search_path import available
 from kgkit.config.model import Config
-from kgkit.documents.types import Chunk, Document
-from kgkit.engine.accounting import Accounting
 from kgkit.engine.collector import paced
-from kgkit.engine.combine import combined_answers
-from kgkit.engine.core import CoreSettings, run_core
+from kgkit.engine.document import Progress, RunResult, extract_document
 from kgkit.engine.corpus import CorpusInput, CorpusManifest, collect_inputs, run_row, skipped_row
+from kgkit.engine.options import RunOptions
+from kgkit.engine.outputs import RunFolder
 from kgkit.engine.join import items_of, node_refs
 from kgkit.engine.manifest import build_manifest
-from kgkit.scopes import entity_scopes
+from kgkit.formats.scopes import entity_scopes
 from kgkit.engine.outputs import RunFolder, view_file_name
 from kgkit.engine.passes import PassRunner
 from kgkit.engine.pool import PassPool
 from kgkit.errors import InputError, KgkitError
-from kgkit.schema.model import Domain, View
-from kgkit.modes.base import Scope, Skeleton
+from kgkit.formats.model import Domain, View
 from kgkit.modes.registry import get_mode
 
-Progress = Callable[[str, str, int, int], None]  # (document name, stage, done, total)
 BackendFactory = Callable[[Config, str], Backend]  # (config, "core" | "upgrades") -> backend
-
-
-@dataclass
-class RunResult:
-    """One document's payload: what the run folder holds, in memory."""
-
-    run_dir: Path
-    manifest: dict[str, Any]
-    nodes: list[dict[str, Any]]
-    views: dict[str, dict[str, Any]]  # view name -> view file content
-    review: list[dict[str, Any]]
-    failures: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.failures
-
-    def as_dict(self) -> dict[str, Any]:
-        """The whole payload as one JSON-ready object (the top level of ``kgkit schema payload``)."""
-        return {"manifest": self.manifest, "nodes": {"doc_id": self.manifest["input"]["doc_id"], "nodes": self.nodes},
-                "views": self.views, "review": self.review}
 
 
 def resolve_config(config: Config | str | os.PathLike | None) -> Config:
@@ -93,36 +68,8 @@ def load_domain_and_views(domain: str | os.PathLike | None, views: Sequence[str]
     return dom, loaded
 
 
-def unserved_views(domain: Domain, views: Sequence[View]) -> list[str]:
-    """A warning for each view the domain can never fill (``--view nary`` on a domain with no
-    n-ary relation type): the view is written, empty, and the run says why."""
-    out = []
-    for view in views:
-        reason = getattr(get_mode(view.mode), "unserved", lambda d: None)(domain)
-        if reason:
-            out.append(f"view {view.name}: the domain {domain.name} {reason}, so the view stays empty")
-    return out
-
-
 def path_list(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> list[str | os.PathLike]:
     return [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-
-
-def chunk(doc: Document, domain: Domain, config: Config) -> list[Chunk]:
-    from kgkit.documents.chunking import chunk_document
-
-    size = config.chunk_size or domain.chunking.size
-    overlap = config.chunk_overlap if config.chunk_overlap is not None else domain.chunking.overlap
-    return chunk_document(doc, size=size, overlap=overlap)
-
-
-def retrieve_skills(domain: Domain, doc: Document, config: Config, enabled: bool) -> list[dict[str, Any]]:
-    """Top-k learned skills for this document (``--no-skills`` or ``skills.enabled: false``: none)."""
-    if not (enabled and config.skills.enabled):
-        return []
-    from kgkit.skills.retrieve import retrieve_skills as retrieve
-
-    return retrieve(domain.name, doc.text[:2000], doc.title, config.skills.top_k, config.skills.library)
 
 
 def make_backends(backend: Backend | BackendFactory | None, config: Config) -> tuple[Backend, Backend]:
@@ -132,175 +79,6 @@ def make_backends(backend: Backend | BackendFactory | None, config: Config) -> t
     if backend is None:
         from kgkit.backends.factory import create_backend as backend
     return backend(config, "core"), backend(config, "upgrades")
-
-
-def dangling_references(nodes: list[dict[str, Any]], views: dict[str, dict[str, Any]]) -> int:
-    """Node references in the views that the node table does not hold (0 unless a bug)."""
-    known = {n["id"] for n in nodes}
-    return sum(ref not in known for payload in views.values() for item in items_of(payload) for ref in node_refs(item))
-
-
-def upgrade_requests(view: View, doc: Document, chunks: list[Chunk], domain: Domain, skeleton: Skeleton,
-                     config: Config) -> list[PassRequest]:
-    """One pass per chunk for an upgrade view."""
-    mode = get_mode(view.mode)
-    prompt = str(config.prompts.get(view.name, config.prompts.get(view.name.split(":")[0], view.prompt)))
-    return [PassRequest(kind=UPGRADE, stage=view.name, chunk=c, schema=view.output_schema or {},
-                        context={**mode.context(view, domain, c, skeleton), "title": doc.title}, prompt=prompt)
-            for c in chunks]
-
-
-def busy_chunks(view: View, domain: Domain, chunks: list[Chunk], skeleton: Skeleton, config: Config,
-                accounting: Accounting) -> list[Chunk]:
-    """The chunks an upgrade view's passes go to: all of them, or with
-    ``upgrades.skip_idle_chunks`` those that could contribute (the others count as skipped)."""
-    if not config.upgrades.skip_idle_chunks:
-        return chunks
-    mode = get_mode(view.mode)
-    busy = [c for c in chunks if mode.can_contribute(view, domain, c, skeleton)]
-    accounting.skip(view.name, len(chunks) - len(busy))
-    return busy
-
-
-def run_upgrade(view: View, doc: Document, chunks: list[Chunk], domain: Domain, skeleton: Skeleton,
-                answers: Iterator[dict | None], config: Config, review: list,
-                on_chunk: Callable[[int], None], held: dict[str, int]
-                ) -> tuple[dict[str, Any], dict[str, int], list[dict[str, Any]]]:
-    """An upgrade view from its passes' answers (the next ``len(chunks)`` of ``answers``)
-    -> (view payload, rejects, view-only nodes); items held back (evidence not in the
-    text) are counted in ``held``."""
-    mode = get_mode(view.mode)
-    items: dict[str, dict[str, Any]] = {}
-    rejects: dict[str, int] = {}
-    extra_nodes: dict[str, dict[str, Any]] = {}
-    for i, c in enumerate(chunks):
-        answer = next(answers)
-        if answer is not None:
-            scope = Scope(doc=doc, chunk=c, domain=domain, view=view, skeleton=skeleton,
-                          evidence_threshold=config.review.evidence_threshold,
-                          confidence_threshold=config.review.confidence_threshold,
-                          review=review, rejects=rejects, held=held,
-                          admit_unverified=config.review.admit_unverified, extra_nodes=extra_nodes)
-            for item in mode.normalise(answer, scope):
-                items.setdefault(item["id"], item)
-        on_chunk(i + 1)
-    return mode.payload(view, list(items.values())), rejects, list(extra_nodes.values())
-
-
-def extract_document(doc: Document, domain: Domain, views: list[View], config: Config,
-                     backends: tuple[Backend, Backend], folder: RunFolder, skills: bool = True,
-                     progress: Progress | None = None, replace_views: bool = False,
-                     pool: PassPool | None = None, manifest_extra: dict[str, Any] | None = None) -> RunResult:
-    """Run the core and every view for one loaded document and write its run folder.
-
-    The passes of each stage run at once on ``pool`` (one at a time without one).
-    ``manifest_extra`` adds keys to the manifest (a batch run names its batches there).
-
-    View files already in ``views/`` stay unless ``replace_views``; the manifest's
-    ``view_files`` lists every file there after the run."""
-    started = datetime.datetime.now(datetime.timezone.utc)
-    report = (lambda stage, done, total: progress(doc.name, stage, done, total)) if progress else None
-    upgrade_views = [v.name for v in views if v.is_upgrade]
-    chunks = chunk(doc, domain, config)
-    n = len(chunks)
-    accounting = Accounting(n_chunks=n, views=[v.name for v in views], upgrade_views=upgrade_views)
-    core_runner = PassRunner(backends[0], folder, accounting, config.limits, pool)
-    upgrade_runner = PassRunner(backends[1], folder, accounting, config.limits, pool)
-    skill_list = retrieve_skills(domain, doc, config, skills)
-    settings = CoreSettings(
-        fuzzy_threshold=config.canon.fuzzy_threshold, legal_suffixes=config.canon.legal_suffixes,
-        block_cap=config.canon.block_cap,
-        evidence_threshold=config.review.evidence_threshold,
-        confidence_threshold=config.review.confidence_threshold,
-        admit_unverified=config.review.admit_unverified,
-        prompts={k: str(v) for k, v in config.prompts.items()}, skills=skill_list,
-        document_entities=config.limits.document_entities,
-    )
-    with accounting.timed("core"):
-        core = run_core(doc, chunks, domain, core_runner.run_all, settings, progress=report, skip=accounting.skip)
-    skeleton, review = core.skeleton, core.review
-    rejects: dict[str, dict[str, int]] = {"core": core.rejects}
-    held: dict[str, dict[str, int]] = dict(core.held)
-    payloads: dict[str, dict[str, Any]] = {}
-    nodes = list(skeleton.nodes)
-    heads = {view.name: {"view": view.name, "mode": view.mode, "doc_id": doc.id} for view in views}
-    upgrades: list[View] = []  # the views whose passes run, all of them at once
-    for view in views:
-        mode = get_mode(view.mode)
-        with accounting.timed(view.name):
-            if mode.strategy == "projection":
-                payloads[view.name] = {**heads[view.name], **mode.project(view, skeleton, domain)}
-                if report:
-                    report(view.name, 1, 1)
-            elif not mode.can_build(view, domain, skeleton):  # e.g. no entity for a temporal edge to join
-                accounting.skip(view.name, n)
-                payloads[view.name] = {**heads[view.name], **mode.payload(view, [])}
-                rejects[view.name], held[view.name] = {}, {}
-            else:  # filled below; the keys now keep the views' order
-                payloads[view.name], rejects[view.name], held[view.name] = {}, {}, {}
-                upgrades.append(view)
-    worked = {view.name: busy_chunks(view, domain, chunks, skeleton, config, accounting) for view in upgrades}
-    if config.upgrades.combine:  # one pass per chunk for every view (kgkit/engine/combine.py)
-        answers = combined_answers(upgrade_runner.run_all, upgrades, worked, chunks, domain,
-                                   lambda v, cs: upgrade_requests(v, doc, cs, domain, skeleton, config), accounting)
-    else:
-        answers = upgrade_runner.run_all([request for view in upgrades
-                                          for request in upgrade_requests(view, doc, worked[view.name], domain,
-                                                                          skeleton, config)])
-    for view in upgrades:
-        with accounting.timed(view.name):
-            total = len(worked[view.name])
-            on_chunk = (lambda done, _v=view.name, _t=total: report(_v, done, _t)) if report else (lambda done: None)
-            payload, view_rejects, extra = run_upgrade(view, doc, worked[view.name], domain, skeleton, answers,
-                                                       config, review, on_chunk, held[view.name])
-            payloads[view.name] = {**heads[view.name], **payload}
-            rejects[view.name] = view_rejects
-            known = {node["id"] for node in nodes}
-            nodes += [node for node in extra if node["id"] not in known]
-
-    for runner in (core_runner, upgrade_runner):  # what the limits left out, beside what the gate held back
-        for stage, reasons in runner.held.items():
-            for reason, count in reasons.items():
-                held.setdefault(stage, {})[reason] = held.get(stage, {}).get(reason, 0) + count
-    failures = core_runner.failures + upgrade_runner.failures
-    review = core_runner.review + upgrade_runner.review + review
-    dangling = dangling_references(nodes, payloads)
-    warnings = list(doc.warnings) + unserved_views(domain, views)
-    if dangling:
-        warnings.append(f"{dangling} view reference(s) name no node of nodes.json")
-    if failures:
-        warnings.append(f"{len(failures)} pass(es) failed; rerun with --resume to retry them")
-    skipped = sorted({r["item"]["regex"] for r in review if str(r.get("reason", "")).startswith("regex_")})
-    if skipped:
-        warnings.append(f"{len(skipped)} regex(es) skipped on some chunks (input.regex_timeout); see review.jsonl")
-
-    counts = {"nodes": len(nodes), "merges": len(core.merges), "skeleton_edges": len(skeleton.edges),
-              "rejects": rejects, "held_back": held, "dangling": dangling, "review": len(review)}
-    written = {view_file_name(name) for name in payloads}
-    keep = folder.views_dir.is_dir() and not replace_views
-    present = {p.name for p in folder.views_dir.glob("*.json")} if keep else set()
-    manifest = build_manifest(doc=doc, domain=domain, views=views, backends=backends, skills=skill_list,
-                              accounting=accounting, started=started, counts=counts, payloads=payloads,
-                              warnings=warnings, failures=failures, view_files=sorted(written | present))
-    manifest.update(manifest_extra or {})
-    scopes = entity_scopes(domain)
-    for node in nodes:  # the store reads each node's reach from here, needing no domain
-        node["scope"] = scopes.get(node["type"], "corpus")
-    nodes_file = {"doc_id": doc.id, "nodes": nodes}
-    with accounting.timed("write"):
-        folder.write_json("nodes.json", nodes_file)
-        for name, payload in payloads.items():
-            folder.write_json(f"views/{view_file_name(name)}", payload)
-        if replace_views:
-            folder.remove_stale_views(written)
-        folder.write_jsonl("review.jsonl", review)
-        if doc.layout is not None:
-            from kgkit.scholarly.structure import structure_payload
-
-            folder.write_json("structure.json", structure_payload(doc, nodes, scholarly=domain.reading == "scholarly"))
-        folder.write_json("manifest.json", manifest)  # last: a folder with a manifest is complete
-    return RunResult(run_dir=folder.path, manifest=manifest, nodes=nodes, views=payloads, review=review,
-                     failures=failures)
 
 
 def _view_ref(entry: dict[str, Any]) -> str:
@@ -342,9 +120,9 @@ def extract(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str 
     :class:`kgkit.errors.KgkitError` subclasses for bad config, domain or views — before
     any pass runs — and for bad input when no input could be read.
     """
-    with contextlib.closing(extract_each(paths, domain=domain, views=views, config=config, out_dir=out_dir,
-                                         resume=resume, skills=skills, backend=backend, progress=progress,
-                                         replace_views=replace_views, include=include, exclude=exclude)) as each:
+    options = RunOptions(domain=domain, views=views, out_dir=out_dir, include=include, exclude=exclude,
+                         resume=resume, replace_views=replace_views, skills=skills)
+    with contextlib.closing(extract_each(paths, options, config=config, backend=backend, progress=progress)) as each:
         return [r for r in each if isinstance(r, RunResult)]
 
 
@@ -357,9 +135,8 @@ class SkippedInput:
     error: str
 
 
-def prepare_run(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | os.PathLike | None,
-                views: Sequence[str] | str | None, config: Config | str | os.PathLike | None,
-                out_dir: str | os.PathLike | None, include: Sequence[str], exclude: Sequence[str]
+def prepare_run(paths: str | os.PathLike | Sequence[str | os.PathLike], options: RunOptions,
+                config: Config | str | os.PathLike | None
                 ) -> tuple[Config, list[CorpusInput], Domain, list[View], Path, bool]:
     """What every run checks before its first call: (config, inputs, domain, views, the
     folder of the run folders, whether it is a corpus run). InputError when there is no input."""
@@ -367,21 +144,19 @@ def prepare_run(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: 
     given_paths = path_list(paths)
     if not given_paths:
         raise InputError("no input files given")
-    inputs = collect_inputs(given_paths, include, exclude)
+    inputs = collect_inputs(given_paths, options.include, options.exclude)
     if not inputs:
         raise InputError("no input files found", hint="check the folder and the --include/--exclude globs")
-    dom, base_views = load_domain_and_views(domain, views, cfg)
-    root = Path(out_dir) if out_dir is not None else Path(cfg.out_dir)
+    dom, base_views = load_domain_and_views(options.domain, options.views, cfg)
+    root = options.root(cfg)
     corpus = len(inputs) > 1 or any(Path(p).is_dir() for p in given_paths if str(p) != "-")
     return cfg, inputs, dom, base_views, root, corpus
 
 
-def extract_each(paths: str | os.PathLike | Sequence[str | os.PathLike], domain: str | os.PathLike | None = None,
-                 views: Sequence[str] | str | None = None, config: Config | str | os.PathLike | None = None,
-                 out_dir: str | os.PathLike | None = None, resume: bool = False, skills: bool = True,
-                 backend: Backend | BackendFactory | None = None, progress: Progress | None = None,
-                 replace_views: bool = False, include: Sequence[str] = (), exclude: Sequence[str] = (),
-                 on_start: Callable[[int], None] | None = None) -> Iterator[RunResult | SkippedInput]:
+def extract_each(paths: str | os.PathLike | Sequence[str | os.PathLike], options: RunOptions = RunOptions(), *,
+                 config: Config | str | os.PathLike | None = None, backend: Backend | BackendFactory | None = None,
+                 progress: Progress | None = None, on_start: Callable[[int], None] | None = None
+                 ) -> Iterator[RunResult | SkippedInput]:
     """:func:`extract`, one document at a time: a :class:`RunResult` per document as it is
     written, a :class:`SkippedInput` per input that could not be read (or its run folder
     not written), in input order. At most two documents are in memory at once (one when the
@@ -390,9 +165,9 @@ def extract_each(paths: str | os.PathLike | Sequence[str | os.PathLike], domain:
     how many documents the run has, before the first is loaded.
 
     When no input at all could be used, the first input's error is raised (exit 2)."""
-    cfg, inputs, dom, base_views, root, corpus = prepare_run(paths, domain, views, config, out_dir, include, exclude)
+    cfg, inputs, dom, base_views, root, corpus = prepare_run(paths, options, config)
     runs = CorpusManifest(root) if corpus else None
-    job = DocumentJob(dom, base_views, cfg, root, skills, replace_views)
+    job = DocumentJob(dom, base_views, cfg, root, options)
     if cfg.engine == "ray":  # Ray is imported only here (the ray extra)
         from kgkit.engine.ray_engine import ray_outcomes
 
@@ -431,8 +206,7 @@ class DocumentJob:
     views: list[View]
     config: Config
     root: Path  # parent of the run folders
-    skills: bool
-    replace_views: bool
+    options: RunOptions
 
     def run(self, item: CorpusInput, backends: tuple[Backend, Backend], progress: Progress | None,
             pool: PassPool) -> RunResult:
@@ -444,9 +218,9 @@ class DocumentJob:
         with folder.locked(), paced():  # writable, free of links and ours before any call
             folder.remove_temp_files()  # a run killed mid-write (SIGKILL, power loss) may have left some
             given = {v.name for v in self.views}
-            plan = self.views if self.replace_views else earlier_views(folder, given) + self.views
-            return extract_document(doc, self.domain, plan, self.config, backends, folder, skills=self.skills,
-                                    progress=progress, replace_views=self.replace_views, pool=pool)
+            plan = self.views if self.options.replace_views else earlier_views(folder, given) + self.views
+            return extract_document(doc, self.domain, plan, self.config, backends, folder, self.options,
+                                    progress=progress, pool=pool)
 
     def run_alone(self, item: CorpusInput, backend: Backend | BackendFactory | None,
                   progress: Progress | None) -> RunResult | InputError:

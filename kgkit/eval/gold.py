@@ -4,7 +4,7 @@ A gold folder holds, per document, ``<doc_id>.txt`` and ``<doc_id>.gold.json`` (
 docs/gold-format.md, JSON Schema in kgkit/schemas/gold.schema.json). Other files (a
 ``manifest.json``, PDFs) are ignored. Every problem in every file is collected and
 reported at once, each as ``file:line:col: key -> path: message`` — the line found by
-re-reading only a faulty file with :mod:`kgkit.schema.yaml_source`, which keeps marks (JSON is YAML).
+re-reading only a faulty file with :mod:`kgkit.formats.yaml_source`, which keeps marks (JSON is YAML).
 """
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from kgkit import timex
-from kgkit.canon import entity_type_name
+from kgkit.text import timex
+from kgkit.canon.names import entity_type_name
 from kgkit.errors import InputError, Issue, ValidationError, did_you_mean
-from kgkit.schema.json_schemas import validator
-from kgkit.schema.model import Domain
+from kgkit.formats.json_schemas import validator
+from kgkit.formats.model import Domain
 
 GOLD_SUFFIX = ".gold.json"
 
@@ -209,7 +209,7 @@ def _locate(path: Path, raw: str, problems: list[tuple[tuple, str]]) -> list[Iss
     """Turn (key path, message) pairs into Issues with the line and column of that key."""
     if not problems:
         return []
-    from kgkit.schema.yaml_source import parse
+    from kgkit.formats.yaml_source import parse
 
     source = parse(raw, str(path))  # JSON is YAML: the same marks as kgkit's own files
     return [Issue(str(path), *(source.mark(key_path) or (None, None)), key_path, message)

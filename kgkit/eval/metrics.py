@@ -12,7 +12,7 @@ Tuples, by category:
 * ``hyperedges``: (relation, {role: {names}})
 * ``events``: (type, trigger, {role: {names}}) — trigger compared case- and space-insensitively
 * ``temporal``: (head, relation, tail); ``temporal_timed``: that plus (start, end), the times
-  compared by :func:`kgkit.timex.matches` (at the coarser precision of the two)
+  compared by :func:`kgkit.text.timex.matches` (at the coarser precision of the two)
 
 Literal entities (dates, durations, money, …) match gold by value as well as by name, one
 way for entity names and relation ends alike (:class:`NameMatcher`); an entity of a date or
@@ -28,11 +28,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from kgkit import timex
-from kgkit.type_kinds import GENERIC_KINDS, literal_types
-from kgkit.canon import entity_type_name
-from kgkit.name_keys import canonical_key
-from kgkit.schema.model import Domain
+from kgkit.text import timex
+from kgkit.text.type_kinds import GENERIC_KINDS, literal_types
+from kgkit.canon.names import entity_type_name
+from kgkit.text.name_keys import canonical_key
+from kgkit.formats.model import Domain
 
 CATEGORIES = ("entities", "relations", "hyperedges", "events", "temporal", "temporal_timed")
 DEFAULT_FUZZY_THRESHOLD = 90.0  # rapidfuzz ratio (0-100) on normalised names; the third matching step
@@ -40,7 +40,7 @@ DEFAULT_FUZZY_THRESHOLD = 90.0  # rapidfuzz ratio (0-100) on normalised names; t
 
 def name_key(name: str) -> str:
     """The form names are compared in: kgkit's canonical key (case, accents, punctuation, legal
-    suffixes folded — :func:`kgkit.name_keys.canonical_key`), the same rule extraction merges by."""
+    suffixes folded — :func:`kgkit.text.name_keys.canonical_key`), the same rule extraction merges by."""
     return canonical_key(str(name))
 
 
@@ -158,7 +158,7 @@ def literal_value(kind: str, entity: Mapping[str, Any]) -> Any:
     """The value an entity of a ``kind`` literal type stands for: its ``value`` (literal nodes
     keep the name as written and add the normalised value) when that reads as one, else its
     name read as a ``kind`` ("March 23, 2013", "sixty (60) days", "$5 million"). Dates and
-    durations become :mod:`kgkit.timex` values; other kinds their normal form."""
+    durations become :mod:`kgkit.text.timex` values; other kinds their normal form."""
     for text in (entity.get("value"), entity.get("name")):
         if isinstance(text, str):
             value = timex.normalise(kind, text)
@@ -185,9 +185,9 @@ class NameMatcher:
     candidate of the predicted type is preferred, then gold order. A name that matches nothing
     is kept as its own key, so it can only be a false positive.
 
-    Values are read by :func:`literal_value` (dates and durations as :mod:`kgkit.timex`
+    Values are read by :func:`literal_value` (dates and durations as :mod:`kgkit.text.timex`
     values). When the predicted type is a date or duration type, a value step comes first,
-    over gold of that type, at the coarser precision of the two (:func:`kgkit.timex.same`), so
+    over gold of that type, at the coarser precision of the two (:func:`kgkit.text.timex.same`), so
     a date counts by the time it names before its wording. The value step after the alias step
     (any name, relation ends among them) asks for the same value in its canonical text ("twelve (12) months" is P12M there, not gold's P1Y). Among gold of the
     same value, the same value text wins first (2013-03-20 is that day before it is a day of
@@ -261,7 +261,7 @@ class NameMatcher:
     def _by_value(self, kind: str, entity: Mapping[str, Any], type_name: str | None = None) -> str | None:
         """The name of the gold ``kind`` literal with the value of ``entity``, by the tie rule of
         the class doc; None when there is none. With ``type_name``, gold of that type at the
-        coarser precision (:func:`kgkit.timex.same`); without, the same value text."""
+        coarser precision (:func:`kgkit.text.timex.same`); without, the same value text."""
         mine = literal_value(kind, entity)
         if mine is None:
             return None

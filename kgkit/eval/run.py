@@ -15,7 +15,7 @@ from typing import Any
 from kgkit.errors import InputError
 from kgkit.eval.gold import GoldDoc, load_gold, type_issues
 from kgkit.eval.metrics import CATEGORIES, DEFAULT_FUZZY_THRESHOLD, Score, score_document
-from kgkit.schema.model import Domain
+from kgkit.formats.model import Domain
 
 
 @dataclass
@@ -140,7 +140,7 @@ def _domain(domain, config) -> Domain | None:
         domain = getattr(config, "domain", None)
     if domain is None:
         return None
-    from kgkit.schema.catalog import load_domain
+    from kgkit.catalog.load import load_domain
 
     return load_domain(domain)
 

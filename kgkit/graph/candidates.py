@@ -1,7 +1,7 @@
 """Which key groups could fuzzy-merge with a name: canon's blocking, kept in memory.
 
 Finding a name's fuzzy candidates means reading every group that shares a blocking key
-with it (kgkit.canon.key_blocks: token prefixes and suffixes), and in a large corpus a
+with it (kgkit.canon.fuzzy.key_blocks: token prefixes and suffixes), and in a large corpus a
 block such as "<hol" (Holdings, Holland, ...) holds thousands. Read from the database
 for every update, those rows made adding a document cost time in proportion to the
 corpus. So a store keeps the blocks it has read in memory, each sorted by key length (a
@@ -17,7 +17,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from typing import Callable
 
-from kgkit.canon import key_blocks, similar_keys
+from kgkit.canon.fuzzy import key_blocks, similar_keys
 
 
 class _Block:

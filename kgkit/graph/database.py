@@ -28,7 +28,7 @@ from typing import Any, Iterable, Iterator
 
 from kgkit.errors import ConfigError, InputError
 from kgkit.graph.migrations import MIGRATIONS, ROLES_VERSION, SHARED_TABLES, TABLES, TENANT_TABLES
-from kgkit.secrets import mask_url, scrub_url
+from kgkit.guards.secrets import mask_url, scrub_url
 
 #: Seconds a writer waits for another to finish before giving up (SQLite busy_timeout).
 WAIT_SECONDS = 60.0
@@ -326,7 +326,7 @@ class PostgresDatabase(Database):
 def _check_sqlite_file(target: Path) -> None:
     """An existing store path must be a regular file that is empty or an SQLite database: a
     device (``/dev/zero``), a FIFO or a text file is refused with its kind, unopened by SQLite."""
-    from kgkit.input_file import UnusableFile, open_regular
+    from kgkit.guards.input_file import UnusableFile, open_regular
 
     try:
         with open_regular(target, 1 << 62, what="a graph store file") as fh:

@@ -12,9 +12,9 @@ import hashlib
 import json
 from typing import Any, Iterable
 
-from kgkit import timex
+from kgkit.text import timex
 from kgkit.graph.links import CHUNK
-from kgkit.name_keys import canonical_key
+from kgkit.text.name_keys import canonical_key
 
 def scope_tokens(tenant: str, kind: str) -> str:
     """A full-text row's tenant and kind as two tokens FTS5 can match exactly."""
@@ -186,7 +186,7 @@ def _refresh_entities(store, entities: set[str]) -> None:
                                     "AND node IN ({}) GROUP BY node", node_of):
         degree[node_of[node]] = degree.get(node_of[node], 0) + count
     rows, updates, keys, texts = [], [], [], []
-    # a value (a date, an amount) that no visible item names is not in the graph (kgkit/scopes.py)
+    # a value (a date, an amount) that no visible item names is not in the graph (kgkit/formats/scopes.py)
     spelt = {e: f for e, f in spelt.items() if not (scope.get(e) == "value" and not degree.get(e))}
     renamed = set(before) - set(spelt)  # no document names them any more: their rows go
     for entity, found in spelt.items():

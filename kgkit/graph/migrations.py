@@ -69,7 +69,7 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE documents ADD COLUMN title TEXT",
         "ALTER TABLE documents ADD COLUMN pages INTEGER",
         "ALTER TABLE documents ADD COLUMN node TEXT",
-        # how far a node's identity reaches (corpus / document / value, kgkit.scopes) and a
+        # how far a node's identity reaches (corpus / document / value, kgkit.formats.scopes) and a
         # value node's normalised value (JSON); a non-corpus group is never a fuzzy or alias
         # partner, and its id is its document's (kgkit.graph.runs.scoped_ids)
         "ALTER TABLE doc_nodes ADD COLUMN scope TEXT NOT NULL DEFAULT 'corpus'",

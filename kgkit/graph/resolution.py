@@ -2,7 +2,7 @@
 
 A *key group* is every document's node with one (type, canonical key); the run folders
 already give them one id. Groups become one entity by the cascade each document's merge
-uses (kgkit/canon.py), applied across the corpus:
+uses (kgkit/canon/merge.py), applied across the corpus:
 
 1. equal canonical keys -- already one group;
 2. declared aliases and defined terms: a group whose nodes list an alias keyed like
@@ -11,7 +11,7 @@ uses (kgkit/canon.py), applied across the corpus:
    nothing);
 3. fuzzy similarity within a type, by the *neighbourhood rule* (:func:`fuzzy_cluster`).
    Two groups are *neighbours* when canon's blocking puts them side by side and their
-   similarity reaches the threshold (kgkit.canon.similar_keys), neither is an alias
+   similarity reaches the threshold (kgkit.canon.fuzzy.similar_keys), neither is an alias
    target and no unmerge keeps them apart. A group's *leader* is the first of itself and
    its neighbours in key order; a group that leads itself gathers the neighbours it leads,
    in key order, each joining only if it is a neighbour of every one gathered before
@@ -37,7 +37,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Callable
 
-from kgkit.canon import key_similarity
+from kgkit.canon.fuzzy import key_similarity
 from kgkit.graph.candidates import BlockIndex
 
 
@@ -118,10 +118,15 @@ def resolve(groups: dict[str, Group], claims: dict[str, set[str]], apart: set[fr
         adj = neighbours_in(groups, targets, apart, threshold)
         near = lambda n: adj.get(n, frozenset())  # noqa: E731
         order = lambda n: (groups[n].key, n)  # noqa: E731
+    clusters = _clusters(groups, members, by_key, targets, near, order)
+    alias_joined = _join_aliases(clusters, by_key, claimed, targets, apart)
+    return _assignments(clusters, alias_joined)
 
-    def separated(a: list[Group], b: list[Group]) -> bool:
-        return any(frozenset((x.node, y.node)) in apart for x in a for y in b)
 
+def _clusters(groups: dict[str, Group], members: list[Group], by_key: dict[tuple[str, str], Group],
+              targets: set[tuple[str, str]], near: Near, order: Order) -> list[list[Group]]:
+    """Each group's fuzzy cluster (alias targets stay out of fuzzy matching), then each
+    alias target alone."""
     clusters: list[list[Group]] = []
     placed: set[str] = set()
     for g in sorted(members, key=lambda g: (g.key, g.node)):
@@ -132,6 +137,16 @@ def resolve(groups: dict[str, Group], claims: dict[str, set[str]], apart: set[fr
         clusters.append(cluster)
     for k in sorted(targets):
         clusters.append([by_key[k]])
+    return clusters
+
+
+def _join_aliases(clusters: list[list[Group]], by_key: dict[tuple[str, str], Group],
+                  claimed: dict[tuple[str, str], set[str]], targets: set[tuple[str, str]],
+                  apart: set[frozenset[str]]) -> set[str]:
+    """In place: an alias target one cluster alone claims (and no unmerge keeps apart)
+    joins that cluster; the nodes that joined so."""
+    def separated(a: list[Group], b: list[Group]) -> bool:
+        return any(frozenset((x.node, y.node)) in apart for x in a for y in b)
 
     cluster_of = {g.node: i for i, c in enumerate(clusters) for g in c}
     alias_joined: set[str] = set()
@@ -146,7 +161,12 @@ def resolve(groups: dict[str, Group], claims: dict[str, set[str]], apart: set[fr
         for g in clusters[target]:
             cluster_of[g.node] = owner
         clusters[target] = []
+    return alias_joined
 
+
+def _assignments(clusters: list[list[Group]], alias_joined: set[str]) -> dict[str, Assignment]:
+    """Each group's entity: its cluster's representative (the least key among the groups
+    not joined by an alias), and how it joined."""
     result: dict[str, Assignment] = {}
     for cluster in clusters:
         if not cluster:

@@ -15,7 +15,7 @@ from typing import Any
 
 from kgkit import ids
 from kgkit.errors import InputError, NotFoundError
-from kgkit.name_keys import canonical_key
+from kgkit.text.name_keys import canonical_key
 
 DECISIONS = ("accept", "reject")
 ACCEPTED_VIEW = "review"  # the view an accepted reject is filed under, so its provenance shows

@@ -30,8 +30,8 @@ from typing import Any, Iterator
 
 from kgkit import ids
 from kgkit.errors import InputError
-from kgkit.input_file import DEFAULT_MAX_BYTES, UnusableFile, open_regular, read_bounded
-from kgkit.name_keys import canonical_key
+from kgkit.guards.input_file import DEFAULT_MAX_BYTES, UnusableFile, open_regular, read_bounded
+from kgkit.text.name_keys import canonical_key
 
 MAX_FILE_BYTES = DEFAULT_MAX_BYTES  # a run folder's file is never larger than the largest document
 INT_MAX = 2**31 - 1
@@ -107,7 +107,7 @@ def _check_strings(value: Any, where: str, path: str = "") -> None:
 def _schema(definition: str):
     import jsonschema_rs
 
-    from kgkit.schema.json_schemas import schema_for
+    from kgkit.formats.json_schemas import schema_for
 
     payload = schema_for("payload")
     # a reader of its own (a Markdown vault's) names nodes by its own ids: any short text without spaces;

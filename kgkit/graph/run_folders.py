@@ -28,5 +28,4 @@ def expand_run_folders(paths: Iterable[str | Path]) -> list[Path]:
         inner = [] if is_run_folder(path) or not path.is_dir() else sorted(
             p for p in path.iterdir() if p.is_dir() and is_run_folder(p))
         found.extend(inner or [path])
-    seen: set[Path] = set()
-    return [p for p in found if not (p in seen or seen.add(p))]
+    return list(dict.fromkeys(found))  # each folder once, in the order given

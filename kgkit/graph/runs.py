@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from kgkit import ids
+from kgkit.config.model import CanonConfig, ReviewConfig
 from kgkit.errors import InputError
+from kgkit.formats.scopes import SCOPES
 from kgkit.graph import run_check as check
-from kgkit.name_keys import canonical_key
-from kgkit.scopes import SCOPES
+from kgkit.text.name_keys import canonical_key
 
 #: review.jsonl reasons whose item is still in its view (held there, not rejected).
 HELD_IN_VIEW = ("unverified evidence", "low confidence")
@@ -122,7 +123,8 @@ def _body(kind: str, raw: dict[str, Any], template: str | None) -> dict[str, Any
     return body
 
 
-def read_run(run_dir: str | Path, *, confidence_threshold: float = 0.5, legal_suffixes: bool = True) -> Contribution:
+def read_run(run_dir: str | Path, *, confidence_threshold: float = ReviewConfig.confidence_threshold,
+             legal_suffixes: bool = CanonConfig.legal_suffixes) -> Contribution:
     """Read one run folder, checked whole first (:mod:`kgkit.graph.run_check`). Raises
     InputError naming the file and the item when it is not a usable run."""
     run = Path(run_dir)

@@ -8,7 +8,7 @@ Item shapes (every id is the one kgkit wrote in the run folders, node ids after
 cross-document resolution):
 
 * node: ``{"id", "type", "name", "aliases": [str], "documents": [doc id], "scope"}`` —
-  ``scope`` is ``corpus``, ``document`` or ``value`` (kgkit/scopes.py); a value node also
+  ``scope`` is ``corpus``, ``document`` or ``value`` (kgkit/formats/scopes.py); a value node also
   has ``"value"``, its normalised value, when the run folder gave one; a value node that
   no visible item ends is left out (a literal of nothing)
 * edge (binary, from the ``binary``/``person`` projections and other binary views):

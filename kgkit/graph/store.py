@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from kgkit import ids
+from kgkit.config.model import CanonConfig, ReviewConfig
 from kgkit.errors import InputError, NotFoundError
 from kgkit.graph.candidates import BlockIndex
 from kgkit.graph.database import Database, connect
@@ -31,7 +32,7 @@ from kgkit.graph.resolution import Assignment, Group, fuzzy_cluster, resolve
 from kgkit.graph.runs import Contribution, read_run
 from kgkit.graph.snapshot import GraphSnapshot
 from kgkit.graph import assemble, index, index_schema, review
-from kgkit.scopes import SCOPES
+from kgkit.formats.scopes import SCOPES
 
 DEFAULT_TENANT = "default"
 
@@ -73,8 +74,9 @@ class GraphStore:
     ``confidence_threshold`` holds items under it for review (config ``review.*``).
     """
 
-    def __init__(self, url: str | Path, tenant: str = DEFAULT_TENANT, *, fuzzy_threshold: float = 90.0,
-                 legal_suffixes: bool = True, confidence_threshold: float = 0.5):
+    def __init__(self, url: str | Path, tenant: str = DEFAULT_TENANT, *, fuzzy_threshold: float = CanonConfig.fuzzy_threshold,
+                 legal_suffixes: bool = CanonConfig.legal_suffixes,
+                 confidence_threshold: float = ReviewConfig.confidence_threshold):
         self.db: Database = connect(str(url), tenant)
         self.tenant = tenant
         self.threshold = fuzzy_threshold

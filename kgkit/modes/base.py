@@ -16,13 +16,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from kgkit import evidence as evidence_check
+from kgkit.text import evidence as evidence_check
 from kgkit.backends.base import pass_validator
-from kgkit.chunk_parts import ChunkParts
-from kgkit.name_keys import canonical_key
+from kgkit.modes.chunk_parts import ChunkParts
+from kgkit.text.name_keys import canonical_key
 from kgkit.documents.types import Chunk, Document
-from kgkit.schema.model import LITERAL_TYPES, Domain, RelationType, Role, View
-from kgkit.timex import normalise as normalise_literal
+from kgkit.formats.model import LITERAL_TYPES, Domain, RelationType, Role, View
+from kgkit.text.timex import normalise as normalise_literal
 
 
 def _remembered(store: dict, key: Any, make: Callable[[], Any]) -> Any:
@@ -311,7 +311,7 @@ def literal(text: str, kind: str) -> dict[str, Any]:
 
 
 def normalised(kind: str, text: str) -> Any:
-    """:func:`kgkit.timex.normalise`, read once per kind and text (the same dates and amounts
+    """:func:`kgkit.text.timex.normalise`, read once per kind and text (the same dates and amounts
     fill roles and qualifiers in every view); a mapping value (an amount and its currency)
     comes as a copy of its own."""
     value = _normalised(kind, text)

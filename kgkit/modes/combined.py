@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from kgkit.backends.base import COMBINED, UPGRADE, PassRequest
+from kgkit.backends.contexts import CombinedContext
 from kgkit.documents.types import Chunk
-from kgkit.schema.model import Domain, View
+from kgkit.formats.model import Domain, View
 
 STAGE = "combined"  # the stage of a combined pass: state/combined/, calls.upgrade["combined"]
 PROMPT = "combined.j2"
@@ -64,17 +65,11 @@ def request(parts: Sequence[tuple[View, dict[str, Any], dict[str, str]]], chunk:
             answer_schema: dict[str, Any]) -> PassRequest:
     """The combined pass on ``chunk`` for ``parts`` (view, its single pass's context, its task)."""
     first = parts[0][1]
-    return PassRequest(
-        kind=COMBINED, stage=STAGE, chunk=chunk, schema=answer_schema, prompt=PROMPT,
-        context={"domain": domain, "entities": first.get("entities", []), "skeleton": first.get("skeleton", []),
-                 "title": first.get("title"), "shape": shape([view for view, _, _ in parts]),
-                 "parts": [{"key": view.name, "view": view, "context": context, **text}
-                           for view, context, text in parts]})
+    context: CombinedContext = {
+        "domain": domain, "entities": first.get("entities", []), "skeleton": first.get("skeleton", []),
+        "title": first.get("title"), "shape": shape([view for view, _, _ in parts]),
+        "parts": [{"key": view.name, "view": view, "context": ctx, **text} for view, ctx, text in parts]}
+    return PassRequest(kind=COMBINED, stage=STAGE, chunk=chunk, schema=answer_schema, prompt=PROMPT,
+                       context=context)
 
 
-def part_requests(combined: PassRequest) -> list[PassRequest]:
-    """The single-view passes a combined pass stands for, each with its own view's context and schema."""
-    return [PassRequest(kind=UPGRADE, stage=part["key"], chunk=combined.chunk,
-                        schema=part["view"].output_schema or {}, context=part["context"],
-                        prompt=part["view"].prompt or "", sample=combined.sample, temperature=combined.temperature)
-            for part in combined.context["parts"]]

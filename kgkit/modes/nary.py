@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from kgkit import ids
-from kgkit.type_kinds import literal_types
-from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
+from kgkit.text.type_kinds import literal_types
+from kgkit.text.literals import KINDS as LITERAL_KINDS, find_literals
 from kgkit.modes.base import Scope, fill_roles
 from kgkit.modes.upgrade import UpgradeMode, find_by_name
 

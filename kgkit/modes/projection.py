@@ -1,6 +1,6 @@
 """projection.v1: a view filtered and relabelled from the skeleton, with zero LLM calls.
 
-The rules are the view's ``projection`` block (see :class:`kgkit.schema.model.Projection`):
+The rules are the view's ``projection`` block (see :class:`kgkit.formats.model.Projection`):
 relations to keep, end types one end must have (a type's declared aliases count, so
 ``person`` matches a domain that calls the type ``Peop``), optional orientation with the
 matching end at the head, relabelling, and confidence/verification filters. Edges keep
@@ -8,15 +8,15 @@ their core IDs, so a projected edge and its skeleton edge join trivially.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from kgkit.schema.model import Domain, View
+from kgkit.formats.model import Domain, View
 from kgkit.modes.base import Skeleton
 
 
 class ProjectionMode:
     name = "projection.v1"
-    strategy = "projection"
+    strategy: Literal["projection"] = "projection"
 
     def project(self, view: View, skeleton: Skeleton, domain: Domain) -> dict[str, Any]:
         rules = view.projection

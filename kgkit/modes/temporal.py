@@ -1,7 +1,7 @@
 """temporal.v1: binary edges among V_doc with typed, time-aware qualifiers.
 
 Each qualifier (start date, notice period, term…) is declared in the domain with a literal
-type; its value keeps the text and adds the normalised form (:func:`kgkit.timex.normalise`:
+type; its value keeps the text and adds the normalised form (:func:`kgkit.text.timex.normalise`:
 a value already written as ISO 8601 / TimeML — ``2013-W12``, ``2013-03-23T15:00``, ``P3Y``,
 ``PRESENT_REF`` — keeps its canonical form; a phrase becomes an ISO date or duration). A qualifier the domain does not declare for that relation is left out of the
 edge and written for review, never silently dropped.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kgkit import ids
-from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
+from kgkit.text.literals import KINDS as LITERAL_KINDS, find_literals
 from kgkit.modes.base import Scope, normalised, resolve_ends
 from kgkit.modes.upgrade import UpgradeMode
 

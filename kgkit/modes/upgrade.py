@@ -8,22 +8,23 @@ node of the document comes back as None, already counted and written for review.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
+from kgkit.backends.contexts import UpgradeContext
 from kgkit.documents.types import Chunk
-from kgkit.schema.model import Domain, View
+from kgkit.formats.model import Domain, View
 from kgkit.modes.base import Scope, Skeleton, validate_answer
 
 
 class UpgradeMode:
     name = ""
-    strategy = "upgrade"
+    strategy: Literal["upgrade"] = "upgrade"
     answer_key = ""  # the list in the pass answer (and in the view file)
 
-    def context(self, view: View, domain: Domain, chunk: Chunk, skeleton: Skeleton) -> dict[str, Any]:
+    def context(self, view: View, domain: Domain, chunk: Chunk, skeleton: Skeleton) -> UpgradeContext:
         """The pass context: the chunk's nodes and edges from the skeleton, domain and view."""
         nodes, edges = skeleton.part_for(chunk)
-        context: dict[str, Any] = {"domain": domain, "view": view, "entities": nodes, "skeleton": edges}
+        context: UpgradeContext = {"domain": domain, "view": view, "entities": nodes, "skeleton": edges}
         if view.template is not None:
             context["template"] = view.template
         return context

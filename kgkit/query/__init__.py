@@ -28,7 +28,7 @@ from kgkit.query import find as _find
 from kgkit.query import gaps as _gaps
 from kgkit.query import match as _match
 from kgkit.query import novelty as _novelty
-from kgkit.query import pattern as _pattern
+from kgkit.formats import query_pattern as _pattern
 from kgkit.query import search as _search
 from kgkit.query import traverse
 from kgkit.query.reader import Budget, Reader

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from kgkit.name_keys import canonical_key
+from kgkit.text.name_keys import canonical_key
 
 ANCHOR = "Anchor"
 #: Node types of the layout layer: an entity named X is never one of them.

@@ -7,10 +7,10 @@ keeps its best; ties go to the node more statements name (degree), then the name
 """
 from __future__ import annotations
 
-from kgkit.canon import BLOCK_CAP, key_similarity, similar_keys
+from kgkit.canon.fuzzy import BLOCK_CAP, key_similarity, similar_keys
 from kgkit.graph.candidates import BlockIndex
 from kgkit.graph.index import _rows
-from kgkit.name_keys import canonical_key
+from kgkit.text.name_keys import canonical_key
 from kgkit.query import text
 from kgkit.query.reader import Reader
 from kgkit.query.results import Answer

@@ -1,4 +1,4 @@
-"""O3 match: every binding of a pattern (kgkit/query/pattern.py) in the graph.
+"""O3 match: every binding of a pattern (kgkit/formats/query_pattern.py) in the graph.
 
 A chain is matched from its most selective place: a node with a ``name`` or ``id`` (read
 from the name index), else an edge with named relations (read from the relation index),
@@ -11,11 +11,11 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from kgkit import timex
+from kgkit.text import timex
 from kgkit.errors import InputError
 from kgkit.graph.index import _rows, interval
-from kgkit.name_keys import canonical_key
-from kgkit.query.pattern import DOCUMENT, Condition, NodeSpec, Pattern
+from kgkit.text.name_keys import canonical_key
+from kgkit.formats.query_pattern import DOCUMENT, Condition, NodeSpec, Pattern
 from kgkit.query.reader import Reader, Stored
 from kgkit.query.results import Answer, Row
 

@@ -1,7 +1,7 @@
 """Named queries: an analyst's questions declared in a domain's YAML, so they are files,
-not code. Each has a pattern (kgkit/query/pattern.py) whose ``$name`` placeholders are
+not code. Each has a pattern (kgkit/formats/query_pattern.py) whose ``$name`` placeholders are
 typed parameters; ``kgkit domain validate`` checks them like the rest of the file
-(kgkit/schema/queries.py), and running one checks the values given.
+(kgkit/catalog/queries.py), and running one checks the values given.
 
     queries:
       - name: governed_by
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from kgkit import timex
+from kgkit.text import timex
 from kgkit.errors import InputError, NotFoundError, did_you_mean
 
 RETURNS = ("documents", "nodes", "rows")
@@ -70,8 +70,8 @@ def from_data(data: dict[str, Any]) -> NamedQuery:
 
 def domain_queries(domain_ref: str) -> dict[str, NamedQuery]:
     """The named queries a domain (name or path) declares, validated with the domain."""
-    from kgkit.schema.search_path import find
-    from kgkit.schema.validation import resolve_domain
+    from kgkit.formats.search_path import find
+    from kgkit.catalog.validation import resolve_domain
 
     resolved = resolve_domain(find("domains", domain_ref))
     return {q["name"]: from_data(q) for q in resolved.merged.get("queries") or []}

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from kgkit import ids
-from kgkit.name_keys import canonical_key
+from kgkit.text.name_keys import canonical_key
 
 VIEW = "structure"
 KINDS = ("figure", "table", "equation", "paragraph")

@@ -172,7 +172,7 @@ def require_domain(domain: str, library_dir: str | Path | None = None) -> None:
 
     So ``kgkit skills list acme`` with a typo says so, instead of listing an empty library.
     """
-    from kgkit.schema.search_path import available
+    from kgkit.formats.search_path import available
 
     known = set(available("domains")) | set(known_domains(library_dir))
     if domain not in known:
@@ -251,7 +251,7 @@ def save_library(lib: Library, library_dir: str | Path | None = None) -> Path:
 
 def _write_if_changed(path: Path, text: str) -> None:
     """Atomic write, skipped when the content is already there (no mtime churn in the repo)."""
-    from kgkit.engine.outputs import atomic_write
+    from kgkit.guards.atomic import atomic_write
 
     if not (path.is_file() and path.read_text(encoding="utf-8") == text):
         atomic_write(path, text)

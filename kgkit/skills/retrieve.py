@@ -8,7 +8,7 @@ A skill is scored against the document's title and first 2,000 characters:
 so a skill whose trigger actually occurs always outranks one that merely shares
 vocabulary. A nearest-shaped relation cue (``(?#nearest)…``) occurs only where it could
 bind: with a capitalised word among the three words on each side of its match, in one clause
-(:func:`~kgkit.backends.offline.skills.shaped_match_in`) — "in" or a blank matches any text.
+(:func:`~kgkit.skills.cues.shaped_match_in`) — "in" or a blank matches any text.
 Skills scoring 0 are never returned; ties go to the smaller id. The top ``k``
 (default 3) are returned, best first. After them come the domain's *gazetteer* entries
 whose name occurs in that text, as entity skills marked ``gazetteer: true`` (the offline
@@ -21,8 +21,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from kgkit import safe_regex
-from kgkit.backends.offline.skills import NEAREST, shaped_match_in
+from kgkit.guards import safe_regex
+from kgkit.skills.cues import NEAREST, shaped_match_in
 from kgkit.skills.library import Library, domain_dir, load_library
 
 HEAD_CHARS = 2000

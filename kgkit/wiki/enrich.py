@@ -120,7 +120,7 @@ def existing_ids(graph: Graph, members: set[str]) -> list[str]:
 def request_for(batch: Batch, vault: Vault, graph: Graph, texts: dict[str, tuple[str, str]], doc_id: str):
     from kgkit.backends.base import PassRequest
     from kgkit.documents.types import Chunk
-    from kgkit.schema.catalog import load_domain
+    from kgkit.catalog.load import load_domain
 
     groups = group_of(vault)
     articles = []

@@ -16,7 +16,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgkit.name_keys import canonical_key
+from kgkit.text.name_keys import canonical_key
 from kgkit.wiki.baseline import ARTICLE, DOMAIN, Graph, edge, evidence
 
 #: Weights of the implicit edges the model may add.
@@ -78,7 +78,7 @@ def slug(text: str) -> str:
 
 def normalise_relation(raw: Any, report: MergeReport, domain: Any = None) -> str:
     """The domain's relation for a name or one of its aliases; anything else is ``related``."""
-    from kgkit.schema.catalog import load_domain
+    from kgkit.catalog.load import load_domain
 
     domain = domain or load_domain(DOMAIN)
     written = str(raw or "").strip()
@@ -95,7 +95,7 @@ def normalise_relation(raw: Any, report: MergeReport, domain: Any = None) -> str
 
 class _Merger:
     def __init__(self, graph: Graph, texts: dict[str, tuple[str, str]], report: MergeReport):
-        from kgkit.schema.catalog import load_domain
+        from kgkit.catalog.load import load_domain
 
         self.domain = load_domain(DOMAIN)
         self.graph = graph

@@ -95,7 +95,7 @@ def review_entries(vault: Vault) -> list[dict[str, Any]]:
 def _domain_ref() -> dict[str, Any]:
     """The knowledge_base domain as every manifest names a domain: name, version, file, hash."""
     from kgkit.engine.manifest import file_ref
-    from kgkit.schema.catalog import load_domain
+    from kgkit.catalog.load import load_domain
 
     domain = load_domain(DOMAIN)
     return {"name": domain.name, "version": domain.version, "lineage": list(domain.lineage),

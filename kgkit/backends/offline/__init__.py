@@ -20,7 +20,7 @@ import dataclasses
 import json
 from typing import Any
 
-from kgkit import safe_regex
+from kgkit.guards import safe_regex
 from kgkit.backends.base import COMBINED, ENTITIES, RELATIONS, UPGRADE, PassRequest, PassResult, pass_validator
 from kgkit.backends.offline import sampling, upgrades
 from kgkit.backends.offline.handlers import HANDLERS, register_handler

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kgkit.backends.base import COMBINED, UPGRADE, PassRequest
+from kgkit.backends.base import COMBINED, UPGRADE, PassRequest, part_requests
 from kgkit.backends.offline.handlers import HANDLERS, register_handler
-from kgkit.modes.combined import part_requests
 
 
 def _combined(request: PassRequest) -> dict[str, Any]:

@@ -18,7 +18,7 @@ A listed place followed by a title-case word begins a longer name ("Tennessee Te
 not a place alone; a place written with its state ("Memphis, Tenn.") is one location.
 
 A generic rule only fires when the domain declares a type for it: a type whose name or
-one of whose ``aliases`` is one of the keywords in :data:`kgkit.type_kinds.GENERIC_KINDS` (for example
+one of whose ``aliases`` is one of the keywords in :data:`kgkit.text.type_kinds.GENERIC_KINDS` (for example
 ``Date`` for dates, or a type ``Party`` with alias ``party`` for contracting parties).
 """
 from __future__ import annotations
@@ -29,17 +29,17 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterable, Mapping, Sequence
 
-from kgkit import safe_regex
-from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals
+from kgkit.guards import safe_regex
+from kgkit.text.literals import KINDS as LITERAL_KINDS, find_literals
 from kgkit.backends.offline.mentions import Mention, collapse, name_key
 from kgkit.backends.offline.party_names import clean_party_name, names_a_person
 from kgkit.backends.offline.names import (ORG_WORDS, ROLE_WORDS, STATE_AFTER, acronym_mentions, add_surname_aliases,
                                          add_title_aliases, is_title_word, name_mentions, source_credit_mentions,
                                          trim_org_edges)
-from kgkit.backends.offline.sentences import ABBREVIATIONS, Sentence, sentence_at, split_sentences
-from kgkit.phrase_match import lowered, simple
-from kgkit.schema.model import EntityType, Patterns
-from kgkit.type_kinds import generic_type_map
+from kgkit.text.sentences import ABBREVIATIONS, Sentence, sentence_at, split_sentences
+from kgkit.text.phrase_match import lowered, simple
+from kgkit.formats.model import EntityType, Patterns
+from kgkit.text.type_kinds import generic_type_map
 
 _ABBREV_SUFFIX = (
     r"(?:Inc|INC|Corp|CORP|Co|CO|Ltd|LTD|Pty\.?\s+Ltd|L\.L\.C|N\.V|B\.V|S\.A|L\.P)(?![A-Za-z-])\.{0,2}"
@@ -97,7 +97,7 @@ def compile_phrases(phrases: tuple[str, ...]) -> re.Pattern[str]:
 
 @lru_cache(maxsize=4096)
 def _lower_case_phrases(phrases: tuple[str, ...]) -> re.Pattern[str] | None:
-    """:func:`compile_phrases` for a text :func:`~kgkit.phrase_match.lowered`: the phrases in
+    """:func:`compile_phrases` for a text :func:`~kgkit.text.phrase_match.lowered`: the phrases in
     lower case, grouped the same way, and no ``re.IGNORECASE``; None where a phrase has a
     character whose case ``re`` folds its own way."""
     ordered = [p for p in sorted(set(phrases), key=lambda p: (-len(p), p)) if p.strip()]
@@ -394,7 +394,7 @@ _LIST_GOES_ON = re.compile(r"[ \t]*(?:,[ \t]*[A-Z]|(?:and|or)\b)")
 def _join_place_with_region(text: str, mentions: list[Mention], kinds: dict[str, str]) -> list[Mention]:
     """"Memphis, Tenn." is one place as news writes it: the city with its state. The pair
     becomes one location named as written (the merge gives it the city's own name as an
-    alias, :func:`kgkit.canon.place_of_region`); a state found as a place of its own stays
+    alias, :func:`kgkit.canon.names.place_of_region`); a state found as a place of its own stays
     one too (it is mentioned, and a reader may name the city alone). The second part is a found place or a state abbreviation ("Tupelo, Miss.",
     "Waterville, N. Y."). Not inside a list of places ("Pakistan, Bangladesh, Sri Lanka")."""
     loc = kinds.get("location")

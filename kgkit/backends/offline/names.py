@@ -36,7 +36,7 @@ from bisect import bisect_right
 from itertools import accumulate
 
 from kgkit.backends.offline.mentions import Mention, name_key
-from kgkit.backends.offline.sentences import ABBREVIATIONS, is_heading
+from kgkit.text.sentences import ABBREVIATIONS, is_heading
 
 _NAME_WORD = r"(?:[A-Z][a-z]+(?:[A-Z][a-z]+)?(?:-[A-Za-z][a-z]+)?|[A-Z]{2,}[a-z]*)"  # "McConnell", "Chung-hee"
 # Each pattern that opens on a capital letter says so first, "(?=[A-Z])": re then tests one

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from kgkit.name_keys import LEGAL_SUFFIXES, fold_tokens
+from kgkit.text.name_keys import LEGAL_SUFFIXES, fold_tokens
 
 #: words a clause has and a name does not (in capitals they still read as a clause)
 CLAUSE_WORDS = frozenset("any such shall will not failure hereunder herein thereof which who may must "

@@ -26,14 +26,14 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Any, Collection, Iterator, Mapping, Sequence
 
-from kgkit import safe_regex
-from kgkit.phrase_match import find_alternation
+from kgkit.guards import safe_regex
+from kgkit.text.phrase_match import find_alternation
 from kgkit.backends.offline.entities import (CLAUSE_LENGTH, collapse, name_key, phrase_pattern, skill_patterns,
                                              trigger_spans)
-from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, find_literals, normalise
-from kgkit.type_kinds import literal_types
-from kgkit.backends.offline.sentences import sentence_at, split_sentences
-from kgkit.schema.model import EntityType, Patterns, RelationType
+from kgkit.text.literals import KINDS as LITERAL_KINDS, find_literals, normalise
+from kgkit.text.type_kinds import literal_types
+from kgkit.text.sentences import sentence_at, split_sentences
+from kgkit.formats.model import EntityType, Patterns, RelationType
 
 ATTACHED = 30  # characters: a trigger this close to a tail binds it even when another is nearer
 AFTER = 3  # characters: a trigger this close after the tail binds it ("2014's effective date")

@@ -33,22 +33,21 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
 
-from kgkit.schema.model import Patterns
+from kgkit.formats.model import Patterns
 
 T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class SamplingKnobs:
-    """Strengths at temperature 1 (each is multiplied by the request's temperature)."""
+    """Strengths at temperature 1 (each is multiplied by the request's temperature).
+
+    Not user configuration: they shape a simulation, not an extraction; a benchmark or test
+    that studies them passes its own to :class:`~kgkit.backends.offline.OfflineBackend`.
+    """
 
     rule_drop: float = 0.2  # chance that a pattern phrase or regex is left out of a rollout
     item_drop: float = 0.3  # chance that a found item of confidence 0 is dropped (scaled by 1 - confidence)
-
-    @classmethod
-    def from_config(cls, skills: Any) -> "SamplingKnobs":
-        """The knobs set as ``skills.sample_*`` in kgkit.yaml."""
-        return cls(skills.sample_rule_drop, skills.sample_item_drop)
 
 
 class Sampler:

@@ -30,13 +30,13 @@ import dataclasses
 import re
 from typing import Any, Mapping, Sequence
 
-from kgkit import safe_regex
 from kgkit.backends.base import SKILL_HINDSIGHT, SKILL_INDUCTION, PassRequest
 from kgkit.backends.offline.handlers import register_handler
 from kgkit.backends.offline.entities import collapse, name_key, phrase_pattern, trigger_spans
 from kgkit.backends.offline.names import ROLE_ALTERNATION, ROLES
 from kgkit.backends.offline.relations import FoundRelation, by_sentence, find_mentions, find_relations, rules_for
-from kgkit.schema.model import EntityType, Patterns, RelationType
+from kgkit.formats.model import EntityType, Patterns, RelationType
+from kgkit.skills.cues import CLAUSE_END, NEAREST, cue_ends
 
 MAX_WORDS = 3
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*|[^\sA-Za-z]")
@@ -120,17 +120,14 @@ def juxtaposition_cue(capitals: bool) -> str:
     return NEAREST + r"(?<=\b(?-i:[A-Z])[\w'.-]*)\s+(?=" + later + ")"
 
 
-def relation_candidates(edge: Mapping[str, Any], sentence: str, nearest: bool = False,
-                        typed: bool = False) -> list[dict[str, Any]]:
+def relation_candidates(edge: Mapping[str, Any], sentence: str, typed: bool = False) -> list[dict[str, Any]]:
     """The trigger between the mentions, then the shorter cues inside it, then a tight cue.
 
     A trigger read off one sentence ("processing plant in") rarely recurs; the words next
     to the later mention ("plant in", "in") often do. Each is a candidate, the whole
     trigger first: vetting refuses those that fire in too few training documents or too
     imprecisely, and a shorter cue is kept only where it adds what the longer one did not.
-    With ``nearest`` (``skills.nearest_cues``) each cue is followed by its *nearest* form
-    (:func:`nearest_cue`), tried where the plain one did not hold; with ``typed``
-    (``skills.typed_cues``) each one-word cue is followed by its *typed* form (:func:`typed_cue`). Last, when the names are written next to each other, a *tight cue*
+    With ``typed`` (``skills.typed_cues``) each one-word cue is followed by its *typed* form (:func:`typed_cue`). Last, when the names are written next to each other, a *tight cue*
     (:func:`tight_cue`): the shape "Name in Name", "Name, Name"; or, with only blanks between
     them, a *juxtaposition cue* (:func:`juxtaposition_cue`).
     """
@@ -162,8 +159,6 @@ def relation_candidates(edge: Mapping[str, Any], sentence: str, nearest: bool = 
         out.append(_cue(rel, [], f"{head} … \"{phrase}\" … {tail} in one sentence: {emit}", example, phrases=[phrase]))
         if typed and " " not in phrase:
             out.append(_cue(rel, [typed_cue(phrase, head, tail)], f"{nearest_to} (only those types): {emit}", example))
-        if nearest:
-            out.append(_cue(rel, [nearest_cue(phrase)], f"{nearest_to}: {emit}", example))
     if any(w in ROLES for w in words):
         out.append(role_candidate(edge))
     return out + found
@@ -250,10 +245,6 @@ def entity_candidate(name: str, type_name: str) -> dict[str, Any]:
             "instruction": f"A {type_name} name seen in training.", "example": ""}
 
 
-NEAREST = "(?#nearest)"  # a regex comment: the cue binds only the two names nearest to it (see relations_with_skills)
-_CLAUSE = re.compile(r"[,;:()\[\]\"]")  # punctuation that ends a clause: the nearest names must not be cut off by it
-
-
 def nearest_cue(phrase: str) -> str:
     """``phrase`` as a relation cue regex that carries the *nearest* shape (:func:`relations_with_skills`)."""
     return NEAREST + r"(?<!\w)" + phrase_pattern(phrase) + r"(?!\w)"
@@ -266,41 +257,15 @@ def typed_cue(phrase: str, head: str, tail: str) -> str:
     return NEAREST + f"(?#ends:{head}>{tail})" + r"(?<!\w)" + phrase_pattern(phrase) + r"(?!\w)"
 
 
-_ENDS = re.compile(re.escape(NEAREST) + r"\(\?#ends:([^>)]+)>([^)]+)\)")
-
-
-def cue_ends(regex: str) -> tuple[str, str] | None:
-    """The (head type, tail type) a nearest-shaped cue is narrowed to (:func:`typed_cue`), or None."""
-    m = _ENDS.match(regex)
-    return (m.group(1), m.group(2)) if m else None
-
-
 def nearest_pair(text: str, in_sent: Sequence[Any], start: int, end: int) -> tuple[Any, Any] | None:
     """The mentions nearest to a cue at ``text[start:end]``, one on each side, when no clause
     punctuation stands between either and the cue (``in_sent``: a sentence's mentions, in order)."""
     left = next((m for m in reversed(in_sent) if m.end <= start), None)
     right = next((m for m in in_sent if m.start >= end), None)
     if left is None or right is None or left.name == right.name \
-            or _CLAUSE.search(text[left.end:start]) or _CLAUSE.search(text[end:right.start]):
+            or CLAUSE_END.search(text[left.end:start]) or CLAUSE_END.search(text[end:right.start]):
         return None
     return left, right
-
-
-_CAPITAL = re.compile(r"(?<![\w'])[A-Z]")
-
-
-def shaped_match_in(regex: str, text: str) -> bool:
-    """Whether a nearest-shaped cue matches ``text`` where it could bind: with a capitalised word
-    among the three words on each side of the match, inside its clause (no clause punctuation
-    between), as a name nearest to it would stand. Retrieval asks this instead of a bare match: such a cue ("in",
-    a role noun, a blank) matches almost any text, and would take a document's few skill
-    places where it cannot fire."""
-    for m in safe_regex.finditer(regex, text):
-        before = " ".join(_CLAUSE.split(text[max(0, m.start() - 80):m.start()])[-1].split()[-3:])
-        after = " ".join(_CLAUSE.split(text[m.end():m.end() + 80])[0].split()[:3])
-        if _CAPITAL.search(before) and _CAPITAL.search(after):
-            return True
-    return False
 
 
 def _partition(regexes: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -394,7 +359,7 @@ def _answer(request: PassRequest, unsteady_only: bool) -> dict[str, Any]:
     # skills.typed_cues, for a relation that allows other end types than this edge's: typed cues too
     narrow = bool(ctx.get("typed_cues") and rt is not None and edge.get("head_type") and edge.get("tail_type")
                   and any("*" in ends or len(ends) > 1 for ends in (rt.head, rt.tail)))
-    skills.extend(relation_candidates(edge, sentence, nearest=bool(ctx.get("nearest_cues")), typed=narrow))
+    skills.extend(relation_candidates(edge, sentence, typed=narrow))
     predictions = ctx.get("predictions") or {}
     typed = predictions.get("types")  # name -> types extracted; absent: names only
     found: dict[str, set[str]] = {}

@@ -37,12 +37,12 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from kgkit.backends.offline.entities import compile_phrases, find_entities, name_key, pattern_matches, trigger_spans
-from kgkit.backends.offline.literals import KINDS as LITERAL_KINDS, Literal, find_literals, normalise
-from kgkit.type_kinds import literal_types
+from kgkit.text.literals import KINDS as LITERAL_KINDS, Literal, find_literals, normalise
+from kgkit.text.type_kinds import literal_types
 from kgkit.backends.offline.relations import EntityMention, find_mentions, find_relations
-from kgkit.backends.offline.sentences import Sentence, split_sentences
+from kgkit.text.sentences import Sentence, split_sentences
 from kgkit.documents.types import Chunk
-from kgkit.schema.model import EntityType, Qualifier, RelationType, Role
+from kgkit.formats.model import EntityType, Qualifier, RelationType, Role
 
 NEAR = 60  # characters: how far a qualifier's trigger may stand from its value
 SUBJECT_REACH = 120  # characters: how far after a sentence's subject its predicate's trigger may stand

@@ -10,7 +10,7 @@ A property graph has only vertices and binary links, so the snapshot is reified:
   and a ``SUPPORTED_BY`` link to each document that states it;
 * binary and temporal edges stay links between their two entities (kind ``edge`` /
   ``temporal``);
-* a ``value``-scoped node (a date, a duration, an amount: kgkit/scopes.py) is, by default,
+* a ``value``-scoped node (a date, a duration, an amount: kgkit/formats/scopes.py) is, by default,
   not a vertex: it is written as properties of what it ends, so a date never joins two
   contracts (``values="nodes"`` writes it as a vertex).
 

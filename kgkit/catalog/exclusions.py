@@ -25,7 +25,8 @@ KEY = "not_in_relations"
 def excluded(data: dict[str, Any]) -> tuple[set[str], set[str]]:
     """(entity types, literal kinds) the merged domain ``data`` keeps out of relations;
     a type it no longer declares is no exclusion."""
-    spec = data.get(KEY) if isinstance(data.get(KEY), dict) else {}
+    raw = data.get(KEY)
+    spec: dict[str, Any] = raw if isinstance(raw, dict) else {}
     declared = {t.get("name") for t in data.get("entity_types") or () if isinstance(t, dict)}
     types = {t for t in spec.get("types") or () if t in declared}
     return types, set(spec.get("literals") or ())

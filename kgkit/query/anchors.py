@@ -88,7 +88,8 @@ def _why(anchor: anchor_reader.StoredAnchor, term: str, grounded: set[str]) -> l
         why.append("label")
     if isinstance(payload.get("caption"), str) and word.search(payload["caption"]):
         why.append("caption")
-    rows = payload.get("rows") if isinstance(payload.get("rows"), list) else []
+    raw = payload.get("rows")
+    rows: list = raw if isinstance(raw, list) else []
     if any(isinstance(cell, str) and word.search(cell) for row in rows if isinstance(row, list) for cell in row):
         why.append("rows")
     if isinstance(payload.get("text"), str) and word.search(payload["text"]):

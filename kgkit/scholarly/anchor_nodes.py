@@ -40,7 +40,7 @@ def add_layout(contribution, data: dict[str, Any], rename: dict[str, str], top: 
     contribution; ``rename`` maps run-folder node ids to graph ids, ``top`` is the node
     top-level sections belong to (None: they belong to nothing)."""
     doc = contribution.doc
-    sections = {}
+    sections: dict[str, str] = {}
     for i, sec in enumerate(_dicts(data.get("sections"))):
         if not isinstance(sec.get("name"), str) or not sec["name"].strip():
             continue
@@ -48,12 +48,12 @@ def add_layout(contribution, data: dict[str, Any], rename: dict[str, str], top: 
         sections.setdefault(sec["name"], node)
         _node(contribution, node, "Section", sec["name"], {"level": sec.get("level"), "page": sec.get("page")})
         _evidence(contribution, node, sec.get("page"), sec.get("span"), sec["name"])
-        parent = sections.get(sec.get("parent")) if sec.get("parent") else top
+        parent = sections.get(str(sec["parent"])) if sec.get("parent") else top
         if parent and parent != node:
             _edge(contribution, f"section_{i + 1}", node, "belongs_to", parent)
     blocks = {tuple(b["span"]): b.get("text") for b in _dicts(data.get("blocks"))
               if isinstance(b.get("span"), list) and len(b["span"]) == 2}
-    anchors = {}
+    anchors: dict[str, str] = {}  # structure.json's anchor id -> graph id
     for anchor in _dicts(data.get("anchors")):
         if not _usable(anchor) or f"{contribution.doc_id}/anchor/{anchor['id']}" in anchors:
             continue
@@ -67,17 +67,17 @@ def add_layout(contribution, data: dict[str, Any], rename: dict[str, str], top: 
         _node(contribution, node, "Anchor", anchor_name(anchor), payload)
         _evidence(contribution, node, anchor["page"], anchor.get("span"),
                   anchor.get("caption") or anchor.get("label"))
-        owner = sections.get(anchor.get("section")) or top
+        owner = (sections.get(anchor["section"]) if isinstance(anchor.get("section"), str) else None) or top
         if owner:
             _edge(contribution, f"anchor_{anchor['id']}", node, "belongs_to", owner)
     known = {n["node"] for n in contribution.nodes}
     for edge in _dicts((data.get("graph") or {}).get("edges") if isinstance(data.get("graph"), dict) else None):
         if edge.get("type") != "grounded_in" or not isinstance(edge.get("source"), str):
             continue
-        entity, anchor = rename.get(edge["source"], edge["source"]), anchors.get(edge.get("target"))
-        if anchor and entity in known:
+        entity, target = rename.get(edge["source"], edge["source"]), anchors.get(str(edge.get("target")))
+        if target and entity in known:
             span = edge.get("span") if isinstance(edge.get("span"), list) else None
-            _edge(contribution, f"grounded_{len(contribution.items)}", entity, "grounded_in", anchor, span)
+            _edge(contribution, f"grounded_{len(contribution.items)}", entity, "grounded_in", target, span)
 
 
 def _usable(anchor: dict[str, Any]) -> bool:

@@ -23,12 +23,12 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import kgkit  # noqa: E402
-from engine_support import DOMAIN_YAML  # noqa: E402
+from support.engine_support import DOMAIN_YAML  # noqa: E402
 from kgkit.config.model import CacheConfig, Config, LLMConfig  # noqa: E402
 from kgkit.engine.batch import BatchWaiting, extract_batch  # noqa: E402
 from kgkit.engine.options import RunOptions  # noqa: E402
 from provider_speed import CHUNK, KEY_ENV, Model, write_corpus  # noqa: E402
-from stub_provider import StubProvider  # noqa: E402
+from support.stub_provider import StubProvider  # noqa: E402
 
 VIEWS = ["binary", "nary", "event"]
 MODELS = ("openai/gpt-4o-mini", "anthropic/claude-haiku-4-5")

@@ -50,10 +50,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import kgkit  # noqa: E402
-from engine_support import DOMAIN_YAML, ScriptedBackend  # noqa: E402
-from fault_script import chunk_text, stage_of  # noqa: E402
+from support.engine_support import DOMAIN_YAML, ScriptedBackend  # noqa: E402
+from support.fault_script import chunk_text, stage_of  # noqa: E402
 from kgkit.config.model import CacheConfig, Config, LimitsConfig, LLMConfig  # noqa: E402
-from stub_provider import Recorded, Reply, StubProvider  # noqa: E402
+from support.stub_provider import Recorded, Reply, StubProvider  # noqa: E402
 
 KEY_ENV = "KGKIT_BENCH_KEY"
 VIEWS = ["binary", "nary"]

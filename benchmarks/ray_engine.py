@@ -31,10 +31,10 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
 
 import kgkit  # noqa: E402
-from engine_support import DOMAIN_YAML  # noqa: E402
+from support.engine_support import DOMAIN_YAML  # noqa: E402
 from kgkit.config.model import CacheConfig, Config, RayConfig  # noqa: E402
 from provider_speed import KEY_ENV, Model, config, write_corpus  # noqa: E402
-from stub_provider import StubProvider  # noqa: E402
+from support.stub_provider import StubProvider  # noqa: E402
 from test_engine_concurrency import run_folder  # noqa: E402
 
 VIEWS = ["binary", "nary"]

@@ -131,7 +131,7 @@ def _start_stub():
     """The test suite's stub provider, answering each intent pass with the cue rules' label
     for the sentence inside the prompt's untrusted fence."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-    from stub_provider import Reply, StubProvider
+    from support.stub_provider import Reply, StubProvider
 
     def answer(request):
         text = request.messages[-1]["content"]

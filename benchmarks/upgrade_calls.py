@@ -4,7 +4,7 @@
 Each set's report half runs four times (neither option, each, both), on two backends:
 
 * ``offline``: the pattern backend;
-* ``stub``: a scripted model behind ``tests/stub_provider.py`` (real HTTP through litellm)
+* ``stub``: a scripted model behind ``tests/support/stub_provider.py`` (real HTTP through litellm)
   that answers every pass from the gold: the gold items the chunk holds (entities by their
   spans, relations, hyperedges, events and temporal items by their evidence or their words),
   each left out with probability ``--omit`` by a seeded hash of the document, the answer
@@ -242,8 +242,8 @@ def start_stub(gold: Path, omit: float):
     import os
 
     sys.path.insert(0, str(HERE.parent / "tests"))
-    from fault_script import chunk_text, stage_of
-    from stub_provider import Reply, StubProvider
+    from support.fault_script import chunk_text, stage_of
+    from support.stub_provider import Reply, StubProvider
 
     os.environ.setdefault(KEY_ENV, "sk-bench-not-a-key")
     model = GoldModel(gold, omit)

@@ -21,7 +21,7 @@ to a missing file for the reader and an ``attachment`` in the gold, so the reade
 missing file is). These vaults have no tune/report split: every figure is in-sample.
 
 Then the model layer runs once per vault against a scripted stub provider on 127.0.0.1
-(real HTTP through the real client; tests/stub_provider.py) that answers every batch
+(real HTTP through the real client; tests/support/stub_provider.py) that answers every batch
 with entities, claims and edges naming the batch's own articles plus a planted duplicate,
 an aliased relation and a dangling edge, and fails one batch: the yield and drop counts
 show the defensive merge at work, not a model's quality.
@@ -129,8 +129,8 @@ def score_vault(folder: Path, gold: dict[str, Any]) -> dict[str, Any]:
 
 def model_layer(folder: Path) -> dict[str, Any]:
     """The model layer through the stub provider: yield and drop counts of the merge."""
-    from stub_provider import StubProvider
-    from wiki_stub import scripted_answers  # tests/wiki_stub.py: the same script the tests use
+    from support.stub_provider import StubProvider
+    from support.wiki_stub import scripted_answers  # tests/support/wiki_stub.py: the same script the tests use
 
     from kgkit.config.model import CacheConfig, Config, LLMConfig
     from kgkit.wiki import enrich_vault, read_vault

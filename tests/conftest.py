@@ -7,11 +7,11 @@ import signal
 import pytest
 from hypothesis import settings
 
-from stub_provider import StubProvider
+from support.stub_provider import StubProvider
 
 # Fixtures shared by the schema-layer test modules (fixture_project); the guard that fails
 # collection when a module reads the shared corpora at import (shared_guard.py).
-pytest_plugins = ["schema_support", "shared_guard"]
+pytest_plugins = ["support.schema_support", "support.shared_guard"]
 
 # Locally, hypothesis explores new examples every run (that is how it finds bugs); in CI
 # (CI=true) it replays a fixed sequence, so a green main stays green for the same code.

@@ -18,8 +18,8 @@ import pytest
 
 from kgkit import errors
 from kgkit.cli import main
-from reliability_support import FAKE_KEY, KEY_ENV, child_env, write_config
-from stub_provider import Reply
+from support.reliability_support import FAKE_KEY, KEY_ENV, child_env, write_config
+from support.stub_provider import Reply
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 TEXT = "Ann Lee works for Acme Corp in Boston.\n"
@@ -102,7 +102,7 @@ def test_2_unsafe_template(capsys, stub_provider, tmp_path):
 ], ids=["auth", "down", "unknown-model"])
 def test_provider_failure(capsys, stub_provider, tmp_path, reply, code, first_line):
     """A provider that is down is 3; one that cannot work as configured (key, model) is 2
-    (tests/test_llm_errors.py has every failure class)."""
+    (tests/backends/test_llm_errors.py has every failure class)."""
     stub_provider.responder = lambda request: reply
     config = write_config(tmp_path, stub_provider.openai_base, retries=1)
     got, _, err = run(capsys, "extract", "doc.txt", "--config", str(config))

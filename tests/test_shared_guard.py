@@ -1,6 +1,6 @@
 """The guard that keeps the README's test command working on a clone with nothing beside it:
 a test module reading the shared corpora at collection fails the run, wherever it runs; one
-reading them when its test runs is fine (tests/shared_guard.py)."""
+reading them when its test runs is fine (tests/support/shared_guard.py)."""
 from __future__ import annotations
 
 import os
@@ -11,7 +11,7 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parent
 
 AT_IMPORT = '''
-from shared_data import DATA
+from support.shared_data import DATA
 NAMES = sorted(p.stem for p in DATA.glob("*.txt"))
 
 def test_names():
@@ -19,14 +19,14 @@ def test_names():
 '''
 IN_PARAMETRIZE = '''
 import pytest
-from shared_data import DATA
+from support.shared_data import DATA
 
 @pytest.mark.parametrize("name", [(DATA / "a.txt").read_text()])
 def test_name(name):
     assert name
 '''
 WHEN_RUN = '''
-from shared_data import DATA
+from support.shared_data import DATA
 
 def test_names():
     assert sorted(p.stem for p in DATA.glob("*.txt")) == ["a"]
@@ -39,7 +39,7 @@ def _collect(tmp_path: Path, module: str) -> subprocess.CompletedProcess:
     (data / "a.txt").write_text("a document\n")
     project = tmp_path / "project"
     project.mkdir()
-    (project / "conftest.py").write_text('pytest_plugins = ["shared_guard"]\n')
+    (project / "conftest.py").write_text('pytest_plugins = ["support.shared_guard"]\n')
     (project / "test_module.py").write_text(module)
     env = {**os.environ, "KGKIT_SHARED_DATA": str(data), "PYTHONPATH": str(TESTS)}
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(project)],

@@ -179,7 +179,7 @@ class LocalModel:
             except ValueError as exc:  # llama-cpp-python: "Requested tokens (...) exceed context window of ..."
                 error = ProviderError(f"local/{self.path.name}: {exc}",
                                       hint="lower chunking.size or raise llm.context_window")
-                error.request_specific = True  # type: ignore[attr-defined]
+                error.request_specific = True
                 raise error from None
             except RuntimeError as exc:
                 raise ProviderError(f"local/{self.path.name}: llama.cpp failed: {exc}") from None

@@ -214,11 +214,7 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
       kgkit extract --domain legal_contracts --view nary,temporal contract.pdf
       kgkit extract --include '*.pdf' --exclude 'drafts/*' contracts/
     """
-    if batch and engine == "ray":
-        raise click.UsageError("--batch cannot run on --engine ray: a batch's passes are run by the provider, "
-                               "and the merge between stages runs here")
-    if direct_retries and not (batch or resume):
-        raise click.UsageError("--direct-retries applies to a batch run: give it with --batch or --resume")
+    _refuse_usage(batch, engine, direct_retries, resume)
     if _reads_vault(reader, files):
         _extract_vault(files, reader, _config(config_path, model, no_cache, engine), out_dir, dry_run, as_json, graph,
                        tenant, refused={"--view": views, "--domain": domain, "--batch": batch, "--resume": resume,
@@ -235,13 +231,26 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
     if dry_run:
         _dry_run(list(files), options, cfg, as_json)
         return
-    if graph:  # an unusable store is named now, before any call is paid for (opening it is the check)
-        from kgkit.graph import GraphStore
-
-        GraphStore.from_config(cfg, url=graph, tenant=tenant).close()
-    progress = _Progress()
-    outcomes = _run(list(files), options, cfg, progress, batch)
+    if graph:  # an unusable store is named now, before any call is paid for
+        _open_store(cfg, graph, tenant)
+    outcomes = _run(list(files), options, cfg, _Progress(), batch)
     _report(outcomes, options, cfg, as_json, graph, tenant)
+
+
+def _refuse_usage(batch: bool, engine: str | None, direct_retries: bool, resume: bool) -> None:
+    """Flags that cannot go together: a usage error (exit 2) before anything is read."""
+    if batch and engine == "ray":
+        raise click.UsageError("--batch cannot run on --engine ray: a batch's passes are run by the provider, "
+                               "and the merge between stages runs here")
+    if direct_retries and not (batch or resume):
+        raise click.UsageError("--direct-retries applies to a batch run: give it with --batch or --resume")
+
+
+def _open_store(cfg, graph: str, tenant: str | None) -> None:
+    """Open and close the ``--graph`` store: opening it is the check that it is usable."""
+    from kgkit.graph import GraphStore
+
+    GraphStore.from_config(cfg, url=graph, tenant=tenant).close()
 
 
 def _extract_vault(files, reader: str, cfg, out_dir, dry_run: bool, as_json: bool, graph: str | None,

@@ -58,10 +58,17 @@ def collect_inputs(paths: Sequence[str | os.PathLike], include: Sequence[str] = 
         else:
             found.append((given, (*path.parent.parts[-8:], path.stem)))
     seen: set[str] = set()  # a file named twice (or inside two given folders) runs once
-    found = [(p, parts) for p, parts in found
-             if str(p) == "-" or not (str(Path(p).resolve()) in seen or seen.add(str(Path(p).resolve())))]
+    found = [(p, parts) for p, parts in found if str(p) == "-" or _first_time(seen, str(Path(p).resolve()))]
     names = distinct_names([parts for _, parts in found], safe_name)
     return [CorpusInput(path, name) for (path, _), name in zip(found, names)]
+
+
+def _first_time(seen: set[str], key: str) -> bool:
+    """True the first time ``key`` is met (and from then on it is in ``seen``)."""
+    if key in seen:
+        return False
+    seen.add(key)
+    return True
 
 
 def walk(folder: Path, include: Sequence[str], exclude: Sequence[str]) -> list[Path]:

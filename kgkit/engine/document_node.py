@@ -41,8 +41,10 @@ def mark_document_node(nodes: list[dict[str, Any]], domain: Domain, doc: Documen
         node = nodes[min(titled)[1]]
     else:
         nid = ids.node_id(dtype, doc.name, legal_suffixes=legal_suffixes)
-        node = next((n for n in nodes if n["id"] == nid), None)
-        if node is None:
+        found: dict[str, Any] | None = next((n for n in nodes if n["id"] == nid), None)
+        if found is not None:
+            node = found
+        else:
             node = {"id": nid, "type": dtype, "name": doc.name, "aliases": [], "mentions": [], "merged_from": [],
                     "origin": "core"}
             nodes.append(node)

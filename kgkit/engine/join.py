@@ -84,7 +84,7 @@ def join_views(run_dir: str | os.PathLike, views: Iterable[str]) -> list[dict[st
     for item in items_of(payloads[anchor_view]):
         for node_id in sorted(anchor_nodes(item)):
             node = nodes.get(node_id, {})
-            row = {"anchor": item, "node": {"id": node_id, "name": node.get("name"), "type": node.get("type")}}
+            row: dict[str, Any] = {"anchor": item, "node": {"id": node_id, "name": node.get("name"), "type": node.get("type")}}
             row.update({name: index[name].get(node_id, []) for name in others})
             rows.append(row)
     return rows

@@ -80,11 +80,28 @@ def build_snapshot(store) -> GraphSnapshot:
                                                          "FROM documents WHERE tenant = ?")),
                        key=lambda d: (d["id"], d["name"]))
     doc_id = {d["name"]: d["id"] for d in documents}
+    nodes = _nodes(store, canon, type_of, doc_id)
+    kinds, where = _items(q, canon, doc_id)
+    _drop_unnamed_values(nodes, kinds)
+    evidence = _evidence(q, canon, doc_id, where, entity_of, nodes)
+    return GraphSnapshot(
+        tenant=store.tenant, version=store.version(),
+        nodes=[nodes[k] for k in sorted(nodes)],
+        edges=[kinds["edge"][k] for k in sorted(kinds["edge"])],
+        hyperedges=[kinds["hyperedge"][k] for k in sorted(kinds["hyperedge"])],
+        events=[kinds["event"][k] for k in sorted(kinds["event"])],
+        temporal=[kinds["temporal"][k] for k in sorted(kinds["temporal"])],
+        evidence=evidence,
+        documents=documents,
+    )
 
+
+def _nodes(store, canon, type_of: dict[str, str], doc_id: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """The resolved entities, each with the names, documents and value of its document nodes."""
     names = store._names()
     nodes: dict[str, dict[str, Any]] = {}
-    for doc, node, name, aliases, scope, value in q("SELECT doc, node, name, aliases, scope, value FROM doc_nodes "
-                                                     "WHERE tenant = ?"):
+    for doc, node, name, aliases, scope, value in store._q("SELECT doc, node, name, aliases, scope, value "
+                                                            "FROM doc_nodes WHERE tenant = ?"):
         entity = canon(node)
         entry = nodes.setdefault(entity, {"id": entity, "type": type_of.get(entity, type_of.get(node)),
                                           "name": names.get(entity, name), "aliases": set(), "documents": set(),
@@ -96,9 +113,17 @@ def build_snapshot(store) -> GraphSnapshot:
     for entry in nodes.values():
         entry["aliases"] = sorted(entry["aliases"] - {entry["name"]})
         entry["documents"] = sorted(entry["documents"])
+    return nodes
 
-    kinds: dict[str, dict[str, dict[str, Any]]] = {"edge": {}, "hyperedge": {}, "event": {}, "temporal": {}}
-    where: dict[tuple[str, str, str], str] = {}  # (doc, view, stored id) -> snapshot id
+
+_Kinds = dict[str, dict[str, dict[str, Any]]]  # kind -> snapshot id -> item
+
+
+def _items(q, canon, doc_id: dict[str, str]) -> tuple[_Kinds, dict[tuple[str, str, str], str]]:
+    """The visible items by kind and snapshot id (one item stated by several documents or views
+    is one entry); and where each stored item went: (doc, view, stored id) -> snapshot id."""
+    kinds: _Kinds = {"edge": {}, "hyperedge": {}, "event": {}, "temporal": {}}
+    where: dict[tuple[str, str, str], str] = {}
     for doc, view, item, kind, body, confidence in q(VISIBLE_ITEMS):
         shaped = _item(kind, json.loads(body), canon)
         entry = kinds[kind].setdefault(shaped["id"], {**shaped, "views": set(), "confidence": None,
@@ -114,13 +139,21 @@ def build_snapshot(store) -> GraphSnapshot:
             entry["documents"] = sorted(entry["documents"])
             if kind != "edge":
                 del entry["confidence"]
+    return kinds, where
 
+
+def _drop_unnamed_values(nodes: dict[str, dict[str, Any]], kinds: _Kinds) -> None:
+    """A value is a literal of the items it ends: with none, it is not in the graph."""
     named = {end for kind in ("edge", "temporal") for e in kinds[kind].values() for end in (e["head"], e["tail"])}
     named |= {n for h in kinds["hyperedge"].values() for ids_ in h["roles"].values() for n in ids_}
     named |= {n for v in kinds["event"].values() for ids_ in v["arguments"].values() for n in ids_}
     for node in [n for n, entry in nodes.items() if entry["scope"] == "value" and n not in named]:
-        del nodes[node]  # a value is a literal of the items it ends: with none, it is not in the graph
+        del nodes[node]
 
+
+def _evidence(q, canon, doc_id: dict[str, str], where: dict[tuple[str, str, str], str], entity_of: dict[str, str],
+              nodes: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The evidence rows of the snapshot's items and entities, deduplicated, in a fixed order."""
     evidence = set()
     for doc, item, view, chunk, page, start, end, quote in q(
             "SELECT doc, item, view, chunk, page, span_start, span_end, quote FROM evidence WHERE tenant = ?"):
@@ -129,14 +162,5 @@ def build_snapshot(store) -> GraphSnapshot:
             span = (start, end) if start is not None else None
             evidence.add((target, doc_id[doc], chunk, page, span, quote, view))
     ordered = sorted(evidence, key=lambda e: (e[0], e[1], e[2] or "", e[4] or (-1, -1), e[6], e[5] or "", e[3] or 0))
-    return GraphSnapshot(
-        tenant=store.tenant, version=store.version(),
-        nodes=[nodes[k] for k in sorted(nodes)],
-        edges=[kinds["edge"][k] for k in sorted(kinds["edge"])],
-        hyperedges=[kinds["hyperedge"][k] for k in sorted(kinds["hyperedge"])],
-        events=[kinds["event"][k] for k in sorted(kinds["event"])],
-        temporal=[kinds["temporal"][k] for k in sorted(kinds["temporal"])],
-        evidence=[{"item": i, "document": d, "chunk": c, "page": p, "span": list(s) if s else None, "quote": qt,
-                   "view": v} for i, d, c, p, s, qt, v in ordered],
-        documents=documents,
-    )
+    return [{"item": i, "document": d, "chunk": c, "page": p, "span": list(s) if s else None, "quote": qt, "view": v}
+            for i, d, c, p, s, qt, v in ordered]

@@ -77,7 +77,7 @@ def repoint(body: Any, rename: dict[str, str]) -> Any:
     if isinstance(body, list):
         return [repoint(v, rename) for v in body]
     if isinstance(body, dict):
-        out = {}
+        out: dict[str, Any] = {}
         for k, v in body.items():
             if k in ("head", "tail", "node") and isinstance(v, str):
                 out[k] = rename.get(v, v)
@@ -148,13 +148,38 @@ def read_run(run_dir: str | Path, *, confidence_threshold: float = ReviewConfig.
 
     contribution.title = source.get("title")
     contribution.pages = source.get("pages") or None
+    rename = _read_nodes(contribution, nodes_file, run / "nodes.json", legal_suffixes)
+    _read_views(contribution, run, digest, rename, _Checked(doc_id, node_ids, characters), confidence_threshold)
+
+    from kgkit.scholarly.corpus import add_structure
+
+    add_structure(contribution, run, digest, rename)
+    contribution.claims = sorted(set(contribution.claims))
+    _read_review(contribution, run / "review.jsonl", digest)
+    contribution.fingerprint = digest.hexdigest()
+    return contribution
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """What the checks of the manifest and nodes.json gave the checks of each view file."""
+
+    doc_id: str
+    node_ids: set[str]
+    characters: int | None
+
+
+def _read_nodes(contribution: Contribution, nodes_file: dict[str, Any], path: Path,
+                legal_suffixes: bool) -> dict[str, str]:
+    """nodes.json's nodes, their alias claims and mention evidence into ``contribution``; the
+    renames of its document-scoped ids (:func:`scoped_ids`)."""
     try:
         rename = scoped_ids(contribution.doc, nodes_file["nodes"])
         for node in nodes_file["nodes"]:
             nid = rename.get(node["id"], node["id"])
             scope = node.get("scope") or "corpus"
             if scope not in SCOPES:
-                raise InputError(f"{run / 'nodes.json'}: node {node['id']} has scope {scope!r}; "
+                raise InputError(f"{path}: node {node['id']} has scope {scope!r}; "
                                  f"expected one of {', '.join(SCOPES)}")
             key = canonical_key(node["name"], legal_suffixes=legal_suffixes)
             aliases = sorted(set(node.get("aliases") or []))
@@ -172,9 +197,15 @@ def read_run(run_dir: str | Path, *, confidence_threshold: float = ReviewConfig.
             for m in node.get("mentions") or []:
                 contribution.evidence.append(_evidence_row(nid, view, {**m, "quote": None}))
     except (KeyError, TypeError) as exc:
-        raise InputError(f"{run / 'nodes.json'}: a node lacks {exc}") from None
+        raise InputError(f"{path}: a node lacks {exc}") from None
     contribution.claims = sorted(set(contribution.claims))
+    return rename
 
+
+def _read_views(contribution: Contribution, run: Path, digest: Any, rename: dict[str, str], checked: _Checked,
+                confidence_threshold: float) -> None:
+    """Each views/*.json file's items into ``contribution``, held when unverified or under the
+    confidence threshold."""
     views = run / "views"
     if os.path.islink(views):
         raise check.BadRunFolder(f"{views}: is a symbolic link; a run folder's files are read only as kgkit wrote them")
@@ -185,12 +216,12 @@ def read_run(run_dir: str | Path, *, confidence_threshold: float = ReviewConfig.
         if found is None:
             raise InputError(f"{path}: not a view file kgkit knows (no edges, hyperedges, events or relations)")
         kind, list_key = found
-        if payload["doc_id"] != doc_id:
-            raise check.BadRunFolder(f"{path}: doc_id {payload['doc_id']} is not the manifest's {doc_id}")
+        if payload["doc_id"] != checked.doc_id:
+            raise check.BadRunFolder(f"{path}: doc_id {payload['doc_id']} is not the manifest's {checked.doc_id}")
         items = payload[list_key]
         if not isinstance(items, list) or not all(isinstance(raw_item, dict) for raw_item in items):
             raise check.BadRunFolder(f"{path}: {list_key} is not a list of items")
-        check.check_items(items, kind, str(path), list_key, node_ids, characters)
+        check.check_items(items, kind, str(path), list_key, checked.node_ids, checked.characters)
         view = str(payload.get("view") or path.stem)
         try:
             for raw_item in items:
@@ -209,27 +240,24 @@ def read_run(run_dir: str | Path, *, confidence_threshold: float = ReviewConfig.
         except (KeyError, TypeError, AttributeError) as exc:
             raise InputError(f"{path}: an item lacks {exc}") from None
 
-    from kgkit.scholarly.corpus import add_structure
 
-    add_structure(contribution, run, digest, rename)
-    contribution.claims = sorted(set(contribution.claims))
-    review_path = run / "review.jsonl"
-    if os.path.lexists(review_path):
-        raw = check.read_file(review_path)
-        digest.update(raw)
-        for n, line in enumerate(raw.split(b"\n"), 1):
-            if not line.strip():
-                continue
-            entry = check.parse_json(line, f"{review_path}:{n}")
-            check.conform(entry, "review_item", f"{review_path}:{n}")
-            reason = entry["reason"]
-            if reason.startswith(HELD_IN_VIEW):
-                continue  # the item is in its view, held there
-            key = ids.content_id("r", {"stage": entry.get("stage"), "item": entry.get("item"), "reason": reason})
-            contribution.review.append({"key": key, "stage": entry.get("stage"), "chunk": entry.get("chunk"),
-                                        "item": entry.get("item"), "reason": reason})
-    contribution.fingerprint = digest.hexdigest()
-    return contribution
+def _read_review(contribution: Contribution, review_path: Path, digest: Any) -> None:
+    """review.jsonl's entries whose item is not held in its view (those are read with the view)."""
+    if not os.path.lexists(review_path):
+        return
+    raw = check.read_file(review_path)
+    digest.update(raw)
+    for n, line in enumerate(raw.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        entry = check.parse_json(line, f"{review_path}:{n}")
+        check.conform(entry, "review_item", f"{review_path}:{n}")
+        reason = entry["reason"]
+        if reason.startswith(HELD_IN_VIEW):
+            continue  # the item is in its view, held there
+        key = ids.content_id("r", {"stage": entry.get("stage"), "item": entry.get("item"), "reason": reason})
+        contribution.review.append({"key": key, "stage": entry.get("stage"), "chunk": entry.get("chunk"),
+                                    "item": entry.get("item"), "reason": reason})
 
 
 def _read(path: Path, definition: str) -> tuple[bytes, Any]:

@@ -116,7 +116,8 @@ def _markers(sentence: str, index: ReferenceIndex):
         taken.append(m.span())
         yield m.start(), m.end(), m.group(0), keys, [f"[{n}]" for n in numbers if n not in index.by_number]
     for m in _PAREN.finditer(sentence):
-        keys, missing = [], []
+        keys = []
+        missing: list[str] = []
         for part in re.split(r";", m.group(1)):
             part = re.sub(r"^\s*(?:e\.g\.,?|i\.e\.,?|see(?:\salso)?|cf\.|for\s(?:example|instance|a\sreview)[,:]?)\s*",
                           "", part.strip(), flags=re.I)

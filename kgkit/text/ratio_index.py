@@ -55,7 +55,7 @@ syllables any such piece is shared by hundreds of names. Only whole-string signa
 :meth:`RatioIndex.matches` therefore scores the candidates in one rapidfuzz call (~35 ns
 a candidate in C) rather than filtering them further in Python.
 
-tests/test_ratio_index.py checks both, and :meth:`RatioIndex.matches`, against brute force
+tests/text/test_ratio_index.py checks both, and :meth:`RatioIndex.matches`, against brute force
 on random strings (short ones and repeats included) and on syllable-built names.
 """
 from __future__ import annotations

@@ -155,90 +155,124 @@ def property_graph(snapshot: GraphSnapshot, values: str = "properties") -> tuple
     """
     if values not in VALUE_MODES:
         raise InputError(f"values must be one of {', '.join(VALUE_MODES)}, not {values!r}")
-    prov = _provenance(snapshot)
-    names = {d["id"]: d["name"] for d in snapshot.documents}
-    none: dict[str, Scalar] = {"documents": json_text([]), "evidence_count": 0}
-    by_id_ = {n["id"]: n for n in snapshot.nodes}
-    literal = {n["id"] for n in snapshot.nodes if n.get("scope") == "value"} if values == "properties" else set()
+    g = _Builder(snapshot, values)
+    g.documents()
+    g.entities()
+    g.edges()
+    g.temporal()
+    g.hyperedges_and_events()
+    return g.finish()
 
-    def check(item: Item, node: str) -> str:
-        if node not in by_id_:
+
+class _Builder:
+    """The vertices and links of one export as they are built, one method per kind of item;
+    the value nodes written as properties gather in ``value_props`` until :meth:`finish`."""
+
+    def __init__(self, snapshot: GraphSnapshot, values: str) -> None:
+        self.snapshot = snapshot
+        self.prov = _provenance(snapshot)
+        self.names = {d["id"]: d["name"] for d in snapshot.documents}
+        self.none: dict[str, Scalar] = {"documents": json_text([]), "evidence_count": 0}
+        self.by_id = {n["id"]: n for n in snapshot.nodes}
+        literal = {n["id"] for n in snapshot.nodes if n.get("scope") == "value"} if values == "properties" else set()
+        # an edge between two values has no other end to hang on: those two stay vertices
+        for e in (*snapshot.edges, *snapshot.temporal):
+            if e["head"] in literal and e["tail"] in literal:
+                literal -= {e["head"], e["tail"]}
+        self.literal = literal
+        self.value_props: dict[str, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
+        self.vertices: list[Vertex] = []
+        self.links: list[Link] = []
+
+    def check(self, item: Item, node: str) -> str:
+        if node not in self.by_id:
             raise InputError(f"graph item {item['id']} refers to node {node!r}, which the graph does not hold")
         return node
 
-    # an edge between two values has no other end to hang on: those two stay vertices
-    for e in (*snapshot.edges, *snapshot.temporal):
-        if e["head"] in literal and e["tail"] in literal:
-            literal -= {e["head"], e["tail"]}
-    value_props: dict[str, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
-
-    def as_value(owner: str, prefix: str, node_id: str, item: Item | None) -> None:
-        n = by_id_[node_id]
-        bag = value_props[owner]
+    def as_value(self, owner: str, prefix: str, node_id: str, item: Item | None) -> None:
+        n = self.by_id[node_id]
+        bag = self.value_props[owner]
         bag[prefix].append(n["name"])
         bag[prefix + ".value"].append(n.get("value"))
         if item is not None:
-            p = prov.get(item["id"], {})
+            p = self.prov.get(item["id"], {})
             bag[prefix + ".quote"].append(p.get("quote"))
-            bag[prefix + ".documents"].append(json.loads(_documents(item, names, {**none, **p})["documents"]))
+            bag[prefix + ".documents"].append(json.loads(_documents(item, self.names, {**self.none, **p})["documents"]))
 
-    vertices = [Vertex(d["id"], "document", _clean({
-        "name": d["name"], "source": d.get("source"), "sha256": d.get("sha256"), "title": d.get("title"),
-        "pages": d.get("pages"), "added": d.get("added")})) for d in by_id(snapshot.documents)]
-    links: list[Link] = []
-    for n in by_id(snapshot.nodes):
-        if n["id"] in literal:
-            continue
-        vertices.append(Vertex(n["id"], "entity", _clean({
-            "type": n["type"], "name": n["name"], "aliases": json_text(list(n.get("aliases", []))),
-            "scope": n.get("scope"), "value": None if n.get("value") is None else _value_text(n["value"]),
-            "documents": json_text(sorted(names.get(d, d) for d in n.get("documents", []))),
-            "evidence_count": prov.get(n["id"], none)["evidence_count"]})))
-        links += [Link(f"{n['id']}|{MENTIONED_IN}|{d}", n["id"], d, "mentioned_in", MENTIONED_IN, {})
-                  for d in sorted(n.get("documents", [])) if d in names]
-    for e in by_id(snapshot.edges):
-        check(e, e["head"]), check(e, e["tail"])
-        if e["tail"] in literal or e["head"] in literal:
-            owner, other = (e["head"], e["tail"]) if e["tail"] in literal else (e["tail"], e["head"])
-            as_value(owner, f"value.{e['relation']}", other, e)
-            continue
-        conf = e.get("confidence")
-        links.append(Link(e["id"], e["head"], e["tail"], "edge", e["relation"], _clean({
-            "relation": e["relation"], "views": json_text(e.get("views", [])),
-            "confidence": None if conf is None else float(conf), **_documents(e, names, prov.get(e["id"], none))})))
-    for t in by_id(snapshot.temporal):
-        check(t, t["head"]), check(t, t["tail"])
-        qualifiers = {f"qualifier.{name}.{part}": q.get(part)
-                      for name, q in sorted(t.get("qualifiers", {}).items()) for part in ("text", "type", "value")}
-        if t["tail"] in literal or t["head"] in literal:
-            owner, other = (t["head"], t["tail"]) if t["tail"] in literal else (t["tail"], t["head"])
-            as_value(owner, f"value.temporal.{t['relation']}", other, t)
-            continue
-        links.append(Link(t["id"], t["head"], t["tail"], "temporal", t["relation"], _clean({
-            "relation": t["relation"], "views": json_text(t.get("views", [])), **qualifiers,
-            **_documents(t, names, prov.get(t["id"], none))})))
-    for h in by_id(snapshot.hyperedges):
-        vertices.append(Vertex(h["id"], "hyperedge", _clean({
-            "relation": h["relation"], "views": json_text(h.get("views", [])),
-            **_documents(h, names, prov.get(h["id"], none))})))
-        links += _role_links(h, h.get("roles", {}), check, literal, as_value)
-        links += _supported_by(h, names)
-    for v in by_id(snapshot.events):
-        time = v.get("time") or {}
-        vertices.append(Vertex(v["id"], "event", _clean({
-            "type": v["type"], "trigger": v.get("trigger"), "time.text": time.get("text"),
-            "time.value": time.get("value"), "views": json_text(v.get("views", [])),
-            **_documents(v, names, prov.get(v["id"], none))})))
-        links += _role_links(v, v.get("arguments", {}), check, literal, as_value)
-        links += _supported_by(v, names)
-    for vertex in vertices:
-        for name, found in sorted(value_props.get(vertex.id, {}).items()):
-            vertex.props[name] = json_text([_value_text(x) if name.endswith(".value") and x is not None else x
-                                            for x in found])
-    for kind in {v.kind for v in vertices}:
-        one_type_each([v.props for v in vertices if v.kind == kind])
-    one_type_each([link.props for link in links])
-    return vertices, links
+    def sources(self, item: Item) -> dict[str, Scalar]:
+        return _documents(item, self.names, self.prov.get(item["id"], self.none))
+
+    def documents(self) -> None:
+        self.vertices += [Vertex(d["id"], "document", _clean({
+            "name": d["name"], "source": d.get("source"), "sha256": d.get("sha256"), "title": d.get("title"),
+            "pages": d.get("pages"), "added": d.get("added")})) for d in by_id(self.snapshot.documents)]
+
+    def entities(self) -> None:
+        names = self.names
+        for n in by_id(self.snapshot.nodes):
+            if n["id"] in self.literal:
+                continue
+            self.vertices.append(Vertex(n["id"], "entity", _clean({
+                "type": n["type"], "name": n["name"], "aliases": json_text(list(n.get("aliases", []))),
+                "scope": n.get("scope"), "value": None if n.get("value") is None else _value_text(n["value"]),
+                "documents": json_text(sorted(names.get(d, d) for d in n.get("documents", []))),
+                "evidence_count": self.prov.get(n["id"], self.none)["evidence_count"]})))
+            self.links += [Link(f"{n['id']}|{MENTIONED_IN}|{d}", n["id"], d, "mentioned_in", MENTIONED_IN, {})
+                           for d in sorted(n.get("documents", [])) if d in names]
+
+    def _hung_as_value(self, e: Item, prefix: str) -> bool:
+        """An edge with a value at one end becomes a property of its other end."""
+        self.check(e, e["head"]), self.check(e, e["tail"])
+        if e["tail"] not in self.literal and e["head"] not in self.literal:
+            return False
+        owner, other = (e["head"], e["tail"]) if e["tail"] in self.literal else (e["tail"], e["head"])
+        self.as_value(owner, prefix, other, e)
+        return True
+
+    def edges(self) -> None:
+        for e in by_id(self.snapshot.edges):
+            if self._hung_as_value(e, f"value.{e['relation']}"):
+                continue
+            conf = e.get("confidence")
+            self.links.append(Link(e["id"], e["head"], e["tail"], "edge", e["relation"], _clean({
+                "relation": e["relation"], "views": json_text(e.get("views", [])),
+                "confidence": None if conf is None else float(conf), **self.sources(e)})))
+
+    def temporal(self) -> None:
+        for t in by_id(self.snapshot.temporal):
+            if self._hung_as_value(t, f"value.temporal.{t['relation']}"):
+                continue
+            qualifiers = {f"qualifier.{name}.{part}": q.get(part)
+                          for name, q in sorted(t.get("qualifiers", {}).items()) for part in ("text", "type", "value")}
+            self.links.append(Link(t["id"], t["head"], t["tail"], "temporal", t["relation"], _clean({
+                "relation": t["relation"], "views": json_text(t.get("views", [])), **qualifiers,
+                **self.sources(t)})))
+
+    def hyperedges_and_events(self) -> None:
+        for h in by_id(self.snapshot.hyperedges):
+            self.vertices.append(Vertex(h["id"], "hyperedge", _clean({
+                "relation": h["relation"], "views": json_text(h.get("views", [])), **self.sources(h)})))
+            self.links += _role_links(h, h.get("roles", {}), self.check, self.literal, self.as_value)
+            self.links += _supported_by(h, self.names)
+        for v in by_id(self.snapshot.events):
+            time = v.get("time") or {}
+            self.vertices.append(Vertex(v["id"], "event", _clean({
+                "type": v["type"], "trigger": v.get("trigger"), "time.text": time.get("text"),
+                "time.value": time.get("value"), "views": json_text(v.get("views", [])), **self.sources(v)})))
+            self.links += _role_links(v, v.get("arguments", {}), self.check, self.literal, self.as_value)
+            self.links += _supported_by(v, self.names)
+
+    def finish(self) -> tuple[list[Vertex], list[Link]]:
+        """The gathered value properties onto their vertices; one type per property (:func:`one_type_each`)."""
+        vertices, links = self.vertices, self.links
+        for vertex in vertices:
+            for name, found in sorted(self.value_props.get(vertex.id, {}).items()):
+                vertex.props[name] = json_text([_value_text(x) if name.endswith(".value") and x is not None else x
+                                                for x in found])
+        for kind in {v.kind for v in vertices}:
+            one_type_each([v.props for v in vertices if v.kind == kind])
+        one_type_each([link.props for link in links])
+        return vertices, links
 
 
 def _supported_by(item: Item, names: dict[str, str]) -> list[Link]:

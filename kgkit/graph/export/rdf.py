@@ -91,14 +91,30 @@ def base_iri(snapshot: GraphSnapshot, options: ExportOptions) -> str:
 
 
 def triples(snapshot: GraphSnapshot, options: ExportOptions) -> list[Triple]:
-    """Every triple of the export, in a fixed order."""
-    base = base_iri(snapshot, options)
-    out: list[Triple] = []
+    """Every triple of the export, in a fixed order: the graph and its documents, entities,
+    edges, temporal edges, hyperedges, events, then the evidence."""
+    w = _Triples(base_iri(snapshot, options))
+    w.graph(snapshot)
+    literal = w.entities(snapshot)
+    w.edges(snapshot, literal)
+    w.temporal(snapshot)
+    w.hyperedges(snapshot)
+    w.events(snapshot)
+    w.evidence(snapshot)
+    return w.out
 
-    def iri(item_id: str) -> Iri:
-        return Iri(base + quote(item_id, safe=""))
 
-    def add(s: Iri, prop: str, o: Iri | Lit | str | int | float | None) -> None:
+class _Triples:
+    """The triples of one export as they are written, one method per kind of item."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.out: list[Triple] = []
+
+    def iri(self, item_id: str) -> Iri:
+        return Iri(self.base + quote(item_id, safe=""))
+
+    def add(self, s: Iri, prop: str, o: Iri | Lit | str | int | float | None) -> None:
         if o is None:
             return
         if isinstance(o, str):
@@ -109,117 +125,131 @@ def triples(snapshot: GraphSnapshot, options: ExportOptions) -> list[Triple]:
             o = _num(o)
         elif not isinstance(o, (Iri, Lit)):  # an amount with its currency, a range: its JSON text
             o = Lit(scalar(o), RDF_JSON)
-        out.append((s, Iri(RDF_TYPE) if prop == "a" else Iri(KG + prop), o))
+        self.out.append((s, Iri(RDF_TYPE) if prop == "a" else Iri(KG + prop), o))
 
-    def views(s: Iri, item: Item) -> None:
+    def views_and_documents(self, s: Iri, item: Item) -> None:
         for view in sorted(item.get("views", [])):
-            add(s, "view", view)
+            self.add(s, "view", view)
+        for doc in sorted(item.get("documents", [])):
+            self.add(s, "inDocument", self.iri(doc))
 
-    def roles(s: Iri, item: Item, key: str) -> None:
+    def roles(self, s: Iri, item: Item, key: str) -> None:
         for role in sorted(item.get(key, {})):
             for node in item[key][role]:
                 r = Iri(f"{s.value}/role/{quote(role, safe='')}/{quote(node, safe='')}")
-                add(s, "role", r)
-                add(r, "a", Iri(KG + "Role"))
-                add(r, "roleName", role)
-                add(r, "filler", iri(node))
+                self.add(s, "role", r)
+                self.add(r, "a", Iri(KG + "Role"))
+                self.add(r, "roleName", role)
+                self.add(r, "filler", self.iri(node))
 
-    graph = Iri(base)
-    add(graph, "a", Iri(KG + "Graph"))
-    add(graph, "tenant", snapshot.tenant)
-    add(graph, "version", snapshot.version)
-    for d in by_id(snapshot.documents):
-        s = iri(d["id"])
-        add(s, "a", Iri(KG + "Document"))
-        add(s, "name", d["name"])
-        add(s, "source", d.get("source"))
-        add(s, "sha256", d.get("sha256"))
-        add(s, "title", d.get("title"))
-        add(s, "pages", d.get("pages"))
-        add(s, "added", None if d.get("added") is None else Lit(d["added"], XSD + "dateTime"))
-        add(s, "documentNode", iri(d["node"]) if d.get("node") else None)
-    literal: dict[str, Lit] = {}  # value nodes -> their typed literal (or their name, as a plain one)
-    for n in by_id(snapshot.nodes):
-        s = iri(n["id"])
-        add(s, "a", Iri(KG + "Entity"))
-        add(s, "entityType", n["type"])
-        add(s, "name", n["name"])
-        add(s, "scope", n.get("scope"))
-        if n.get("scope") == "value":
-            literal[n["id"]] = typed_value(n.get("value")) or Lit(n["name"])
-            add(s, "a", Iri(KG + "Value"))
-            add(s, "value", literal[n["id"]])
-            if isinstance(n.get("value"), dict):
-                add(s, "currency", n["value"].get("currency"))
-        for alias in sorted(n.get("aliases", [])):
-            add(s, "alias", alias)
-        for doc in sorted(n.get("documents", [])):
-            add(s, "inDocument", iri(doc))
-    for e in by_id(snapshot.edges):
-        s = iri(e["id"])
-        out.append((iri(e["head"]), Iri(RELATION + quote(e["relation"], safe="")),
-                    literal.get(e["tail"]) or iri(e["tail"])))  # a value as a typed literal
-        add(s, "a", Iri(KG + "Edge"))
-        add(s, "head", iri(e["head"]))
-        add(s, "relation", e["relation"])
-        add(s, "tail", iri(e["tail"]))
-        conf = e.get("confidence")
-        add(s, "confidence", None if conf is None else float(conf))
-        views(s, e)
-        for doc in sorted(e.get("documents", [])):
-            add(s, "inDocument", iri(doc))
-    for t in by_id(snapshot.temporal):
-        s = iri(t["id"])
-        add(s, "a", Iri(KG + "TemporalEdge"))
-        add(s, "head", iri(t["head"]))
-        add(s, "relation", t["relation"])
-        add(s, "tail", iri(t["tail"]))
-        for name, q in sorted(t.get("qualifiers", {}).items()):
-            qs = Iri(f"{s.value}/qualifier/{quote(name, safe='')}")
-            add(s, "qualifier", qs)
-            add(qs, "a", Iri(KG + "Qualifier"))
-            add(qs, "qualifierName", name)
-            add(qs, "text", q.get("text"))
-            add(qs, "valueType", q.get("type"))
-            add(qs, "value", q.get("value"))
-        views(s, t)
-        for doc in sorted(t.get("documents", [])):
-            add(s, "inDocument", iri(doc))
-    for h in by_id(snapshot.hyperedges):
-        s = iri(h["id"])
-        add(s, "a", Iri(KG + "Hyperedge"))
-        add(s, "relation", h["relation"])
-        roles(s, h, "roles")
-        views(s, h)
-        for doc in sorted(h.get("documents", [])):
-            add(s, "inDocument", iri(doc))
-    for v in by_id(snapshot.events):
-        s = iri(v["id"])
-        add(s, "a", Iri(KG + "Event"))
-        add(s, "eventType", v["type"])
-        add(s, "trigger", v.get("trigger"))
-        add(s, "timeText", (v.get("time") or {}).get("text"))
-        add(s, "timeValue", (v.get("time") or {}).get("value"))
-        roles(s, v, "arguments")
-        views(s, v)
-        for doc in sorted(v.get("documents", [])):
-            add(s, "inDocument", iri(doc))
-    seen: dict[str, int] = defaultdict(int)
-    for row in evidence_sorted(snapshot.evidence):
-        item = iri(row["item"])
-        ev = Iri(f"{item.value}/evidence/{seen[row['item']]}")
-        seen[row["item"]] += 1
-        add(item, "evidence", ev)
-        add(ev, "a", Iri(KG + "Evidence"))
-        add(ev, "document", iri(row["document"]))
-        add(ev, "chunk", row.get("chunk"))
-        add(ev, "page", row.get("page"))
-        span = row.get("span") or [None, None]
-        add(ev, "spanStart", span[0])
-        add(ev, "spanEnd", span[1])
-        add(ev, "quote", row.get("quote"))
-        add(ev, "view", row.get("view"))
-    return out
+    def graph(self, snapshot: GraphSnapshot) -> None:
+        add, iri = self.add, self.iri
+        graph = Iri(self.base)
+        add(graph, "a", Iri(KG + "Graph"))
+        add(graph, "tenant", snapshot.tenant)
+        add(graph, "version", snapshot.version)
+        for d in by_id(snapshot.documents):
+            s = iri(d["id"])
+            add(s, "a", Iri(KG + "Document"))
+            add(s, "name", d["name"])
+            add(s, "source", d.get("source"))
+            add(s, "sha256", d.get("sha256"))
+            add(s, "title", d.get("title"))
+            add(s, "pages", d.get("pages"))
+            add(s, "added", None if d.get("added") is None else Lit(d["added"], XSD + "dateTime"))
+            add(s, "documentNode", iri(d["node"]) if d.get("node") else None)
+
+    def entities(self, snapshot: GraphSnapshot) -> dict[str, Lit]:
+        """The entities; returns the value nodes' typed literals (or their names, as plain ones)."""
+        add, iri = self.add, self.iri
+        literal: dict[str, Lit] = {}
+        for n in by_id(snapshot.nodes):
+            s = iri(n["id"])
+            add(s, "a", Iri(KG + "Entity"))
+            add(s, "entityType", n["type"])
+            add(s, "name", n["name"])
+            add(s, "scope", n.get("scope"))
+            if n.get("scope") == "value":
+                literal[n["id"]] = typed_value(n.get("value")) or Lit(n["name"])
+                add(s, "a", Iri(KG + "Value"))
+                add(s, "value", literal[n["id"]])
+                if isinstance(n.get("value"), dict):
+                    add(s, "currency", n["value"].get("currency"))
+            for alias in sorted(n.get("aliases", [])):
+                add(s, "alias", alias)
+            for doc in sorted(n.get("documents", [])):
+                add(s, "inDocument", iri(doc))
+        return literal
+
+    def edges(self, snapshot: GraphSnapshot, literal: dict[str, Lit]) -> None:
+        add, iri = self.add, self.iri
+        for e in by_id(snapshot.edges):
+            s = iri(e["id"])
+            self.out.append((iri(e["head"]), Iri(RELATION + quote(e["relation"], safe="")),
+                             literal.get(e["tail"]) or iri(e["tail"])))  # a value as a typed literal
+            add(s, "a", Iri(KG + "Edge"))
+            add(s, "head", iri(e["head"]))
+            add(s, "relation", e["relation"])
+            add(s, "tail", iri(e["tail"]))
+            conf = e.get("confidence")
+            add(s, "confidence", None if conf is None else float(conf))
+            self.views_and_documents(s, e)
+
+    def temporal(self, snapshot: GraphSnapshot) -> None:
+        add, iri = self.add, self.iri
+        for t in by_id(snapshot.temporal):
+            s = iri(t["id"])
+            add(s, "a", Iri(KG + "TemporalEdge"))
+            add(s, "head", iri(t["head"]))
+            add(s, "relation", t["relation"])
+            add(s, "tail", iri(t["tail"]))
+            for name, q in sorted(t.get("qualifiers", {}).items()):
+                qs = Iri(f"{s.value}/qualifier/{quote(name, safe='')}")
+                add(s, "qualifier", qs)
+                add(qs, "a", Iri(KG + "Qualifier"))
+                add(qs, "qualifierName", name)
+                add(qs, "text", q.get("text"))
+                add(qs, "valueType", q.get("type"))
+                add(qs, "value", q.get("value"))
+            self.views_and_documents(s, t)
+
+    def hyperedges(self, snapshot: GraphSnapshot) -> None:
+        for h in by_id(snapshot.hyperedges):
+            s = self.iri(h["id"])
+            self.add(s, "a", Iri(KG + "Hyperedge"))
+            self.add(s, "relation", h["relation"])
+            self.roles(s, h, "roles")
+            self.views_and_documents(s, h)
+
+    def events(self, snapshot: GraphSnapshot) -> None:
+        add = self.add
+        for v in by_id(snapshot.events):
+            s = self.iri(v["id"])
+            add(s, "a", Iri(KG + "Event"))
+            add(s, "eventType", v["type"])
+            add(s, "trigger", v.get("trigger"))
+            add(s, "timeText", (v.get("time") or {}).get("text"))
+            add(s, "timeValue", (v.get("time") or {}).get("value"))
+            self.roles(s, v, "arguments")
+            self.views_and_documents(s, v)
+
+    def evidence(self, snapshot: GraphSnapshot) -> None:
+        add = self.add
+        seen: dict[str, int] = defaultdict(int)
+        for row in evidence_sorted(snapshot.evidence):
+            item = self.iri(row["item"])
+            ev = Iri(f"{item.value}/evidence/{seen[row['item']]}")
+            seen[row["item"]] += 1
+            add(item, "evidence", ev)
+            add(ev, "a", Iri(KG + "Evidence"))
+            add(ev, "document", self.iri(row["document"]))
+            add(ev, "chunk", row.get("chunk"))
+            add(ev, "page", row.get("page"))
+            span = row.get("span") or [None, None]
+            add(ev, "spanStart", span[0])
+            add(ev, "spanEnd", span[1])
+            add(ev, "quote", row.get("quote"))
+            add(ev, "view", row.get("view"))
 
 
 def _by_subject(found: list[Triple]) -> dict[Iri, list[tuple[Iri, Iri | Lit]]]:

@@ -1,0 +1,227 @@
+"""The response cache: hits, misses, failures, keys without secrets, two processes, CLI."""
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from kgkit.backends.base import ENTITIES, PassRequest, PassResult, Usage
+from kgkit.backends.cache import CACHE_VERSION, CachedBackend, cache_dir, cache_key, cache_stats, clear_cache, open_cache
+from kgkit.config.loader import load_config
+from kgkit.config.model import CacheConfig, Config, LLMConfig
+from kgkit.documents.types import Chunk
+from kgkit.errors import ConfigError
+from kgkit.ids import canonical_json
+
+from support.cli_support import kgkit
+
+SCHEMA = {"type": "object", "required": ["entities"]}
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("KGKIT_CACHE_DIR", str(tmp_path / "env-cache"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    for name in ("KGKIT_MODEL", "KGKIT_API_BASE", "KGKIT_DOMAIN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+class Scripted:
+    """A paid backend stand-in: answers from a list, counts what it was asked."""
+
+    name = "scripted/model"
+
+    def __init__(self, *answers: PassResult):
+        self.answers = list(answers)
+        self.asked: list[PassRequest] = []
+
+    def run(self, request: PassRequest) -> PassResult:
+        self.asked.append(request)
+        return self.answers.pop(0)
+
+    def describe(self):
+        return {"model": self.name}
+
+    def cache_key_parts(self, request: PassRequest):
+        return {"model": self.name, "text": request.chunk.text, "sample": request.sample,
+                "temperature": request.temperature, "schema": request.schema}
+
+
+def request(text: str = "Acme hired Jane.", **kw) -> PassRequest:
+    chunk = Chunk(id="c_1", doc_id="d_1", index=0, text=text, start=0, end=len(text))
+    return PassRequest(kind=ENTITIES, stage="entities", chunk=chunk, schema=SCHEMA, context={}, prompt="entities.j2", **kw)
+
+
+def answer(names=("Acme",), **kw) -> PassResult:
+    data = {"entities": [{"name": n, "type": "Org"} for n in names]}
+    return PassResult(data=data, usage=Usage(30, 5, 0.0001), requests=1, model="scripted/model", **kw)
+
+
+def test_second_identical_pass_is_a_hit_with_no_request(tmp_path):
+    backend = Scripted(answer(("Acme", "Jane")))
+    cached = CachedBackend(backend, open_cache(CacheConfig(dir=tmp_path / "c")))
+    first = cached.run(request())
+    again = cached.run(request())
+    assert (first.cached, first.requests) == (False, 1)
+    assert (again.cached, again.requests, again.retries) == (True, 0, 0)
+    assert again.data == first.data and again.ok
+    assert (again.usage.tokens_in, again.usage.tokens_out, again.usage.cost) == (0, 0, None)  # nothing spent
+    assert again.model == "scripted/model"
+    assert len(backend.asked) == 1
+    # another process (a fresh cache object on the same directory) sees it too
+    later = CachedBackend(Scripted(), open_cache(CacheConfig(dir=tmp_path / "c")))
+    assert later.run(request()).cached
+
+
+@pytest.mark.parametrize("change", [dict(sample=1), dict(temperature=0.7), dict(text="Other text.")])
+def test_what_changes_the_answer_changes_the_key(tmp_path, change):
+    backend = Scripted(answer(), answer(("Beta",)))
+    cached = CachedBackend(backend, open_cache(CacheConfig(dir=tmp_path / "c")))
+    cached.run(request())
+    text = change.pop("text", "Acme hired Jane.")
+    result = cached.run(request(text, **change))
+    assert not result.cached and result.data["entities"][0]["name"] == "Beta"
+    assert len(backend.asked) == 2
+
+
+def test_failures_are_not_cached(tmp_path):
+    failed = PassResult(data=None, ok=False, error="invalid JSON after re-ask", raw="oops", requests=2)
+    backend = Scripted(failed, answer())
+    cached = CachedBackend(backend, open_cache(CacheConfig(dir=tmp_path / "c")))
+    assert cached.run(request()).ok is False
+    retried = cached.run(request())
+    assert retried.ok and not retried.cached
+    assert len(backend.asked) == 2
+    assert cached.run(request()).cached
+
+
+def test_key_recipe_is_versioned_and_refuses_credentials():
+    parts = {"model": "m", "messages": [{"role": "user", "content": "my token is in the text, fine"}]}
+    assert cache_key(parts) == hashlib.sha256(
+        canonical_json({"v": CACHE_VERSION, "parts": parts}).encode()).hexdigest()
+    for bad in ({"model": "m", "api_key": "sk-1"}, {"params": {"Authorization": "Bearer x"}}):
+        with pytest.raises(ValueError, match="looks like a credential"):
+            cache_key(bad)
+
+
+def test_a_backend_without_cache_key_parts_cannot_be_wrapped(tmp_path):
+    class Free:
+        name = "offline"
+
+    with pytest.raises(TypeError, match="defines no cache_key_parts"):
+        CachedBackend(Free(), open_cache(CacheConfig(dir=tmp_path)))
+
+
+def test_cache_directory_order(tmp_path, monkeypatch):
+    assert cache_dir(CacheConfig(dir=tmp_path / "conf")) == tmp_path / "conf"
+    assert cache_dir(Config()) == tmp_path / "env-cache"
+    monkeypatch.delenv("KGKIT_CACHE_DIR")
+    assert cache_dir(Config()) == tmp_path / "xdg" / "kgkit"  # platformdirs' user cache dir
+
+
+def test_an_unusable_cache_directory_is_a_config_error(tmp_path):
+    (tmp_path / "a-file").write_text("not a folder")
+    with pytest.raises(ConfigError) as err:
+        open_cache(CacheConfig(dir=tmp_path / "a-file" / "cache"))
+    assert err.value.message.startswith(f"cannot use the cache directory {tmp_path / 'a-file' / 'cache'}: ")
+    assert err.value.hint == "set cache.dir (or KGKIT_CACHE_DIR) to a writable folder, or run with --no-cache"
+
+
+def test_disabled_cache_means_no_wrapper():
+    from kgkit.backends.factory import create_backend
+
+    on = create_backend(Config(llm=LLMConfig(model="openai/test-model")))
+    off = create_backend(load_config(env={}, overrides={"llm.model": "openai/test-model", "cache.enabled": False}))
+    assert isinstance(on, CachedBackend) and not isinstance(off, CachedBackend)
+
+
+WRITER = textwrap.dedent("""
+    import sys
+    from kgkit.backends.base import PassResult
+    from kgkit.backends.cache import open_cache
+    from kgkit.config.model import CacheConfig
+    directory, who, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    cache = open_cache(CacheConfig(dir=directory))
+    for i in range(n):
+        cache.set(f"{who}-{i}", {"data": {"i": i}, "usage": {"tokens_in": 1, "tokens_out": 1, "cost": None}, "model": who})
+        cache.set(f"shared-{i}", {"data": {"i": i}, "usage": {"tokens_in": 1, "tokens_out": 1, "cost": None}, "model": who})
+    print("done")
+""")
+
+
+def test_two_processes_share_one_cache_safely(tmp_path):
+    directory = tmp_path / "shared-cache"
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(directory), who, "300"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for who in ("a", "b")]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    with open_cache(CacheConfig(dir=directory)) as cache:
+        assert len(cache) == 900
+        assert all(cache.get(f"{who}-{i}")["model"] == who for who in "ab" for i in range(300))
+        assert all(cache.get(f"shared-{i}")["data"] == {"i": i} for i in range(300))
+
+
+def test_real_backend_leaves_no_key_in_the_cache_files(stub_provider, tmp_path, monkeypatch):
+    from kgkit.backends.factory import create_backend
+
+    secret = "sk-cache-test-0a9b8c7d6e5f"
+    monkeypatch.setenv("KGKIT_CACHE_TEST_KEY", secret)
+    stub_provider.script({"entities": [{"name": "Acme", "type": "Org"}]})
+    config = Config(llm=LLMConfig(model="openai/test-model", api_base=stub_provider.openai_base,
+                                  api_key_env="KGKIT_CACHE_TEST_KEY", timeout=5.0, retries=0),
+                    cache=CacheConfig(dir=tmp_path / "c"))
+    from kgkit.formats.model import Domain, EntityType
+
+    domain = Domain(name="d", entity_types=(EntityType("Org"),))
+    req = PassRequest(kind=ENTITIES, stage="entities", chunk=request().chunk, context={"domain": domain, "skills": []},
+                      schema={"type": "object", "required": ["entities"]}, prompt="entities.j2")
+    assert create_backend(config).run(req).ok
+    assert create_backend(config).run(req).cached
+    assert len(stub_provider.requests) == 1
+    assert stub_provider.requests[0].headers["authorization"] == f"Bearer {secret}"
+    files = [p for p in (tmp_path / "c").rglob("*") if p.is_file()]
+    assert files and not any(secret.encode() in p.read_bytes() for p in files)
+
+
+# ------------------------------------------------------------------ CLI
+
+
+def test_cache_stats_and_clear_from_the_cli(tmp_path):
+    cached = CachedBackend(Scripted(answer(), answer()), open_cache(Config()))
+    cached.run(request())
+    cached.run(request("Second question."))
+    stats = cache_stats(Config())
+    assert (stats["entries"], stats["dir"]) == (2, str(tmp_path / "env-cache"))
+    assert stats["size"] > 0
+
+    result = kgkit("cache", "stats")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[:2] == [f"dir: {tmp_path / 'env-cache'}", "entries: 2"]
+    assert lines[2].startswith("size: ") and lines[2].endswith(("bytes", "KiB", "MiB"))
+
+    result = kgkit("cache", "clear")
+    assert (result.exit_code, result.stdout) == (0, f"Removed 2 entries from {tmp_path / 'env-cache'}\n")
+    assert cache_stats(Config())["entries"] == 0
+    assert clear_cache(Config()) == 0
+
+
+def test_cache_cli_follows_the_config_file(tmp_path, monkeypatch):
+    monkeypatch.delenv("KGKIT_CACHE_DIR")  # the environment would win over the file
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "kgkit.yaml").write_text("cache: {dir: .kgcache}\n")
+    result = kgkit("cache", "stats", "--config", str(tmp_path / "proj" / "kgkit.yaml"))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[:2] == [f"dir: {tmp_path / 'proj' / '.kgcache'}", "entries: 0"]
+    assert not (tmp_path / "proj" / ".kgcache").exists()  # looking does not create it
+
+
+def test_cache_cli_config_error_exit_code(tmp_path):
+    (tmp_path / "kgkit.yaml").write_text("cache: {dri: x}\n")
+    result = kgkit("cache", "stats")
+    assert result.exit_code == 2
+    assert "cache -> dri: unknown key 'dri' (did you mean 'dir'?)" in result.stderr

@@ -1,0 +1,169 @@
+"""Concurrent passes (issue 11, item 1): the passes of a stage go to the provider together,
+and the run folder is the same byte for byte whatever ``llm.concurrency``.
+
+The stub answers like :class:`engine_support.ScriptedBackend` would, for the chunk text it
+was sent, after a latency; it counts how many requests it holds at once (on the server side,
+so the client cannot fool it)."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+import kgkit
+from support.engine_support import CHUNK_SIZE, ScriptedBackend, write_inputs
+from support.fault_script import chunk_text, stage_of
+from kgkit.config.model import CacheConfig, Config, LLMConfig
+from support.stub_provider import Recorded, Reply
+
+KEY_ENV = "KGKIT_TEST_CONCURRENCY_KEY"
+VIEWS = ["binary", "nary", "temporal", "event"]
+VOLATILE = ("created", "timings")  # when and how long: the only manifest keys a clock decides
+
+
+class SlowModel:
+    """The scripted model behind a latency, counting requests in flight."""
+
+    def __init__(self, latency: float):
+        self.latency = latency
+        self.lock = threading.Lock()
+        self.in_flight = self.most = 0
+
+    def __call__(self, request: Recorded) -> Reply:
+        with self.lock:
+            self.in_flight += 1
+            self.most = max(self.most, self.in_flight)
+        try:
+            time.sleep(self.latency)
+            stage = stage_of(request)
+            fake = SimpleNamespace(stage="diy:x" if stage == "diy" else stage,
+                                   chunk=SimpleNamespace(text=chunk_text(request), index=-1))
+            return Reply.answer(ScriptedBackend().run(fake).data)
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
+
+@pytest.fixture
+def inputs(tmp_path, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, "sk-test-concurrency")
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "config-home"))
+    return write_inputs(tmp_path / "in", paragraphs=8)
+
+
+def config(stub, concurrency: int) -> Config:
+    llm = LLMConfig(model="openai/stub-model", api_base=stub.openai_base, api_key_env=KEY_ENV, backoff=0.0,
+                    timeout=10.0, concurrency=concurrency)
+    return Config(llm=llm, cache=CacheConfig(enabled=False), chunk_size=CHUNK_SIZE, chunk_overlap=0)
+
+
+def run_folder(root: Path) -> dict[str, bytes]:
+    """Every file under ``root``, the manifest without its clock readings."""
+    files = {}
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        if path.name == "manifest.json":
+            manifest = json.loads(data)
+            for key in VOLATILE:
+                manifest.pop(key, None)
+            data = json.dumps(manifest, indent=2).encode()
+        files[str(path.relative_to(root))] = data
+    return files
+
+
+def extract(inputs, stub, concurrency: int, out: Path):
+    return kgkit.extract(inputs["doc"], domain=inputs["domain"], views=VIEWS, config=config(stub, concurrency),
+                         out_dir=out, skills=False)
+
+
+def test_passes_of_a_stage_are_in_flight_together_and_the_run_folder_is_the_same(stub_provider, inputs, tmp_path):
+    model = SlowModel(latency=0.1)
+    stub_provider.responder = model
+
+    [one] = extract(inputs, stub_provider, 1, tmp_path / "c1")
+    assert model.most == 1
+    sent = len(stub_provider.requests)
+    model.most = 0
+
+    [eight] = extract(inputs, stub_provider, 8, tmp_path / "c8")
+
+    assert model.most > 1  # the stub held several requests at once
+    assert model.most <= 8  # and never more than llm.concurrency
+    assert len(stub_provider.requests) == 2 * sent
+    n = one.manifest["input"]["chunks"]
+    assert n == 8 and one.manifest["calls"]["total"] == n * (2 + 3)  # core + nary, temporal, event
+    assert one.views["binary"]["edges"] and one.views["nary"]["hyperedges"]
+    assert run_folder(tmp_path / "c8") == run_folder(tmp_path / "c1")
+    assert eight.manifest["calls"] == one.manifest["calls"]
+
+
+def test_a_provider_failure_at_concurrency_keeps_the_answers_in_flight_and_resume_pays_nothing_twice(
+        stub_provider, inputs, tmp_path):
+    """A 401 on one relation pass ends the run (exit 3); the passes that completed meanwhile
+    are kept in state/, so the resume asks only for what no earlier request answered."""
+    model = SlowModel(latency=0.05)
+    refused = []
+
+    def responder(request: Recorded) -> Reply:
+        if stage_of(request) == "relations" and not refused:
+            refused.append(request)
+            return Reply.error(401, "key revoked")
+        return model(request)
+
+    stub_provider.responder = responder
+    out = tmp_path / "out"
+    with pytest.raises(kgkit.errors.ProviderConfigError):
+        extract(inputs, stub_provider, 8, out)
+    first = len(stub_provider.requests)
+    answered = {(p.parent.name, p.name) for p in (out / "staff_notes" / "state").rglob("*.json")}
+    assert len(answered) == first - 1  # every answered request stored, the refused one not
+
+    stub_provider.requests.clear()
+    stub_provider.responder = model
+    [resumed] = extract(inputs, stub_provider, 8, out)
+    assert resumed.manifest["calls"]["reused"] == len(answered)
+    assert len(stub_provider.requests) == resumed.manifest["calls"]["total"] - len(answered)
+    clean = tmp_path / "clean"
+    extract(inputs, stub_provider, 1, clean)
+    folder = {k: v for k, v in run_folder(out).items()}
+    assert {k: v for k, v in folder.items() if not k.endswith("manifest.json")} == \
+        {k: v for k, v in run_folder(clean).items() if not k.endswith("manifest.json")}
+
+
+def test_a_trickling_server_meets_the_deadline_in_a_worker_thread(stub_provider, inputs, tmp_path):
+    """``llm.timeout`` bounds the whole request off the main thread too (no SIGALRM there)."""
+    stub_provider.responder = lambda request: Reply.answer({"entities": []}, delay=30)
+    start = time.monotonic()
+    cfg = config(stub_provider, 4)
+    cfg.llm.timeout, cfg.llm.retries = 0.5, 0
+    with pytest.raises(kgkit.errors.ProviderError, match="within llm.timeout=0.5s"):
+        kgkit.extract(inputs["doc"], domain=inputs["domain"], views=["binary"], config=cfg,
+                      out_dir=tmp_path / "out", skills=False)
+    assert time.monotonic() - start < 10
+
+
+def test_documents_overlap_and_each_run_folder_is_the_same(stub_provider, tmp_path, monkeypatch):
+    """Three four-chunk documents at concurrency 8: more than one document's passes are in
+    flight at once (no stage of one document has more than 4), and every run folder, and
+    runs.jsonl, equal those of the one-at-a-time run."""
+    monkeypatch.setenv(KEY_ENV, "sk-test-concurrency")
+    docs = [write_inputs(tmp_path / f"in{i}", paragraphs=4) for i in range(3)]
+    model = SlowModel(latency=0.1)
+    stub_provider.responder = model
+
+    def run(concurrency: int, out: Path):
+        return kgkit.extract([d["doc"] for d in docs], domain=docs[0]["domain"], views=["binary", "nary"],
+                             config=config(stub_provider, concurrency), out_dir=out, skills=False)
+
+    one = run(1, tmp_path / "c1")
+    model.most = 0
+    eight = run(8, tmp_path / "c8")
+
+    assert [r.run_dir.name for r in eight] == [r.run_dir.name for r in one] == \
+        ["in0__staff_notes", "in1__staff_notes", "in2__staff_notes"]
+    assert 4 < model.most <= 8
+    assert run_folder(tmp_path / "c8") == run_folder(tmp_path / "c1")

@@ -1,0 +1,45 @@
+"""Passwords in a graph store URL: masked by ``kgkit config show``, and kept out of the
+error a malformed or unreachable PostgreSQL URL gives (exit 2, no traceback)."""
+from __future__ import annotations
+
+import pytest
+
+from support.cli_support import kgkit
+from kgkit.guards.secrets import mask_url, url_secrets
+
+PASSWORD = "Pw-h28-7c1e9d"
+
+
+@pytest.mark.parametrize("url", [f"postgresql://kg:{PASSWORD}@db.example:5432/corpus",
+                                 f"postgres://kg:{PASSWORD}@/corpus?host=/tmp",
+                                 f"postgresql://kg@/corpus?password={PASSWORD}&host=/tmp",
+                                 f"postgresql://kg:{PASSWORD}@db@example/corpus"])
+def test_config_show_masks_the_graph_url_password(cli_home, url):
+    (cli_home / "kgkit.yaml").write_text(f"graph:\n  url: '{url}'\n")
+    result = kgkit("config", "show", "--config", "kgkit.yaml")
+    assert result.exit_code == 0, result.output
+    assert PASSWORD not in result.output
+    assert "kg" in result.output and "********" in result.output
+
+
+MALFORMED = [f"postgresql://kg:{PASSWORD}@[::1/corpus",  # an unclosed IPv6 bracket: the driver quotes the URL
+             f"postgresql://kg:{PASSWORD}%zz@localhost/corpus",  # a bad escape: the driver quotes the password
+             f"postgresql://kg:{PASSWORD}@/corpus?nosuchoption=1",
+             f"postgresql://kg:{PASSWORD}@ho st/corpus",
+             f"postgresql://kg@/corpus?password={PASSWORD}&host=/nonexistent-h28"]
+
+
+@pytest.mark.parametrize("url", MALFORMED)
+def test_a_bad_postgresql_url_is_named_without_its_password(cli_home, url):
+    pytest.importorskip("psycopg")
+    result = kgkit("graph", "stats", url)
+    assert result.exit_code == 2, result.output
+    assert "cannot connect to the graph store" in result.output and "Traceback" not in result.output
+    assert PASSWORD not in result.output and PASSWORD.replace("-", "%2D") not in result.output
+
+
+def test_url_secrets_survive_malformed_urls():
+    assert url_secrets(f"postgresql://u:{PASSWORD}@[::1") == [PASSWORD]
+    assert url_secrets("postgresql://u:p%40ss@h/db") == ["p%40ss", "p@ss"]
+    assert mask_url("postgresql://u@h/db?sslpassword=x&password=y") == "postgresql://u@h/db?sslpassword=***&password=***"
+    assert mask_url("https://api.example/v1") == "https://api.example/v1"

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from kgkit.catalog import exclusions
 from kgkit.formats import model as m
 from kgkit.catalog.validation import resolve_domain, resolve_prompt, validate_file
 
@@ -60,7 +61,7 @@ def _qualifier(d: dict[str, Any]) -> m.Qualifier:
 def build_domain(path: Path, project_dir: Path | None = None) -> m.Domain:
     """A domain with its ``extends`` chain applied; ValidationError with every issue otherwise."""
     resolved = resolve_domain(path, project_dir)
-    data = resolved.merged
+    data = exclusions.apply(resolved.merged)
     chunking = data.get("chunking") or {}
     return m.Domain(
         name=data["name"],

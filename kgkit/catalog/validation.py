@@ -273,6 +273,7 @@ def _check_domain(src: Source, merged: dict[str, Any], project_dir: Path | None,
     issues += _check_qualifier_relations(src, _binary_relation_names(merged) + _names(merged, "nary_relation_types"))
     issues += _check_domain_examples(src, merged, entity_types)
     issues += _check_document_type(src, merged, entity_types)
+    issues += _check_not_in_relations(src, entity_types)
     from kgkit.catalog import queries  # loads the pattern language only when a domain is checked
 
     issues += queries.issues(src, merged)
@@ -291,6 +292,15 @@ def _check_document_type(src: Source, merged: dict[str, Any], entity_types: list
         if t.get("name") == name and t.get("scope") not in (None, "document"):
             yield src.issue(("document_type",), f"document_type {name!r} has scope {t['scope']!r}; the type that is "
                             "the document is one node per document", "give it scope: document, or leave scope out")
+
+
+def _check_not_in_relations(src: Source, entity_types: list[str]) -> Iterator[Issue]:
+    """``not_in_relations.types`` names declared entity types (checked where it is written)."""
+    spec = src.data.get("not_in_relations")
+    if isinstance(spec, dict):
+        for i, name in _strings(spec.get("types")):
+            if name not in entity_types:
+                yield _unknown(src, ("not_in_relations", "types", i), "entity type", name, entity_types, False)
 
 
 def _check_template(src: Source) -> list[Issue]:

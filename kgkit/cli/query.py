@@ -59,6 +59,8 @@ def table(answer) -> str:
     elif answer.paths and answer.operator == "path":
         for p in answer.paths:
             lines.append("  " + " -- ".join(names.get(x, x) for x in p))
+    elif answer.operator == "anchors":
+        lines += anchor_lines(answer.report.get("anchors", []))
     elif answer.nodes:
         for node in answer.nodes:
             extra = f"hops {node.hops}" if node.hops is not None else f"score {node.score}"
@@ -68,7 +70,7 @@ def table(answer) -> str:
             lines.append(f"    {item.relation}  ({ends})")
         if len(answer.items) > 20:
             lines.append(f"    ... {len(answer.items) - 20} more items (--json lists them)")
-    if answer.report:
+    if answer.report and answer.operator != "anchors":
         for key, value in answer.report.items():
             if isinstance(value, dict):
                 value = ", ".join(f"{k} {v}" for k, v in value.items())
@@ -84,9 +86,28 @@ def table(answer) -> str:
     return "\n".join(lines)
 
 
+def anchor_lines(anchors: list[dict]) -> list[str]:
+    """Each anchor: what and where (document, page, box), why it matched, its caption,
+    then its first table rows or the start of its text."""
+    lines = []
+    for a in anchors:
+        box = ", ".join(f"{v:g}" for v in a.get("bbox") or [])
+        why = f"  ({', '.join(a['why'])})" if a.get("why") else ""
+        lines.append(f"  {a['name']}  [{a.get('kind')}]  {a['document']} page {a.get('page')}  bbox [{box}]{why}")
+        if a.get("caption"):
+            lines.append(f"    caption: {a['caption'][:200]}")
+        for row in (a.get("rows") or [])[:5]:
+            lines.append("    | " + " | ".join(str(c) for c in row))
+        if len(a.get("rows") or []) > 5:
+            lines.append(f"    ... {len(a['rows']) - 5} more rows (--json lists them)")
+        if a.get("text") and a.get("kind") in ("equation", "paragraph"):
+            lines.append(f"    text: {a['text'][:200]}")
+    return lines
+
+
 @click.group("query")
 def query_cli():
-    """Ask a corpus graph: find, neighbours, lineage, path, match, gaps, novelty, search.
+    """Ask a corpus graph: find, neighbours, lineage, path, match, anchors, gaps, novelty, search.
 
     DOCS: docs/query.md
     """
@@ -249,9 +270,14 @@ def search_cli(graph, text, reduce, intent, types, limit, tenant, config_path, a
 
 @query_cli.command("anchors")
 @click.argument("graph")
+@click.argument("about", required=False)
+@click.option("--kind", type=click.Choice(["figure", "table", "equation", "paragraph"]), help="Only anchors of this kind.")
+@click.option("--document", help="Only anchors of this document (its name in the graph or its d_ id).")
+@LIMIT
 @TENANT
 @CONFIG
 @AS_JSON
-def anchors_cli(graph, tenant, config_path, as_json):
-    """Figure, table and equation anchors (once documents carry them)."""
-    _run(graph, tenant, config_path, lambda q: q.anchors(), as_json)
+def anchors_cli(graph, about, kind, document, limit, tenant, config_path, as_json):
+    """Figures, tables, equations and paragraphs ABOUT a term (all of them without one),
+    with caption, table rows, text, page and bounding box."""
+    _run(graph, tenant, config_path, lambda q: q.anchors(about, kind=kind, document=document, limit=limit), as_json)

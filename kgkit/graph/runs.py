@@ -153,7 +153,7 @@ def read_run(run_dir: str | Path, *, confidence_threshold: float = ReviewConfig.
 
     from kgkit.scholarly.corpus import add_structure
 
-    add_structure(contribution, run, digest)
+    add_structure(contribution, run, digest, rename)
     contribution.claims = sorted(set(contribution.claims))
     _read_review(contribution, run / "review.jsonl", digest)
     contribution.fingerprint = digest.hexdigest()

@@ -7,6 +7,7 @@
         q.find("Northwind")                                # O1
         q.neighbours(["Northwind Traders"], hops=2)        # O2
         q.match('Agreement -GOVERNING_LAW-> Jurisdiction{name: "New York"}')   # O3
+        q.anchors("attention")                             # O4
         q.gaps()                                           # O5
         q.search("who supplies the goods")                 # typed retrieval
         answer.to_json()                                   # the published ``query`` schema
@@ -152,9 +153,12 @@ class Query:
             return dict(self.store._q("SELECT doc, id FROM documents WHERE tenant = ?"))
 
     # ---------------------------------------------------------------- O4-O6
-    def anchors(self, *, kind: str | None = None, document: str | None = None) -> Answer:
+    def anchors(self, about: str | None = None, *, kind: str | None = None, document: str | None = None,
+                limit: int | None = None) -> Answer:
+        """Anchors (figures, tables, equations, paragraphs) about ``about``, or all of them,
+        each with its payload in ``report["anchors"]``."""
         with self._reading() as r:
-            return _anchors.anchors(r, kind=kind, document=document)
+            return _anchors.anchors(r, about=about, kind=kind, document=document, limit=limit or self.config.limit)
 
     def gaps(self, *, limit: int | None = None, sparse: int = 0) -> Answer:
         with self._reading() as r:

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from kgkit.scholarly.anchor_nodes import add_layout
 from kgkit.scholarly.references import surname
 from kgkit.scholarly.text import fold
 
@@ -35,9 +36,11 @@ def identity_keys(doi: str | None, arxiv: str | None, title: str | None, year: A
     return keys
 
 
-def add_structure(contribution, run: Path, digest) -> None:
-    """Add the paper and its cited works from ``run/structure.json`` (a ``reading:
-    scholarly`` run) to a run folder's graph contribution; nothing for other runs."""
+def add_structure(contribution, run: Path, digest, rename: dict[str, str] | None = None) -> None:
+    """Add what ``run/structure.json`` holds to a run folder's graph contribution: its
+    sections and anchors (any layout read, :mod:`kgkit.scholarly.anchor_nodes`) and, for
+    a ``reading: scholarly`` run, the paper and its cited works; nothing for other runs.
+    ``rename`` maps the run folder's node ids to graph ids (kgkit.graph.runs.scoped_ids)."""
     path = run / "structure.json"
     if not path.is_file():
         return
@@ -47,15 +50,22 @@ def add_structure(contribution, run: Path, digest) -> None:
         data = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):
         return  # the views and nodes still go in; a damaged structure file adds nothing
-    if data.get("reading") != "scholarly":
+    if not isinstance(data, dict) or data.get("reading") not in ("layout", "scholarly"):
         return
+    own = _add_paper(contribution, data) if data.get("reading") == "scholarly" else None
+    add_layout(contribution, data, rename or {}, own or contribution.doc_node)
+
+
+def _add_paper(contribution, data: dict[str, Any]) -> str | None:
+    """The paper's node and a ``CITES`` edge to each cited work; the paper's node id (None:
+    the paper has no identity to key it by)."""
     meta = data.get("metadata") or {}
     value = lambda field: (meta.get(field) or {}).get("value")  # noqa: E731
     authors = meta.get("authors") or []
     own_keys = identity_keys(value("doi"), value("arxiv_id"), value("title"), value("year"),
                              surname(authors[0]["value"]) if authors else None)
     if not own_keys:
-        return
+        return None
     own = f"{contribution.doc_id}/paper"
     _node(contribution, own, value("title") or contribution.doc, own_keys)
     for i, ref in enumerate(data.get("references") or [], start=1):
@@ -70,6 +80,7 @@ def add_structure(contribution, run: Path, digest) -> None:
                                    "body": {"head": own, "relation": "CITES", "tail": work},
                                    "confidence": None, "held": None, "review_key": None})
         contribution.evidence.append((item, VIEW, None, ref.get("page"), None, None, ref.get("raw")))
+    return own
 
 
 def _node(contribution, node: str, name: str, keys: list[str]) -> None:

@@ -141,26 +141,3 @@ def test_extract_writes_structure_with_anchors_sections_metadata_references_and_
     assert {e["type"] for e in edges} >= {"belongs_to", "grounded_in", "CITES", "AUTHORED_BY"}
     text = json.loads((run / "manifest.json").read_text())["input"]
     assert text["chunks"] >= 1
-
-
-def test_anchors_about_a_term_with_their_payload(tmp_path, monkeypatch):
-    from kgkit.scholarly.anchors_query import anchors_about, load_structure
-
-    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "cfg"))
-    monkeypatch.setenv("KGKIT_CACHE_DIR", str(tmp_path / "cache"))
-    pdf = two_column_paper(tmp_path / "paper.pdf")
-    assert CliRunner().invoke(cli, ["extract", "--domain", "scholarly", str(pdf), "--out",
-                                    str(tmp_path / "out")]).exit_code == 0
-    run = tmp_path / "out" / "paper"
-    structure = load_structure(run)
-    nodes = json.loads((run / "nodes.json").read_text(encoding="utf-8"))["nodes"]
-    table = anchors_about(structure, "Ours", nodes=nodes)
-    assert [(a["label"], a["why"]) for a in table] == [("Table 1", ["rows"])]
-    assert table[0]["page"] == 1 and table[0]["bbox"] and ["Ours", "0.91", "3s"] in table[0]["rows"]
-    assert [a["label"] for a in anchors_about(structure, "pipeline")] == ["Figure 1"]
-    assert anchors_about(structure, "Equation 1")[0]["text"] == "s = a + b (1)"
-    paragraphs = anchors_about(structure, "typed links", kinds=("paragraph",))
-    assert paragraphs and all(a["kind"] == "paragraph" and "text" in a["why"] for a in paragraphs)
-    assert anchors_about(structure, "nothing like this") == []
-    entity = nodes[0]["name"]  # whatever the offline rules found: it is grounded in the anchor it was read from
-    assert any("grounded" in a["why"] for a in anchors_about(structure, entity, nodes=nodes))

@@ -217,14 +217,7 @@ class Reader:
                 min_confidence: float | None) -> list[Stored]:
         """Stored items of the (doc, view, item) rows ``keys_sql`` gives, with their fillers
         resolved to entities, in one query."""
-        where, more = "", []
-        if relations:
-            relations = sorted(set(relations))
-            where += f" AND i.relation IN ({','.join('?' * len(relations))})"
-            more += relations
-        if min_confidence is not None:
-            where += " AND (i.confidence IS NULL OR i.confidence >= ?)"
-            more.append(min_confidence)
+        where, more = _item_filters(relations, min_confidence)
         # CROSS JOIN: SQLite keeps this order (the keys, then their items by primary key) instead
         # of reading every item of a relation by the relation index; PostgreSQL plans it freely
         rows = self.store.db.query(
@@ -254,14 +247,7 @@ class Reader:
         group of an entity at most (its first, in index order); returns also, per entity, how
         many of its statements were not read."""
         member = self.members(entities)
-        where, more = "", []
-        if relations:
-            relations = sorted(set(relations))
-            where += f" AND i.relation IN ({','.join('?' * len(relations))})"
-            more += relations
-        if min_confidence is not None:
-            where += " AND (i.confidence IS NULL OR i.confidence >= ?)"
-            more.append(min_confidence)
+        where, more = _item_filters(relations, min_confidence)
         if direction is not None:
             near, far = ("head", "tail") if direction == "forward" else ("tail", "head")
             where += f" AND i.kind IN ('edge', 'temporal') AND a.role = '{near}' AND b.role = '{far}'"
@@ -395,3 +381,18 @@ def _body_nodes(body: dict[str, Any]) -> list[str]:
         for value in (roles or {}).values():
             out += assemble._node_ids(value)
     return out
+
+
+def _item_filters(relations: Iterable[str] | None, min_confidence: float | None) -> tuple[str, list]:
+    """The SQL conditions (on items aliased ``i``) and their parameters for a relation filter
+    and a query-time confidence threshold, as every item read applies them."""
+    where: str = ""
+    params: list = []
+    if relations:
+        names = sorted(set(relations))
+        where += f" AND i.relation IN ({','.join('?' * len(names))})"
+        params += names
+    if min_confidence is not None:
+        where += " AND (i.confidence IS NULL OR i.confidence >= ?)"
+        params.append(min_confidence)
+    return where, params

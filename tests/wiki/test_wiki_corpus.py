@@ -17,7 +17,7 @@ VAULTS = ("foam-docs", "quartz-docs")
 def _gold(name: str) -> dict:
     path = DATA / "wikis" / f"{name}.gold.json"
     if not path.is_file():
-        pytest.skip(f"{path} not found (set KGKIT_SHARED_DATA)")
+        pytest.fail(f"{path} not found (set KGKIT_SHARED_DATA)")  # a corpus run without its data is a failure, not a pass
     return json.loads(path.read_text(encoding="utf-8"))
 
 

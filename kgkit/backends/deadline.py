@@ -12,13 +12,15 @@ same whole-request deadline as the main thread.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
-from typing import Awaitable, Callable, TypeVar
+from typing import Awaitable, Callable, Iterator, TypeVar
 
 T = TypeVar("T")
 
 _loop: asyncio.AbstractEventLoop | None = None
 _loop_lock = threading.Lock()
+_refusing = 0  # > 0 while an interrupted run stops (read and written on the provider loop only)
 
 
 class DeadlineExceeded(BaseException):
@@ -44,6 +46,8 @@ def provider_loop() -> asyncio.AbstractEventLoop:
 
 
 async def _bounded(make: Callable[[], Awaitable[T]], seconds: float | None) -> T:
+    if _refusing:  # a retry, or a pass that was between requests when the run was interrupted
+        raise asyncio.CancelledError
     task = asyncio.ensure_future(make())
     if not seconds or seconds <= 0:
         return await task
@@ -71,9 +75,26 @@ def run_within(make: Callable[[], Awaitable[T]], seconds: float | None) -> T:
         raise
 
 
-def cancel_requests() -> None:
-    """Cancel every request running on the provider loop (the run was interrupted): the
-    threads waiting for them see a ``CancelledError`` at once."""
-    loop = _loop
-    if loop is not None and not loop.is_closed():
-        loop.call_soon_threadsafe(lambda: [task.cancel() for task in asyncio.all_tasks(loop)])
+def _refuse(step: int) -> None:
+    """On the loop: count one more (or one fewer) stopping run; starting one cancels every
+    request in flight. Both on the loop, so a request is either running when the count
+    goes up (and is cancelled) or starts after it (and is refused): none slips between."""
+    global _refusing
+    _refusing += step
+    if step > 0:
+        for task in asyncio.all_tasks():
+            task.cancel()
+
+
+@contextlib.contextmanager
+def requests_refused() -> Iterator[None]:
+    """While an interrupted run waits for its passes to end: every request in flight is
+    cancelled and none starts (the threads see a ``CancelledError``), so a pass that was
+    between a timeout and its retry pays for no new request. Requests start again after."""
+    loop = provider_loop()
+    loop.call_soon_threadsafe(_refuse, 1)
+    try:
+        yield
+    finally:
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(_refuse, -1)

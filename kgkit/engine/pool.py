@@ -117,6 +117,15 @@ class _Later:
         return True
 
 
+def _refused(interrupted: bool) -> contextlib.AbstractContextManager[None]:
+    """The provider's requests refused in the block when the run was interrupted."""
+    if not interrupted:
+        return contextlib.nullcontext()
+    from kgkit.backends.deadline import requests_refused
+
+    return requests_refused()
+
+
 class PassPool:
     def __init__(self, size: int = 1):
         self.size = max(1, int(size))
@@ -139,29 +148,27 @@ class PassPool:
     def stop(self, futures: Iterable[Any], interrupted: bool) -> None:
         """After a failure that ends the run: cancel the passes not started and wait for
         those in flight, so none writes to the run folder after the run has let it go. An
-        interrupt (Ctrl-C) also cancels the provider requests in flight; a provider failure
-        lets them finish, so their answers are kept and never paid for again."""
+        interrupt (Ctrl-C) also cancels the provider requests in flight and refuses new ones
+        while it waits; a provider failure lets them finish, so their answers are kept and
+        never paid for again."""
         # Only those cancel() cannot stop: a future cancelled before it ran is never "done"
-        # to concurrent.futures.wait() once the pool has dropped it (halt), so it is not waited for.
+        # to concurrent.futures.wait() once the pool has dropped it (halted), so it is not waited for.
         started = [f for f in futures if not f.cancel()]
         if self._executor is None:
             return
-        if interrupted:
-            from kgkit.backends.deadline import cancel_requests
+        with _refused(interrupted):
+            concurrent.futures.wait(started)
 
-            cancel_requests()
-        concurrent.futures.wait(started)
-
-    def halt(self, interrupted: bool) -> None:
-        """Stop the whole run's passes (a document failed, or Ctrl-C): none not yet started
-        will start, and every document waiting for one sees it cancelled. An interrupt also
-        cancels the provider requests in flight."""
+    @contextlib.contextmanager
+    def halted(self, interrupted: bool) -> Iterator[None]:
+        """Stop the whole run's passes (a document failed, or Ctrl-C) while the block waits
+        for the documents running: none not yet started will start, and every document
+        waiting for one sees it cancelled. An interrupt also cancels the provider requests
+        in flight and refuses new ones until the block ends."""
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
-            if interrupted:
-                from kgkit.backends.deadline import cancel_requests
-
-                cancel_requests()
+        with _refused(interrupted and self._executor is not None):
+            yield
 
     def close(self) -> None:
         if self._executor is not None:

@@ -95,6 +95,6 @@ def admitted(inputs: list[CorpusInput], run_one: Callable[[CorpusInput], object]
                 yield item, outcome
                 fill()
         except BaseException as exc:
-            pool.halt(interrupted=isinstance(exc, (KeyboardInterrupt, GeneratorExit)))
-            concurrent.futures.wait([future for _, _, future, _ in running if not future.cancel()])
+            with pool.halted(interrupted=isinstance(exc, (KeyboardInterrupt, GeneratorExit))):
+                concurrent.futures.wait([future for _, _, future, _ in running if not future.cancel()])
             raise

@@ -6,6 +6,8 @@ was sent, after a latency; it counts how many requests it holds at once (on the 
 so the client cannot fool it)."""
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
 import threading
 import time
@@ -17,7 +19,9 @@ import pytest
 import kgkit
 from support.engine_support import CHUNK_SIZE, ScriptedBackend, write_inputs
 from support.fault_script import chunk_text, stage_of
+from kgkit.backends.deadline import DeadlineExceeded, run_within
 from kgkit.config.model import CacheConfig, Config, LLMConfig
+from kgkit.engine.pool import PassPool
 from support.stub_provider import Recorded, Reply
 
 KEY_ENV = "KGKIT_TEST_CONCURRENCY_KEY"
@@ -189,3 +193,32 @@ def test_passes_from_every_document_share_the_pool_and_each_run_folder_is_the_sa
     assert [r.run_dir.name for r in sixteen] == [f"in{i}__staff_notes" for i in range(6)]
     assert 8 < model.most <= 16
     assert run_folder(tmp_path / "c16") == run_folder(tmp_path / "c1")
+
+
+def test_an_interrupt_stops_a_pass_retrying_after_a_timeout_without_a_new_request():
+    """A pass whose request timed out retries; if the run is interrupted while it waits to
+    retry, the retry is refused, not sent (the provider would bill it and the answer be lost)."""
+    timed_out, sent = threading.Event(), []
+    go_on = threading.Event()
+
+    def request():  # what goes on the wire: made only when a request starts
+        sent.append(1)
+        return asyncio.sleep(30)
+
+    def a_pass() -> str:
+        for _ in range(3):  # the backend's retry loop, in short
+            try:
+                return run_within(request, 0.05)
+            except DeadlineExceeded:
+                timed_out.set()
+                go_on.wait(10)  # between the timeout and the retry when the interrupt comes
+        return "gave up"
+
+    with PassPool(2) as pool:
+        future = pool.submit(a_pass)
+        assert timed_out.wait(10)
+        threading.Timer(0.2, go_on.set).start()  # the retry comes while the stop waits
+        pool.stop([future], interrupted=True)
+    assert sent == [1]
+    with pytest.raises(concurrent.futures.CancelledError):
+        future.result()

@@ -62,7 +62,9 @@ def world(tmp_path_factory):
         stub = StubProvider().start()
         model = GoldModel()
         docs = copy_corpus(root / "docs")
-        config = write_config(root, stub.openai_base, concurrency=CONCURRENCY)
+        # A held answer must not time out and be asked again before the test's signal lands
+        # (a loaded machine can take seconds): only the interrupt may end it.
+        config = write_config(root, stub.openai_base, concurrency=CONCURRENCY, timeout=60.0)
         stub.responder = model
         with pytest.raises(SystemExit) as done:
             main(extract_args(docs, config, root / "clean"))

@@ -124,12 +124,29 @@ def test_2_missing_key_variable(capsys, stub_provider, tmp_path, monkeypatch):
     assert stub_provider.requests == []
 
 
+def wait_reading_stdin(pid: int, within: float = 60.0) -> None:
+    """Until the process's main thread blocks in read(0, ...) (Linux: /proc/PID/syscall), so
+    the signal lands where a user's Ctrl-C would, not during start-up on a loaded machine."""
+    path = Path(f"/proc/{pid}/syscall")
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            fields = path.read_text().split()
+        except OSError:  # no /proc, or not allowed: a generous pause instead
+            time.sleep(3.0)
+            return
+        if fields[:2] == ["0", "0x0"]:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"process {pid} did not block on stdin within {within:g}s")
+
+
 def test_130_interrupted_says_how_to_resume(tmp_path):
     """A real SIGINT while ``kgkit extract -`` waits on stdin (the offline backend)."""
     child = subprocess.Popen([sys.executable, "-c", "from kgkit.cli import main; main()", "extract", "-"],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              env=child_env(tmp_path), cwd=tmp_path)
-    time.sleep(1.0)  # let it start and block on stdin
+    wait_reading_stdin(child.pid)
     child.send_signal(signal.SIGINT)
     out, err = child.communicate(timeout=30)
     assert child.returncode == errors.EXIT_INTERRUPTED == 130

@@ -45,6 +45,7 @@ from contract_questions import _same, in_split  # noqa: E402
 from kgkit.ask import ask  # noqa: E402
 from kgkit.config.model import CacheConfig, Config, LLMConfig  # noqa: E402
 from kgkit.graph import GraphStore  # noqa: E402
+from kgkit.graph.database import require_existing  # noqa: E402
 from kgkit.text import timex  # noqa: E402
 from kgkit.text.name_keys import canonical_key  # noqa: E402
 
@@ -190,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     questions = [json.loads(line) for line in qpath.read_text(encoding="utf-8").splitlines() if line.strip()]
     split = _half(args.split, Path(args.splits)) if args.split else None
     questions = [q for q in questions if in_split(q, split)][:args.limit]
+    require_existing(args.graph)  # a missing --graph is named, not created empty
     config, server = model_config(args.model)
     rows, started = [], time.monotonic()
     try:

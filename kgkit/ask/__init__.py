@@ -264,6 +264,7 @@ def _aggregate(query, question, reading, seeds, fit, rows, found, config, record
         _check(clock)
     aggregate.compute(agg)
     record.evidence, record.aggregate, record.route.operation = found.evidence, agg, op
+    record.reasoner = "offline"  # counted here, never asked of a model
     by_id = {e.id: e for e in found.evidence}
     record.cites = aggregate.cites(agg)
     names = {n for n, _ in found.names.values()}

@@ -340,3 +340,14 @@ def test_kgkit_ask_is_the_library_api_on_a_path_or_a_store(graph):
     with GraphStore(graph, tenant="team-b") as other:
         assert kgkit.ask(other, "Which contracts are governed by the law of Texas?").tenant == "team-b"
     assert kgkit.ask(graph, "Which contracts are governed by the law of Texas?", tenant="team-b").status == "no_seed"
+
+
+def test_with_a_model_a_count_is_still_computed_not_asked(graph, stub_provider, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+    stub_provider.responder = responder("lie")  # a reason model would invent a relation
+    with GraphStore(graph) as store:
+        record = ask(store, "How many contracts is Northwind Traders, Inc. a party to?", domain=DOMAIN,
+                     config=_model(stub_provider))
+    assert len(stub_provider.requests) == 1 and record.route.source == "model"  # the route only
+    assert record.status == "answered" and record.verified and record.answer == ["2"] and record.reasoner == "offline"
+    assert all(c.relation != INVENTED for c in record.claims)

@@ -164,17 +164,18 @@ def compute(agg: Aggregate) -> Aggregate:
 
 
 def cites(agg: Aggregate) -> dict[str, list[str]]:
-    """Each answer element's evidence: what was counted for a count, the group's statements for
-    a comparison, the date statement (and what names the element) for earliest/latest."""
+    """Each answer element's evidence: everything the computation used, since "A has more
+    than B" or "the earliest" rests on the others' statements as much as on its own; a count
+    of one named thing among several, that thing's."""
+    everything = [i for g in agg.groups.values() for es in g.values() for i in es]
+    everything = [d["evidence"] for d in agg.dates.values()] + everything
     out: dict[str, list[str]] = {}
     for value in agg.result:
-        if agg.op in DATED:
-            ids = [agg.dates[value]["evidence"]] + [i for g in agg.groups.values() for i in g.get(value, [])]
-        elif agg.op == "count" and len(agg.groups) == 1:
-            ids = [i for es in agg.groups.values() for e in es.values() for i in e]
-        else:
-            group = value.rsplit(": ", 1)[0] if agg.op == "count" else value
+        if agg.op == "count" and len(agg.groups) > 1:
+            group = value.rsplit(": ", 1)[0]
             ids = [i for es in agg.groups.get(group, {}).values() for i in es]
+        else:
+            ids = everything
         out[value] = list(dict.fromkeys(ids))
     return out
 

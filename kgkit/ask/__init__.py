@@ -279,7 +279,13 @@ def _aggregate(query, question, reading, seeds, fit, rows, found, config, record
     record.answer_type = "count" if op == "count" else ("nodes" if op in ("more", "fewer") else agg.measure)
     record.verified = all(c.supported for c in record.checks)
     record.text = aggregate.text(agg)
-    if found.cuts:
+    undated = [e for e in elements if e not in agg.dates] if op in aggregate.DATED else []
+    if undated and agg.dates:
+        agg.complete = False
+        record.status, record.answer = "insufficient_evidence", []
+        record.note = (f"the {op} cannot be told: no dated statement about " + ", ".join(undated)
+                       + f" (of the others, {record.text})")
+    elif found.cuts:
         agg.complete = False
         record.status, record.answer = "insufficient_evidence", []
         record.note = (f"the {op} cannot be told from part of the evidence: limits left some out ("

@@ -351,3 +351,22 @@ def test_with_a_model_a_count_is_still_computed_not_asked(graph, stub_provider, 
     assert len(stub_provider.requests) == 1 and record.route.source == "model"  # the route only
     assert record.status == "answered" and record.verified and record.answer == ["2"] and record.reasoner == "offline"
     assert all(c.relation != INVENTED for c in record.claims)
+
+
+UNDATED = ("CONSULTING AGREEMENT\n\nThis Consulting Agreement is made between Harbor Analytics Ltd. (\"Consultant\") "
+           "and Quill Media Corp. (\"Client\").\n\nConsultant shall advise Client. This Agreement shall be governed "
+           "by the laws of the State of Texas.\n")  # written for this test: no date anywhere
+
+
+def test_an_earliest_over_an_undated_contract_cannot_be_told(small_runs, tmp_path):
+    from support.graph_support import extract_texts
+
+    delta = extract_texts({"delta": UNDATED}, tmp_path)["delta"]
+    path = str(tmp_path / "g.sqlite")
+    with GraphStore(path) as g:
+        g.add([small_runs["gamma"], delta])
+        record = ask(g, "Which contract governed by the law of Texas is the earliest?", domain=DOMAIN)
+    assert set(record.aggregate.groups["answer"]) == {"gamma", "delta"}, record.to_json()
+    assert record.aggregate.dates["gamma"]["date"] == "2020-01-09" and "delta" not in record.aggregate.dates
+    assert record.status == "insufficient_evidence" and record.answer == [] and not record.aggregate.complete
+    assert "no dated statement about delta" in record.note

@@ -1,8 +1,8 @@
 """Answers with evidence: route a question, retrieve evidence, reason from it, verify the answer.
 
-    from kgkit.ask import ask
+    from kgkit.ask import ask            # or: import kgkit; kgkit.ask(...)
     from kgkit.graph import GraphStore
-    with GraphStore("corpus.sqlite", tenant="team-a") as graph:
+    with GraphStore("corpus.sqlite", tenant="team-a") as graph:      # or the path itself
         record = ask(graph, "Which contracts are governed by the law of Texas?", domain="legal_contracts")
         record.status, record.answer, record.to_json()
 
@@ -12,7 +12,9 @@ to one of the domain's named queries, :mod:`~kgkit.ask.retrieve` only gathers ev
 (through :class:`kgkit.query.Query`'s operators), :mod:`~kgkit.ask.reason` only answers from
 that evidence and cites it, :mod:`~kgkit.ask.verify` only checks each stated relation
 against it: a draft that fails goes back to the reasoner once, then the answer degrades to
-``insufficient_evidence`` with what was found. See docs/ask.md.
+``insufficient_evidence`` with what was found. A count, comparison or earliest/latest is
+computed by :mod:`~kgkit.ask.aggregate` from the evidence (never asked of a model) and
+counted again by the verifier. See docs/ask.md.
 """
 from __future__ import annotations
 
@@ -181,7 +183,7 @@ def _retrieve(query, question, reading, seeds, fit, found, config, record, clock
     rows: list[list[str]] = []
     if fit:
         answer = query.named(fit.query, fit.params, limit=config.ask.evidence)
-        found.add_answer(answer)
+        found.add_answer(answer, limit="ask.evidence")
         rows = [row.items for row in answer.rows]
         fit.answer = answer.report.get("answer") or []
         clock.step("retrieve", operator="named", query=fit.query.name, rows=len(rows), items=len(found.evidence),
@@ -259,7 +261,7 @@ def _aggregate(query, question, reading, seeds, fit, rows, found, config, record
     if op in aggregate.DATED:
         done = retrieve.date_evidence(query, elements, agg.measure, found, config.query.limit)
         cues = aggregate.cue_relations(question, reading.spans, {e.relation for e in found.evidence})
-        agg.dates = aggregate.dated(found.evidence, {e: [] for e in elements}, agg.measure, cues, op)
+        agg.dates = aggregate.dated(found.evidence, elements, agg.measure, cues, op)
         clock.step("retrieve", operator="dates", done=done, items=len(found.evidence))
         _check(clock)
     aggregate.compute(agg)
@@ -279,17 +281,24 @@ def _aggregate(query, question, reading, seeds, fit, rows, found, config, record
     record.answer_type = "count" if op == "count" else ("nodes" if op in ("more", "fewer") else agg.measure)
     record.verified = all(c.supported for c in record.checks)
     record.text = aggregate.text(agg)
+    _aggregate_status(record, agg, elements, found.cuts)
+
+
+def _aggregate_status(record: AskRecord, agg: aggregate.Aggregate, elements: list[str], cuts: list[str]) -> None:
+    """Answered only when nothing was left out, every element is dated (earliest/latest) and the
+    verifier counted the same; else insufficient evidence, saying why."""
+    op = agg.op
     undated = [e for e in elements if e not in agg.dates] if op in aggregate.DATED else []
     if undated and agg.dates:
         agg.complete = False
         record.status, record.answer = "insufficient_evidence", []
         record.note = (f"the {op} cannot be told: no dated statement about " + ", ".join(undated)
                        + f" (of the others, {record.text})")
-    elif found.cuts:
+    elif cuts:
         agg.complete = False
         record.status, record.answer = "insufficient_evidence", []
         record.note = (f"the {op} cannot be told from part of the evidence: limits left some out ("
-                       + "; ".join(dict.fromkeys(found.cuts)) + ")")
+                       + "; ".join(dict.fromkeys(cuts)) + ")")
     elif not record.verified:
         record.status, record.answer, record.text = "insufficient_evidence", [], "insufficient evidence"
         record.note = "the computed answer does not follow from the cited evidence: " + "; ".join(

@@ -113,7 +113,7 @@ def date_of(name: str) -> str | None:
     return value.text if isinstance(value, timex.Point) else None
 
 
-def dated(evidence: list[EvidenceItem], elements: dict[str, list[str]], kind: str, cues: list[str],
+def dated(evidence: list[EvidenceItem], elements: list[str], kind: str, cues: list[str],
           op: str) -> dict[str, dict[str, str]]:
     """Each element's date: among the dated statements that name it (as their document, or as
     an end), those of the question's relations if it names any, else those of a ``*DATE*``

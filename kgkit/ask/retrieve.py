@@ -41,11 +41,14 @@ class Found:
     partial: bool = False
     cuts: list[str] = field(default_factory=list)  # the limits that left something out, for a count
 
-    def add_answer(self, answer, source: str = "graph", only: set[str] | None = None) -> None:
+    def add_answer(self, answer, source: str = "graph", only: set[str] | None = None,
+                   limit: str = "query.limit") -> None:
+        """``limit``: the setting an operator's ``limit`` cut stands for, named in a cut."""
         for node in answer.nodes:
             self.names.setdefault(node.id, (node.name, list(node.aliases)))
         self.partial = self.partial or answer.partial
-        self.cuts += [f"{c.limit} ({c.dropped} left out)" for c in answer.cuts]
+        self.cuts += [f"{limit if c.limit == 'limit' else 'query.' + c.limit} ({c.dropped} left out)"
+                      for c in answer.cuts if c.limit != "documents"]  # a node's document list, not statements
         if answer.partial:
             self.cuts.append("query.timeout (the time budget ran out)")
         have = {e.id for e in self.evidence}

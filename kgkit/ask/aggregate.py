@@ -180,13 +180,19 @@ def cites(agg: Aggregate) -> dict[str, list[str]]:
     return out
 
 
+def _many(n: int, measure: str) -> str:
+    noun = "document" if measure == "documents" else "node"
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def text(agg: Aggregate) -> str:
-    what = "documents" if agg.measure == "documents" else "nodes"
     over = f" ({', '.join(agg.relations)})" if agg.relations else ""
     if agg.op == "count":
-        return "; ".join(f"{n} {what}{over}" + ("" if g == ANSWER else f" for {g}") for g, n in agg.value.items())
+        return "; ".join(_many(n, agg.measure) + over + ("" if g == ANSWER else f" for {g}")
+                         for g, n in agg.value.items())
     if agg.op in ("more", "fewer"):
         counts = ", ".join(f"{g} {n}" for g, n in agg.value.items())
+        what = "documents" if agg.measure == "documents" else "nodes"
         return f"{' and '.join(agg.result)}: the {'most' if agg.op == 'more' else 'fewest'} {what}{over} ({counts})"
     return (f"{' and '.join(agg.result)}: the {agg.op}, dated {agg.value}" if agg.result
             else "no dated statement about them")

@@ -129,6 +129,9 @@ def test_cli_exit_codes_and_json(graph):
     assert table.startswith("answered:") and "[ok]" in table and "GOVERNING_LAW" in table
     dont_know = kgkit("ask", graph, "Who is Zorblax Quintillion?")
     assert dont_know.exit_code == 0 and dont_know.output.startswith("no_seed")
+    count = kgkit("ask", graph, "How many contracts are governed by the law of Texas?", "-d", DOMAIN)
+    assert count.exit_code == 0 and count.output.startswith("answered:") and "answer: 1\n" in count.output
+    assert "count: 1 document (GOVERNING_LAW)" in count.output, count.output
     empty = kgkit("ask", graph, "")
     assert empty.exit_code == 2 and "the question is empty" in empty.output and "Traceback" not in empty.output
 

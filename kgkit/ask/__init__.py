@@ -92,6 +92,12 @@ def ask(store, question: str, *, domain: str | None = None, config: Config | Non
         reading = _route(question, config, record, clock, sleep)
         seeds = _seeds(query, reading, config, record, clock)
         if reading.operation in ("more", "fewer") and len(seeds) < 2:
+            missing = [m for m in reading.mentions if not any(s.mention in m for s in seeds)]
+            if len(reading.mentions) >= 2 and missing:  # "A or B" with B not in the graph: no comparison
+                record.status, record.route.operation = "insufficient_evidence", reading.operation
+                record.note = ("a comparison needs each thing it compares in the graph; not found: "
+                               + ", ".join(repr(m) for m in missing))
+                return _done(record, clock)
             reading.operation = None  # a comparison needs two named things ("tell me more about X" is none)
             reading.kind = record.route.kind = route.classify(question, reading.mentions)
         record.route.operation = reading.operation

@@ -373,3 +373,11 @@ def test_an_earliest_over_an_undated_contract_cannot_be_told(small_runs, tmp_pat
     assert record.aggregate.dates["gamma"]["date"] == "2020-01-09" and "delta" not in record.aggregate.dates
     assert record.status == "insufficient_evidence" and record.answer == [] and not record.aggregate.complete
     assert "no dated statement about delta" in record.note
+
+
+def test_a_comparison_with_one_side_missing_from_the_graph_says_so(graph):
+    with GraphStore(graph) as store:
+        record = ask(store, "Which is a party to more contracts, Quill Media Corp. or Zorblax Quintillion?",
+                     domain=DOMAIN)
+    assert record.status == "insufficient_evidence" and record.answer == [] and record.route.operation == "more"
+    assert "not found: 'Zorblax Quintillion'" in record.note

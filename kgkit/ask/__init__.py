@@ -192,8 +192,14 @@ def _retrieve(query, question, reading, seeds, fit, found, config, record, clock
         found.add_answer(answer, limit="ask.evidence")
         rows = [row.items for row in answer.rows]
         fit.answer = answer.report.get("answer") or []
+        also = bind.alternatives(fit, seeds) if reading.operation else []
+        for params in also:  # "governed by the law of Texas or California": each, counted together
+            more = query.named(fit.query, params, limit=config.ask.evidence)
+            found.add_answer(more, limit="ask.evidence")
+            rows += [row.items for row in more.rows]
+            fit.answer = sorted(set(fit.answer) | set(more.report.get("answer") or []))
         clock.step("retrieve", operator="named", query=fit.query.name, rows=len(rows), items=len(found.evidence),
-                   cut=[vars(c) for c in answer.cuts])
+                   cut=[vars(c) for c in answer.cuts], also=also)
     elif seeds and reading.operation:
         done = retrieve.per_seed(query, seeds, found)
         found.capped(config.ask.evidence)

@@ -246,6 +246,8 @@ def _recount(record, facts_ids):
     ("How many contracts are governed by the law of Texas?", ["1"], {"gamma"}),
     ("How many contracts is Northwind Traders, Inc. a party to?", ["2"], {"alpha", "beta"}),
     ("How many parties does the LICENSE AGREEMENT have?", ["2"], {"Harbor Analytics Ltd.", "Quill Media Corp."}),
+    # the named query once for each jurisdiction named
+    ("How many contracts are governed by the law of Texas or California?", ["2"], {"gamma", "beta"}),
 ])
 def test_a_count_is_computed_from_the_cited_statements(graph, question, answer, counted):
     with GraphStore(graph) as store:

@@ -21,7 +21,13 @@ Writes ``{"id", "answer", "evidence", "verified", "status"}`` per question and p
 tests/support/ask_stub.py); ``stub-lie`` makes it invent a relation in every draft, which the
 verifier must catch (the answers then degrade to insufficient evidence: the rate of the
 drafts' invented relations is printed beside the final one). ``--model local`` asks the small in-process model of benchmarks/local_model.py (the local
-extra; minutes a request: use ``--limit``). ``--split`` keeps the
+extra; minutes a request: use ``--limit``). ``--derive aggregates`` asks, instead, the aggregate questions derived from
+the same gold answers (:func:`derive`): "How many contracts ...?" for each list question
+(the gold count is the gold list's length), "Which is a party to more contracts, A or B?"
+for pairs of party questions (the gold winner has the longer gold list; a tie names both),
+and "Which contract governed by the law of X is the earliest / latest?" for jurisdictions
+with two or more gold contracts, each gold-dated (the gold AGREEMENT_DATE); answer F1 is
+then exact-answer accuracy, the other three figures as before. ``--split`` keeps the
 questions whose contracts are all in that half (``benchmarks/splits/cuad.<half>.txt``: the
 tune contracts of splits.json, and every other shared contract for report).
 """
@@ -45,6 +51,7 @@ from contract_questions import _same, in_split  # noqa: E402
 from kgkit.ask import ask  # noqa: E402
 from kgkit.config.model import CacheConfig, Config, LLMConfig  # noqa: E402
 from kgkit.graph import GraphStore  # noqa: E402
+from kgkit.graph.database import require_existing  # noqa: E402
 from kgkit.text import timex  # noqa: E402
 from kgkit.text.name_keys import canonical_key  # noqa: E402
 
@@ -86,6 +93,43 @@ def required_triples(q: dict, gold_dir: Path) -> list[tuple[str, str, str]]:
                     continue
                 out.append((doc, relation, tail))
     return sorted(set(out))
+
+
+def _gold_date(doc: str, gold_dir: Path) -> str | None:
+    gold = json.loads((gold_dir / f"{doc}.gold.json").read_text(encoding="utf-8"))
+    dates = sorted(filter(None, (_iso(r["tail"]) for r in gold["relations"] if r["relation"] == "AGREEMENT_DATE")))
+    return dates[0] if dates else None
+
+
+def derive(questions: list[dict], gold_dir: Path) -> list[dict]:
+    """Aggregate questions from list questions and their gold answers: ``gold`` is the
+    expected answer, ``answer`` (and ``params``) stay the list's, for the triples behind it."""
+    out = []
+    for q in questions:
+        if q["question"].startswith("Which contracts "):
+            text = "How many contracts " + q["question"][len("Which contracts "):]
+        elif q["question"].startswith("Who are the parties to "):
+            text = "How many parties are there to " + q["question"][len("Who are the parties to "):]
+        else:
+            continue
+        out.append({**q, "id": q["id"] + "_count", "op": "count", "question": text, "gold": [str(len(q["answer"]))]})
+    parties = [q for q in questions if q["kind"] == "party_to"]
+    for a, b in zip(parties[::2], parties[1::2]):
+        count = {a["params"]["party"]: len(a["answer"]), b["params"]["party"]: len(b["answer"])}
+        best = max(count.values())
+        out.append({"id": f"{a['id']}_{b['id']}_more", "kind": "party_to", "op": "more",
+                    "question": f"Which is a party to more contracts, {a['params']['party']} or {b['params']['party']}?",
+                    "params": {}, "answer": sorted(set(a["answer"]) | set(b["answer"])),
+                    "gold": sorted(p for p, n in count.items() if n == best), "parties": [a, b]})
+    for q in questions:
+        dates = {d: _gold_date(d, gold_dir) for d in q["answer"]} if q["kind"] == "governed_by" else {}
+        if len(dates) < 2 or None in dates.values():
+            continue
+        for op, pick in (("earliest", min), ("latest", max)):
+            when = pick(dates.values())
+            out.append({**q, "id": f"{q['id']}_{op}", "op": op, "gold": sorted(d for d, w in dates.items() if w == when),
+                        "question": f"Which contract governed by the law of {q['params']['jurisdiction']} is the {op}?"})
+    return out
 
 
 def covered(triple: tuple[str, str, str], cited: list[dict]) -> bool:
@@ -182,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split", choices=["tune", "report"])
     ap.add_argument("--model", choices=["offline", "stub", "stub-lie", "stub-lie-once", "local"], default="offline")
     ap.add_argument("--limit", type=int, help="the first N questions of the half only (a slow model)")
+    ap.add_argument("--derive", choices=["aggregates"], help="ask the aggregate questions derived from the gold")
     ap.add_argument("--gold", help="folder of the contracts' .gold.json (default: cuad/ beside the questions)")
     ap.add_argument("--splits", default=str(ROOT / ".." / "shared" / "data" / "splits.json"))
     args = ap.parse_args(argv)
@@ -189,7 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     gold_dir = Path(args.gold) if args.gold else qpath.parent / "cuad"
     questions = [json.loads(line) for line in qpath.read_text(encoding="utf-8").splitlines() if line.strip()]
     split = _half(args.split, Path(args.splits)) if args.split else None
-    questions = [q for q in questions if in_split(q, split)][:args.limit]
+    questions = [q for q in questions if in_split(q, split)]
+    questions = (derive(questions, gold_dir) if args.derive else questions)[:args.limit]
+    require_existing(args.graph)  # a missing --graph is named, not created empty
     config, server = model_config(args.model)
     rows, started = [], time.monotonic()
     try:
@@ -211,19 +258,28 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _said(q, record) -> list[str]:
+    """A comparison's answer as the party names the question gave (the graph's node names
+    may be spelt otherwise): the mentions whose seeds the answer names."""
+    if q.get("op") != "more":
+        return record["answer"]
+    return sorted({s["mention"] for s in record["route"]["seeds"] if s["name"] in record["answer"]})
+
+
 def score(q, record, cited, ids, facts, gold_dir) -> dict:
-    norm = _same(q["kind"])
-    got, want = {norm(x) for x in record["answer"]}, {norm(x) for x in q["answer"]}
+    norm = _same(q["kind"]) if "gold" not in q or q.get("op") == "more" else (lambda x: x)
+    got, want = {norm(x) for x in _said(q, record)}, {norm(x) for x in q.get("gold", q["answer"])}
     hit = len(got & want)
     f1 = 1.0 if not got and not want else (2 * hit / (len(got) + len(want)))
-    required = required_triples(q, gold_dir)
+    required = (required_triples(q, gold_dir) if "parties" not in q
+                else [t for p in q["parties"] for t in required_triples(p, gold_dir)])
     answered = record["status"] == "answered"
     exists = {e["id"]: _exists(e, ids, gold_dir) for e in record["evidence"]}
     cites_ok = all(c["evidence"] and all(exists.get(e, False) for e in c["evidence"]) for c in record["claims"])
     cites_ok = cites_ok and all(record["cites"].get(v) and all(exists.get(e, False) for e in record["cites"][v])
                                 for v in record["answer"])
     stated = record["claims"] if answered else []
-    return {"kind": q["kind"], "f1": f1, "required": len(required),
+    return {"kind": q["kind"] if "op" not in q else f"{q['op']} ({q['kind']})", "f1": f1, "required": len(required),
             "covered": sum(covered(t, cited) for t in required), "answered": answered, "cites_ok": cites_ok,
             "stated": len(stated), "errors": sum(not supported(c, facts) for c in stated),
             "rejected": sum(1 for c in record["checks"] if not c["supported"]), "status": record["status"],

@@ -16,6 +16,7 @@ __all__ = [
     "load_config",
     "join_views",
     "evaluate",
+    "ask",
 ]
 
 _LAZY = {
@@ -26,6 +27,7 @@ _LAZY = {
     "load_template": ("kgkit.catalog.load", "load_template"),
     "load_config": ("kgkit.config.loader", "load_config"),
     "evaluate": ("kgkit.eval.run", "evaluate"),
+    "ask": ("kgkit.ask", "ask"),
 }
 
 

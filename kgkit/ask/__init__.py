@@ -1,8 +1,8 @@
 """Answers with evidence: route a question, retrieve evidence, reason from it, verify the answer.
 
-    from kgkit.ask import ask
+    from kgkit.ask import ask            # or: import kgkit; kgkit.ask(...)
     from kgkit.graph import GraphStore
-    with GraphStore("corpus.sqlite", tenant="team-a") as graph:
+    with GraphStore("corpus.sqlite", tenant="team-a") as graph:      # or the path itself
         record = ask(graph, "Which contracts are governed by the law of Texas?", domain="legal_contracts")
         record.status, record.answer, record.to_json()
 
@@ -12,14 +12,19 @@ to one of the domain's named queries, :mod:`~kgkit.ask.retrieve` only gathers ev
 (through :class:`kgkit.query.Query`'s operators), :mod:`~kgkit.ask.reason` only answers from
 that evidence and cites it, :mod:`~kgkit.ask.verify` only checks each stated relation
 against it: a draft that fails goes back to the reasoner once, then the answer degrades to
-``insufficient_evidence`` with what was found. See docs/ask.md.
+``insufficient_evidence`` with what was found. A count, comparison or earliest/latest is
+computed by :mod:`~kgkit.ask.aggregate` from the evidence (never asked of a model) and
+counted again by the verifier. See docs/ask.md.
 """
 from __future__ import annotations
 
+import sys
 import time
-from typing import Callable
+import types
+from os import PathLike
+from typing import Any, Callable
 
-from kgkit.ask import bind, reason, retrieve, route, verify
+from kgkit.ask import aggregate, bind, reason, retrieve, route, verify
 from kgkit.ask.record import AskRecord, Check, Claim, EvidenceItem, Route, Step
 from kgkit.config.model import Config
 from kgkit.errors import InputError, ProviderError
@@ -50,16 +55,29 @@ class _Timeout(Exception):
 
 
 def ask(store, question: str, *, domain: str | None = None, config: Config | None = None,
-        sleep: Callable[[float], None] = time.sleep) -> AskRecord:
-    """Answer ``question`` from ``store`` (a GraphStore, read at one tenant).
+        tenant: str | None = None, sleep: Callable[[float], None] = time.sleep) -> AskRecord:
+    """Answer ``question`` from ``store``: a GraphStore (read at its tenant), or the path or
+    postgresql:// URL of one (opened at ``tenant``, else ``graph.tenant``, and closed again;
+    a path that names no file is refused, nothing is created). ``import kgkit;
+    kgkit.ask(...)`` is this function.
 
     ``domain`` (a name or path) supplies the named queries the offline answerer knows;
     ``config.llm.model`` switches the route and reason roles to that model.
 
     Raises:
-        InputError: the question is empty (exit 2); every honest "don't know" is a status instead.
+        InputError: the question is empty, or the store path names no file (exit 2); every
+            honest "don't know" is a status instead.
     """
     from kgkit.query import Query
+
+    if isinstance(store, (str, PathLike)):
+        from kgkit.graph import GraphStore
+        from kgkit.graph.database import require_existing
+
+        require_existing(str(store))
+        config = config or Config()
+        with GraphStore.from_config(config, url=str(store), tenant=tenant) as opened:
+            return ask(opened, question, domain=domain, config=config, sleep=sleep)
 
     question = (question or "").strip()
     if not question:
@@ -73,7 +91,18 @@ def ask(store, question: str, *, domain: str | None = None, config: Config | Non
     try:
         reading = _route(question, config, record, clock, sleep)
         seeds = _seeds(query, reading, config, record, clock)
-        fit = _fit(query, domain, question, reading, seeds, record, clock)
+        if reading.operation in ("more", "fewer") and len(seeds) < 2:
+            missing = [m for m in reading.mentions if not any(s.mention in m for s in seeds)]
+            if len(reading.mentions) >= 2 and missing:  # "A or B" with B not in the graph: no comparison
+                record.status, record.route.operation = "insufficient_evidence", reading.operation
+                record.note = ("a comparison needs each thing it compares in the graph; not found: "
+                               + ", ".join(repr(m) for m in missing))
+                return _done(record, clock)
+            reading.operation = None  # a comparison needs two named things ("tell me more about X" is none)
+            reading.kind = record.route.kind = route.classify(question, reading.mentions)
+        record.route.operation = reading.operation
+        fit = (None if reading.operation in ("more", "fewer")  # one named query answers one of them, not both
+               else _fit(query, domain, question, reading, seeds, record, clock))
         rows = _retrieve(query, question, reading, seeds, fit, found, config, record, clock)
         record.evidence = found.evidence
         if reading.mentions and not seeds:
@@ -86,7 +115,10 @@ def ask(store, question: str, *, domain: str | None = None, config: Config | Non
             record.note = ("nothing in the question names a node of the graph, and no passage matches it"
                            if not seeds else "the graph holds no statement about " + ", ".join(s.mention for s in seeds))
             return _done(record, clock)
-        _reason_and_verify(question, reading, seeds, fit, rows, found, config, record, clock, sleep, store)
+        if reading.operation and (fit or seeds):
+            _aggregate(query, question, reading, seeds, fit, rows, found, config, record, clock, store)
+        else:
+            _reason_and_verify(question, reading, seeds, fit, rows, found, config, record, clock, sleep, store)
     except _Timeout:
         record.status = "timeout"
         record.evidence = found.evidence
@@ -157,11 +189,21 @@ def _retrieve(query, question, reading, seeds, fit, found, config, record, clock
     rows: list[list[str]] = []
     if fit:
         answer = query.named(fit.query, fit.params, limit=config.ask.evidence)
-        found.add_answer(answer)
+        found.add_answer(answer, limit="ask.evidence")
         rows = [row.items for row in answer.rows]
         fit.answer = answer.report.get("answer") or []
+        also = bind.alternatives(fit, seeds) if reading.operation else []
+        for params in also:  # "governed by the law of Texas or California": each, counted together
+            more = query.named(fit.query, params, limit=config.ask.evidence)
+            found.add_answer(more, limit="ask.evidence")
+            rows += [row.items for row in more.rows]
+            fit.answer = sorted(set(fit.answer) | set(more.report.get("answer") or []))
         clock.step("retrieve", operator="named", query=fit.query.name, rows=len(rows), items=len(found.evidence),
-                   cut=[vars(c) for c in answer.cuts])
+                   cut=[vars(c) for c in answer.cuts], also=also)
+    elif seeds and reading.operation:
+        done = retrieve.per_seed(query, seeds, found)
+        found.capped(config.ask.evidence)
+        clock.step("retrieve", operator="per seed", done=done, items=len(found.evidence), cut=found.cut)
     else:
         done = retrieve.graph_evidence(query, seeds, reading.kind, found) if seeds else []
         if not seeds or reading.kind == "text":
@@ -212,6 +254,75 @@ def _reason_and_verify(question, reading, seeds, fit, rows, found, config, recor
         record.cites = {value: list(ids) for value, ids in draft.answer}
 
 
+def _aggregate(query, question, reading, seeds, fit, rows, found, config, record, clock, store) -> None:
+    """A count, comparison or earliest/latest, computed from the evidence (a model is not asked
+    to count), then counted again by the verifier from the cited evidence alone."""
+    op = reading.operation
+    owners = {s.nodes[0].name: {n.name for n in s.nodes} for s in seeds}
+    if fit:
+        listed = reason.from_named(fit.answer, fit.query.returns, rows, found.evidence)
+        agg = aggregate.Aggregate(op, "documents" if fit.query.returns == "documents" else "nodes",
+                                  bind.relations(fit.query.pattern), {aggregate.ANSWER: dict(listed.answer)})
+        owners = {}
+    else:
+        kind = aggregate.measure(question, reading.spans)
+        touching = {e.relation for e in found.evidence if e.source == "graph"}
+        relations = aggregate.cue_relations(question, reading.spans, touching)
+        agg = aggregate.Aggregate(op, kind, relations, aggregate.seed_groups(found.evidence, owners, kind, relations))
+    elements = list(dict.fromkeys(e for g in agg.groups.values() for e in g))
+    if op in aggregate.DATED:
+        done = retrieve.date_evidence(query, elements, agg.measure, found, config.query.limit)
+        cues = aggregate.cue_relations(question, reading.spans, {e.relation for e in found.evidence})
+        agg.dates = aggregate.dated(found.evidence, elements, agg.measure, cues, op)
+        clock.step("retrieve", operator="dates", done=done, items=len(found.evidence))
+        _check(clock)
+    aggregate.compute(agg)
+    record.evidence, record.aggregate, record.route.operation = found.evidence, agg, op
+    record.reasoner = "offline"  # counted here, never asked of a model
+    by_id = {e.id: e for e in found.evidence}
+    record.cites = aggregate.cites(agg)
+    names = {n for n, _ in found.names.values()}
+    seed_names = {n for ns in owners.values() for n in ns}
+    cited = list(dict.fromkeys(i for ids in record.cites.values() for i in ids))
+    record.claims = [c for c in (reason._claim_of(by_id[i], seed_names, names) for i in cited if i in by_id) if c]
+    keys = verify.Keys(found.names, getattr(store, "legal_suffixes", True))
+    record.checks = verify.verify(record.claims, [], found.evidence, keys) + verify.verify_aggregate(
+        agg, owners, found.evidence, keys)
+    clock.step("aggregate", op=op, value=agg.value, result=agg.result,
+               failed=sum(not c.supported for c in record.checks))
+    record.answer_type = "count" if op == "count" else ("nodes" if op in ("more", "fewer") else agg.measure)
+    record.verified = all(c.supported for c in record.checks)
+    record.text = aggregate.text(agg)
+    _aggregate_status(record, agg, elements, found.cuts)
+
+
+def _aggregate_status(record: AskRecord, agg: aggregate.Aggregate, elements: list[str], cuts: list[str]) -> None:
+    """Answered only when nothing was left out, every element is dated (earliest/latest) and the
+    verifier counted the same; else insufficient evidence, saying why."""
+    op = agg.op
+    undated = [e for e in elements if e not in agg.dates] if op in aggregate.DATED else []
+    if undated and agg.dates:
+        agg.complete = False
+        record.status, record.answer = "insufficient_evidence", []
+        record.note = (f"the {op} cannot be told: no dated statement about " + ", ".join(undated)
+                       + f" (of the others, {record.text})")
+    elif cuts:
+        agg.complete = False
+        record.status, record.answer = "insufficient_evidence", []
+        record.note = (f"the {op} cannot be told from part of the evidence: limits left some out ("
+                       + "; ".join(dict.fromkeys(cuts)) + ")")
+    elif not record.verified:
+        record.status, record.answer, record.text = "insufficient_evidence", [], "insufficient evidence"
+        record.note = "the computed answer does not follow from the cited evidence: " + "; ".join(
+            c.reason for c in record.checks if not c.supported)
+    elif not agg.result or (op != "count" and not any(agg.groups.values())):
+        record.status, record.answer = "insufficient_evidence", []
+        record.note = (f"no dated statement about {', '.join(elements) or 'them'}" if op in aggregate.DATED
+                       else "the graph holds nothing to compare")
+    else:
+        record.answer = list(agg.result)
+
+
 def _model_draft(question, found, config, clock, sleep, feedback, record) -> reason.Draft | None:
     listing = reason.evidence_listing(found.evidence)
     data, why = _ask_model("reason", config, config.ask.reason, reason.PROMPT, question, listing,
@@ -247,3 +358,13 @@ def _ask_model(role, config, settings, prompt, question, text, context, schema, 
     clock.step(role, ok=result.ok, requests=result.requests, retries=result.retries,
                model_seconds=round(time.monotonic() - started, 4))
     return (result.data, None) if result.ok else (None, result.error)
+
+
+class _CallableModule(types.ModuleType):
+    """``kgkit.ask`` is this package and, called, :func:`ask`: ``kgkit.ask(graph, "Which ...?")``."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> AskRecord:
+        return ask(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -140,3 +140,21 @@ def _document(seeds, reading, selected, used, documents_of_date) -> tuple[str | 
             return None, set()
         common = set(top)
     return next(iter(common)), ids
+
+
+def alternatives(fit: Fit, seeds: list) -> list[dict[str, str]]:
+    """For an aggregate over a named query: the same query bound to each other seed that fits a
+    ``Type{name: $p}`` parameter ("the law of Texas or California": California too)."""
+    roles = param_roles(fit.query)
+    out = []
+    for name, (role, node_type) in roles.items():
+        if role != "name":
+            continue
+        for seed in seeds:
+            if seed.mention in fit.used or node_type not in seed.types:
+                continue
+            value = next(n.name for n in seed.nodes if n.type == node_type)
+            if value != fit.params[name]:
+                out.append({**fit.params, name: value})
+                fit.used.add(seed.mention)
+    return out

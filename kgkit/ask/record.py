@@ -74,6 +74,7 @@ class Route:
     named: str | None = None  # the named query answering it, when one fits
     params: dict[str, str] = field(default_factory=dict)
     path: str = "full"  # "named" | "full"
+    operation: str | None = None  # an aggregate's: count, more, fewer, earliest, latest (kgkit.ask.aggregate)
 
 
 @dataclass
@@ -90,8 +91,8 @@ class AskRecord:
     tenant: str
     version: int
     route: Route
-    answer: list[str] = field(default_factory=list)  # node names or document names
-    answer_type: str = "nodes"  # "nodes" | "documents"
+    answer: list[str] = field(default_factory=list)  # node names, document names, or a count
+    answer_type: str = "nodes"  # "nodes" | "documents" | "count"
     text: str = ""
     cites: dict[str, list[str]] = field(default_factory=dict)  # answer element -> the evidence ids it cites
     claims: list[Claim] = field(default_factory=list)
@@ -100,6 +101,7 @@ class AskRecord:
     verified: bool = False
     sent_back: bool = False  # the first draft failed verification and was sent back once
     reasoner: str = "offline"  # "offline" or the model's name
+    aggregate: Any = None  # kgkit.ask.aggregate.Aggregate: what was counted or dated, citing what
     note: str | None = None
     trace: list[Step] = field(default_factory=list)
 

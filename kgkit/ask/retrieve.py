@@ -39,11 +39,18 @@ class Found:
     names: dict[str, tuple[str, list[str]]] = field(default_factory=dict)  # node id -> (name, aliases)
     cut: int = 0
     partial: bool = False
+    cuts: list[str] = field(default_factory=list)  # the limits that left something out, for a count
 
-    def add_answer(self, answer, source: str = "graph", only: set[str] | None = None) -> None:
+    def add_answer(self, answer, source: str = "graph", only: set[str] | None = None,
+                   limit: str = "query.limit") -> None:
+        """``limit``: the setting an operator's ``limit`` cut stands for, named in a cut."""
         for node in answer.nodes:
             self.names.setdefault(node.id, (node.name, list(node.aliases)))
         self.partial = self.partial or answer.partial
+        self.cuts += [f"{limit if c.limit == 'limit' else 'query.' + c.limit} ({c.dropped} left out)"
+                      for c in answer.cuts if c.limit != "documents"]  # a node's document list, not statements
+        if answer.partial:
+            self.cuts.append("query.timeout (the time budget ran out)")
         have = {e.id for e in self.evidence}
         for item in answer.items:
             if item.id in have or (only is not None and item.id not in only):
@@ -59,6 +66,7 @@ class Found:
     def capped(self, limit: int) -> None:
         if len(self.evidence) > limit:
             self.cut += len(self.evidence) - limit
+            self.cuts.append(f"ask.evidence ({len(self.evidence) - limit} left out)")
             del self.evidence[limit:]
 
 
@@ -143,3 +151,39 @@ def text_evidence(query, question: str, found: Found, limit: int) -> str:
         added += 1
     found.partial = found.partial or answer.partial
     return f"search: {added} passages"
+
+
+def per_seed(query, seeds: list[Seed], found: Found) -> list[str]:
+    """Each seed's own statements, both ways, for a count or a comparison per named thing: by
+    ``match`` (every statement up to ``query.limit``, a cut reported), not by a walk (which keeps
+    two statements a pair of nodes, enough to cite, not to count)."""
+    done = []
+    for seed in seeds:
+        for node in seed.nodes:
+            for pattern in ("*{id: $node} -*-> *", "* -*-> *{id: $node}"):
+                answer = query.match(pattern, params={"node": node.id})
+                found.add_answer(answer)
+                done.append(f"{pattern} ({seed.mention!r}): {len(answer.items)} statements")
+    return done
+
+
+DATES = "0001..9999"  # every date a pattern's {in: ...} can hold
+
+
+def date_evidence(query, elements: list[str], kind: str, found: Found, limit: int) -> list[str]:
+    """The dated statements about each element, for earliest/latest: a document's statements
+    whose tail is a date, or a node's."""
+    ids = {name: node for node, (name, _) in found.names.items()}
+    done = []
+    for element in elements:
+        if kind == "documents":
+            answer = query.match(f'* -*-> *{{in: "{DATES}"}} where document $doc', params={"doc": element},
+                                 limit=limit)
+        elif element in ids:
+            answer = query.match(f'*{{id: $node}} -*-> *{{in: "{DATES}"}}', params={"node": ids[element]},
+                                 limit=limit)
+        else:
+            continue
+        found.add_answer(answer)
+        done.append(f"dates of {element!r}: {len(answer.items)} statements")
+    return done

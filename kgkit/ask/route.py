@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kgkit.ask.aggregate import operation
 from kgkit.ask.record import KINDS
 
 CONNECTORS = {"of", "and", "&", "de", "du", "la", "del", "von", "van", "for", "the", "on", "in", "und", "y"}
@@ -37,6 +38,7 @@ class Reading:
     years: list[str]
     dates: list[str]
     spans: list[tuple[int, int]]  # where the mentions are, so cue words inside a name do not count
+    operation: str | None = None  # count, more, fewer, earliest, latest (kgkit.ask.aggregate)
 
 
 def read(question: str) -> Reading:
@@ -52,7 +54,8 @@ def read(question: str) -> Reading:
     for m in ISO_DATE.finditer(question):
         spans.append(m.span())
     years = [m.group(1) for m in YEAR.finditer(question) if not any(s <= m.start() < e for s, e in spans)]
-    return Reading(classify(question, mentions), mentions, years, dates, spans)
+    op = operation(question, spans)
+    return Reading("aggregate" if op else classify(question, mentions), mentions, years, dates, spans, op)
 
 
 def classify(question: str, mentions: list[str]) -> str:
@@ -92,6 +95,8 @@ def _capital_runs(text: str) -> list[tuple[int, int]]:
         start, end = run[0][0], run[-1][1]
         while end > start and text[end - 1] in "?!;:,'\"“”":
             end -= 1
+        if text[start:end].endswith(("'s", "’s")):  # a possessive: "Acme Corp.'s contracts" names Acme Corp.
+            end -= 2
         if end > start and not (len(run) == 1 and run[0][2].strip("?,.").casefold() in QUESTION_WORDS):
             out.append((start, end))
     return out
@@ -125,4 +130,5 @@ def merge_model(rules: Reading, data: dict) -> Reading:
     """The model's reading over the rules': its kind, the rules' mentions plus its own."""
     known = {m.casefold() for m in rules.mentions}
     extra = [m.strip() for m in data.get("mentions") or [] if m.strip() and m.strip().casefold() not in known]
-    return Reading(data.get("kind") or rules.kind, rules.mentions + extra, rules.years, rules.dates, rules.spans)
+    return Reading(data.get("kind") or rules.kind, rules.mentions + extra, rules.years, rules.dates, rules.spans,
+                   rules.operation)

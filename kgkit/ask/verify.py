@@ -89,3 +89,47 @@ def _check_claim(i: int, claim: Claim, by_id: dict[str, EvidenceItem], keys: Key
         if states(by_id[c], claim, keys):
             return Check(i, True, f"{said} stated by {c}")
     return Check(i, False, f"{said}: no cited evidence states it (cited: {', '.join(claim.evidence)})")
+
+
+def verify_aggregate(agg, seeds: dict[str, set[str]], evidence: list[EvidenceItem], keys: Keys) -> list[Check]:
+    """Count (or date) again from the cited evidence alone: every counted element cites
+    evidence that was given and names it (and, for a named thing's group, names that thing
+    too); every date is stated by its cited statement; the result is what the groups and
+    dates give (:func:`kgkit.ask.aggregate.compute` on what survived the checks)."""
+    from dataclasses import replace
+
+    from kgkit.ask import aggregate
+
+    by_id = {e.id: e for e in evidence}
+    checks: list[Check] = []
+    groups: dict[str, dict[str, list[str]]] = {}
+    for group, elements in agg.groups.items():
+        owners = seeds.get(group, set())
+        kept = {}
+        for element, cited in elements.items():
+            items = [by_id[c] for c in cited if c in by_id]
+            if not cited or len(items) != len(cited):
+                checks.append(Check(None, False, f"{group}: {element!r} cites evidence that was not given"))
+            elif not any(names(i, element, keys) and (not owners or any(names(i, o, keys) for o in owners))
+                         for i in items):
+                checks.append(Check(None, False, f"{group}: no cited evidence names {element!r}"
+                                    + (f" with {group!r}" if owners else "")))
+            else:
+                kept[element] = cited
+        groups[group] = kept
+    dates = {}
+    for element, d in agg.dates.items():
+        item = by_id.get(d["evidence"])
+        if item is None or not names(item, element, keys) or not any(
+                aggregate.date_of(n) == d["date"] for ns in item.ends.values() for n in ns):
+            checks.append(Check(None, False, f"{element!r} dated {d['date']}: {d['evidence']} does not state it"))
+        else:
+            dates[element] = d
+    again = aggregate.compute(replace(agg, groups=groups, dates=dates, value=None, result=[]))
+    if again.result != agg.result or again.value != agg.value:
+        checks.append(Check(None, False, f"{agg.op}: the cited evidence gives {again.result} ({again.value}), "
+                                         f"not {agg.result} ({agg.value})"))
+    else:
+        checks.append(Check(None, True, f"{agg.op}: {', '.join(agg.result)} ({agg.value}), counted again from "
+                                        f"{sum(len(g) for g in groups.values())} cited elements"))
+    return checks

@@ -2,7 +2,7 @@
 
 Exit 0 for every answer, an honest "don't know" included (status ``no_seed``,
 ``insufficient_evidence`` or ``timeout``); exit 2 for a usage error (an empty question, an
-unknown domain). See docs/ask.md.
+unknown domain, a store path that names no file: nothing is created). See docs/ask.md.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def ask_cli(graph: str, question: str, domain: str | None, tenant: str | None, c
     from kgkit.config.loader import load_config
 
     config = load_config(config_path)
-    with open_store(graph, tenant, config_path) as store:
+    with open_store(graph, tenant, config_path, existing=True) as store:
         record = ask(store, question, domain=domain or config.domain, config=config)
     if as_json:
         echo_json(record.to_json())
@@ -36,9 +36,12 @@ def ask_cli(graph: str, question: str, domain: str | None, tenant: str | None, c
 
 def table(record) -> str:
     lines = [f"{record.status}: tenant {record.tenant!r}, graph version {record.version}; route {record.route.kind}"
-             + (f" (named query {record.route.named})" if record.route.named else "")]
+             + (f" (named query {record.route.named})" if record.route.named else "")
+             + (f", {record.route.operation}" if record.route.operation else "")]
     if record.answer:
         lines.append("answer: " + "; ".join(record.answer))
+    if record.aggregate is not None and record.text:
+        lines.append(f"{record.aggregate.op}: {record.text}")
     cited = {e.id: e for e in record.cited()}
     for claim, check in zip(record.claims, record.checks):
         mark = "ok" if check.supported else "UNSUPPORTED"

@@ -19,14 +19,18 @@ CONFIG = click.option("--config", "config_path", type=click.Path(dir_okay=False)
 AS_JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
 
 
-def open_store(graph: str | None, tenant: str | None, config_path: str | None):
-    """The store GRAPH names (else graph.url), for ``tenant`` (else graph.tenant)."""
+def open_store(graph: str | None, tenant: str | None, config_path: str | None, *, existing: bool = False):
+    """The store GRAPH names (else graph.url), for ``tenant`` (else graph.tenant); with
+    ``existing``, a SQLite path that names no file is refused, not created (a read command)."""
     from kgkit.config.loader import load_config
     from kgkit.graph import GraphStore
+    from kgkit.graph.database import require_existing
 
     config = load_config(config_path)
     if not (graph or config.graph.url):
         raise ConfigError("no graph store given", hint="pass GRAPH (a .sqlite path or postgresql:// URL) or set graph.url")
+    if existing:
+        require_existing(graph or config.graph.url or "")
     return GraphStore.from_config(config, url=graph, tenant=tenant)
 
 

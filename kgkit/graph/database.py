@@ -351,6 +351,15 @@ def _check_sqlite_file(target: Path) -> None:
                          hint="give a new file name, or the file kgkit graph add wrote")
 
 
+def require_existing(url: str) -> None:
+    """For a command that only reads a graph: a SQLite path that names no file is refused
+    (InputError, exit 2) before anything creates it, instead of answering from a new empty
+    store. A postgresql:// URL is left to its connection, which names a missing database."""
+    if isinstance(url, str) and url.strip() and not is_postgres(url) and not Path(url).exists():
+        raise InputError(f"{url}: no graph store at this path (nothing was created)",
+                         hint="give the file kgkit graph add wrote, or build one with kgkit graph add")
+
+
 def connect(url: str, tenant: str) -> Database:
     """Open (creating and migrating if need be) the store at ``url``: a file path or postgresql:// URL."""
     if not isinstance(url, str) or not url.strip():

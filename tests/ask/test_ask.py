@@ -129,6 +129,9 @@ def test_cli_exit_codes_and_json(graph):
     assert table.startswith("answered:") and "[ok]" in table and "GOVERNING_LAW" in table
     dont_know = kgkit("ask", graph, "Who is Zorblax Quintillion?")
     assert dont_know.exit_code == 0 and dont_know.output.startswith("no_seed")
+    count = kgkit("ask", graph, "How many contracts are governed by the law of Texas?", "-d", DOMAIN)
+    assert count.exit_code == 0 and count.output.startswith("answered:") and "answer: 1\n" in count.output
+    assert "count: 1 document (GOVERNING_LAW)" in count.output, count.output
     empty = kgkit("ask", graph, "")
     assert empty.exit_code == 2 and "the question is empty" in empty.output and "Traceback" not in empty.output
 
@@ -229,3 +232,154 @@ def test_a_reason_temperature_over_the_limit_in_the_config_file_exits_2(graph, t
     config.write_text("ask:\n  reason:\n    temperature: 0.5\n", encoding="utf-8")
     result = kgkit("ask", graph, "Which contracts are governed by the law of Texas?", "--config", str(config))
     assert result.exit_code == 2 and "ask -> reason -> temperature" in result.output
+
+
+def _recount(record, facts_ids):
+    """Every element the aggregate counted, with the stored statements it cites."""
+    _, ids = facts_ids
+    assert all(i in ids for group in record.aggregate.groups.values() for cited in group.values() for i in cited)
+    return {g: set(elements) for g, elements in record.aggregate.groups.items()}
+
+
+@pytest.mark.parametrize("question, answer, counted", [
+    # a named query's list, counted
+    ("How many contracts are governed by the law of Texas?", ["1"], {"gamma"}),
+    ("How many contracts is Northwind Traders, Inc. a party to?", ["2"], {"alpha", "beta"}),
+    ("How many parties does the LICENSE AGREEMENT have?", ["2"], {"Harbor Analytics Ltd.", "Quill Media Corp."}),
+    # the named query once for each jurisdiction named
+    ("How many contracts are governed by the law of Texas or California?", ["2"], {"gamma", "beta"}),
+])
+def test_a_count_is_computed_from_the_cited_statements(graph, question, answer, counted):
+    with GraphStore(graph) as store:
+        record = ask(store, question, domain=DOMAIN)
+        facts = _store_facts(store)
+    assert record.route.operation == "count" and record.route.kind == "aggregate"
+    assert record.status == "answered" and record.verified and record.answer == answer, record.to_json()
+    assert record.answer_type == "count"
+    assert set().union(*_recount(record, facts).values()) == counted
+    assert record.claims and all(_supported_by_store(c, facts[0]) for c in record.claims)
+    assert any(c.supported and c.reason.startswith("count:") for c in record.checks)
+    assert record.cites[answer[0]] and [s.step for s in record.trace][-1] == "aggregate"
+
+
+@pytest.mark.parametrize("question, answer", [
+    ("Which has more contracts, Harbor Analytics Ltd. or Quill Media Corp.?", ["Harbor Analytics Ltd."]),
+    ("Who is a party to fewer contracts, Harbor Analytics Ltd. or Quill Media Corp.?", ["Quill Media Corp."]),
+    ("Does Northwind Traders, Inc. or Harbor Analytics Ltd. have more contracts?",
+     None),  # two each: a tie names both, by their names in the graph
+])
+def test_which_has_more_is_counted_per_named_thing(graph, question, answer):
+    with GraphStore(graph) as store:
+        record = ask(store, question, domain=DOMAIN)
+        facts = _store_facts(store)
+    answer = answer or sorted(s["name"] for s in record.route.seeds)
+    assert record.status == "answered" and record.verified and record.answer == answer, record.to_json()
+    assert record.route.path == "full" and record.aggregate.measure == "documents"
+    counts = {g: len(e) for g, e in _recount(record, facts).items()}
+    assert counts == record.aggregate.value and len(counts) == 2
+    assert all(_supported_by_store(c, facts[0]) for c in record.claims)
+
+
+@pytest.mark.parametrize("question, answer, date", [
+    ("Which contract of Harbor Analytics Ltd. is the earliest?", ["gamma"], "2020-01-09"),
+    ("Which of Harbor Analytics Ltd.'s contracts is the latest?", ["beta"], "2022-06-01"),
+    ("Which contract governed by the law of Texas is the most recent?", ["gamma"], "2020-01-09"),
+])
+def test_earliest_and_latest_cite_the_date_statement(graph, question, answer, date):
+    with GraphStore(graph) as store:
+        record = ask(store, question, domain=DOMAIN)
+        facts = _store_facts(store)
+    assert record.status == "answered" and record.verified and record.answer == answer, record.to_json()
+    assert record.aggregate.value == date
+    stated = record.aggregate.dates[answer[0]]["evidence"]
+    assert stated in record.cites[answer[0]] and stated in facts[1]
+    claim = next(c for c in record.claims if c.evidence == [stated])
+    assert claim.relation == "AGREEMENT_DATE" and _supported_by_store(claim, facts[0])
+
+
+def test_a_count_the_evidence_does_not_give_is_caught_and_one_cut_by_a_limit_is_not_a_count(graph):
+    from kgkit.ask import aggregate, verify
+
+    with GraphStore(graph) as store:
+        record = ask(store, "Which has more contracts, Harbor Analytics Ltd. or Quill Media Corp.?", domain=DOMAIN)
+        owners = {g: {g} for g in record.aggregate.groups}
+        keys = verify.Keys({}, True)
+        forged = aggregate.Aggregate(**{**vars(record.aggregate), "result": ["Quill Media Corp."]})
+        checks = verify.verify_aggregate(forged, owners, record.evidence, keys)
+        assert not checks[-1].supported and "the cited evidence gives ['Harbor Analytics Ltd.']" in checks[-1].reason
+        padded = aggregate.Aggregate(**{**vars(record.aggregate), "groups": {
+            **record.aggregate.groups, "Quill Media Corp.": {"alpha": ["e_not_given"], "gamma": ["e_x"]}}})
+        assert not all(c.supported for c in verify.verify_aggregate(padded, owners, record.evidence, keys))
+        config = Config()
+        config.query.limit = 1  # each seed has more statements than this: the count would be a guess
+        cut = ask(store, "Which has more contracts, Harbor Analytics Ltd. or Quill Media Corp.?", domain=DOMAIN,
+                  config=config)
+    assert cut.status == "insufficient_evidence" and cut.answer == [] and "query.limit" in cut.note, cut.note
+
+
+def test_words_inside_a_name_are_no_operation_and_tell_me_more_is_no_comparison(graph):
+    assert read("Which contracts is Birch First Global Investments Inc. a party to?").operation is None
+    assert read("Which contract is the latest?").operation == "latest"
+    assert read("Who has the fewest parties, A Corp. or B Corp.?").operation == "fewer"
+    with GraphStore(graph) as store:
+        record = ask(store, "Tell me more about Quill Media Corp.", domain=DOMAIN)
+    assert record.route.operation is None and record.route.kind == "lookup" and record.status == "answered"
+
+
+def test_a_store_path_that_names_no_file_is_refused_and_nothing_is_created(tmp_path):
+    missing = tmp_path / "nothing-here.sqlite"
+    result = kgkit("ask", str(missing), "Which contracts are governed by the law of Texas?")
+    assert result.exit_code == 2 and "nothing-here.sqlite: no graph store at this path" in result.output
+    assert "Traceback" not in result.output and not missing.exists()
+    with pytest.raises(InputError, match="no graph store at this path"):
+        ask(str(missing), "Which contracts are governed by the law of Texas?")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_kgkit_ask_is_the_library_api_on_a_path_or_a_store(graph):
+    import kgkit
+    import kgkit.ask.record  # noqa: F401  (the package imported first: kgkit.ask is still callable)
+
+    record = kgkit.ask(graph, "Which contracts are governed by the law of Texas?", domain=DOMAIN)
+    assert record.status == "answered" and record.answer == ["gamma"]
+    with GraphStore(graph, tenant="team-b") as other:
+        assert kgkit.ask(other, "Which contracts are governed by the law of Texas?").tenant == "team-b"
+    assert kgkit.ask(graph, "Which contracts are governed by the law of Texas?", tenant="team-b").status == "no_seed"
+
+
+def test_with_a_model_a_count_is_still_computed_not_asked(graph, stub_provider, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+    stub_provider.responder = responder("lie")  # a reason model would invent a relation
+    with GraphStore(graph) as store:
+        record = ask(store, "How many contracts is Northwind Traders, Inc. a party to?", domain=DOMAIN,
+                     config=_model(stub_provider))
+    assert len(stub_provider.requests) == 1 and record.route.source == "model"  # the route only
+    assert record.status == "answered" and record.verified and record.answer == ["2"] and record.reasoner == "offline"
+    assert all(c.relation != INVENTED for c in record.claims)
+
+
+UNDATED = ("CONSULTING AGREEMENT\n\nThis Consulting Agreement is made between Harbor Analytics Ltd. (\"Consultant\") "
+           "and Quill Media Corp. (\"Client\").\n\nConsultant shall advise Client. This Agreement shall be governed "
+           "by the laws of the State of Texas.\n")  # written for this test: no date anywhere
+
+
+def test_an_earliest_over_an_undated_contract_cannot_be_told(small_runs, tmp_path):
+    from support.graph_support import extract_texts
+
+    delta = extract_texts({"delta": UNDATED}, tmp_path)["delta"]
+    path = str(tmp_path / "g.sqlite")
+    with GraphStore(path) as g:
+        g.add([small_runs["gamma"], delta])
+        record = ask(g, "Which contract governed by the law of Texas is the earliest?", domain=DOMAIN)
+    assert set(record.aggregate.groups["answer"]) == {"gamma", "delta"}, record.to_json()
+    assert record.aggregate.dates["gamma"]["date"] == "2020-01-09" and "delta" not in record.aggregate.dates
+    assert record.status == "insufficient_evidence" and record.answer == [] and not record.aggregate.complete
+    assert "no dated statement about delta" in record.note
+
+
+def test_a_comparison_with_one_side_missing_from_the_graph_says_so(graph):
+    with GraphStore(graph) as store:
+        record = ask(store, "Which is a party to more contracts, Quill Media Corp. or Zorblax Quintillion?",
+                     domain=DOMAIN)
+    assert record.status == "insufficient_evidence" and record.answer == [] and record.route.operation == "more"
+    assert "not found: 'Zorblax Quintillion'" in record.note

@@ -12,21 +12,29 @@ from pathlib import Path
 
 import click
 
-from kgkit.errors import ConfigError
+from kgkit.errors import ConfigError, NotFoundError
 
 TENANT = click.option("--tenant", help="Tenant to read and write (default: graph.tenant, else 'default').")
 CONFIG = click.option("--config", "config_path", type=click.Path(dir_okay=False), help="kgkit.yaml to use.")
 AS_JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
 
 
-def open_store(graph: str | None, tenant: str | None, config_path: str | None):
-    """The store GRAPH names (else graph.url), for ``tenant`` (else graph.tenant)."""
+def open_store(graph: str | None, tenant: str | None, config_path: str | None, *, existing: bool = False):
+    """The store GRAPH names (else graph.url), for ``tenant`` (else graph.tenant).
+
+    ``existing``: a command that only reads (``kgkit query``) asks for a store that is
+    there; a SQLite path with no file is then an error (exit 2), and no file is created."""
     from kgkit.config.loader import load_config
     from kgkit.graph import GraphStore
+    from kgkit.graph.database import is_postgres
 
     config = load_config(config_path)
-    if not (graph or config.graph.url):
+    url = graph or config.graph.url
+    if not url:
         raise ConfigError("no graph store given", hint="pass GRAPH (a .sqlite path or postgresql:// URL) or set graph.url")
+    if existing and not is_postgres(str(url)) and str(url) != ":memory:" and not Path(str(url)).exists():
+        raise NotFoundError(f"{url}: no graph store there",
+                            hint="build one with 'kgkit graph add STORE RUN_DIR', or check the path")
     return GraphStore.from_config(config, url=graph, tenant=tenant)
 
 

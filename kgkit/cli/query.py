@@ -30,8 +30,8 @@ def _run(graph: str, tenant: str | None, config_path: str | None, ask, as_json: 
     from kgkit.query import Query
 
     config = load_config(config_path)
-    with open_store(graph, tenant, config_path) as store:
-        answer = ask(Query(store, config.query))
+    with open_store(graph, tenant, config_path, existing=True) as store:
+        answer = ask(Query.from_config(store, config))
     if as_json:
         echo_json(answer.to_json())
     else:

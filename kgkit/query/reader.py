@@ -283,6 +283,16 @@ class Reader:
                 unread[entity] = unread.get(entity, 0) + max(0, total - cap)
         return out, unread
 
+    def snapshot_ids(self, stored: Iterable[Stored]) -> dict[tuple, str]:
+        """Stored key (doc, view, item) -> the item's id in a snapshot (entity-level, the same
+        for every document stating it), from the items' bodies alone."""
+        stored = list(stored)
+        bodies = {(d, v, i): json.loads(b) for d, v, i, b in
+                  self.keyed("t.doc, t.view, t.item, t.body", "items", {s.key for s in stored})}
+        canon_map = self.entity_of({n for b in bodies.values() for n in _body_nodes(b)})
+        canon = lambda n: canon_map.get(n, n)  # noqa: E731
+        return {s.key: assemble._item(s.kind, bodies[s.key], canon)["id"] for s in stored if s.key in bodies}
+
     def lift(self, stored: Iterable[Stored], ids: dict[tuple, str] | None = None) -> list[Item]:
         """Stored items as entity-level items (the snapshot's ids), merged across documents,
         each with its evidence and temporal values; ``ids`` gets stored key -> item id."""

@@ -72,6 +72,9 @@ def table(answer) -> str:
             lines.append(f"    ... {len(answer.items) - 20} more items (--json lists them)")
     if answer.report and answer.operator != "anchors":
         for key, value in answer.report.items():
+            if key == "rubric" and isinstance(value, dict):
+                lines += rubric_lines(value, names)
+                continue
             if isinstance(value, dict):
                 value = ", ".join(f"{k} {v}" for k, v in value.items())
             elif isinstance(value, list):
@@ -84,6 +87,16 @@ def table(answer) -> str:
     for cut in answer.cuts:
         lines.append(f"  cut by {cut.limit}: {cut.dropped} left out" + (f" at {names.get(cut.at, cut.at)}" if cut.at else ""))
     return "\n".join(lines)
+
+
+def rubric_lines(rubric: dict, names: dict[str, str]) -> list[str]:
+    """Novelty's rubric: each aspect's score, its closest neighbourhood and the model's reason."""
+    lines = [f"  rubric ({rubric['model']}): novelty {rubric['novelty']}"]
+    for aspect, graded in rubric["aspects"].items():
+        closest = names.get(graded["closest"], graded["closest"]) if graded["closest"] else "none"
+        lines.append(f"    {aspect.replace('_', ' ')}: {graded['score']} (grade {graded['grade']}), "
+                     f"closest {closest}: {graded['reason'][:120]}")
+    return lines
 
 
 def anchor_lines(anchors: list[dict]) -> list[str]:

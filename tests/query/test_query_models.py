@@ -93,6 +93,9 @@ def test_the_cli_grades_with_the_configured_model(small_runs, stub_provider, tmp
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)["report"]
     assert report["method"] == "rubric" and report["novelty"] == 0.0 and len(stub_provider.requests) == 1
+    stub_provider.script(_grades(grade=3))
+    table = kgkit("query", "novelty", path, TEXT, "--config", str(config)).output
+    assert "rubric (openai/stub-model): novelty 0.5" in table and "target domain: 0.5 (grade 3)" in table
 
 
 def test_the_embedding_list_finds_what_no_word_of_the_query_names(graph_url, small_runs, stub_provider):

@@ -254,13 +254,15 @@ def gaps_cli(graph, sparse, limit, tenant, config_path, as_json):
 @click.argument("graph")
 @click.argument("text")
 @click.option("-k", "k", type=click.IntRange(min=1), default=5, show_default=True, help="Neighbourhoods compared.")
+@click.option("--limit", type=click.IntRange(min=1), help="The same as -k: neighbourhoods compared and returned.")
 @TENANT
 @CONFIG
 @AS_JSON
-def novelty_cli(graph, text, k, tenant, config_path, as_json):
-    """How new TEXT (- for stdin) is against its k nearest graph neighbourhoods."""
+def novelty_cli(graph, text, k, limit, tenant, config_path, as_json):
+    """How new TEXT (- for stdin) is against its k nearest graph neighbourhoods (graded by the
+    configured model on problem, mechanism, training and target domain, when llm.model is set)."""
     body = sys.stdin.read() if text == "-" else text
-    _run(graph, tenant, config_path, lambda q: q.novelty(body, k=k), as_json)
+    _run(graph, tenant, config_path, lambda q: q.novelty(body, k=limit or k), as_json)
 
 
 @query_cli.command("search")

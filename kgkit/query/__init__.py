@@ -82,6 +82,9 @@ class Query:
         found = reader.resolve(ref)
         if found:
             return found
+        exact = _find.exact(reader, ref)  # a name's own key scores 1.0, which nothing else reaches
+        if exact:
+            return min(exact, key=lambda e: (-exact[e]["degree"], e))
         best = _find.candidates(reader, ref, None)
         if not best:
             return None

@@ -32,7 +32,7 @@ LIST = "embedding"
 class Embedder:
     """``settings``: :class:`kgkit.config.model.EmbeddingsConfig` with a model."""
 
-    def __init__(self, settings):
+    def __init__(self, settings) -> None:
         if not settings.model:
             raise ValueError("Embedder needs embeddings.model")
         self.settings = settings
@@ -89,7 +89,9 @@ class Embedder:
         rows = reader.store.db.query("SELECT ref, kind, type, doc, view, text FROM qx_text WHERE tenant = ? "
                                      "ORDER BY id LIMIT ?", (reader.tenant, limit + 1))
         if len(rows) <= limit:
-            candidates, cut = [fulltext.TextHit(*r, 0.0) for r in rows], 0
+            candidates = [fulltext.TextHit(ref, kind, type_, doc, view, text, 0.0)
+                          for ref, kind, type_, doc, view, text in rows]
+            cut = 0
         else:
             [(total,)] = reader.store.db.query("SELECT COUNT(*) FROM qx_text WHERE tenant = ?", (reader.tenant,))
             candidates = list({(h.kind, h.ref, h.doc, h.view): h for h in found}.values())[:limit]

@@ -125,13 +125,13 @@ class Reader:
         nodes_of: dict[str, list[str]] = {}
         for node, entity in self.members(entities).items():
             nodes_of.setdefault(entity, []).append(node)
+        docs_of = self._first_documents(sorted(n for ns in nodes_of.values() for n in ns), cap + 1)
         names: dict[str, list[str]] = {}
         for entity, nodes in sorted(nodes_of.items()):
             found: set[str] = set()
             full = True
             for node in sorted(nodes):
-                got = [r[0] for r in self.store._q("SELECT doc FROM doc_nodes WHERE tenant = ? AND node = ? "
-                                                   "ORDER BY doc LIMIT ?", node, cap + 1)]
+                got = docs_of.get(node, [])
                 full = full and len(got) <= cap
                 found.update(got)
             chosen = sorted(found)[:cap]
@@ -144,6 +144,18 @@ class Reader:
             names[entity] = chosen
         ids = self.doc_ids({d for docs in names.values() for d in docs})
         return {e: sorted(ids[d] for d in docs if d in ids) for e, docs in names.items()}
+
+    def _first_documents(self, nodes: list[str], each: int) -> dict[str, list[str]]:
+        """node -> the names of its first ``each`` documents, by name: one statement per 50
+        nodes, each node's part a short range of the (tenant, node, doc) index."""
+        out: dict[str, list[str]] = {}
+        for i in range(0, len(nodes), 50):
+            part = nodes[i:i + 50]
+            sql = " UNION ALL ".join("SELECT * FROM (SELECT node, doc FROM doc_nodes WHERE tenant = ? AND node = ? "
+                                     "ORDER BY doc LIMIT ?) AS d" for _ in part)
+            for node, doc in self.store.db.query(sql, [x for n in part for x in (self.tenant, n, each)]):
+                out.setdefault(node, []).append(doc)
+        return out
 
     def node(self, entity: str, **extra: Any) -> Node:
         e = self.entities([entity], documents=True)[entity]

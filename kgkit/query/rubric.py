@@ -37,7 +37,7 @@ class Rubric:
     """The model side of novelty: ``config`` is the whole :class:`kgkit.config.model.Config`
     (``llm.*`` for the model, ``limits.*`` for the answer's size)."""
 
-    def __init__(self, config):
+    def __init__(self, config) -> None:
         if not config.llm.model:
             raise ValueError("Rubric needs llm.model; without one novelty answers offline")
         self.config = config

@@ -35,6 +35,13 @@ def test_every_operator_answers_json_that_fits_the_schema(graph):
         assert answer["tenant"] == "default" and answer["version"] == 3
 
 
+def test_novelty_takes_limit_as_every_subcommand_does(graph):
+    result = kgkit("query", "novelty", graph, "governed by the laws of Texas", "--limit", "1", "--json")
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.output)
+    assert len(answer["nodes"]) == 1 and answer["limits"]["k"] == 1
+
+
 def test_tables_by_default(graph):
     out = kgkit("query", "neighbours", graph, "Harbor Analytics Ltd.", "--hops", "1", "--fanout", "1").output
     assert out.startswith("neighbours: tenant 'default', graph version 3\n")

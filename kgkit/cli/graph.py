@@ -27,10 +27,11 @@ def open_store(graph: str | None, tenant: str | None, config_path: str | None, *
     from kgkit.graph.database import require_existing
 
     config = load_config(config_path)
-    if not (graph or config.graph.url):
+    url = graph or config.graph.url
+    if not url:
         raise ConfigError("no graph store given", hint="pass GRAPH (a .sqlite path or postgresql:// URL) or set graph.url")
     if existing:
-        require_existing(graph or config.graph.url or "")
+        require_existing(str(url))
     return GraphStore.from_config(config, url=graph, tenant=tenant)
 
 

@@ -30,8 +30,8 @@ def _run(graph: str, tenant: str | None, config_path: str | None, ask, as_json: 
     from kgkit.query import Query
 
     config = load_config(config_path)
-    with open_store(graph, tenant, config_path) as store:
-        answer = ask(Query(store, config.query))
+    with open_store(graph, tenant, config_path, existing=True) as store:
+        answer = ask(Query.from_config(store, config))
     if as_json:
         echo_json(answer.to_json())
     else:
@@ -72,6 +72,9 @@ def table(answer) -> str:
             lines.append(f"    ... {len(answer.items) - 20} more items (--json lists them)")
     if answer.report and answer.operator != "anchors":
         for key, value in answer.report.items():
+            if key == "rubric" and isinstance(value, dict):
+                lines += rubric_lines(value, names)
+                continue
             if isinstance(value, dict):
                 value = ", ".join(f"{k} {v}" for k, v in value.items())
             elif isinstance(value, list):
@@ -84,6 +87,16 @@ def table(answer) -> str:
     for cut in answer.cuts:
         lines.append(f"  cut by {cut.limit}: {cut.dropped} left out" + (f" at {names.get(cut.at, cut.at)}" if cut.at else ""))
     return "\n".join(lines)
+
+
+def rubric_lines(rubric: dict, names: dict[str, str]) -> list[str]:
+    """Novelty's rubric: each aspect's score, its closest neighbourhood and the model's reason."""
+    lines = [f"  rubric ({rubric['model']}): novelty {rubric['novelty']}"]
+    for aspect, graded in rubric["aspects"].items():
+        closest = names.get(graded["closest"], graded["closest"]) if graded["closest"] else "none"
+        lines.append(f"    {aspect.replace('_', ' ')}: {graded['score']} (grade {graded['grade']}), "
+                     f"closest {closest}: {graded['reason'][:120]}")
+    return lines
 
 
 def anchor_lines(anchors: list[dict]) -> list[str]:
@@ -241,13 +254,15 @@ def gaps_cli(graph, sparse, limit, tenant, config_path, as_json):
 @click.argument("graph")
 @click.argument("text")
 @click.option("-k", "k", type=click.IntRange(min=1), default=5, show_default=True, help="Neighbourhoods compared.")
+@click.option("--limit", type=click.IntRange(min=1), help="The same as -k: neighbourhoods compared and returned.")
 @TENANT
 @CONFIG
 @AS_JSON
-def novelty_cli(graph, text, k, tenant, config_path, as_json):
-    """How new TEXT (- for stdin) is against its k nearest graph neighbourhoods."""
+def novelty_cli(graph, text, k, limit, tenant, config_path, as_json):
+    """How new TEXT (- for stdin) is against its k nearest graph neighbourhoods (graded by the
+    configured model on problem, mechanism, training and target domain, when llm.model is set)."""
     body = sys.stdin.read() if text == "-" else text
-    _run(graph, tenant, config_path, lambda q: q.novelty(body, k=k), as_json)
+    _run(graph, tenant, config_path, lambda q: q.novelty(body, k=limit or k), as_json)
 
 
 @query_cli.command("search")

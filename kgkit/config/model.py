@@ -158,6 +158,22 @@ class SearchConfig:
 
 
 @dataclass
+class EmbeddingsConfig:
+    """Typed retrieval's embedding list (kgkit/query/embeddings.py): texts ranked by the cosine of
+    their embedding with the question's, through litellm's embedding API, fused as one more list."""
+
+    model: str | None = setting(None, "null: no embedding list (BM25 lists only); else a litellm embedding model, "
+                                      "e.g. openai/text-embedding-3-small")
+    api_base: str | None = setting(None, "the embedding provider's URL (a proxy, Ollama, vLLM)")
+    api_key_env: str | None = setting(None, "name of the variable holding the key (never the key itself)")
+    timeout: float = setting(30.0, "seconds one embedding request may take")
+    batch: int = setting(128, "texts sent in one embedding request")
+    texts: int = setting(2000, "texts a search embeds at most: all of a tenant's names and quotes when they are "
+                               "fewer, else the full-text hits' (the rest reported as cut)")
+    cache: int = setting(100_000, "embeddings kept in memory per process, so a text is embedded once")
+
+
+@dataclass
 class QueryConfig:
     """Limits every query operator applies (kgkit/query); a CLI flag may lower, never pass, max_hops."""
 
@@ -254,6 +270,7 @@ class Config:
                                            "replacing the built-in prompt", factory=dict)
     graph: GraphConfig = section(GraphConfig, "The corpus graph store the graph commands use.")
     query: QueryConfig = section(QueryConfig, "Limits of the query operators (kgkit query) and typed retrieval's fusion.")
+    embeddings: EmbeddingsConfig = section(EmbeddingsConfig, "Typed retrieval's embedding list (off without a model).")
     ask: AskConfig = section(AskConfig, "kgkit ask: the question's deadline, seeds, evidence and each model role.")
     out_dir: Path = setting(Path("kgkit-out"), "run folders go to <dir>/<document name>/", key="output.dir")
     source: Path | None = None  # the kgkit.yaml it came from, if any (not a setting)

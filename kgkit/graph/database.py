@@ -355,7 +355,7 @@ def require_existing(url: str) -> None:
     """For a command that only reads a graph: a SQLite path that names no file is refused
     (InputError, exit 2) before anything creates it, instead of answering from a new empty
     store. A postgresql:// URL is left to its connection, which names a missing database."""
-    if isinstance(url, str) and url.strip() and not is_postgres(url) and not Path(url).exists():
+    if isinstance(url, str) and url.strip() not in ("", ":memory:") and not is_postgres(url) and not Path(url).exists():
         raise InputError(f"{url}: no graph store at this path (nothing was created)",
                          hint="give the file kgkit graph add wrote, or build one with kgkit graph add")
 

@@ -40,9 +40,22 @@ __all__ = ["Answer", "Query"]
 class Query:
     """The operators over one store, with ``config`` (``query.*``) as their limits."""
 
-    def __init__(self, store, config: QueryConfig | None = None):
+    def __init__(self, store, config: QueryConfig | None = None, *, rubric=None, embedder=None):
         self.store = store
         self.config = config or QueryConfig()
+        self.rubric = rubric  # kgkit.query.rubric.Rubric: novelty's model grading, when a model is configured
+        self.embedder = embedder  # kgkit.query.embeddings.Embedder: search's dense list, when configured
+
+    @classmethod
+    def from_config(cls, store, config) -> "Query":
+        """The operators as a whole :class:`kgkit.config.model.Config` sets them up: ``query.*``
+        limits, novelty's rubric when ``llm.model`` is set, search's embedding list when
+        ``embeddings.model`` is set (kgkit/query/embeddings.py)."""
+        from kgkit.query.embeddings import Embedder
+        from kgkit.query.rubric import Rubric
+
+        return cls(store, config.query, rubric=Rubric(config) if config.llm.model else None,
+                   embedder=Embedder(config.embeddings) if config.embeddings.model else None)
 
     @contextmanager
     def _reading(self) -> Iterator[Reader]:
@@ -69,6 +82,9 @@ class Query:
         found = reader.resolve(ref)
         if found:
             return found
+        exact = _find.exact(reader, ref)  # a name's own key scores 1.0, which nothing else reaches
+        if exact:
+            return min(exact, key=lambda e: (-exact[e]["degree"], e))
         best = _find.candidates(reader, ref, None)
         if not best:
             return None
@@ -164,9 +180,11 @@ class Query:
         with self._reading() as r:
             return self._done(r, _gaps.gaps(r, limit=limit or self.config.limit, sparse=sparse))
 
-    def novelty(self, text: str, *, k: int = 5) -> Answer:
+    def novelty(self, text: str, *, k: int = 5, rubric=None) -> Answer:
+        """O6; ``rubric`` (a :class:`kgkit.query.rubric.Rubric`, when a model is configured)
+        grades the text on problem, mechanism, training and target domain as well."""
         with self._reading() as r:
-            return self._done(r, _novelty.novelty(r, text, k=k))
+            return self._done(r, _novelty.novelty(r, text, k=k, rubric=rubric or self.rubric))
 
     # ---------------------------------------------------------------- typed retrieval
     def search(self, text: str, *, limit: int | None = None, reduce: str = "document", owner_score: str | None = None,
@@ -176,7 +194,8 @@ class Query:
         fusion = _search.Fusion(k or s.k, dict(s.weights if weights is None else weights), s.depth, intent,
                                 owner_score or s.owner_score)
         with self._reading() as r:
-            return _search.search(r, text, fusion=fusion, limit=limit or self.config.limit, reduce=reduce, types=types)
+            return _search.search(r, text, fusion=fusion, limit=limit or self.config.limit, reduce=reduce, types=types,
+                                  embedder=self.embedder)
 
     @staticmethod
     def _vocabulary(r: Reader, relations, types) -> None:

@@ -57,6 +57,17 @@ def candidates(reader: Reader, mention: str, types: list[str] | None) -> dict[st
     return best
 
 
+def exact(reader: Reader, mention: str) -> dict[str, dict]:
+    """The visible entities whose own name has ``mention``'s canonical key (score 1.0, the
+    best :func:`candidates` gives), with their index rows: a seed given by its name is
+    resolved without the fuzzy and full-text stages, which could only tie below it."""
+    key = canonical_key(mention, legal_suffixes=reader.store.legal_suffixes)
+    if not key:
+        return {}
+    return reader.entities([e for (e,) in reader.store._q("SELECT entity FROM qx_names WHERE tenant = ? AND key = ? "
+                                                           "AND alias = 0", key)])
+
+
 def _fuzzy(reader: Reader, key: str, types: list[str] | None) -> list[tuple[str, float]]:
     """(entity, similarity) of groups canon's blocking puts beside ``key``; a block held by
     more than canon's block cap is passed over (as the merge passes it over), so a common

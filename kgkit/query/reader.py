@@ -125,13 +125,13 @@ class Reader:
         nodes_of: dict[str, list[str]] = {}
         for node, entity in self.members(entities).items():
             nodes_of.setdefault(entity, []).append(node)
+        docs_of = self._first_documents(sorted(n for ns in nodes_of.values() for n in ns), cap + 1)
         names: dict[str, list[str]] = {}
         for entity, nodes in sorted(nodes_of.items()):
             found: set[str] = set()
             full = True
             for node in sorted(nodes):
-                got = [r[0] for r in self.store._q("SELECT doc FROM doc_nodes WHERE tenant = ? AND node = ? "
-                                                   "ORDER BY doc LIMIT ?", node, cap + 1)]
+                got = docs_of.get(node, [])
                 full = full and len(got) <= cap
                 found.update(got)
             chosen = sorted(found)[:cap]
@@ -144,6 +144,18 @@ class Reader:
             names[entity] = chosen
         ids = self.doc_ids({d for docs in names.values() for d in docs})
         return {e: sorted(ids[d] for d in docs if d in ids) for e, docs in names.items()}
+
+    def _first_documents(self, nodes: list[str], each: int) -> dict[str, list[str]]:
+        """node -> the names of its first ``each`` documents, by name: one statement per 50
+        nodes, each node's part a short range of the (tenant, node, doc) index."""
+        out: dict[str, list[str]] = {}
+        for i in range(0, len(nodes), 50):
+            part = nodes[i:i + 50]
+            sql = " UNION ALL ".join("SELECT * FROM (SELECT node, doc FROM doc_nodes WHERE tenant = ? AND node = ? "
+                                     "ORDER BY doc LIMIT ?) AS d" for _ in part)
+            for node, doc in self.store.db.query(sql, [x for n in part for x in (self.tenant, n, each)]):
+                out.setdefault(node, []).append(doc)
+        return out
 
     def node(self, entity: str, **extra: Any) -> Node:
         e = self.entities([entity], documents=True)[entity]
@@ -282,6 +294,16 @@ class Reader:
                     "SELECT COUNT(*) FROM qx_fillers WHERE tenant = ? AND node = ? AND visible = 1", nodes[0])[0][0]
                 unread[entity] = unread.get(entity, 0) + max(0, total - cap)
         return out, unread
+
+    def snapshot_ids(self, stored: Iterable[Stored]) -> dict[tuple, str]:
+        """Stored key (doc, view, item) -> the item's id in a snapshot (entity-level, the same
+        for every document stating it), from the items' bodies alone."""
+        stored = list(stored)
+        bodies = {(d, v, i): json.loads(b) for d, v, i, b in
+                  self.keyed("t.doc, t.view, t.item, t.body", "items", {s.key for s in stored})}
+        canon_map = self.entity_of({n for b in bodies.values() for n in _body_nodes(b)})
+        canon = lambda n: canon_map.get(n, n)  # noqa: E731
+        return {s.key: assemble._item(s.kind, bodies[s.key], canon)["id"] for s in stored if s.key in bodies}
 
     def lift(self, stored: Iterable[Stored], ids: dict[tuple, str] | None = None) -> list[Item]:
         """Stored items as entity-level items (the snapshot's ids), merged across documents,

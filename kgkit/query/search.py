@@ -48,6 +48,8 @@ class Fusion:
         """A list named in ``weights`` takes its weight; any other the weight of the type
         it ranks (``Server`` for ``Server`` and ``mention:Server``) times that of its
         source (``name`` or ``quote``), each 1 when not given; the intent multiplies."""
+        if name == "embedding":  # one list over every kind of text: its own weight only
+            return self.weights.get(name, 1.0)
         source = "name" if ":" not in name else "quote"
         if name in self.weights:
             w = self.weights[name]
@@ -76,8 +78,13 @@ def ranked_lists(reader: Reader, query: str, depth: int, types: list[str] | None
     return lists
 
 
+def _typed(hit: text.TextHit, types: list[str] | None) -> bool:
+    name = list_name(hit)
+    return not types or name in types or name.split(":")[-1] in types
+
+
 def search(reader: Reader, query: str, *, fusion: Fusion, limit: int = 10, reduce: str = "document",
-           types: list[str] | None = None) -> Answer:
+           types: list[str] | None = None, embedder=None) -> Answer:
     owner_score = fusion.owner_score
     if reduce not in REDUCE:
         raise InputError(f"unknown reduction {reduce!r}", hint=f"one of {', '.join(REDUCE)}")
@@ -90,6 +97,8 @@ def search(reader: Reader, query: str, *, fusion: Fusion, limit: int = 10, reduc
                     limits={"limit": limit, "k": fusion.k, "depth": fusion.depth, "owner_score": owner_score,
                             "weights": dict(sorted(fusion.weights.items()))})
     lists = ranked_lists(reader, query, fusion.depth, types)
+    if embedder is not None:
+        _embedding_list(reader, query, lists, fusion.depth, types, embedder, answer)
     fused: dict[tuple, float] = {}
     best: dict[tuple, tuple[int, str, text.TextHit]] = {}
     for name, hits in lists.items():
@@ -99,8 +108,9 @@ def search(reader: Reader, query: str, *, fusion: Fusion, limit: int = 10, reduc
             fused[child] = fused.get(child, 0.0) + w / (fusion.k + rank)
             if child not in best or rank < best[child][0]:
                 best[child] = (rank, name, hit)
-    answer.report = {"lists": {name: len(hits) for name, hits in sorted(lists.items())}}
-    owners = _owners(reader, list(fused), reduce)
+    answer.report = {**answer.report, "lists": {name: len(hits) for name, hits in sorted(lists.items())}}
+    shown: dict[tuple, str] = {}
+    owners = _owners(reader, list(fused), reduce, shown)
     scores: dict[tuple[str, str], float] = {}
     via: dict[tuple[str, str], list[tuple[float, tuple]]] = {}
     for child, score in fused.items():
@@ -109,14 +119,37 @@ def search(reader: Reader, query: str, *, fusion: Fusion, limit: int = 10, reduc
             via.setdefault(owner, []).append((score, child))
     ranked = sorted(scores, key=lambda o: (-scores[o], o))
     answer.cut("limit", len(ranked) - limit)
-    answer.hits = [_hit(reader, owner, scores[owner], sorted(via[owner], key=lambda v: (-v[0], v[1]))[:3], best)
+    answer.hits = [_hit(reader, owner, scores[owner], sorted(via[owner], key=lambda v: (-v[0], v[1]))[:3], best, shown)
                    for owner in ranked[:limit]]
     answer.partial = reader.budget.ran_out
     return answer
 
 
-def _owners(reader: Reader, children: list[tuple], reduce: str) -> dict[tuple, list[tuple[str, str]]]:
-    """child -> its owners, each (kind, id)."""
+def _embedding_list(reader: Reader, query: str, lists: dict[str, list], depth: int, types: list[str] | None,
+                    embedder, answer: Answer) -> None:
+    """Add the ``embedding`` list (kgkit/query/embeddings.py); a provider failure leaves the
+    BM25 lists and says why."""
+    from kgkit.errors import ProviderError
+
+    found = [h for hits in lists.values() for h in hits]
+    try:
+        ranked, cut = embedder.ranked(reader, query, found, depth * 4 if types else depth)
+    except ProviderError as exc:
+        answer.note = f"BM25 lists only: the embedding model failed ({exc.message})"
+        answer.report["embeddings"] = {"model": embedder.model, "error": exc.message}
+        return
+    answer.cut("embeddings", cut)
+    ranked = [h for h in ranked if _typed(h, types)][:depth]
+    if ranked:
+        lists["embedding"] = ranked
+    answer.report["embeddings"] = {"model": embedder.model, "listed": len(ranked)}
+
+
+def _owners(reader: Reader, children: list[tuple], reduce: str,
+            shown: dict[tuple, str]) -> dict[tuple, list[tuple[str, str]]]:
+    """child -> its owners, each (kind, id); ``shown`` gets child -> the id an answer gives it:
+    an entity's id, or a statement's id as a snapshot has it (the same for every document
+    stating it, so two documents' quotes of one statement reduce to one item)."""
     entity_refs = {c[1] for c in children if c[0] == "entity"}
     mention_nodes = {c[1] for c in children if c[0] == "quote"}
     canon = reader.entity_of(mention_nodes)  # a quote's ref is a node (mention) or a stored item id
@@ -126,6 +159,7 @@ def _owners(reader: Reader, children: list[tuple], reduce: str) -> dict[tuple, l
         _hub_documents(reader, info, set(doc_id.values()))
     items = {s.key: s for s in reader.items({(c[2], c[3], c[1]) for c in children
                                              if c[0] == "quote" and c[1] not in canon})}
+    item_ids = reader.snapshot_ids(items.values())
     out: dict[tuple, list[tuple[str, str]]] = {}
     for c in children:
         kind, ref, doc, view = c
@@ -137,9 +171,10 @@ def _owners(reader: Reader, children: list[tuple], reduce: str) -> dict[tuple, l
             docs, about, own = [doc_id.get(doc, "")], [canon[ref]], ("entity", canon[ref])
         else:
             s = items.get((doc, view, ref))
-            if s is None:
+            if s is None or s.key not in item_ids:
                 continue  # held or filtered: not visible
-            docs, about, own = [doc_id.get(doc, "")], sorted({e for _, e in s.fillers}), (s.kind, ref)
+            docs, about, own = [doc_id.get(doc, "")], sorted({e for _, e in s.fillers}), (s.kind, item_ids[s.key])
+        shown[c] = own[1]
         if reduce == "document":
             out[c] = [("document", d) for d in docs if d]
         elif reduce == "entity":
@@ -168,7 +203,8 @@ def _hub_documents(reader: Reader, info: dict[str, dict], reached: set[str]) -> 
         info[entity] = {**info[entity], "documents": sorted(found)}
 
 
-def _hit(reader: Reader, owner: tuple[str, str], score: float, via: list[tuple[float, tuple]], best) -> Hit:
+def _hit(reader: Reader, owner: tuple[str, str], score: float, via: list[tuple[float, tuple]], best,
+         shown: dict[tuple, str]) -> Hit:
     kind, ref = owner
     if kind == "document":
         name = reader.doc_names([ref]).get(ref, ref)
@@ -180,7 +216,7 @@ def _hit(reader: Reader, owner: tuple[str, str], score: float, via: list[tuple[f
     ids = reader.doc_ids({best[child][2].doc for _, child in via})
     for s, child in via:
         rank, list_, hit = best[child]
-        steps.append({"id": child[1], "kind": child[0], "list": list_, "rank": rank, "score": round(s, 6),
+        steps.append({"id": shown.get(child, child[1]), "kind": child[0], "list": list_, "rank": rank, "score": round(s, 6),
                       "name": hit.text.split("\n")[0][:120]})
         if hit.kind == "quote":
             evidence.append(Evidence(hit.doc, ids.get(hit.doc, ""), None, hit.text, None, hit.view))

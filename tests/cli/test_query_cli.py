@@ -10,6 +10,7 @@ import pytest
 from support.cli_support import kgkit
 from support.graph_support import small_runs  # noqa: F401  (fixture)
 from support.query_support import SCHEMA
+from kgkit.graph import GraphStore
 
 
 @pytest.fixture()
@@ -32,6 +33,13 @@ def test_every_operator_answers_json_that_fits_the_schema(graph):
         answer = json.loads(result.output)
         jsonschema.validate(answer, SCHEMA)
         assert answer["tenant"] == "default" and answer["version"] == 3
+
+
+def test_novelty_takes_limit_as_every_subcommand_does(graph):
+    result = kgkit("query", "novelty", graph, "governed by the laws of Texas", "--limit", "1", "--json")
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.output)
+    assert len(answer["nodes"]) == 1 and answer["limits"]["k"] == 1
 
 
 def test_tables_by_default(graph):
@@ -73,11 +81,21 @@ def test_named_queries_answer_with_documents_or_nodes(graph):
 
 def test_an_empty_graph_answers_nothing_and_exits_0(tmp_path):
     empty = str(tmp_path / "empty.sqlite")
+    GraphStore(empty).close()
     for args in (["find", empty, "x", "--type", "Party"], ["match", empty, "Agreement -GOVERNING_LAW-> Jurisdiction"],
                  ["search", empty, "x"], ["gaps", empty], ["neighbours", empty, "x"]):
         result = kgkit("query", *args)
         assert result.exit_code == 0, (args, result.output)
     assert "not in the graph" in kgkit("query", "neighbours", empty, "x").output
+
+
+def test_a_store_that_is_not_there_exits_2_and_no_file_is_made(tmp_path):
+    missing = tmp_path / "nowhere.sqlite"
+    for args in (["find", str(missing), "x"], ["gaps", str(missing)], ["search", str(missing), "x", "--json"]):
+        result = kgkit("query", *args)
+        assert result.exit_code == 2, (args, result.output)
+        assert "no graph store at this path" in result.output and "Traceback" not in result.output
+    assert not missing.exists()
 
 
 def test_named_queries_in_a_domain_file_are_validated(tmp_path):

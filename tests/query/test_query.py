@@ -329,6 +329,20 @@ def test_search_ranks_types_fuses_and_reduces_to_owners_with_evidence(graph_url,
             q.search("x", reduce="server")
 
 
+def test_search_hits_and_their_children_carry_the_snapshots_ids(graph_url, small_runs):
+    with GraphStore(graph_url) as g:
+        snap = _load(g, small_runs)
+        items = {i["id"] for kind in (snap.edges, snap.hyperedges, snap.events, snap.temporal) for i in kind}
+        nodes = {n["id"] for n in snap.nodes}
+        answer = Query(g).search("governed by the laws of the State of Texas", reduce="none")
+        statements = [h for h in answer.hits if h.kind != "entity"]
+        assert statements and {h.id for h in statements} <= items
+        assert len({h.id for h in answer.hits}) == len(answer.hits)  # one statement, one hit
+        assert {v["id"] for h in answer.hits for v in h.via} <= items | nodes
+        near = Query(g).neighbours(["Texas"], hops=1)
+        assert {h.id for h in statements} & {i.id for i in near.items}  # the ids neighbours gives
+
+
 def test_novelty_scores_overlap_offline_and_says_the_rubric_is_not_used(graph_url, small_runs):
     with GraphStore(graph_url) as g:
         _load(g, small_runs)

@@ -2,12 +2,14 @@
 
 Tests point litellm's ``api_base`` at it instead of mocking litellm, so everything from
 request building to header handling and error mapping is exercised for real. It speaks
-two wire formats:
+these wire formats:
 
 * OpenAI-compatible ``POST /v1/chat/completions`` (``openai/...`` models,
   ``api_base = server.openai_base``);
 * Anthropic ``POST /v1/messages`` (``anthropic/...`` models,
-  ``api_base = server.anthropic_base``).
+  ``api_base = server.anthropic_base``);
+* OpenAI-compatible ``POST /v1/embeddings`` (``litellm.embedding`` with ``openai/...``
+  models): a :class:`Reply` with ``vectors``, one per input.
 
 Every request is recorded (:attr:`StubProvider.requests`: path, headers, JSON body) and
 answered by the test's script: :meth:`StubProvider.script` queues :class:`Reply` objects
@@ -40,6 +42,7 @@ from typing import Any, Callable
 
 OPENAI = "openai"
 ANTHROPIC = "anthropic"
+EMBEDDINGS = "embeddings"  # OpenAI-compatible POST /v1/embeddings (litellm.embedding)
 
 
 @dataclass
@@ -64,6 +67,7 @@ class Reply:
     tokens_in: int = 11
     tokens_out: int = 7
     tokens_cached: int = 0  # of tokens_in, reported as read from the provider's prompt cache
+    vectors: list[list[float]] | None = None  # an embeddings answer: one vector per input, in order
 
     @classmethod
     def answer(cls, content: str | dict, **kw: Any) -> "Reply":
@@ -280,7 +284,8 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = raw.decode("utf-8", "replace")
         path = self.path.split("?", 1)[0]
-        wire = OPENAI if path.endswith("/chat/completions") else ANTHROPIC if path.endswith("/messages") else ""
+        wire = (OPENAI if path.endswith("/chat/completions") else ANTHROPIC if path.endswith("/messages")
+                else EMBEDDINGS if path.endswith("/embeddings") else "")
         req = Recorded(wire, path, {k.lower(): v for k, v in self.headers.items()}, body, raw)
         reply = self.provider._next_reply(req)
         if reply.delay:
@@ -387,6 +392,10 @@ def _text(content: str | dict | None) -> str:
 
 def _answer_body(wire: str, req: Recorded, reply: Reply) -> dict[str, Any]:
     model = req.body.get("model", "stub") if isinstance(req.body, dict) else "stub"
+    if wire == EMBEDDINGS:
+        return {"object": "list", "model": model,
+                "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(reply.vectors or [])],
+                "usage": {"prompt_tokens": reply.tokens_in, "total_tokens": reply.tokens_in}}
     text = _text(reply.content)
     if wire == ANTHROPIC:
         stop = {"stop": "end_turn", "length": "max_tokens"}.get(reply.finish_reason, reply.finish_reason)

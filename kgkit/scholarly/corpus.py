@@ -5,8 +5,12 @@ paper already in the store.
 A paper's identity is, in order, its DOI, its arXiv id, then its normalised title with
 year and first author's surname. The node is keyed by the first it has and claims the
 others as aliases, so a reference that prints only a title and year still meets the
-stored paper that printed its DOI too. What ``structure.json`` says about each citation
-(intent, strength, mentions) stays in the run folder; the graph carries the link.
+stored paper that printed its DOI too. Each ``CITES`` edge carries what
+``structure.json`` says of the citation as the edge's properties (:data:`CITES_PROPERTIES`:
+intent, its SciCite and ACL-ARC labels, the finer function, the five-level strength and
+its label, the count of in-text mentions and the sections they are in), and its evidence
+is the reference entry (its page and printed text) and each citing sentence (page, span
+and text), so an export or a query answer shows why and how strongly a paper cites a work.
 """
 from __future__ import annotations
 
@@ -20,6 +24,8 @@ from kgkit.scholarly.references import surname
 from kgkit.scholarly.text import fold
 
 VIEW = "structure"
+#: What a ``CITES`` edge keeps of a cited work's entry in ``structure.json``.
+CITES_PROPERTIES = ("intent", "scicite", "aclarc", "function", "strength", "strength_label", "mentions")
 
 
 def identity_keys(doi: str | None, arxiv: str | None, title: str | None, year: Any, first_author: str | None
@@ -76,11 +82,56 @@ def _add_paper(contribution, data: dict[str, Any]) -> str | None:
         work = f"{contribution.doc_id}/work/{i}"
         _node(contribution, work, ref.get("title") or ref.get("raw", "")[:120], keys)
         item = f"cites_{i}"
-        contribution.items.append({"view": VIEW, "item": item, "kind": "edge",
-                                   "body": {"head": own, "relation": "CITES", "tail": work},
+        body: dict[str, Any] = {"head": own, "relation": "CITES", "tail": work}
+        properties = citation_properties(ref)
+        if properties:
+            body["properties"] = properties
+        contribution.items.append({"view": VIEW, "item": item, "kind": "edge", "body": body,
                                    "confidence": None, "held": None, "review_key": None})
-        contribution.evidence.append((item, VIEW, None, ref.get("page"), None, None, ref.get("raw")))
+        contribution.evidence.append((item, VIEW, None, _int(ref.get("page")), None, None, _text(ref.get("raw"))))
+        for mention in _mentions(ref):
+            contribution.evidence.append((item, VIEW, None, *mention))
     return own
+
+
+def citation_properties(ref: dict[str, Any]) -> dict[str, Any]:
+    """A ``CITES`` edge's properties from a cited work of ``structure.json`` (what a damaged
+    entry lacks, or gives in the wrong type, is left out): intent, labels, strength, the
+    mention count and the sorted distinct sections of its mentions."""
+    out: dict[str, Any] = {}
+    for name in CITES_PROPERTIES:
+        value = ref.get(name)
+        if name in ("strength", "mentions"):
+            if isinstance(value, int) and not isinstance(value, bool):
+                out[name] = value
+        elif isinstance(value, str) and value:
+            out[name] = value
+    evidence = ref.get("evidence") if isinstance(ref.get("evidence"), list) else []
+    sections = sorted({e["section"] for e in evidence if isinstance(e, dict) and isinstance(e.get("section"), str)})
+    if sections:
+        out["sections"] = sections
+    return out
+
+
+def _mentions(ref: dict[str, Any]) -> list[tuple]:
+    """(page, start, end, sentence) of each citing sentence structure.json lists for a work."""
+    out = []
+    for e in ref.get("evidence") if isinstance(ref.get("evidence"), list) else []:
+        if not isinstance(e, dict) or not isinstance(e.get("sentence"), str):
+            continue
+        span = e.get("sentence_span")  # the sentence's own span (the marker's is "span")
+        start, end = (span[0], span[1]) if isinstance(span, list) and len(span) == 2 and all(
+            isinstance(x, int) for x in span) else (None, None)
+        out.append((_int(e.get("page")), start, end, e["sentence"]))
+    return out
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _node(contribution, node: str, name: str, keys: list[str]) -> None:

@@ -79,7 +79,8 @@ class CitedWork:
                 "scicite": SCICITE[top] if top else None, "aclarc": ACLARC[top] if top else None,
                 "strength": strength.level, "strength_label": strength.label,
                 "evidence": [{"sentence": c.sentence, "section": c.section, "page": c.page, "span": list(c.span),
-                              "function": f} for c, f in zip(self.mentions, self.functions)][:20]}
+                              "sentence_span": list(c.sentence_span), "function": f}
+                             for c, f in zip(self.mentions, self.functions)][:20]}
 
 
 @dataclass

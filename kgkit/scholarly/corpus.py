@@ -2,6 +2,8 @@
 ``Paper`` nodes, with a ``CITES`` edge to each, keyed so that a cited work resolves to a
 paper already in the store.
 
+The paper's authors (in printed order) and venue come in with it as ``Author`` and
+``Venue`` nodes, joined by the structural ``AUTHORED_BY`` and ``PUBLISHED_IN`` edges.
 A paper's identity is, in order, its DOI, its arXiv id, then its normalised title with
 year and first author's surname. The node is keyed by the first it has and claims the
 others as aliases, so a reference that prints only a title and year still meets the
@@ -22,6 +24,7 @@ from typing import Any
 from kgkit.scholarly.anchor_nodes import add_layout
 from kgkit.scholarly.references import surname
 from kgkit.scholarly.text import fold
+from kgkit.text.name_keys import canonical_key
 
 VIEW = "structure"
 #: What a ``CITES`` edge keeps of a cited work's entry in ``structure.json``.
@@ -74,6 +77,7 @@ def _add_paper(contribution, data: dict[str, Any]) -> str | None:
         return None
     own = f"{contribution.doc_id}/paper"
     _node(contribution, own, value("title") or contribution.doc, own_keys)
+    _add_meta(contribution, own, meta)
     for i, ref in enumerate(data.get("references") or [], start=1):
         keys = identity_keys(ref.get("doi"), ref.get("arxiv_id"), ref.get("title"), ref.get("year"),
                              ref.get("first_author_surname"))
@@ -92,6 +96,30 @@ def _add_paper(contribution, data: dict[str, Any]) -> str | None:
         for mention in _mentions(ref):
             contribution.evidence.append((item, VIEW, None, *mention))
     return own
+
+
+def _add_meta(contribution, own: str, meta: dict[str, Any]) -> None:
+    """Module A's structural relations, materialised from the first page's layout, never
+    from a sentence: ``AUTHORED_BY`` to each author in printed order (the node keyed by
+    the printed name, so one author of two stored papers is one node) and
+    ``PUBLISHED_IN`` to the venue; each edge's properties say it is structural."""
+    fields = [("AUTHORED_BY", "Author", a, {"kind": "structural", "order": i})
+              for i, a in enumerate(meta.get("authors") if isinstance(meta.get("authors"), list) else [], start=1)]
+    fields.append(("PUBLISHED_IN", "Venue", meta.get("venue"), {"kind": "structural"}))
+    for relation, type_, field, properties in fields:
+        if not isinstance(field, dict) or not isinstance(field.get("value"), str) or not field["value"].strip():
+            continue
+        name = field["value"].strip()
+        node = f"{contribution.doc_id}/{type_.lower()}/{properties.get('order', 1)}"
+        contribution.nodes.append({"node": node, "type": type_, "key": canonical_key(name), "name": name,
+                                   "aliases": [], "scope": "corpus", "value": None})
+        span = field.get("span") if isinstance(field.get("span"), list) and len(field["span"]) == 2 else [None, None]
+        contribution.evidence.append((node, VIEW, None, _int(field.get("page")), span[0], span[1], name))
+        item = f"{relation.lower()}_{properties.get('order', 1)}"
+        contribution.items.append({"view": VIEW, "item": item, "kind": "edge",
+                                   "body": {"head": own, "relation": relation, "tail": node, "properties": properties},
+                                   "confidence": None, "held": None, "review_key": None})
+        contribution.evidence.append((item, VIEW, None, _int(field.get("page")), span[0], span[1], name))
 
 
 def citation_properties(ref: dict[str, Any]) -> dict[str, Any]:

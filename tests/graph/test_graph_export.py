@@ -238,7 +238,7 @@ def test_same_snapshot_same_bytes_whatever_the_item_order(tmp_path):
     export_all(make_snapshot(), tmp_path / "a")
     export_all(_shuffled(make_snapshot()), tmp_path / "b")
     files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
-    assert len(files) == 10 + 1 + 1 + 1 + 10 + 1
+    assert len(files) == 11 + 1 + 1 + 1 + 10 + 1  # csv: 11 tables (edge_properties.csv the 11th)
     for name in files:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
 

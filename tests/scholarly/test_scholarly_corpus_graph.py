@@ -194,3 +194,22 @@ def test_a_damaged_cited_work_keeps_its_link_and_the_properties_it_can(tmp_path,
     for edge in cites:
         assert "strength" not in edge["properties"] and "intent" not in edge["properties"]
         assert edge["properties"]["strength_label"] and "sections" not in edge["properties"]
+
+
+def test_authors_and_venue_are_structural_edges_of_the_stored_paper(tmp_path, monkeypatch):
+    """Module A in the corpus graph: AUTHORED_BY to each author in printed order and
+    PUBLISHED_IN to the venue, each marked structural, with the first page as evidence."""
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "cfg"))
+    monkeypatch.setenv("KGKIT_CACHE_DIR", str(tmp_path / "cache"))
+    out = _typed_citation_papers(tmp_path)
+    with GraphStore(tmp_path / "g.sqlite") as store:
+        store.add([out / "a", out / "b"])
+        snap = store.snapshot()
+        a = Query(store).find("Graph Methods for Citation Analysis", types=["Paper"]).nodes[0].id
+    names = {n["id"]: n for n in snap.nodes}
+    authored = sorted((e["properties"]["order"], names[e["tail"]]["name"], names[e["tail"]]["type"], e["properties"]["kind"])
+                      for e in snap.edges if e["relation"] == "AUTHORED_BY" and e["head"] == a)
+    assert authored == [(1, "Ada Lovelace", "Author", "structural"), (2, "Alan Turing", "Author", "structural")]
+    (venue,) = [e for e in snap.edges if e["relation"] == "PUBLISHED_IN" and e["head"] == a]
+    assert names[venue["tail"]]["type"] == "Venue" and "Example Workshop" in names[venue["tail"]]["name"]
+    assert {ev["page"] for ev in snap.evidence if ev["item"] == venue["id"]} == {1}

@@ -4,10 +4,11 @@ paper already in the store.
 
 The paper's authors (in printed order) and venue come in with it as ``Author`` and
 ``Venue`` nodes, joined by the structural ``AUTHORED_BY`` and ``PUBLISHED_IN`` edges.
-A paper's identity is, in order, its DOI, its arXiv id, then its normalised title with
-year and first author's surname. The node is keyed by the first it has and claims the
-others as aliases, so a reference that prints only a title and year still meets the
-stored paper that printed its DOI too. Each ``CITES`` edge carries what
+A paper's identity is, in order, its DOI, its arXiv id, its normalised title with year
+and first author's surname, then title and first author alone (so a paper whose first page
+prints no year still has a node, and meets the references that name it). The node is
+keyed by the first it has and claims the others as aliases, so a reference that prints
+only a title and year still meets the stored paper that printed its DOI too. Each ``CITES`` edge carries what
 ``structure.json`` says of the citation as the edge's properties (:data:`CITES_PROPERTIES`:
 intent, its SciCite and ACL-ARC labels, the finer function, the five-level strength and
 its label, the count of in-text mentions and the sections they are in), and its evidence
@@ -39,9 +40,12 @@ def identity_keys(doi: str | None, arxiv: str | None, title: str | None, year: A
         keys.append("doi:" + doi.strip().lower().rstrip("."))
     if arxiv:
         keys.append("arxiv:" + re.sub(r"v\d+$", "", arxiv.strip().lower()))
-    if title and year and first_author:
+    if title and first_author:
         words = re.sub(r"[^0-9a-z ]", "", " ".join(fold(w) for w in title.split()))
-        keys.append(f"title:{words} {str(year)[:4]} {re.sub(r'[^a-z]', '', fold(first_author))}")
+        author = re.sub(r"[^a-z]", "", fold(first_author))
+        if year:
+            keys.append(f"title:{words} {str(year)[:4]} {author}")
+        keys.append(f"work:{words} {author}")  # the weakest: a paper whose first page prints no year
     return keys
 
 
@@ -104,7 +108,7 @@ def _add_meta(contribution, own: str, meta: dict[str, Any]) -> None:
     the printed name, so one author of two stored papers is one node) and
     ``PUBLISHED_IN`` to the venue; each edge's properties say it is structural."""
     fields = [("AUTHORED_BY", "Author", a, {"kind": "structural", "order": i})
-              for i, a in enumerate(meta.get("authors") if isinstance(meta.get("authors"), list) else [], start=1)]
+              for i, a in enumerate(_list(meta.get("authors")), start=1)]
     fields.append(("PUBLISHED_IN", "Venue", meta.get("venue"), {"kind": "structural"}))
     for relation, type_, field, properties in fields:
         if not isinstance(field, dict) or not isinstance(field.get("value"), str) or not field["value"].strip():
@@ -113,7 +117,8 @@ def _add_meta(contribution, own: str, meta: dict[str, Any]) -> None:
         node = f"{contribution.doc_id}/{type_.lower()}/{properties.get('order', 1)}"
         contribution.nodes.append({"node": node, "type": type_, "key": canonical_key(name), "name": name,
                                    "aliases": [], "scope": "corpus", "value": None})
-        span = field.get("span") if isinstance(field.get("span"), list) and len(field["span"]) == 2 else [None, None]
+        printed = field.get("span")
+        span: list[Any] = printed if isinstance(printed, list) and len(printed) == 2 else [None, None]
         contribution.evidence.append((node, VIEW, None, _int(field.get("page")), span[0], span[1], name))
         item = f"{relation.lower()}_{properties.get('order', 1)}"
         contribution.items.append({"view": VIEW, "item": item, "kind": "edge",
@@ -134,8 +139,7 @@ def citation_properties(ref: dict[str, Any]) -> dict[str, Any]:
                 out[name] = value
         elif isinstance(value, str) and value:
             out[name] = value
-    evidence = ref.get("evidence") if isinstance(ref.get("evidence"), list) else []
-    sections = sorted({e["section"] for e in evidence if isinstance(e, dict) and isinstance(e.get("section"), str)})
+    sections = sorted({e["section"] for e in _list(ref.get("evidence")) if isinstance(e, dict) and isinstance(e.get("section"), str)})
     if sections:
         out["sections"] = sections
     return out
@@ -144,7 +148,7 @@ def citation_properties(ref: dict[str, Any]) -> dict[str, Any]:
 def _mentions(ref: dict[str, Any]) -> list[tuple]:
     """(page, start, end, sentence) of each citing sentence structure.json lists for a work."""
     out = []
-    for e in ref.get("evidence") if isinstance(ref.get("evidence"), list) else []:
+    for e in _list(ref.get("evidence")):
         if not isinstance(e, dict) or not isinstance(e.get("sentence"), str):
             continue
         span = e.get("sentence_span")  # the sentence's own span (the marker's is "span")
@@ -152,6 +156,10 @@ def _mentions(ref: dict[str, Any]) -> list[tuple]:
             isinstance(x, int) for x in span) else (None, None)
         out.append((_int(e.get("page")), start, end, e["sentence"]))
     return out
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _int(value: Any) -> int | None:

@@ -221,7 +221,7 @@ def test_json_is_the_snapshot(tmp_path):
     snap = make_snapshot()
     export_graph(snap, "json", tmp_path)
     data = json.loads((tmp_path / "graph.json").read_text(encoding="utf-8"))
-    assert data.pop("kgkit_graph_export") == 2
+    assert data.pop("kgkit_graph_export") == 3
     expected = dataclasses.asdict(snap)
     expected["evidence"].sort(key=lambda r: (r["item"], r["document"], r["chunk"]))
     assert data == expected

@@ -213,3 +213,41 @@ def test_authors_and_venue_are_structural_edges_of_the_stored_paper(tmp_path, mo
     (venue,) = [e for e in snap.edges if e["relation"] == "PUBLISHED_IN" and e["head"] == a]
     assert names[venue["tail"]]["type"] == "Venue" and "Example Workshop" in names[venue["tail"]]["name"]
     assert {ev["page"] for ev in snap.evidence if ev["item"] == venue["id"]} == {1}
+
+
+def test_one_edge_stated_twice_shows_the_stronger_citation_whatever_the_read_order():
+    from kgkit.graph.assemble import merge_properties
+
+    weak = {"intent": "background", "strength": 2}
+    strong = {"intent": "extend", "strength": 4}
+    assert merge_properties(weak, strong) == merge_properties(strong, weak) == strong
+    assert merge_properties(None, weak) == weak and merge_properties(weak, None) == weak
+    tie_a, tie_b = {"intent": "support", "strength": 3}, {"intent": "contrast", "strength": 3}
+    assert merge_properties(tie_a, tie_b) == merge_properties(tie_b, tie_a)
+
+
+def test_a_paper_that_prints_no_year_is_stored_and_met_by_the_references_naming_it(tmp_path, monkeypatch):
+    """No DOI, no arXiv id and no year on A's first page: A still has its Paper node with its
+    typed CITES edges, and B's reference to A (which prints a year) resolves to it by title
+    and first author."""
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "cfg"))
+    monkeypatch.setenv("KGKIT_CACHE_DIR", str(tmp_path / "cache"))
+    a = two_column_paper(tmp_path / "a.pdf", title="Graph Methods for Citation Analysis",
+                         authors="Ada Lovelace1 and Alan Turing2",
+                         references=["[1] C. Brown. 2019. A survey of citation analysis. Journal of Examples."])
+    b = two_column_paper(tmp_path / "b.pdf", title="Typed links between papers", authors="Naomi Park1 and Omar Reed2",
+                         venue="Proceedings of the Example Conference 2021, pages 10-19",
+                         references=["[1] A. Lovelace and A. Turing. 2020. Graph methods for citation analysis. In",
+                                     "Proc. of the Example Workshop."])
+    out = tmp_path / "out"
+    for pdf in (a, b):
+        result = CliRunner().invoke(cli, ["extract", "--domain", "scholarly", str(pdf), "--out", str(out)])
+        assert result.exit_code == 0, result.output
+    with GraphStore(tmp_path / "g.sqlite") as store:
+        store.add([out / "a", out / "b"])
+        snap = store.snapshot()
+    papers = {n["name"].lower(): n["id"] for n in snap.nodes if n["type"] == "Paper"}
+    a_id, b_id = papers["graph methods for citation analysis"], papers["typed links between papers"]
+    cites = {(e["head"], e["tail"]): e for e in snap.edges if e["relation"] == "CITES"}
+    assert (b_id, a_id) in cites
+    assert any(head == a_id and e["properties"]["strength"] >= 1 for (head, _), e in cites.items())

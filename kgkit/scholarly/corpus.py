@@ -28,6 +28,9 @@ from kgkit.scholarly.text import fold
 from kgkit.text.name_keys import canonical_key
 
 VIEW = "structure"
+#: Bumped when what the store takes from ``structure.json`` changes, so re-adding a run
+#: folder stored before brings the new parts in (2: CITES properties, authors and venue).
+READ_VERSION = b"structure.json/2"
 #: What a ``CITES`` edge keeps of a cited work's entry in ``structure.json``.
 CITES_PROPERTIES = ("intent", "scicite", "aclarc", "function", "strength", "strength_label", "mentions")
 
@@ -58,7 +61,7 @@ def add_structure(contribution, run: Path, digest, rename: dict[str, str] | None
     if not path.is_file():
         return
     raw = path.read_bytes()
-    digest.update(b"structure.json\0" + raw)
+    digest.update(READ_VERSION + b"\0" + raw)
     try:
         data = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):

@@ -251,3 +251,20 @@ def test_a_paper_that_prints_no_year_is_stored_and_met_by_the_references_naming_
     cites = {(e["head"], e["tail"]): e for e in snap.edges if e["relation"] == "CITES"}
     assert (b_id, a_id) in cites
     assert any(head == a_id and e["properties"]["strength"] >= 1 for (head, _), e in cites.items())
+
+
+def test_a_run_stored_by_an_older_reader_is_read_again_when_re_added(tmp_path, monkeypatch):
+    """The store's fingerprint of a run includes the version of what it takes from
+    structure.json: a folder added before CITES edges kept their properties is replaced, not
+    skipped as unchanged, when it is added again."""
+    import kgkit.scholarly.corpus as corpus
+
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "cfg"))
+    monkeypatch.setenv("KGKIT_CACHE_DIR", str(tmp_path / "cache"))
+    out = _typed_citation_papers(tmp_path)
+    with GraphStore(tmp_path / "g.sqlite") as store:
+        with monkeypatch.context() as m:
+            m.setattr(corpus, "READ_VERSION", b"structure.json")
+            assert [r.status for r in store.add([out / "a"])] == ["added"]
+        assert [r.status for r in store.add([out / "a"])] == ["replaced"]
+        assert [r.status for r in store.add([out / "a"])] == ["unchanged"]

@@ -67,7 +67,8 @@ def table(answer) -> str:
             lines.append(f"  {node.name}  [{node.type}]  {extra}  degree {node.degree}  {node.id}")
         for item in answer.items[:20]:
             ends = " ; ".join(f"{role}: {', '.join(names.get(x, x) for x in xs)}" for role, xs in item.ends.items())
-            lines.append(f"    {item.relation}  ({ends})")
+            props = "".join(f"  {k} {v}" for k, v in sorted(item.properties.items()) if not isinstance(v, list))
+            lines.append(f"    {item.relation}  ({ends}){props}")
         if len(answer.items) > 20:
             lines.append(f"    ... {len(answer.items) - 20} more items (--json lists them)")
     if answer.report and answer.operator != "anchors":

@@ -45,8 +45,11 @@ def _item(kind: str, body: dict[str, Any], canon: Callable[[str], str]) -> dict[
     if kind in ("edge", "temporal"):
         head, tail = canon(body["head"]), canon(body["tail"])
         if kind == "edge":
-            return {"id": ids.edge_id(head, body["relation"], tail), "head": head, "relation": body["relation"],
+            edge = {"id": ids.edge_id(head, body["relation"], tail), "head": head, "relation": body["relation"],
                     "tail": tail}
+            if body.get("properties"):
+                edge["properties"] = body["properties"]
+            return edge
         qualifiers = body.get("qualifiers") or {}
         return {"id": ids.content_id("t", {"head": head, "relation": body["relation"], "tail": tail,
                                            "qualifiers": {k: v.get("text") for k, v in qualifiers.items()}}),
@@ -64,6 +67,21 @@ def _item(kind: str, body: dict[str, Any], canon: Callable[[str], str]) -> dict[
         content = {"template": body["template"], **content}
     return {"id": ids.content_id("h", content), "relation": body["relation"],
             "roles": {role: _node_ids(v) for role, v in roles.items()}}
+
+
+def merge_properties(kept: dict[str, Any] | None, other: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The properties one edge shows when several stored rows state it with their own (a
+    ``CITES`` edge's intent and strength): the row with the highest ``strength``, ties to the
+    smaller canonical JSON, so the answer never depends on the order rows are read in."""
+    if not other:
+        return kept
+    if not kept:
+        return other
+
+    def rank(props: dict[str, Any]) -> tuple:
+        strength = props.get("strength")
+        return (-(strength if isinstance(strength, (int, float)) else 0), ids.canonical_json(props))
+    return min(kept, other, key=rank)
 
 
 def build_snapshot(store) -> GraphSnapshot:
@@ -128,6 +146,8 @@ def _items(q, canon, doc_id: dict[str, str]) -> tuple[_Kinds, dict[tuple[str, st
         shaped = _item(kind, json.loads(body), canon)
         entry = kinds[kind].setdefault(shaped["id"], {**shaped, "views": set(), "confidence": None,
                                                       "documents": set()})
+        if "properties" in shaped:
+            entry["properties"] = merge_properties(entry.get("properties"), shaped["properties"])
         entry["views"].add(view)
         entry["documents"].add(doc_id[doc])
         if confidence is not None and (entry["confidence"] is None or confidence > entry["confidence"]):

@@ -13,7 +13,8 @@ cross-document resolution):
   no visible item ends is left out (a literal of nothing)
 * edge (binary, from the ``binary``/``person`` projections and other binary views):
   ``{"id", "head", "relation", "tail", "views": [view name], "confidence": float | None,
-  "documents": [doc id]}``
+  "documents": [doc id]}``, and ``"properties": {name: scalar or [str]}`` when the edge was
+  stored with some (a paper's ``CITES`` edge: intent, strength, mentions)
 * hyperedge: ``{"id", "relation", "roles": {role: [node id]}, "views": [...], "documents": [...]}``
 * event: ``{"id", "type", "trigger": str | None, "arguments": {role: [node id]},
   "time": {"text", "value"} | None, "views": [...], "documents": [...]}``

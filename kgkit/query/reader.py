@@ -335,6 +335,8 @@ class Reader:
                 item.confidence = s.confidence
             item.evidence += evidence.get(s.key, [])
             item.times.update(times.get(s.key, {}))
+            if shaped.get("properties"):
+                item.properties = assemble.merge_properties(item.properties, shaped["properties"]) or {}
         for item in out.values():
             item.views.sort()
             item.evidence.sort(key=lambda e: (e.document_id, e.page or 0, e.quote or ""))

@@ -48,6 +48,7 @@ class Item:
     views: list[str]
     evidence: list[Evidence] = field(default_factory=list)
     times: dict[str, dict[str, Any]] = field(default_factory=dict)  # qualifier -> {"text", "lo", "hi"}
+    properties: dict[str, Any] = field(default_factory=dict)  # an edge's stored properties (CITES: intent, strength)
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,18 @@
 ``Paper`` nodes, with a ``CITES`` edge to each, keyed so that a cited work resolves to a
 paper already in the store.
 
-A paper's identity is, in order, its DOI, its arXiv id, then its normalised title with
-year and first author's surname. The node is keyed by the first it has and claims the
-others as aliases, so a reference that prints only a title and year still meets the
-stored paper that printed its DOI too. What ``structure.json`` says about each citation
-(intent, strength, mentions) stays in the run folder; the graph carries the link.
+The paper's authors (in printed order) and venue come in with it as ``Author`` and
+``Venue`` nodes, joined by the structural ``AUTHORED_BY`` and ``PUBLISHED_IN`` edges.
+A paper's identity is, in order, its DOI, its arXiv id, its normalised title with year
+and first author's surname, then title and first author alone (so a paper whose first page
+prints no year still has a node, and meets the references that name it). The node is
+keyed by the first it has and claims the others as aliases, so a reference that prints
+only a title and year still meets the stored paper that printed its DOI too. Each ``CITES`` edge carries what
+``structure.json`` says of the citation as the edge's properties (:data:`CITES_PROPERTIES`:
+intent, its SciCite and ACL-ARC labels, the finer function, the five-level strength and
+its label, the count of in-text mentions and the sections they are in), and its evidence
+is the reference entry (its page and printed text) and each citing sentence (page, span
+and text), so an export or a query answer shows why and how strongly a paper cites a work.
 """
 from __future__ import annotations
 
@@ -18,8 +25,14 @@ from typing import Any
 from kgkit.scholarly.anchor_nodes import add_layout
 from kgkit.scholarly.references import surname
 from kgkit.scholarly.text import fold
+from kgkit.text.name_keys import canonical_key
 
 VIEW = "structure"
+#: Bumped when what the store takes from ``structure.json`` changes, so re-adding a run
+#: folder stored before brings the new parts in (2: CITES properties, authors and venue).
+READ_VERSION = b"structure.json/2"
+#: What a ``CITES`` edge keeps of a cited work's entry in ``structure.json``.
+CITES_PROPERTIES = ("intent", "scicite", "aclarc", "function", "strength", "strength_label", "mentions")
 
 
 def identity_keys(doi: str | None, arxiv: str | None, title: str | None, year: Any, first_author: str | None
@@ -30,9 +43,12 @@ def identity_keys(doi: str | None, arxiv: str | None, title: str | None, year: A
         keys.append("doi:" + doi.strip().lower().rstrip("."))
     if arxiv:
         keys.append("arxiv:" + re.sub(r"v\d+$", "", arxiv.strip().lower()))
-    if title and year and first_author:
+    if title and first_author:
         words = re.sub(r"[^0-9a-z ]", "", " ".join(fold(w) for w in title.split()))
-        keys.append(f"title:{words} {str(year)[:4]} {re.sub(r'[^a-z]', '', fold(first_author))}")
+        author = re.sub(r"[^a-z]", "", fold(first_author))
+        if year:
+            keys.append(f"title:{words} {str(year)[:4]} {author}")
+        keys.append(f"work:{words} {author}")  # the weakest: a paper whose first page prints no year
     return keys
 
 
@@ -45,7 +61,7 @@ def add_structure(contribution, run: Path, digest, rename: dict[str, str] | None
     if not path.is_file():
         return
     raw = path.read_bytes()
-    digest.update(b"structure.json\0" + raw)
+    digest.update(READ_VERSION + b"\0" + raw)
     try:
         data = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -68,6 +84,7 @@ def _add_paper(contribution, data: dict[str, Any]) -> str | None:
         return None
     own = f"{contribution.doc_id}/paper"
     _node(contribution, own, value("title") or contribution.doc, own_keys)
+    _add_meta(contribution, own, meta)
     for i, ref in enumerate(data.get("references") or [], start=1):
         keys = identity_keys(ref.get("doi"), ref.get("arxiv_id"), ref.get("title"), ref.get("year"),
                              ref.get("first_author_surname"))
@@ -76,11 +93,84 @@ def _add_paper(contribution, data: dict[str, Any]) -> str | None:
         work = f"{contribution.doc_id}/work/{i}"
         _node(contribution, work, ref.get("title") or ref.get("raw", "")[:120], keys)
         item = f"cites_{i}"
-        contribution.items.append({"view": VIEW, "item": item, "kind": "edge",
-                                   "body": {"head": own, "relation": "CITES", "tail": work},
+        body: dict[str, Any] = {"head": own, "relation": "CITES", "tail": work}
+        properties = citation_properties(ref)
+        if properties:
+            body["properties"] = properties
+        contribution.items.append({"view": VIEW, "item": item, "kind": "edge", "body": body,
                                    "confidence": None, "held": None, "review_key": None})
-        contribution.evidence.append((item, VIEW, None, ref.get("page"), None, None, ref.get("raw")))
+        contribution.evidence.append((item, VIEW, None, _int(ref.get("page")), None, None, _text(ref.get("raw"))))
+        for mention in _mentions(ref):
+            contribution.evidence.append((item, VIEW, None, *mention))
     return own
+
+
+def _add_meta(contribution, own: str, meta: dict[str, Any]) -> None:
+    """Module A's structural relations, materialised from the first page's layout, never
+    from a sentence: ``AUTHORED_BY`` to each author in printed order (the node keyed by
+    the printed name, so one author of two stored papers is one node) and
+    ``PUBLISHED_IN`` to the venue; each edge's properties say it is structural."""
+    fields = [("AUTHORED_BY", "Author", a, {"kind": "structural", "order": i})
+              for i, a in enumerate(_list(meta.get("authors")), start=1)]
+    fields.append(("PUBLISHED_IN", "Venue", meta.get("venue"), {"kind": "structural"}))
+    for relation, type_, field, properties in fields:
+        if not isinstance(field, dict) or not isinstance(field.get("value"), str) or not field["value"].strip():
+            continue
+        name = field["value"].strip()
+        node = f"{contribution.doc_id}/{type_.lower()}/{properties.get('order', 1)}"
+        contribution.nodes.append({"node": node, "type": type_, "key": canonical_key(name), "name": name,
+                                   "aliases": [], "scope": "corpus", "value": None})
+        printed = field.get("span")
+        span: list[Any] = printed if isinstance(printed, list) and len(printed) == 2 else [None, None]
+        contribution.evidence.append((node, VIEW, None, _int(field.get("page")), span[0], span[1], name))
+        item = f"{relation.lower()}_{properties.get('order', 1)}"
+        contribution.items.append({"view": VIEW, "item": item, "kind": "edge",
+                                   "body": {"head": own, "relation": relation, "tail": node, "properties": properties},
+                                   "confidence": None, "held": None, "review_key": None})
+        contribution.evidence.append((item, VIEW, None, _int(field.get("page")), span[0], span[1], name))
+
+
+def citation_properties(ref: dict[str, Any]) -> dict[str, Any]:
+    """A ``CITES`` edge's properties from a cited work of ``structure.json`` (what a damaged
+    entry lacks, or gives in the wrong type, is left out): intent, labels, strength, the
+    mention count and the sorted distinct sections of its mentions."""
+    out: dict[str, Any] = {}
+    for name in CITES_PROPERTIES:
+        value = ref.get(name)
+        if name in ("strength", "mentions"):
+            if isinstance(value, int) and not isinstance(value, bool):
+                out[name] = value
+        elif isinstance(value, str) and value:
+            out[name] = value
+    sections = sorted({e["section"] for e in _list(ref.get("evidence")) if isinstance(e, dict) and isinstance(e.get("section"), str)})
+    if sections:
+        out["sections"] = sections
+    return out
+
+
+def _mentions(ref: dict[str, Any]) -> list[tuple]:
+    """(page, start, end, sentence) of each citing sentence structure.json lists for a work."""
+    out = []
+    for e in _list(ref.get("evidence")):
+        if not isinstance(e, dict) or not isinstance(e.get("sentence"), str):
+            continue
+        span = e.get("sentence_span")  # the sentence's own span (the marker's is "span")
+        start, end = (span[0], span[1]) if isinstance(span, list) and len(span) == 2 and all(
+            isinstance(x, int) for x in span) else (None, None)
+        out.append((_int(e.get("page")), start, end, e["sentence"]))
+    return out
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _node(contribution, node: str, name: str, keys: list[str]) -> None:

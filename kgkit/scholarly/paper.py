@@ -79,7 +79,8 @@ class CitedWork:
                 "scicite": SCICITE[top] if top else None, "aclarc": ACLARC[top] if top else None,
                 "strength": strength.level, "strength_label": strength.label,
                 "evidence": [{"sentence": c.sentence, "section": c.section, "page": c.page, "span": list(c.span),
-                              "function": f} for c, f in zip(self.mentions, self.functions)][:20]}
+                              "sentence_span": list(c.sentence_span), "function": f}
+                             for c, f in zip(self.mentions, self.functions)][:20]}
 
 
 @dataclass
@@ -127,6 +128,7 @@ def anchors(blocks: list[Block]) -> list[Anchor]:
     out: list[Anchor] = []
     seen: set[str] = set()
     paragraphs = 0
+    tables: dict[int, Anchor] = {}  # caption block index -> its table's anchor
     for i, b in enumerate(blocks):
         if b.kind in (CAPTION, EQUATION) and b.label:
             if b.label in seen:
@@ -138,12 +140,14 @@ def anchors(blocks: list[Block]) -> list[Anchor]:
                             section=b.section, span=(b.start, b.end),
                             text=b.text if kind == "equation" else None)
             if kind == "table":
-                anchor.rows = _table_rows(blocks, i)
+                tables[i] = anchor
             out.append(anchor)
         elif b.kind == PARAGRAPH:
             paragraphs += 1
             out.append(Anchor(id=f"p{paragraphs}", kind="paragraph", label=None, printed_label=None, caption=None,
                               page=b.page, bbox=b.bbox, section=b.section, span=(b.start, b.end)))
+    for i, rows in table_rows(blocks, sorted(tables)).items():
+        tables[i].rows = rows
     return out
 
 
@@ -156,23 +160,42 @@ def _caption_text(b: Block) -> str:
     return text or b.text
 
 
-def _table_rows(blocks: list[Block], i: int) -> list[list[str]]:
-    """Rows of the table set next to a table's caption on its page: the run of table-row
-    blocks above or below it (templates put captions on either side), whichever is
-    nearer on the page, stopping at another caption."""
+def table_rows(blocks: list[Block], captions: list[int]) -> dict[int, list[list[str]]]:
+    """The rows of each table caption (by block index): the run of table-row blocks set
+    next to it above or below (templates put captions on either side). Every run is a
+    candidate of the captions beside it, at the gap between the caption and the run's
+    block nearest to it; runs go to captions nearest first, and a run, like a caption,
+    is taken once, so two tables stacked on a page, one caption between them, never
+    read the same rows."""
+    candidates = sorted((gap, i, rows, owned) for i in captions for gap, rows, owned in _runs_beside(blocks, i))
+    out: dict[int, list[list[str]]] = {}
+    taken: set[int] = set()
+    for _gap, i, rows, owned in candidates:
+        if i in out or taken & owned:
+            continue
+        out[i] = rows[:200]
+        taken |= owned
+    return out
+
+
+def _runs_beside(blocks: list[Block], i: int) -> list[tuple[float, list[list[str]], frozenset[int]]]:
+    """(gap, rows, indices of the table-row blocks) of the run below and of the run above
+    caption ``i`` on its page, stopping at another caption; a paragraph may sit between
+    the caption and the rows (a table's line the text layer did not split into cells)."""
     cap = blocks[i]
-    best: tuple[float, list[list[str]]] | None = None
+    found = []
     for step in (1, -1):
-        j, rows, distance = i + step, [], None
+        j, rows, owned, gap = i + step, [], set(), None
         while 0 <= j < len(blocks) and blocks[j].page == cap.page and blocks[j].kind in (TABLE_ROW, PARAGRAPH):
             b = blocks[j]
+            if gap is None:  # the block next to the caption, row or not, is where the table begins
+                gap = b.bbox[1] - cap.bbox[3] if step == 1 else cap.bbox[1] - b.bbox[3]
             if b.kind == TABLE_ROW:
-                if distance is None:
-                    distance = b.bbox[1] - cap.bbox[3] if step == 1 else cap.bbox[1] - b.bbox[3]
                 rows = rows + b.rows if step == 1 else b.rows + rows
-            elif rows or j - i > 2 or i - j > 2:
+                owned.add(j)
+            elif rows or abs(j - i) > 2:
                 break
             j += step
-        if rows and distance is not None and (best is None or abs(distance) < best[0]):
-            best = (abs(distance), rows)
-    return best[1][:200] if best else []
+        if rows and gap is not None:
+            found.append((abs(gap), rows, frozenset(owned)))
+    return found

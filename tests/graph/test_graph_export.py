@@ -221,7 +221,7 @@ def test_json_is_the_snapshot(tmp_path):
     snap = make_snapshot()
     export_graph(snap, "json", tmp_path)
     data = json.loads((tmp_path / "graph.json").read_text(encoding="utf-8"))
-    assert data.pop("kgkit_graph_export") == 2
+    assert data.pop("kgkit_graph_export") == 3
     expected = dataclasses.asdict(snap)
     expected["evidence"].sort(key=lambda r: (r["item"], r["document"], r["chunk"]))
     assert data == expected
@@ -238,7 +238,7 @@ def test_same_snapshot_same_bytes_whatever_the_item_order(tmp_path):
     export_all(make_snapshot(), tmp_path / "a")
     export_all(_shuffled(make_snapshot()), tmp_path / "b")
     files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
-    assert len(files) == 10 + 1 + 1 + 1 + 10 + 1
+    assert len(files) == 11 + 1 + 1 + 1 + 10 + 1  # csv: 11 tables (edge_properties.csv the 11th)
     for name in files:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
 

@@ -1,9 +1,10 @@
 """Plain CSV: one table per kind of item, joined by id, for spreadsheets and dataframes.
 
-``nodes.csv``, ``edges.csv``, ``temporal_edges.csv`` + ``temporal_qualifiers.csv``,
+``nodes.csv``, ``edges.csv`` + ``edge_properties.csv``, ``temporal_edges.csv`` + ``temporal_qualifiers.csv``,
 ``hyperedges.csv`` + ``hyperedge_roles.csv``, ``events.csv`` + ``event_arguments.csv``,
 ``evidence.csv`` and ``documents.csv``. Roles, arguments and qualifiers are rows of their
-own (no nested cells); list cells (aliases, documents, views) are JSON array text, structured values
+own (no nested cells), and so are an edge's stored properties (a ``CITES`` edge's intent
+and strength: ``edge``, ``name``, ``value``); list cells (aliases, documents, views) are JSON array text, structured values
 (an amount with its currency) JSON text; every item
 names its documents (ids, joined to ``documents.csv``) and every node its scope. RFC
 4180 quoting, UTF-8, CRLF line ends (so a lone CR in a cell is quoted too); an absent value is an empty cell.
@@ -57,6 +58,9 @@ def write_csv(snapshot: GraphSnapshot, out: StagedOutput, options: ExportOptions
     write_table(out, "edges.csv", ["id", "head", "relation", "tail", "confidence", "views", "documents"],
                 ([e["id"], e["head"], e["relation"], e["tail"], e.get("confidence"), json_text(e.get("views", [])),
                   json_text(e.get("documents", []))] for e in by_id(snapshot.edges)))
+    write_table(out, "edge_properties.csv", ["edge", "name", "value"],
+                ([e["id"], name, scalar(value)] for e in by_id(snapshot.edges)
+                 for name, value in sorted((e.get("properties") or {}).items())))
     write_table(out, "temporal_edges.csv", ["id", "head", "relation", "tail", "views", "documents"],
                 ([t["id"], t["head"], t["relation"], t["tail"], json_text(t.get("views", [])),
                   json_text(t.get("documents", []))] for t in by_id(snapshot.temporal)))

@@ -16,7 +16,7 @@ from kgkit.graph.export.registry import ExportOptions
 from kgkit.graph.export.staging import StagedOutput
 from kgkit.graph.snapshot import GraphSnapshot
 
-FORMAT_VERSION = 2  # 2: documents as nodes (title, pages, added, node), scopes, items' documents; bumped when the shape of graph.json changes
+FORMAT_VERSION = 3  # 3: edges' stored properties; 2: documents as nodes (title, pages, added, node), scopes, items' documents; bumped when the shape of graph.json changes
 
 
 def write_json_document(fh: TextIO, document: dict[str, Any]) -> None:

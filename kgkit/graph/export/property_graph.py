@@ -16,7 +16,8 @@ A property graph has only vertices and binary links, so the snapshot is reified:
 
 Properties are flat scalars (what Gephi, yEd and Neo4j's importer accept): lists are JSON
 array text, a temporal qualifier ``q`` becomes ``qualifier.q.text`` / ``.type`` /
-``.value``, an event's time ``time.text`` / ``time.value``; a structured value (an amount
+``.value``, an event's time ``time.text`` / ``time.value``, an edge's stored property ``p``
+(a ``CITES`` edge's intent, strength) ``property.p``; a structured value (an amount
 of money ``{"amount", "currency"}``, a range) is its JSON text, keys sorted
 (:func:`scalar`), and a property whose values have two types across a kind is text in
 every row of that kind, so each format can declare one type for it. Each item also carries its
@@ -234,9 +235,10 @@ class _Builder:
             if self._hung_as_value(e, f"value.{e['relation']}"):
                 continue
             conf = e.get("confidence")
+            stored = {f"property.{k}": v for k, v in sorted((e.get("properties") or {}).items())}
             self.links.append(Link(e["id"], e["head"], e["tail"], "edge", e["relation"], _clean({
                 "relation": e["relation"], "views": json_text(e.get("views", [])),
-                "confidence": None if conf is None else float(conf), **self.sources(e)})))
+                "confidence": None if conf is None else float(conf), **stored, **self.sources(e)})))
 
     def temporal(self) -> None:
         for t in by_id(self.snapshot.temporal):

@@ -6,7 +6,8 @@ default ``https://kgkit.dev/graph/<tenant>/``) followed by their kgkit id. Reifi
 the other formats: hyperedges and events are resources with one ``kg:Role`` per filler
 (``kg:roleName``, ``kg:filler``); a binary edge is a ``kg:Edge`` resource (``kg:head``,
 ``kg:relation``, ``kg:tail``, ``kg:confidence``) and also the direct triple
-``head <https://kgkit.dev/ns/relation/REL> tail`` for plain SPARQL; temporal edges carry
+``head <https://kgkit.dev/ns/relation/REL> tail`` for plain SPARQL, with a ``kg:Property``
+(``kg:propertyName``, ``kg:value``) per stored edge property; temporal edges carry
 ``kg:Qualifier`` resources; every evidence row is a ``kg:Evidence`` resource. Literals
 are escaped (control characters as ``\\uXXXX`` in Turtle); numbers are typed xsd:integer
 or xsd:double, booleans xsd:boolean; a structured value (an amount of money with its
@@ -193,6 +194,12 @@ class _Triples:
             add(s, "tail", iri(e["tail"]))
             conf = e.get("confidence")
             add(s, "confidence", None if conf is None else float(conf))
+            for name, value in sorted((e.get("properties") or {}).items()):  # a CITES edge's intent, strength
+                ps = Iri(f"{s.value}/property/{quote(name, safe='')}")
+                add(s, "property", ps)
+                add(ps, "a", Iri(KG + "Property"))
+                add(ps, "propertyName", name)
+                add(ps, "value", value)
             self.views_and_documents(s, e)
 
     def temporal(self, snapshot: GraphSnapshot) -> None:

@@ -38,10 +38,15 @@ def item_ids(r: Reader, keys: Iterable[Key]) -> dict[Key, str]:
     return _ids(r, r.keyed("t.doc, t.view, t.item, t.kind, t.body", "items", keys))
 
 
-def _ids(r: Reader, bodies: list[tuple]) -> dict[Key, str]:
-    canon_map = r.entity_of({n for *_, body in bodies for n in _nodes(json.loads(body))})
-    canon = lambda n: canon_map.get(n, n)  # noqa: E731
-    return {(d, v, i): assemble._item(kind, json.loads(body), canon)["id"] for d, v, i, kind, body in bodies}
+def _ids(r: Reader, rows: list[tuple]) -> dict[Key, str]:
+    """(doc, view, item, kind, body) rows -> their entity-level ids (ends through their key groups)."""
+    parsed = [(d, v, i, kind, json.loads(body)) for d, v, i, kind, body in rows]
+    canon_map = r.entity_of({n for *_, body in parsed for n in _nodes(body)})
+
+    def canon(node: str) -> str:
+        return canon_map.get(node, node)
+
+    return {(d, v, i): assemble._item(kind, body, canon)["id"] for d, v, i, kind, body in parsed}
 
 
 def item(r: Reader, item_id: str, index: dict[str, list[Key]]) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:

@@ -202,13 +202,9 @@ def _place_items(items: list[Item], nodes: list[Item]) -> None:
 
 def entity_of(store, queue: list[Item]) -> Callable[[str], str]:
     """Document node id -> the entity id the snapshot shows it as, for the nodes of the queue's
-    held items (which the snapshot leaves out and which still point at their document's nodes),
-    read through the query layer's index of key groups."""
-    from kgkit.query.reader import Reader
-
+    held items (which the snapshot leaves out and which still point at their document's nodes)."""
     nodes = {n for e in queue if e["kind"] == "held" for n in _item_nodes(e["item"])}
-    with store.db.read():
-        mapping = Reader(store).entity_of(nodes) if nodes else {}
+    mapping = store.entities_of(nodes) if nodes else {}
     return lambda n: mapping.get(n, n)
 
 

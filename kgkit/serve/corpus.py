@@ -3,12 +3,13 @@ document's summary, the list of documents, one node by id.
 
 Each is read by id through the query layer (:mod:`kgkit.query.by_id`): a few index ranges
 of the store per call, so a call costs what its answer holds, not what the corpus holds, and
-a long-running server answers from the graph as it is now.
+a long-running server answers from the graph as it is now. The exception is the map from an
+answer's item id to the stored rows it is made of (the store keys items by their run folders'
+ids), read once per graph version, at the first evidence call.
 Every answer names its tenant and graph version, as the operators' answers do.
 """
 from __future__ import annotations
 
-import logging
 import threading
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator
@@ -20,11 +21,10 @@ from kgkit.query.reader import Reader
 if TYPE_CHECKING:
     from kgkit.graph import GraphStore
 
-log = logging.getLogger("kgkit.serve")
 
 class Corpus:
     """The corpus tools' answers over one store (one tenant), read by id at each call: an
-    item's, a document's or a node's rows by the store's indexes, never the whole tenant.
+    item's, a document's or a node's rows by the store's indexes.
     The one thing kept between calls is the map from an answer's item id to its stored rows,
     per graph version (:func:`kgkit.query.by_id.item_index`), read at the first evidence call."""
 

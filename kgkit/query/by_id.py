@@ -27,8 +27,10 @@ def item_index(r: Reader) -> dict[str, list[Key]]:
         "SELECT i.doc, i.view, i.item, i.kind, i.body FROM qx_items q CROSS JOIN items i WHERE q.tenant = ? "
         "AND q.visible = 1 AND i.tenant = q.tenant AND i.doc = q.doc AND i.view = q.view AND i.item = q.item",
         (r.tenant,))
+    # every node not merged into another group is its own entity: only merged groups are read
+    merged = dict(r.store.db.query("SELECT node, entity FROM groups WHERE tenant = ? AND entity <> node", (r.tenant,)))
     out: dict[str, list[Key]] = {}
-    for key, item in _ids(r, rows).items():
+    for key, item in _ids(r, rows, merged).items():
         out.setdefault(item, []).append(key)
     return out
 
@@ -38,10 +40,12 @@ def item_ids(r: Reader, keys: Iterable[Key]) -> dict[Key, str]:
     return _ids(r, r.keyed("t.doc, t.view, t.item, t.kind, t.body", "items", keys))
 
 
-def _ids(r: Reader, rows: list[tuple]) -> dict[Key, str]:
-    """(doc, view, item, kind, body) rows -> their entity-level ids (ends through their key groups)."""
+def _ids(r: Reader, rows: list[tuple], canon_map: dict[str, str] | None = None) -> dict[Key, str]:
+    """(doc, view, item, kind, body) rows -> their entity-level ids (ends through their key
+    groups; ``canon_map``: node -> entity when already read)."""
     parsed = [(d, v, i, kind, json.loads(body)) for d, v, i, kind, body in rows]
-    canon_map = r.entity_of({n for *_, body in parsed for n in _nodes(body)})
+    if canon_map is None:
+        canon_map = r.entity_of({n for *_, body in parsed for n in _nodes(body)})
 
     def canon(node: str) -> str:
         return canon_map.get(node, node)

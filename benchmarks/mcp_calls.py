@@ -11,9 +11,9 @@ a subprocess (the command a host starts); per question, after a warm-up call eac
 stdio, interleaved so both meet the same load on a shared machine: median wall times, and CPU
 per call (the library's in this process; over stdio the server's, read from /proc, and the
 client's together), which load on a shared machine stretches less than wall time. Also:
-the server's start (spawn to tools listed), the snapshot's read and index in this process
-(what a corpus tool waits for once per graph version, kgkit/serve/corpus.py), and a corpus
-call made at once after the start, which waits for the server's read-ahead of it.
+the server's start (spawn to tools listed), the first corpus calls in this process and the
+first over stdio (the first evidence call reads the map from item ids to stored rows, once
+per graph version: kgkit/query/by_id.py).
 
 Goal: serving over stdio adds at most 20 ms of CPU per call to any tool's answer.
 """
@@ -105,7 +105,10 @@ async def compare(path: str, q: Query, corpus: Corpus, questions, runs: int) -> 
         out["start"] = (time.perf_counter() - started) * 1000
         t = time.perf_counter()
         await client.call_tool("documents", {})
-        out["cold"] = (time.perf_counter() - t) * 1000  # waits for the server's read-ahead of the snapshot
+        out["cold"] = (time.perf_counter() - t) * 1000
+        t = time.perf_counter()
+        await client.call_tool("evidence", questions[-3][2](0) if questions[-3][1] == "evidence" else {})
+        out["cold_evidence"] = (time.perf_counter() - t) * 1000  # the server reads its item-id map
         for label, tool, make in questions:
             here, served, cpu_here, cpu_served = [], [], 0.0, 0.0
             direct(q, corpus, tool, make(0))
@@ -147,14 +150,17 @@ def main() -> int:
     names = [rng.choice(snap.nodes)["name"] for _ in range(args.runs + 1)]
     items = [rng.choice(snap.edges)["id"] for _ in range(args.runs + 1)]
     del snap
-    t = time.perf_counter()
     q, corpus = Query(store), Corpus(store)
-    corpus.current()
-    print(f"corpus index (snapshot read and indexed, once per graph version): {(time.perf_counter() - t) * 1000:.0f} ms")
+    for label, call in (("documents, 50", lambda: corpus.documents(50)), ("document", lambda: corpus.document("doc00000")),
+                        ("evidence (reads the item-id map)", lambda: corpus.evidence(items[0]))):
+        t, c = time.perf_counter(), time.process_time()
+        call()
+        print(f"first {label} call in this process: {(time.perf_counter() - t) * 1000:.0f} ms wall, "
+              f"{(time.process_time() - c) * 1000:.0f} ms CPU")
     questions = cases(names, items)
     out = anyio.run(compare, path, q, corpus, questions, args.runs)
-    print(f"server start (spawn to tools listed): {out['start']:.0f} ms; a corpus call at once after it: "
-          f"{out['cold']:.0f} ms")
+    print(f"server start (spawn to tools listed): {out['start']:.0f} ms; documents at once after it: "
+          f"{out['cold']:.0f} ms; the first evidence call: {out['cold_evidence']:.0f} ms")
     print(f"{'question':<26}{'wall: direct':>14}{'over stdio':>12}{'CPU: direct':>13}{'over stdio':>12}{'added':>10}"
           f"   goal: CPU added <= {GOAL_MS:.0f} ms")
     worst = 0.0

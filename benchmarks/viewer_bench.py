@@ -11,6 +11,8 @@ WebGL, no GPU) with the network off. Per size it prints:
 * interactive: milliseconds from navigation start until the first frame is drawn with every
   handler attached (search, filters, clicks work from then on; the ForceAtlas2 layout then
   refines positions in a web worker without blocking the page);
+* browser_cpu_s: CPU seconds the browser's processes spent from navigation until interactive
+  (an upper bound: it includes polling the page for readiness), the figure that load does not stretch;
 * search+focus: a name searched, its node focused at one hop, the panel filled and the frame redrawn;
 * filter: one type unchecked and the graph redrawn;
 * script_start: when the page's own script starts (the HTML and the libraries parsed before it),
@@ -92,13 +94,38 @@ net.once('afterDrawing', () => {{ window.visReady = performance.now(); }});
 </script></body></html>"""
 
 
+def browser_cpu(root: int) -> float:
+    """CPU seconds (user + system) used so far by every process under ``root`` (chromedriver):
+    the browser, its renderer and GPU processes. On a loaded machine wall time stretches with
+    everyone else's work; this is the page's own cost."""
+    children: dict[int, list[int]] = {}
+    ticks: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(stat.parent.name)
+        children.setdefault(int(fields[1]), []).append(pid)
+        ticks[pid] = int(fields[11]) + int(fields[12])
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += ticks.get(pid, 0)
+        todo.extend(children.get(pid, []))
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def measure(browser, data: ViewerData, folder: Path, vis: str | None) -> dict:
     t0 = time.perf_counter()
     page = render(data.to_json())
     build = time.perf_counter() - t0
     path = folder / f"view_{len(data.nodes)}.html"
     path.write_text(page, encoding="utf-8")
+    browser.driver.get("about:blank")
+    cpu0 = browser_cpu(browser.driver.service.process.pid)
     browser.open(path, timeout=300)
+    cpu = browser_cpu(browser.driver.service.process.pid) - cpu0
     ready = browser.js("return kgkitViewer.readyAt")
     marks = browser.js("return kgkitViewer.marks")
     drawn = browser.js("return kgkitViewer.drawn()")
@@ -115,8 +142,9 @@ def measure(browser, data: ViewerData, folder: Path, vis: str | None) -> dict:
         requestAnimationFrame(() => done(performance.now() - t));""")
     errors = [m["message"][:200] for m in browser.console() if m["level"] in ("SEVERE", "WARNING")]
     out = {"nodes": len(data.nodes), "links": drawn["edges"], "drawn_nodes": drawn["nodes"], "build_s": round(build, 2),
-           "page_mb": round(len(page.encode()) / 1e6, 1), "interactive_ms": round(ready), "search_focus_ms": round(search),
-           "filter_ms": round(filt), "script_start_ms": round(marks["start"]), "console_errors": errors,
+           "page_mb": round(len(page.encode()) / 1e6, 1), "interactive_ms": round(ready),
+           "browser_cpu_s": round(cpu, 2), "search_focus_ms": round(search),
+           "filter_ms": round(filt), "script_start_ms": round(marks["start"]), "page_read_ms": round(marks.get("read", -1)), "marks": {k: round(v) for k, v in marks.items()}, "console_errors": errors,
            "load_average": round(os.getloadavg()[0], 1)}
     if vis:
         vis_path = folder / f"vis_{len(data.nodes)}.html"

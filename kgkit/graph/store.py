@@ -375,6 +375,12 @@ class GraphStore:
                  "node_name": names.get(n), "reason": r, "score": sc, "who": w, "at": at}
                 for s, a, e, n, r, sc, w, at in rows]
 
+    def entities_of(self, nodes: Iterable[str]) -> dict[str, str]:
+        """Document node id -> the entity it resolves to (its key group's), for those of
+        ``nodes`` the store knows; read by the key groups' primary key."""
+        with self.db.read():
+            return dict(index._rows(self, "SELECT node, entity FROM groups WHERE tenant = ? AND node IN ({})", nodes))
+
     def unmerge(self, node: str, who: str | None = None) -> int:
         """Split key group ``node`` (a node id the merge log names) from its entity, for good:
         it is kept apart from every other member, also after later updates. Returns the version."""

@@ -108,9 +108,8 @@ def open_service(options: ServeOptions) -> Iterator[GraphService]:
 
     store = open_store()
     try:
-        query, corpus = Query(store, config.query), Corpus(store)
+        query, corpus = Query(store, config.query), Corpus(store, config.query.documents)
         service = GraphService(store, corpus, catalogue(query, corpus, named, decide=options.allow_review))
-        corpus.warm(open_store)
         yield service
     finally:
         store.close()

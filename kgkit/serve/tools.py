@@ -166,10 +166,13 @@ def operator_tools(query: Query) -> list[Tool]:
              {"text": _text("The text to compare.", NOVELTY_TEXT_MAX),
               "k": _count("Neighbourhoods compared (default 5).", query.config.limit)}, ("text",),
              lambda a: query.novelty(a.pop("text"), **a)),
-        tool("anchors", "Figure, table and equation anchors of the documents (empty, with a note, until "
-             "documents carry them).",
-             {"kind": {"enum": ["figure", "table", "equation"]}, "document": _text("A document name or id.")}, (),
-             lambda a: query.anchors(**a)),
+        tool("anchors", "Figures, tables, equations and paragraphs about a term (all of them without one), "
+             "with caption, table rows, text, page and bounding box (empty, with a note, until documents "
+             "carry anchors).",
+             {"about": _text("A term the anchors are about (a method, data set, metric...); all anchors without one."),
+              "kind": {"enum": ["figure", "table", "equation", "paragraph"], "description": "Only anchors of this kind."},
+              "document": _text("A document name or id."), "limit": lim.limit()}, (),
+             lambda a: query.anchors(a.pop("about", None), **a)),
     ]
 
 

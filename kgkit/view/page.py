@@ -24,8 +24,20 @@ VENDOR = ("graphology.umd.min.js", "sigma.min.js", "graphology-layout-forceatlas
 _JSON_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
 
 
+#: Statements of a vendored file dropped as it is inlined (the file itself stays as npm ships it):
+#: sigma 3.0.3's bundle builds two image programs at load and throws them away, each on a WebGL
+#: context of its own, which in software rendering cost as long as the page's first frame.
+_DEAD_CODE = {"sigma.min.js": ('Ft(),Ft({keepWithinCircle:!1,size:{mode:"force",value:256},drawingMode:"color",'
+                               'correctCentering:!0});',)}
+
+
 def _asset(folder: str, name: str) -> str:
-    return resources.files("kgkit.view").joinpath(folder, name).read_text(encoding="utf-8")
+    text = resources.files("kgkit.view").joinpath(folder, name).read_text(encoding="utf-8")
+    for statement in _DEAD_CODE.get(name, ()):
+        if text.count(statement) != 1:
+            raise ValueError(f"{name}: the statement to drop is not there once (was the library upgraded?)")
+        text = text.replace(statement, "")
+    return text
 
 
 def embed_json(data: Any) -> str:

@@ -10,7 +10,7 @@ import json
 import re
 
 from support.cli_support import kgkit
-from support.graph_support import small_runs  # noqa: F401  (fixture)
+from support.graph_support import graph_url, postgres, small_runs  # noqa: F401  (fixtures)
 from kgkit.graph import GraphStore
 from kgkit.view import build_data
 from kgkit.view.page import embed_json, render
@@ -174,3 +174,34 @@ def test_build_data_reads_a_store_and_a_run_folder_alike(small_runs, tmp_path):
     from_run = build_data(str(small_runs["gamma"])).to_json()
     for key in ("nodes", "items", "evidence", "types", "views", "relations"):
         assert from_store[key] == from_run[key]
+
+
+def test_the_page_draws_before_it_reads_the_evidence_and_drops_sigmas_dead_code():
+    """The graph's data and scripts come first, the evidence (most of the bytes) after them;
+    sigma's load-time image programs (each a WebGL context of its own) are not inlined."""
+    from kgkit.view.page import _DEAD_CODE, _asset
+
+    page = render({"meta": {"title": "t"}, "nodes": [], "items": [], "evidence": {"x": []}})
+    data, viewer, evidence = (page.index(s) for s in ('id="kgkit-data"', "kgkit view: the page's script", 'id="kgkit-evidence"'))
+    assert data < viewer < evidence
+    statement = _DEAD_CODE["sigma.min.js"][0]
+    assert statement not in page and statement not in _asset("assets", "viewer.js")
+    from importlib import resources
+    assert statement in resources.files("kgkit.view").joinpath("vendor", "sigma.min.js").read_text(encoding="utf-8")
+
+
+def test_a_tenant_of_a_store_gets_a_page_of_its_own_on_both_backends(graph_url, small_runs, tmp_path):
+    """One tenant's page holds its documents only; a page of a PostgreSQL URL is titled by its
+    tenant, never by the URL (which may hold a password)."""
+    for tenant, docs in (("acme", ["alpha", "beta"]), ("globex", ["gamma"])):
+        with GraphStore(graph_url, tenant) as store:
+            store.add([small_runs[d] for d in docs])
+    data = _write(graph_url, tmp_path / "acme.html", "--tenant", "acme")
+    assert sorted(d["name"] for d in data["documents"]) == ["alpha", "beta"]
+    assert data["meta"]["tenant"] == "acme"
+    other = _write(graph_url, tmp_path / "globex.html", "--tenant", "globex")
+    assert [d["name"] for d in other["documents"]] == ["gamma"]
+    assert "Supply Agreement" not in (tmp_path / "globex.html").read_text(encoding="utf-8")  # alpha's, acme's
+    if graph_url.startswith("postgresql"):
+        html = (tmp_path / "acme.html").read_text(encoding="utf-8")
+        assert data["meta"]["title"] == "acme" and graph_url not in html

@@ -35,7 +35,6 @@
   const statusColour = (s, base) => (s === 'held' ? HELD_COLOUR : s === 'rejected' ? REJECTED_COLOUR : base);
 
   // ------------------------------------------------------------------ the graph
-  const graph = new graphology.MultiDirectedGraph();
   const nodeById = new Map(D.nodes.map((n) => [n.id, n]));
   const itemById = new Map(D.items.map((it) => [it.id, it]));
   const docNodeId = (i) => 'doc:' + D.documents[i].id;
@@ -48,31 +47,40 @@
       degree.set(n, (degree.get(n) || 0) + 1);
     }
   }
+  // Nodes first, links gathered: a graph with no two links between the same two nodes is made
+  // a simple graph, which graphology builds and walks a good deal faster than a multigraph.
+  const addNodes = [], links = [];
   for (const n of D.nodes) {
-    graph.addNode(n.id, { x: n.x, y: n.y, label: show(n.name), color: typeColour[n.type] || '#888',
-      size: 3 + Math.min(9, Math.log2(1 + (degree.get(n.id) || 0)) * 1.6), kind: 'entity' });
+    addNodes.push([n.id, { x: n.x, y: n.y, label: show(n.name), color: typeColour[n.type] || '#888',
+      size: 3 + Math.min(9, Math.log2(1 + (degree.get(n.id) || 0)) * 1.6), kind: 'entity' }]);
   }
+  const known = new Set(D.nodes.map((n) => n.id));
   D.documents.forEach((d, i) => {
     const at = d.node && nodeById.get(d.node);
-    graph.addNode(docNodeId(i), { x: at ? at.x + 8 : (i % 40) * 20, y: at ? at.y + 8 : -40 - Math.floor(i / 40) * 20,
-      label: show(d.name), color: DOC_COLOUR, size: 6, kind: 'document', doc: i });
-    if (at) graph.addEdgeWithKey('docedge:' + i, docNodeId(i), d.node, { kind: 'document', color: '#777', size: 1, type: 'line', label: 'IS' });
+    addNodes.push([docNodeId(i), { x: at ? at.x + 8 : (i % 40) * 20, y: at ? at.y + 8 : -40 - Math.floor(i / 40) * 20,
+      label: show(d.name), color: DOC_COLOUR, size: 6, kind: 'document', doc: i }]);
+    if (at) links.push(['docedge:' + i, docNodeId(i), d.node, { kind: 'document', color: '#777', size: 1, type: 'line', label: 'IS' }]);
   });
   for (const it of D.items) {
     if (it.kind === 'edge' || it.kind === 'temporal') {
       const [head, tail] = [it.ends[0] && it.ends[0][1], it.ends[1] && it.ends[1][1]];
-      if (!graph.hasNode(head) || !graph.hasNode(tail)) continue;
-      graph.addEdgeWithKey(it.id, head, tail, { kind: 'binary', item: it.id, label: show(it.rel), type: 'arrow',
-        size: 1.5, color: statusColour(it.status, EDGE_COLOUR) });
+      if (!known.has(head) || !known.has(tail)) continue;
+      links.push([it.id, head, tail, { kind: 'binary', item: it.id, label: show(it.rel), type: 'arrow',
+        size: 1.5, color: statusColour(it.status, EDGE_COLOUR) }]);
     } else {
-      graph.addNode(it.id, { x: it.x, y: it.y, label: show(it.rel), size: 2.5, kind: 'item', item: it.id,
-        color: statusColour(it.status, ITEM_COLOUR) });
+      addNodes.push([it.id, { x: it.x, y: it.y, label: show(it.rel), size: 2.5, kind: 'item', item: it.id,
+        color: statusColour(it.status, ITEM_COLOUR) }]);
       it.ends.forEach(([role, n], k) => {
-        if (graph.hasNode(n)) graph.addEdgeWithKey(it.id + '|' + k, it.id, n, { kind: 'role', item: it.id,
-          label: show(role), type: 'line', size: 1, color: statusColour(it.status, EDGE_COLOUR) });
+        if (known.has(n)) links.push([it.id + '|' + k, it.id, n, { kind: 'role', item: it.id,
+          label: show(role), type: 'line', size: 1, color: statusColour(it.status, EDGE_COLOUR) }]);
       });
     }
   }
+  const pairs = new Set();
+  for (const [, s, t] of links) pairs.add(s + '\u0000' + t);
+  const graph = pairs.size === links.length ? new graphology.DirectedGraph() : new graphology.MultiDirectedGraph();
+  for (const [id, attrs] of addNodes) graph.addNode(id, attrs);
+  for (const [key, s, t, attrs] of links) graph.addEdgeWithKey(key, s, t, attrs);
 
   marks.graph = performance.now();
 
@@ -163,6 +171,9 @@
     renderEdgeLabels: graph.size <= 300,  // more labels than that hide the graph
     defaultEdgeType: 'line',
     labelRenderedSizeThreshold: graph.order > 2000 ? 9 : 5,
+    // the page's own font: text in it is already laid out when the first label is drawn
+    // (sigma's default, Arial, is looked up and substituted first, seconds in a loaded browser)
+    labelFont: getComputedStyle(document.body).fontFamily || 'sans-serif',
     zIndex: true,
     nodeReducer: (n, attrs) => {
       if (hiddenNodes.has(n)) return { ...attrs, hidden: true };
@@ -195,13 +206,22 @@
     return el('div', { class: 'evidence' + (held ? ' held' : '') }, where, body);
   }
 
-  let evidence = null;  // parsed when first asked for
+  // The evidence (most of a page's bytes) sits after the scripts, so the graph is drawn while
+  // the browser still reads it; it is parsed when first asked for, once all of it is read.
+  let evidence = null, shown = null, waiting = false;
   const evidenceOf = (id) => {
     if (!evidence) evidence = JSON.parse(document.getElementById('kgkit-evidence').textContent);
     return evidence[id] || [];
   };
 
   function evidenceList(id, held) {
+    if (document.readyState === 'loading') {
+      if (!waiting) {
+        waiting = true;
+        document.addEventListener('DOMContentLoaded', () => { if (shown) shown(); });
+      }
+      return [el('p', { class: 'hint', id: 'evidence-loading', text: 'Reading the evidence\u2026' })];
+    }
     const rows = evidenceOf(id);
     return rows.length ? rows.map((ev) => evidenceRow(ev, held)) : [el('p', { class: 'hint', text: 'No evidence row.' })];
   }
@@ -218,6 +238,7 @@
   }
 
   function showItem(it) {
+    shown = () => showItem(it);
     const held = it.status === 'held' || it.status === 'rejected';
     const facts = [`${it.kind}`, it.conf != null ? `confidence ${it.conf}` : null, `views: ${it.views.join(', ')}`,
       `documents: ${it.docs.map(docName).join(', ')}`].filter(Boolean).join(' \u00b7 ');
@@ -231,6 +252,7 @@
   }
 
   function showNode(n) {
+    shown = () => showNode(n);
     const facts = [n.type, n.scope ? `scope ${n.scope}` : null, n.value != null ? `value ${JSON.stringify(n.value)}` : null]
       .filter(Boolean).join(' \u00b7 ');
     const items = itemsOf.get(n.id) || [];
@@ -250,6 +272,7 @@
   }
 
   function showDocument(i) {
+    shown = null;
     const d = D.documents[i];
     panel(el('h2', { class: 'name', text: d.name }), el('p', { class: 'meta name', text: d.title || '' }),
       el('p', { class: 'meta', text: `${d.pages != null ? d.pages + ' pages \u00b7 ' : ''}${d.nodes} nodes \u00b7 ${d.items} items \u00b7 ${d.id}` }),
@@ -406,13 +429,14 @@
 
   marks.controls = performance.now();
   window.kgkitViewer = { drawn: () => ({ nodes: Number($('stats').dataset.nodes), edges: Number($('stats').dataset.edges) }),
-    search, focus, select, refresh, graph, renderer, layoutRunning: () => !!(layout && layout.isRunning()) };
+    marks: {}, search, focus, select, refresh, graph, renderer, layoutRunning: () => !!(layout && layout.isRunning()) };
+  document.addEventListener('DOMContentLoaded', () => { window.kgkitViewer.marks.read = performance.now(); });
   requestAnimationFrame(() => {
     document.body.dataset.ready = String(performance.now());
     window.kgkitViewer.ready = true;
     window.kgkitViewer.readyAt = performance.now();
     window.kgkitViewer.firstDrawn = drawn;
-    window.kgkitViewer.marks = { ...marks, drawn: performance.now() };
+    Object.assign(window.kgkitViewer.marks, marks, { drawn: performance.now() });
     runLayout();
   });
 })();

@@ -108,7 +108,7 @@ def open_service(options: ServeOptions) -> Iterator[GraphService]:
 
     store = open_store()
     try:
-        query, corpus = Query(store, config.query), Corpus(store, config.query.documents)
+        query, corpus = Query.from_config(store, config), Corpus(store, config.query.documents)
         service = GraphService(store, corpus, catalogue(query, corpus, named, decide=options.allow_review))
         yield service
     finally:

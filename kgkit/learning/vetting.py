@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from kgkit.guards import safe_regex
-from kgkit.backends.offline.entities import trigger_spans
+from kgkit.backends.offline.phrases import trigger_spans
 from kgkit.skills.cues import cue_ends
 from kgkit.backends.offline.skills import nearest_pair, split_shaped
 from kgkit.text.sentences import split_sentences

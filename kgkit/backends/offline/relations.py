@@ -29,8 +29,9 @@ from typing import Any, Collection, Iterator, Mapping, Sequence
 
 from kgkit.guards import safe_regex
 from kgkit.text.phrase_match import find_alternation
-from kgkit.backends.offline.entities import (CLAUSE_LENGTH, collapse, name_key, phrase_pattern, skill_patterns,
-                                             trigger_spans)
+from kgkit.backends.offline.mentions import collapse, name_key
+from kgkit.backends.offline.phrases import phrase_pattern, skill_patterns, trigger_spans
+from kgkit.backends.offline.shapes import CLAUSE_LENGTH
 from kgkit.text.literals import KINDS as LITERAL_KINDS, find_literals, normalise, recurring
 from kgkit.text.type_kinds import literal_types
 from kgkit.text.sentences import sentence_at, split_sentences

@@ -32,7 +32,8 @@ from typing import Any, Mapping, Sequence
 
 from kgkit.backends.base import SKILL_HINDSIGHT, SKILL_INDUCTION, PassRequest
 from kgkit.backends.offline.handlers import register_handler
-from kgkit.backends.offline.entities import collapse, name_key, phrase_pattern, trigger_spans
+from kgkit.backends.offline.mentions import collapse, name_key
+from kgkit.backends.offline.phrases import phrase_pattern, trigger_spans
 from kgkit.backends.offline.names import ROLE_ALTERNATION, ROLES
 from kgkit.backends.offline.relations import FoundRelation, by_sentence, find_mentions, find_relations, rules_for
 from kgkit.formats.model import EntityType, Patterns, RelationType

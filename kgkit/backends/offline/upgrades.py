@@ -36,7 +36,9 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from kgkit.backends.offline.entities import compile_phrases, find_entities, name_key, pattern_matches, trigger_spans
+from kgkit.backends.offline.entities import find_entities
+from kgkit.backends.offline.mentions import name_key
+from kgkit.backends.offline.phrases import compile_phrases, pattern_matches, trigger_spans
 from kgkit.text.literals import KINDS as LITERAL_KINDS, Literal, find_literals, normalise
 from kgkit.text.type_kinds import literal_types
 from kgkit.backends.offline.relations import EntityMention, find_mentions, find_relations

@@ -300,8 +300,25 @@ class FoundEntity:
 
 
 def find_entities(text: str, types: Sequence[EntityType], skills: Sequence[dict] = ()) -> list[FoundEntity]:
-    """Entities in ``text`` of the given types, merged by (name, type), in order of first mention."""
+    """Entities in ``text`` of the given types, merged by (name, type), in order of first mention.
+
+    Stages: every source's finds, kept where they have a name's shape and win their overlaps
+    (:func:`_mentions`); merged by name and type, aliases absorbed (:func:`_merge_mentions`);
+    a name with a parenthesised tail folded into the bare one (:func:`_fold_parenthesised`);
+    an organisation that is also a party made the party (:func:`_parties_absorb_organisations`)."""
     kinds = generic_type_map(types)
+    sentences = split_sentences(text)
+    mentions = _mentions(text, types, skills, kinds, sentences)
+    merged, order = _merge_mentions(text, mentions, sentences)
+    _fold_parenthesised(merged, order)
+    _parties_absorb_organisations(merged, order, kinds)
+    return [merged[k] for k in order if k in merged]
+
+
+def _mentions(text: str, types: Sequence[EntityType], skills: Sequence[dict], kinds: dict[str, str],
+              sentences: list[Sentence]) -> list[Mention]:
+    """Every source's finds that have a name's shape, overlaps resolved, places joined with
+    their region, party names cut, definitions and surname and title aliases attached."""
     patterned = [trim_fragment(m, text) for m in _pattern_mentions(text, types, skills)]
     patterned = [trim_org_edges(m, text) if m.type == kinds.get("organization") else m for m in patterned]
     candidates = patterned + _literal_mentions(text, kinds) \
@@ -311,14 +328,23 @@ def find_entities(text: str, types: Sequence[EntityType], skills: Sequence[dict]
                                   and (m.kind in LITERAL_KINDS or m.kind == "label" or not is_heading(m, text))])
     mentions = _join_place_with_region(text, mentions, kinds)
     mentions = _party_names(text, mentions, kinds)
-    sentences = split_sentences(text)
     mentions = _attach_definitions(text, sentences, mentions, kinds)
     add_surname_aliases(text, mentions, kinds.get("person"))
     add_title_aliases(text, mentions, kinds.get("person"))
+    return mentions
+
+
+EntityKey = tuple[str, str]  # (name key, type)
+
+
+def _merge_mentions(text: str, mentions: list[Mention],
+                    sentences: list[Sentence]) -> tuple[dict[EntityKey, FoundEntity], list[EntityKey]]:
+    """Mentions merged by (name key, type), in order of first mention; the first mention's
+    name, sentence and span kept, the highest confidence and every alias."""
     # A name that is some entity's defined alias is that entity, not a new one.
     alias_of = {name_key(a): m for m in mentions for a in m.aliases}
-    merged: dict[tuple[str, str], FoundEntity] = {}
-    order: list[tuple[str, str]] = []
+    merged: dict[EntityKey, FoundEntity] = {}
+    order: list[EntityKey] = []
     for m in sorted(mentions, key=lambda m: (m.start, m.end)):
         if not m.name or not m.type:
             continue
@@ -337,7 +363,11 @@ def find_entities(text: str, types: Sequence[EntityType], skills: Sequence[dict]
             aliases = tuple(dict.fromkeys(prev.aliases + tuple(m.aliases)))
             merged[key] = FoundEntity(prev.name, prev.type, prev.evidence, max(prev.confidence, m.confidence), aliases,
                                       prev.start, prev.end)
-    # "CO-BRANDING AGREEMENT (FORM)" and "CO-BRANDING AGREEMENT" in one chunk are one entity.
+    return merged, order
+
+
+def _fold_parenthesised(merged: dict[EntityKey, FoundEntity], order: list[EntityKey]) -> None:
+    """"CO-BRANDING AGREEMENT (FORM)" and "CO-BRANDING AGREEMENT" in one chunk are one entity."""
     for key in list(order):
         base = re.match(r"^(.*\S)\s*\([^()]*\)$", merged[key].name) if key in merged else None
         short = (name_key(base.group(1)), key[1]) if base else None
@@ -347,7 +377,11 @@ def find_entities(text: str, types: Sequence[EntityType], skills: Sequence[dict]
                                       tuple(dict.fromkeys(full.aliases + (part.name,) + part.aliases)),
                                       full.start, full.end)
             order.remove(short)
-    # A party found anywhere in the chunk makes its other organisation mentions the party too.
+
+
+def _parties_absorb_organisations(merged: dict[EntityKey, FoundEntity], order: list[EntityKey],
+                                  kinds: dict[str, str]) -> None:
+    """A party found anywhere in the chunk makes its other organisation mentions the party too."""
     party_type = kinds.get("party")
     org_type = kinds.get("organization")
     if party_type and org_type and party_type != org_type:
@@ -359,4 +393,3 @@ def find_entities(text: str, types: Sequence[EntityType], skills: Sequence[dict]
                 merged[(name, party_type)] = FoundEntity(p.name, p.type, p.evidence, p.confidence,
                                                          tuple(dict.fromkeys(p.aliases + o.aliases)), p.start, p.end)
                 order.remove(key)
-    return [merged[k] for k in order if k in merged]

@@ -50,8 +50,8 @@ def _clause_shaped(name: str) -> bool:
     return any((w.islower() or shouted) and w.lower() in CLAUSE_WORDS for w in words)
 
 
-def trim_fragment(m: Mention, text: str) -> Mention | None:
-    """A pattern find cut off mid-phrase loses its dangling words; nothing left, no entity."""
+def trim_fragment(m: Mention, text: str) -> Mention:
+    """A pattern find cut off mid-phrase loses its dangling words (its first word always stays)."""
     words = m.name.split()
     while len(words) > 1 and (words[-1].lower() in _DANGLING or (len(words[-1]) == 1 and words[-1].islower())):
         words.pop()

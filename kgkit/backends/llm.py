@@ -214,7 +214,7 @@ class LLMBackend:
             usage=tally.usage,
             requests=tally.requests,
             retries=tally.retries,
-            model=self.settings.model,
+            model=self.name,
             output_format=tally.output_format,
             reasked=tally.reasked,
             cut=tally.cut,
@@ -307,7 +307,7 @@ class LLMBackend:
         tally.output_format, response_format = self.response_format_for(request.schema, items, request)
         send, errors = self._sender(messages, temperature, key, response_format, max_tokens)
         attempt = 0
-        pace, held = pace_for(s.model, s.api_base, s.rpm, s.tpm), False
+        pace, held = pace_for(self.name, s.api_base, s.rpm, s.tpm), False
         tokens = estimate_tokens(messages, max_tokens) if s.tpm else 0  # llm.tpm: booked before it leaves
         while True:
             if not held or s.tpm:  # after our own 429 we have waited out the hold already (tokens: book again)
@@ -316,7 +316,7 @@ class LLMBackend:
             tally.requests += 1
             try:
                 text, finish, usage = send()
-            except (*errors, DeadlineExceeded) as exc:
+            except errors + (DeadlineExceeded,) as exc:
                 status = getattr(exc, "status_code", None)
                 detail = self.scrub(provider_message(exc))
                 failure = classify(exc, status=status, detail=detail, endpoint=self._endpoint(), timeout=s.timeout,
@@ -351,6 +351,7 @@ class LLMBackend:
         max_tokens, items = budget
         schema = decoding_schema(request.schema, items, request) if self.settings.json_mode else None
         tally.requests += 1
+        assert self._local is not None  # called for a local model only
         completion, tally.output_format = self._local.complete(
             messages, temperature=temperature, max_tokens=max_tokens, schema=schema, seed=request.sample)
         tally.usage.add(Usage(tokens_in=completion.tokens_in, tokens_out=completion.tokens_out, cost=0.0))
@@ -452,8 +453,8 @@ class LLMBackend:
         """Where requests go, for messages: api_base's host and port, else the provider."""
         host = _host_port(self.settings.api_base or "")
         if host:
-            return f"{urlsplit(self.settings.api_base).scheme}://{host}"
-        return f"the {self.settings.model.split('/', 1)[0]} API"
+            return f"{urlsplit(self.settings.api_base or '').scheme}://{host}"
+        return f"the {self.name.split('/', 1)[0]} API"
 
     def _give_up(self, failure: Failure, status: int | None, attempts: int) -> ProviderError:
         model = self.settings.model

@@ -78,7 +78,9 @@ def dangling_references(inherited: dict[str, Any], merged: dict[str, Any]) -> li
                        "expected them included, or the relation excluded too")
     for key in ("nary_relation_types", "event_types"):
         for _, item in typed_items(inherited, key):
-            roles = item.get("roles") if isinstance(item.get("roles"), dict) else {}
+            roles = item.get("roles")
+            if not isinstance(roles, dict):
+                roles = {}
             missing = sorted({t for role in roles.values() if isinstance(role, dict) for _, t in string_items(role.get("types"))
                               if t not in types})
             if missing:
@@ -108,7 +110,9 @@ def merge_domain_data(parent: dict[str, Any], child: dict[str, Any]) -> dict[str
                     by_name[item["name"]] = item  # same name: the child's entry replaces the parent's whole
             merged[key] = list(by_name.values())
         elif key == "examples":
-            parent_examples = parent.get("examples") if isinstance(parent.get("examples"), list) else []
+            parent_examples = parent.get("examples")
+            if not isinstance(parent_examples, list):
+                parent_examples = []
             merged[key] = parent_examples + (value if isinstance(value, list) else [])
         elif key != "extends":
             merged[key] = value

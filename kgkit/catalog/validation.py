@@ -103,7 +103,9 @@ def _walk_patterns(value: Any, path: KeyPath) -> Iterator[tuple[KeyPath, str]]:
             if key in ("patterns", "triggers") and isinstance(sub, dict):
                 for j, rx in string_items(sub.get("regex")):
                     yield path + (key, "regex", j), rx
-                labels = sub.get("labels") if isinstance(sub.get("labels"), dict) else {}
+                labels = sub.get("labels")
+                if not isinstance(labels, dict):
+                    labels = {}
                 for label, rxs in labels.items():
                     yield from ((path + (key, "labels", label, j), rx) for j, rx in string_items(rxs))
             else:
@@ -168,7 +170,7 @@ def _check_domain_examples(src: Source, merged: dict[str, Any], entity_types: li
                 yield _unknown(src, path + ("relation",), "relation type", label, relations, False)
             if not types:  # no entities listed: nothing to check the ends against
                 continue
-            ends = [rel.get("head"), rel.get("tail")]
+            ends: list[Any] = [rel.get("head"), rel.get("tail")]
             for end, who in zip(("head", "tail"), ends):
                 if isinstance(who, str) and who not in types:
                     yield src.issue(
@@ -198,7 +200,7 @@ def _check_example_ends(src: Source, path: KeyPath, spec: dict[str, Any], head_t
 
 def _check_relation_aliases(src: Source, merged: dict[str, Any]) -> Iterator[Issue]:
     """A label must normalise to one relation: an alias may not be another relation's name or alias."""
-    owner: dict[str, str] = {}
+    owner: dict[str, Any] = {}  # a relation's name as written, which the schema may have refused
     for _, r in typed_items(merged, "relation_types"):
         if isinstance(r.get("name"), str):
             owner.setdefault(r["name"].lower(), r["name"])
@@ -310,8 +312,12 @@ def _check_template_examples(src: Source, entity_types: list[str], relations: li
             if label not in by_name:
                 yield _unknown(src, path + ("relation",), "relation type", label, relations, False)
                 continue
-            roles = by_name[label].get("roles") if isinstance(by_name[label].get("roles"), dict) else {}
-            fillers = rel.get("roles") if isinstance(rel.get("roles"), dict) else {}
+            roles = by_name[label].get("roles")
+            if not isinstance(roles, dict):
+                roles = {}
+            fillers = rel.get("roles")
+            if not isinstance(fillers, dict):
+                fillers = {}
             for role, filler in fillers.items():
                 if role not in roles:
                     yield src.issue(path + ("roles", role),
@@ -325,7 +331,8 @@ def _check_template_examples(src: Source, entity_types: list[str], relations: li
                         where = path + ("roles", role) + ((k,) if isinstance(filler, list) else ())
                         yield src.issue(where, f"{who!r} is not one of this example's entities; expected one of: {', '.join(names)}",
                                         did_you_mean(who, names))
-            for name in rel.get("qualifiers") if isinstance(rel.get("qualifiers"), dict) else ():
+            named = rel.get("qualifiers")
+            for name in named if isinstance(named, dict) else ():
                 if name not in qualifiers:
                     yield _unknown(src, path + ("qualifiers", name), "qualifier", name, qualifiers, False)
 

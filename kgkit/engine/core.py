@@ -166,6 +166,7 @@ def edges_from(answer: dict[str, Any], doc: Document, chunk: Chunk, domain: Doma
         if problem:
             reject(problem[0], raw, problem[1])
             continue
+        assert head is not None and tail is not None  # no problem: both ends are nodes
         evidence, verified = locate(raw, raw.get("evidence"))
         if evidence is None:
             continue

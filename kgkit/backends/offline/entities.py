@@ -76,7 +76,7 @@ def _pattern_mentions(text: str, types: Sequence[EntityType], skills: Sequence[d
                          for s, e in phrase_spans(tuple(t.patterns.phrases), text))
         for label, regexes in t.patterns.labels:
             for rx in regexes:
-                found.extend(Mention(label, t.name, *m.span(), 3, 0.7, "label") for m in safe_regex.finditer(rx, text))
+                found.extend(Mention(label, t.name, m.start(), m.end(), 3, 0.7, "label") for m in safe_regex.finditer(rx, text))
     declared = {t.name for t in types}
     for sk in skills:
         if sk.get("kind") != "entity" or sk.get("target") not in declared:

@@ -488,7 +488,7 @@ def _categories_of_self(text: str, mentions: list[EntityMention], types: Sequenc
         for t in mentions:
             key3 = (self_.name, rule.relation, t.name)
             if t.type in rule.tail and key3 not in out:
-                sent = sentence_at(sentences, t.start)
-                sent = sent.text if sent else text[t.start:t.end]
-                out[key3] = FoundRelation(self_.name, rule.relation, t.name, sent, round(rule.confidence - 0.3, 2))
+                found_in = sentence_at(sentences, t.start)
+                evidence = found_in.text if found_in else text[t.start:t.end]
+                out[key3] = FoundRelation(self_.name, rule.relation, t.name, evidence, round(rule.confidence - 0.3, 2))
 

@@ -137,13 +137,14 @@ def relation_candidates(edge: Mapping[str, Any], sentence: str, typed: bool = Fa
     found = []
     gap = _gap(sentence, edge["head"], edge["tail"])
     tight = tight_cue(gap) if gap is not None else None
-    if tight is not None:
+    if tight is not None and gap is not None:  # a tight cue only for a gap
         joint = " ".join(gap.split()) or ","
         found.append(_cue(rel, [tight], f"Two names written next to each other, joined only by \"{joint}\" "
                                          f"(a {head} and a {tail}): {emit}",
                           f"[{head}]{'' if joint.startswith(',') else ' '}{joint} [{tail}]"))
     elif gap and not gap.strip():
-        later = max(_mention(sentence, edge["head"]), _mention(sentence, edge["tail"]))
+        spans = (_mention(sentence, edge["head"]), _mention(sentence, edge["tail"]))
+        later = max(s for s in spans if s is not None)  # a gap: both are mentioned
         word = sentence[later[0]:later[1]].split()[0]
         capitals = len(word) > 1 and word.isupper()
         found.append(_cue(rel, [juxtaposition_cue(capitals)],

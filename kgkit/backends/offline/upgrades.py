@@ -107,7 +107,7 @@ def context_entities(entities: Sequence[Mapping[str, Any]], skeleton: Sequence[M
     known = {e["name"] for e in entities}
     by_name = {r.name: r for r in relation_types}
     for edge in skeleton:
-        rel = by_name.get(edge.get("relation"))
+        rel = by_name.get(edge.get("relation", ""))
         if rel is None:
             continue
         for end, types in ((edge["head"], rel.head), (edge["tail"], rel.tail)):
@@ -131,7 +131,7 @@ def sentence_parts(text: str, entities: Sequence[Mapping[str, Any]], types: Sequ
         mentions = [m for m in mentions if keep(m)]
     literals = find_literals(text, literal_kinds) if literal_kinds else []
     literal_of = literal_types(types)
-    node_of = {}  # (kind, normalised value) -> the literal node's name (as written somewhere)
+    node_of: dict[tuple[str, str], str] = {}  # (kind, normalised value) -> the literal node's name (as written somewhere)
     for e in entities:
         if e["type"] in literal_of:
             node_of.setdefault((literal_of[e["type"]], repr(normalise(literal_of[e["type"]], e["name"]))), e["name"])
@@ -237,11 +237,11 @@ def fill_roles(roles: Sequence[Role], part: Part, text: str, triggers: Sequence[
             used_m.update(fillers)
         kind = kind_of(role)
         if kind and not fillers:
-            cands = sorted((_distance(v, triggers), j) for j, v in enumerate(values)
-                           if j not in used_v and v.kind == kind and not _cue_elsewhere(v, role, roles, cues, text, part))
-            if cands:
-                used_v.add(cands[0][1])
-                fillers.append(values[cands[0][1]].answer())
+            valued = sorted((_distance(v, triggers), j) for j, v in enumerate(values)
+                            if j not in used_v and v.kind == kind and not _cue_elsewhere(v, role, roles, cues, text, part))
+            if valued:
+                used_v.add(valued[0][1])
+                fillers.append(values[valued[0][1]].answer())
         if fillers:
             out[role.name] = fillers[0] if len(fillers) == 1 else fillers
     return {r.name: out[r.name] for r in roles if r.name in out}

@@ -314,7 +314,7 @@ def _paths(blocks: list[Block]) -> None:
     path: list[Block] = []
     for b in blocks:
         if b.kind == HEADING:
-            while path and path[-1].level >= b.level:
+            while path and (path[-1].level or 0) >= (b.level or 0):  # every heading has its level (>= 1)
                 path.pop()
             path.append(b)
         b.section_path = [heading_name(h) for h in path]

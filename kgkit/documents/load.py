@@ -398,9 +398,7 @@ def _load_pdf(fh: BinaryIO, *, source: str, name: str, sha256: str) -> Document:
             page_count = len(reader.pages)
             title = _pdf_title(reader)
         except (FileNotDecryptedError, DependencyError):
-            raise InputError(
-                f"{source} is encrypted; decrypt it first (e.g. qpdf --decrypt in.pdf out.pdf)"
-            ) from None
+            raise InputError(f"{source} is encrypted; decrypt it first (e.g. qpdf --decrypt in.pdf out.pdf)") from None
         except InputError:
             raise
         except Exception as exc:  # pypdf raises many types on malformed input

@@ -57,8 +57,19 @@ def classify(exc: BaseException, *, status: int | None, detail: str, endpoint: s
         timeout: ``llm.timeout``, for the timeout message.
         key_variable: the variable the key is read from.
         key_env_set: whether ``llm.api_key_env`` named it (else it is litellm's usual one).
+
+    The exception chain is read first (:func:`_transport_failure`): litellm's status for a
+    transport fault is invented, the cause in the chain is not. The status and the provider's
+    words only after (:func:`_reply_failure`).
     """
-    chain = list(_chain(exc))
+    transport = _transport_failure(list(_chain(exc)), endpoint, timeout)
+    if transport is not None:
+        return transport
+    return _reply_failure(exc, status, detail, endpoint, key_variable, key_env_set)
+
+
+def _transport_failure(chain: list[BaseException], endpoint: str, timeout: float) -> Failure | None:
+    """A failure the exception chain names (TLS, DNS, refused, timeout, reset), else None."""
     # The ssl module's own error (it has a reason), not a client library's subclass wrapping it.
     tls = next((e for e in chain if isinstance(e, ssl.SSLError) and not isinstance(e, _TLS_CLOSED)
                 and hasattr(e, "reason")), None)
@@ -83,6 +94,12 @@ def classify(exc: BaseException, *, status: int | None, detail: str, endpoint: s
            or type(e).__name__ in _RESET_NAMES for e in chain):
         return Failure("reset", f"the connection to {endpoint} was closed before an answer arrived",
                        "the server or a proxy in between dropped it; try again later", retryable=True)
+    return None
+
+
+def _reply_failure(exc: BaseException, status: int | None, detail: str, endpoint: str, key_variable: str,
+                   key_env_set: bool) -> Failure:
+    """A failure named by the exception's class, the HTTP status and the provider's words."""
     name = type(exc).__name__
     if name == "ResponseTooLarge":  # the direct client's: a server sending without end is not asked again
         return Failure("too_large", f"{endpoint} sent an answer too large to read: {detail}",

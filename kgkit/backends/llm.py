@@ -40,31 +40,31 @@ provider. What it adds on top of litellm:
   errors; ``llm.client: litellm`` or ``direct`` overrides the choice, and the manifest names
   the client used.
 
-litellm is slow to import and fetches price and header tables from the network unless
-told otherwise, so it is imported inside :func:`load_litellm` with those fetches disabled.
+Which client a model takes, and one attempt through each, is :mod:`kgkit.backends.clients`;
+what a reply or an error says, :mod:`kgkit.backends.replies`.
 """
 from __future__ import annotations
 
-import email.utils
 import hashlib
 import json
 import logging
 import os
 import re
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 from urllib.parse import urlsplit
 
 from kgkit.backends import direct, local
-from kgkit.backends.base import (PassRequest, PassResult, Remembered, Usage, cached_tokens, pass_validator,
-                                 surely_conforms)
+from kgkit.backends.base import PassRequest, PassResult, Remembered, Usage
 from kgkit.backends.budget import answer_items, answer_tokens, decoding_schema
-from kgkit.backends.deadline import DeadlineExceeded, run_within
+from kgkit.backends.clients import (Errors, Sender, direct_sender, key_variable, litellm_sender, load_litellm,
+                                    pick_client)
+from kgkit.backends.deadline import DeadlineExceeded
 from kgkit.backends.failures import REFUSAL_STATUS, Failure, classify
 from kgkit.backends.pace import estimate_tokens, pace_for
 from kgkit.backends.parse import AnswerParseError, parse_json_answer
+from kgkit.backends.replies import provider_message, retry_after, schema_problem
 from kgkit.backends.runaway import RunawayWatch, salvage
 from kgkit.backends.structured import drop_unfilled, strict_schema
 from kgkit.config.model import LimitsConfig, LLMConfig
@@ -74,7 +74,6 @@ from kgkit.guards.secrets import looks_like_key, scrub
 
 log = logging.getLogger(__name__)
 
-CLIENTS = ("auto", "litellm", "direct")  # llm.client
 MAX_REFUSALS = 3  # refusals in a row (no success between) that mean every request is wrong
 MAX_DELAY = 300.0  # seconds; a Retry-After of an hour should not silently stall a run that long
 REASK = (
@@ -215,7 +214,7 @@ class LLMBackend:
             usage=tally.usage,
             requests=tally.requests,
             retries=tally.retries,
-            model=self.settings.model,
+            model=self.name,
             output_format=tally.output_format,
             reasked=tally.reasked,
             cut=tally.cut,
@@ -262,7 +261,7 @@ class LLMBackend:
             return None
         if finish == "length" and not RunawayWatch().feed(raw):
             return None
-        kept = salvage(raw, lambda data: _schema_problem(drop_unfilled(data, schema), schema) is None)
+        kept = salvage(raw, lambda data: schema_problem(drop_unfilled(data, schema), schema) is None)
         if kept is None:
             return None
         log.info("%s: an answer %s was cut at its last complete item", self.name,
@@ -289,7 +288,7 @@ class LLMBackend:
             elif finish == "runaway":
                 reason += " (the answer was cut: it had stopped producing new items)"
             return None, reason
-        problem = _schema_problem(data, schema)
+        problem = schema_problem(data, schema)
         return (None, problem) if problem else (data, None)
 
     def temperature_for(self, request: PassRequest) -> float:
@@ -306,12 +305,9 @@ class LLMBackend:
         max_tokens, items = budget
         key = self.api_key()
         tally.output_format, response_format = self.response_format_for(request.schema, items, request)
-        if self._direct is not None:
-            send, errors = self._direct_sender(messages, temperature, key, response_format, max_tokens)
-        else:
-            send, errors = self._litellm_sender(messages, temperature, key, response_format, max_tokens)
+        send, errors = self._sender(messages, temperature, key, response_format, max_tokens)
         attempt = 0
-        pace, held = pace_for(s.model, s.api_base, s.rpm, s.tpm), False
+        pace, held = pace_for(self.name, s.api_base, s.rpm, s.tpm), False
         tokens = estimate_tokens(messages, max_tokens) if s.tpm else 0  # llm.tpm: booked before it leaves
         while True:
             if not held or s.tpm:  # after our own 429 we have waited out the hold already (tokens: book again)
@@ -320,20 +316,19 @@ class LLMBackend:
             tally.requests += 1
             try:
                 text, finish, usage = send()
-            except (*errors, DeadlineExceeded) as exc:
+            except errors + (DeadlineExceeded,) as exc:
                 status = getattr(exc, "status_code", None)
-                detail = self.scrub(_provider_message(exc))
+                detail = self.scrub(provider_message(exc))
                 failure = classify(exc, status=status, detail=detail, endpoint=self._endpoint(), timeout=s.timeout,
                                    key_variable=self._key_variable(), key_env_set=bool(s.api_key_env))
                 if self._refused_schema(response_format, status, detail):
                     # A server that takes JSON mode but not a schema in it: JSON mode from now on.
                     tally.output_format, response_format = self.response_format_for(request.schema, items, request)
-                    sender = self._direct_sender if self._direct is not None else self._litellm_sender
-                    send, errors = sender(messages, temperature, key, response_format, max_tokens)
+                    send, errors = self._sender(messages, temperature, key, response_format, max_tokens)
                     continue
                 if not failure.retryable or attempt >= s.retries:
                     raise self._give_up(failure, status, attempt + 1) from None
-                delay = _retry_after(exc)
+                delay = retry_after(exc)
                 delay = min(MAX_DELAY, delay if delay is not None else s.backoff * 2**attempt)
                 log.warning("%s: %s; retry %d/%d in %.2fs", s.model, failure.what, attempt + 1, s.retries, delay)
                 if status == 429:  # every worker slows down, not only this one (kgkit/backends/pace.py)
@@ -356,6 +351,7 @@ class LLMBackend:
         max_tokens, items = budget
         schema = decoding_schema(request.schema, items, request) if self.settings.json_mode else None
         tally.requests += 1
+        assert self._local is not None  # called for a local model only
         completion, tally.output_format = self._local.complete(
             messages, temperature=temperature, max_tokens=max_tokens, schema=schema, seed=request.sample)
         tally.usage.add(Usage(tokens_in=completion.tokens_in, tokens_out=completion.tokens_out, cost=0.0))
@@ -374,53 +370,13 @@ class LLMBackend:
         self._schema_format = False
         return True
 
-    def _litellm_sender(self, messages: list[dict[str, str]], temperature: float, key: str | None,
-                        response_format: dict[str, Any] | None,
-                        max_tokens: int) -> tuple[Callable[[], tuple], tuple]:
-        """(one attempt through litellm -> (text, finish reason, usage), the errors it raises)."""
-        litellm = load_litellm()
-        s = self.settings
-        kwargs: dict[str, Any] = {
-            "model": s.model,
-            "messages": messages,
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-            "timeout": s.timeout,
-            "num_retries": 0,  # retries are ours: counted, logged, Retry-After honoured
-            "max_retries": 0,  # and the provider SDK's own retries off too
-        }
-        if s.api_base:
-            kwargs["api_base"] = s.api_base
-        if key:
-            kwargs["api_key"] = key
-        if response_format:
-            kwargs["response_format"] = response_format
-
-        def send() -> tuple[str, str | None, Usage]:
-            response = run_within(lambda: litellm.acompletion(**kwargs), s.timeout)
-            if not response.choices:  # litellm hands such an answer on; the direct client calls it a 500
-                raise litellm.APIError(500, "the provider returned a response with no 'choices'", s.model, s.model)
-            choice = response.choices[0]
-            return choice.message.content or "", getattr(choice, "finish_reason", None), self._usage(litellm, response)
-
-        return send, tuple(litellm.LITELLM_EXCEPTION_TYPES)
-
-    def _direct_sender(self, messages: list[dict[str, str]], temperature: float, key: str | None,
-                       response_format: dict[str, Any] | None,
-                       max_tokens: int) -> tuple[Callable[[], tuple], tuple]:
-        """(one attempt through the direct client -> (text, finish reason, usage), the errors it raises)."""
-        s, client = self.settings, self._direct
-        body: dict[str, Any] = {"messages": messages, "temperature": temperature, "max_tokens": max_tokens}
-        if response_format:
-            body["response_format"] = response_format
-
-        def send() -> tuple[str, str | None, Usage]:
-            answer = run_within(lambda: client.complete(body, key or self._key(), s.timeout), s.timeout)
-            usage = answer.usage
-            cost = client.cost(usage) if usage["tokens_in"] or usage["tokens_out"] else None
-            return answer.text, answer.finish_reason, Usage(cost=cost, **usage)
-
-        return send, direct.errors()
+    def _sender(self, messages: list[dict[str, str]], temperature: float, key: str | None,
+                response_format: dict[str, Any] | None, max_tokens: int) -> tuple[Sender, Errors]:
+        """(one attempt through this backend's client -> (text, finish reason, usage), the errors it raises)."""
+        if self._direct is not None:
+            return direct_sender(self.settings, self._direct, self._key, messages, temperature, key,
+                                 response_format, max_tokens)
+        return litellm_sender(self.settings, messages, temperature, key, response_format, max_tokens)
 
     def response_format_for(self, schema: Mapping[str, Any], items: int | None = None,
                             request: PassRequest | None = None) -> tuple[str, dict[str, Any] | None]:
@@ -462,19 +418,6 @@ class LLMBackend:
             return "json_object", {"type": "json_object"}
         return "plain", None
 
-    def _usage(self, litellm: Any, response: Any) -> Usage:
-        usage = getattr(response, "usage", None)
-        try:
-            cost = float(litellm.completion_cost(completion_response=response, model=self.settings.model))
-        except Exception:  # noqa: BLE001 - litellm raises assorted types for "not in the price table"
-            cost = None
-        return Usage(
-            tokens_in=int(getattr(usage, "prompt_tokens", 0) or 0),
-            tokens_out=int(getattr(usage, "completion_tokens", 0) or 0),
-            cost=cost,
-            tokens_cached=cached_tokens(usage),
-        )
-
     # -- the key and errors ------------------------------------------------------------
     def api_key(self) -> str | None:
         name = self.settings.api_key_env
@@ -510,8 +453,8 @@ class LLMBackend:
         """Where requests go, for messages: api_base's host and port, else the provider."""
         host = _host_port(self.settings.api_base or "")
         if host:
-            return f"{urlsplit(self.settings.api_base).scheme}://{host}"
-        return f"the {self.settings.model.split('/', 1)[0]} API"
+            return f"{urlsplit(self.settings.api_base or '').scheme}://{host}"
+        return f"the {self.name.split('/', 1)[0]} API"
 
     def _give_up(self, failure: Failure, status: int | None, attempts: int) -> ProviderError:
         model = self.settings.model
@@ -532,92 +475,8 @@ class LLMBackend:
         return error
 
 
-def pick_client(llm: LLMConfig) -> str:
-    """``direct`` or ``litellm`` for these settings (``llm.client``; ``auto`` picks direct for
-    the ``openai/...`` models whose parameters litellm sends as they are)."""
-    if llm.client not in CLIENTS:
-        raise ProviderConfigError(f"llm.client is {llm.client!r}; expected one of {', '.join(CLIENTS)}",
-                                  hint="auto picks the direct client for openai/... models and litellm for the rest")
-    if local.serves(llm.model or ""):
-        return "local"  # in this process: no client sends anything
-    if llm.client == "litellm" or (llm.client == "auto" and not direct.serves(llm.model or "")):
-        return "litellm"
-    if llm.client == "direct" and not (llm.model or "").startswith(direct.PREFIX) and not llm.api_base:
-        raise ProviderConfigError(
-            f"{llm.model}: llm.client: direct speaks the OpenAI chat completions API, and this model "
-            "names another provider with no api_base",
-            hint="use an openai/... model (with api_base for a compatible server), or llm.client: auto",
-        )
-    return "direct"
-
-
-def key_variable(llm: LLMConfig, client: str | None = None) -> str:
-    """The variable the key is read from: llm.api_key_env, else the usual one for the
-    provider (OPENAI_API_KEY for the direct client; litellm's ANTHROPIC_API_KEY, …).
-    Imports litellm for a litellm model without api_key_env: only on error paths and dry runs."""
-    if llm.api_key_env:
-        return llm.api_key_env
-    if (client or pick_client(llm)) == "direct":
-        return "OPENAI_API_KEY"
-    litellm = load_litellm()
-    try:
-        provider = litellm.get_llm_provider(llm.model)[1]
-    except tuple(litellm.LITELLM_EXCEPTION_TYPES):
-        provider = (llm.model or "").split("/", 1)[0]
-    return f"{re.sub(r'[^A-Za-z0-9]', '_', provider).upper()}_API_KEY"
-
-
-def load_litellm():
-    """Import litellm with its start-up network fetches turned off (first call only pays).
-
-    Set, not defaulted: a ``LITELLM_LOCAL_MODEL_COST_MAP=False`` left in the environment
-    must not make kgkit fetch a price table from the network."""
-    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # bundled price table
-    os.environ["LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS"] = "True"  # bundled header table
-    import litellm
-
-    litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on stdout
-    litellm.disable_aiohttp_transport = True  # async requests over httpx: the same errors as the sync path
-    return litellm
-
-
 def _schema_hash(schema: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(schema, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-
-
-def _schema_problem(data: dict[str, Any], schema: Mapping[str, Any]) -> str | None:
-    """The most relevant schema violation, located by key path, or None."""
-    if surely_conforms(data, schema):  # the usual case, in compiled code
-        return None
-    validator = pass_validator(schema)
-    if validator.is_valid(data):
-        return None
-    import jsonschema  # only for an answer the compiled check refused
-
-    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
-    if error is None:
-        return None
-    where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-    return f"schema violation at {where}: {_clip(error.message)}"
-
-
-def _provider_message(exc: BaseException) -> str:
-    """The provider's own words, without litellm's class-name prefixes."""
-    text = str(getattr(exc, "message", None) or exc)
-    tail = text.split("Exception - ", 1)[-1].strip()
-    tail = tail.split(". Handle with `litellm.", 1)[0]
-    try:
-        body = json.loads(tail)
-    except ValueError:
-        body = None
-    if isinstance(body, dict) and isinstance(body.get("error"), dict) and body["error"].get("message"):
-        tail = str(body["error"]["message"])
-    return _clip(tail)
-
-
-def _clip(text: str, limit: int = 300) -> str:
-    """``text`` cut to ``limit`` characters, "..." marking a cut: a reason stays one readable line."""
-    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _host_port(url: str) -> str | None:
@@ -631,23 +490,3 @@ def _schema_name(schema: Mapping[str, Any]) -> str:
     the answer's top-level keys, which say what the pass returns."""
     keys = "_".join(sorted(schema.get("properties", {}))) or "answer"
     return re.sub(r"[^A-Za-z0-9_-]", "_", f"kgkit_{keys}")[:64]
-
-
-def _retry_after(exc: BaseException) -> float | None:
-    """Seconds the provider asked us to wait (``Retry-After`` as seconds or an HTTP date)."""
-    headers = getattr(exc, "litellm_response_headers", None)
-    if headers is None:
-        response = getattr(exc, "response", None)
-        headers = getattr(response, "headers", None)
-    value = next((v for k, v in (headers or {}).items() if k.lower() == "retry-after"), None)
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())

@@ -72,16 +72,18 @@ class Pace:
         return booking
 
     def _book_tokens(self, start: float, tokens: int) -> Booking:
+        tpm = self.tpm
+        assert tpm, "booked only under llm.tpm"
         start = max(start, self._drained)
         while True:  # the last minute's bookings and this one fit in tpm (the window slides to the start)
             while self._window and self._window[0].start <= start - WINDOW:
                 self._window.popleft()
-            if sum(b.tokens for b in self._window) + tokens <= self.tpm or not self._window:
+            if sum(b.tokens for b in self._window) + tokens <= tpm or not self._window:
                 break
             start = self._window.popleft().start + WINDOW  # popped here: (a + 60) - 60 may round below a
         booking = Booking(start, tokens)
         self._window.append(booking)
-        self._drained = start + tokens * WINDOW / self.tpm
+        self._drained = start + tokens * WINDOW / tpm
         return booking
 
     def settle(self, booking: Booking, tokens: int) -> None:

@@ -77,11 +77,13 @@ class CanonResult:
         _prepare(probe)
         if self._reachable is None:
             self._index_blocks()
+        reachable = self._reachable
+        assert reachable is not None  # built by _index_blocks
         # the forms of these types that share a usable blocking key and reach the threshold, screened in C
         keys = [f"{t}\x1f{k}" for t in types if t in self._held
                 for k in _usable(probe.blocks, self._held[t], self._block_cap)]
         scored: dict[str, float] = {}
-        for j, score in self._reachable.matches(probe.sorted_form, keys):
+        for j, score in reachable.matches(probe.sorted_form, keys):
             t, _, other_key = self._choices[j]
             other = _Group(type=t, key=other_key)
             _prepare(other)

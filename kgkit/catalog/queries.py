@@ -18,7 +18,7 @@ def _list(data: Any, key: str) -> list:
 def issues(src, merged: dict[str, Any]) -> Iterator[Issue]:
     """Semantic checks of a domain's ``queries``, on whatever shape the file has."""
     entity_types = [t["name"] for t in _list(merged, "entity_types") if isinstance(t, dict) and "name" in t]
-    relations = [r.get("name") for key in ("relation_types", "nary_relation_types", "event_types")
+    relations: list[Any] = [r.get("name") for key in ("relation_types", "nary_relation_types", "event_types")
                  for r in _list(merged, key) if isinstance(r, dict)]
     relations += [a for r in _list(merged, "relation_types") if isinstance(r, dict) for a in _list(r, "aliases")]
     seen: set[str] = set()

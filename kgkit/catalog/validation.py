@@ -21,6 +21,9 @@ regexes that do not compile, ``extends`` cycles. Cross-checks run on the domain 
   error, so a renamed parent type cannot slip back in unnoticed;
 * a cycle in ``extends`` is an error.
 
+The parent's file, its selection and the merge are :mod:`kgkit.catalog.extends`; the typed
+lists read from raw data, :mod:`kgkit.catalog.raw`.
+
 Every problem becomes an :class:`~kgkit.errors.Issue` with ``file:line:column``, the key
 path, what was expected and, for misspelt keys and names, a did-you-mean. All issues of a
 file are collected and raised together as one :class:`~kgkit.errors.ValidationError`.
@@ -31,7 +34,6 @@ import json
 import os
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +42,12 @@ from kgkit.formats import search_path, yaml_source
 from kgkit.errors import Issue, NotFoundError, ValidationError, did_you_mean
 from kgkit.formats.json_schemas import schema_issues
 from kgkit.formats.yaml_source import KeyPath, Source
+from kgkit.catalog.extends import (ResolvedDomain, dangling_references, extends_parts, find_parent, inside,
+                                   merge_domain_data, select_from_parent)
+from kgkit.catalog.raw import TYPED_LISTS, binary_relation_names, declared_names, string_items, typed_items
 
 # catalog kinds (plural, as folders) and the schema each is checked against
 KINDS = {"domains": "domain", "views": "view", "templates": "template"}
-TYPED_LISTS = ("entity_types", "relation_types", "nary_relation_types", "event_types", "qualifiers")
 
 
 def normalise_kind(kind: str) -> str:
@@ -57,26 +61,6 @@ def normalise_kind(kind: str) -> str:
 # --------------------------------------------------------------------------- cross-checks
 
 
-def _items(data: Any, key: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(index, item) for the mapping items of a list-valued key; anything else is skipped."""
-    value = data.get(key) if isinstance(data, dict) else None
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            if isinstance(item, dict):
-                yield i, item
-
-
-def _names(data: Any, key: str) -> list[str]:
-    return [item["name"] for _, item in _items(data, key) if isinstance(item.get("name"), str)]
-
-
-def _strings(value: Any) -> Iterator[tuple[int, str]]:
-    if isinstance(value, list):
-        for i, v in enumerate(value):
-            if isinstance(v, str):
-                yield i, v
-
-
 def _unknown(src: Source, path: KeyPath, what: str, name: str, known: list[str], wildcard: bool) -> Issue:
     expected = f"a declared {what}" + (" or '*'" if wildcard else "")
     hint = did_you_mean(name, known) or (f"declared: {', '.join(known)}" if known else f"no {what}s are declared")
@@ -86,7 +70,7 @@ def _unknown(src: Source, path: KeyPath, what: str, name: str, known: list[str],
 def _check_duplicates(src: Source, keys: Iterable[str]) -> Iterator[Issue]:
     for key in keys:
         first: dict[str, int] = {}
-        for i, item in _items(src.data, key):
+        for i, item in typed_items(src.data, key):
             name = item.get("name")
             if not isinstance(name, str):
                 continue
@@ -98,13 +82,13 @@ def _check_duplicates(src: Source, keys: Iterable[str]) -> Iterator[Issue]:
 
 
 def _check_type_refs(src: Source, path: KeyPath, value: Any, entity_types: list[str]) -> Iterator[Issue]:
-    for j, name in _strings(value):
+    for j, name in string_items(value):
         if name != "*" and name not in entity_types:
             yield _unknown(src, path + (j,), "entity type", name, entity_types, wildcard=True)
 
 
 def _check_roles(src: Source, key: str, entity_types: list[str]) -> Iterator[Issue]:
-    for i, item in _items(src.data, key):
+    for i, item in typed_items(src.data, key):
         roles = item.get("roles")
         if isinstance(roles, dict):
             for role, spec in roles.items():
@@ -117,11 +101,13 @@ def _walk_patterns(value: Any, path: KeyPath) -> Iterator[tuple[KeyPath, str]]:
     if isinstance(value, dict):
         for key, sub in value.items():
             if key in ("patterns", "triggers") and isinstance(sub, dict):
-                for j, rx in _strings(sub.get("regex")):
+                for j, rx in string_items(sub.get("regex")):
                     yield path + (key, "regex", j), rx
-                labels = sub.get("labels") if isinstance(sub.get("labels"), dict) else {}
+                labels = sub.get("labels")
+                if not isinstance(labels, dict):
+                    labels = {}
                 for label, rxs in labels.items():
-                    yield from ((path + (key, "labels", label, j), rx) for j, rx in _strings(rxs))
+                    yield from ((path + (key, "labels", label, j), rx) for j, rx in string_items(rxs))
             else:
                 yield from _walk_patterns(sub, path + (key,))
     elif isinstance(value, list):
@@ -147,45 +133,36 @@ def _check_regexes(src: Source) -> Iterator[Issue]:
 
 
 def _check_qualifier_relations(src: Source, relations: list[str]) -> Iterator[Issue]:
-    for i, q in _items(src.data, "qualifiers"):
-        for j, name in _strings(q.get("relations")):
+    for i, q in typed_items(src.data, "qualifiers"):
+        for j, name in string_items(q.get("relations")):
             if name != "*" and name not in relations:
                 yield _unknown(src, ("qualifiers", i, "relations", j), "relation type", name, relations, True)
 
 
 def _check_enum_qualifiers(src: Source) -> Iterator[Issue]:
-    for i, q in _items(src.data, "qualifiers"):
+    for i, q in typed_items(src.data, "qualifiers"):
         if q.get("type") == "enum" and not q.get("values"):
             yield src.issue(("qualifiers", i, "type"), "a qualifier of type enum needs 'values'; expected a list of allowed values")
 
 
-def _binary_relation_names(data: dict[str, Any]) -> list[str]:
-    names = []
-    for _, r in _items(data, "relation_types"):
-        if isinstance(r.get("name"), str):
-            names.append(r["name"])
-        names.extend(a for _, a in _strings(r.get("aliases")))
-    return names
-
-
 def _relation_by_label(data: dict[str, Any], label: str) -> dict[str, Any] | None:
     key = label.lower()
-    for _, r in _items(data, "relation_types"):
-        if str(r.get("name", "")).lower() == key or key in (a.lower() for _, a in _strings(r.get("aliases"))):
+    for _, r in typed_items(data, "relation_types"):
+        if str(r.get("name", "")).lower() == key or key in (a.lower() for _, a in string_items(r.get("aliases"))):
             return r
     return None
 
 
 def _check_domain_examples(src: Source, merged: dict[str, Any], entity_types: list[str]) -> Iterator[Issue]:
-    relations = _binary_relation_names(merged)
-    for i, example in _items(src.data, "examples"):
+    relations = binary_relation_names(merged)
+    for i, example in typed_items(src.data, "examples"):
         types: dict[str, str] = {}  # this example's entity name -> type
-        for j, ent in _items(example, "entities"):
+        for j, ent in typed_items(example, "entities"):
             if isinstance(ent.get("type"), str):
                 types.setdefault(str(ent.get("name")), ent["type"])
                 if ent["type"] not in entity_types:
                     yield _unknown(src, ("examples", i, "entities", j, "type"), "entity type", ent["type"], entity_types, False)
-        for j, rel in _items(example, "relations"):
+        for j, rel in typed_items(example, "relations"):
             path = ("examples", i, "relations", j)
             label = rel.get("relation")
             spec = _relation_by_label(merged, label) if isinstance(label, str) else None
@@ -193,7 +170,7 @@ def _check_domain_examples(src: Source, merged: dict[str, Any], entity_types: li
                 yield _unknown(src, path + ("relation",), "relation type", label, relations, False)
             if not types:  # no entities listed: nothing to check the ends against
                 continue
-            ends = [rel.get("head"), rel.get("tail")]
+            ends: list[Any] = [rel.get("head"), rel.get("tail")]
             for end, who in zip(("head", "tail"), ends):
                 if isinstance(who, str) and who not in types:
                     yield src.issue(
@@ -206,8 +183,8 @@ def _check_domain_examples(src: Source, merged: dict[str, Any], entity_types: li
 
 
 def _check_example_ends(src: Source, path: KeyPath, spec: dict[str, Any], head_type: str, tail_type: str) -> Iterator[Issue]:
-    heads = [h for _, h in _strings(spec.get("head"))]
-    tails = [t for _, t in _strings(spec.get("tail"))]
+    heads = [h for _, h in string_items(spec.get("head"))]
+    tails = [t for _, t in string_items(spec.get("tail"))]
 
     def fits(h: str, t: str) -> bool:
         return ("*" in heads or h in heads) and ("*" in tails or t in tails)
@@ -223,13 +200,13 @@ def _check_example_ends(src: Source, path: KeyPath, spec: dict[str, Any], head_t
 
 def _check_relation_aliases(src: Source, merged: dict[str, Any]) -> Iterator[Issue]:
     """A label must normalise to one relation: an alias may not be another relation's name or alias."""
-    owner: dict[str, str] = {}
-    for _, r in _items(merged, "relation_types"):
+    owner: dict[str, Any] = {}  # a relation's name as written, which the schema may have refused
+    for _, r in typed_items(merged, "relation_types"):
         if isinstance(r.get("name"), str):
             owner.setdefault(r["name"].lower(), r["name"])
-    for i, r in _items(src.data, "relation_types"):
+    for i, r in typed_items(src.data, "relation_types"):
         name = r.get("name")
-        for j, alias in _strings(r.get("aliases")):
+        for j, alias in string_items(r.get("aliases")):
             other = owner.get(alias.lower())
             if other is not None and other != name:
                 yield src.issue(("relation_types", i, "aliases", j),
@@ -239,7 +216,7 @@ def _check_relation_aliases(src: Source, merged: dict[str, Any]) -> Iterator[Iss
 
 def _check_default_views(src: Source, project_dir: Path | None) -> Iterator[Issue]:
     views = search_path.available("views", project_dir)
-    for j, ref in _strings(src.data.get("default_views")):
+    for j, ref in string_items(src.data.get("default_views")):
         name, sep, template = ref.partition(":")
         if name not in views:
             hint = did_you_mean(name, views) or (f"available: {', '.join(sorted(views))}" if views else None)
@@ -263,14 +240,14 @@ def _check_domain(src: Source, merged: dict[str, Any], project_dir: Path | None,
     issues += _check_default_views(src, project_dir)
     if not types_known:  # the parent could not be read: its types are unknown, so say nothing
         return issues
-    entity_types = _names(merged, "entity_types")
-    for i, r in _items(src.data, "relation_types"):
+    entity_types = declared_names(merged, "entity_types")
+    for i, r in typed_items(src.data, "relation_types"):
         for end in ("head", "tail"):
             issues += _check_type_refs(src, ("relation_types", i, end), r.get(end), entity_types)
     issues += _check_roles(src, "nary_relation_types", entity_types)
     issues += _check_roles(src, "event_types", entity_types)
     issues += _check_relation_aliases(src, merged)
-    issues += _check_qualifier_relations(src, _binary_relation_names(merged) + _names(merged, "nary_relation_types"))
+    issues += _check_qualifier_relations(src, binary_relation_names(merged) + declared_names(merged, "nary_relation_types"))
     issues += _check_domain_examples(src, merged, entity_types)
     issues += _check_document_type(src, merged, entity_types)
     issues += _check_not_in_relations(src, entity_types)
@@ -288,7 +265,7 @@ def _check_document_type(src: Source, merged: dict[str, Any], entity_types: list
     if name not in entity_types:
         yield _unknown(src, ("document_type",), "entity type", name, entity_types, False)
         return
-    for i, t in _items(merged, "entity_types"):
+    for i, t in typed_items(merged, "entity_types"):
         if t.get("name") == name and t.get("scope") not in (None, "document"):
             yield src.issue(("document_type",), f"document_type {name!r} has scope {t['scope']!r}; the type that is "
                             "the document is one node per document", "give it scope: document, or leave scope out")
@@ -298,7 +275,7 @@ def _check_not_in_relations(src: Source, entity_types: list[str]) -> Iterator[Is
     """``not_in_relations.types`` names declared entity types (checked where it is written)."""
     spec = src.data.get("not_in_relations")
     if isinstance(spec, dict):
-        for i, name in _strings(spec.get("types")):
+        for i, name in string_items(spec.get("types")):
             if name not in entity_types:
                 yield _unknown(src, ("not_in_relations", "types", i), "entity type", name, entity_types, False)
 
@@ -307,12 +284,12 @@ def _check_template(src: Source) -> list[Issue]:
     data = src.data
     issues = _check_common(src)
     issues += _check_duplicates(src, ("entity_types", "relation_types", "qualifiers"))
-    entity_types = _names(data, "entity_types")
-    qualifiers = _names(data, "qualifiers")
-    relations = _names(data, "relation_types")
+    entity_types = declared_names(data, "entity_types")
+    qualifiers = declared_names(data, "qualifiers")
+    relations = declared_names(data, "relation_types")
     issues += _check_roles(src, "relation_types", entity_types)
-    for i, r in _items(data, "relation_types"):
-        for j, name in _strings(r.get("qualifiers")):
+    for i, r in typed_items(data, "relation_types"):
+        for j, name in string_items(r.get("qualifiers")):
             if name not in qualifiers:
                 issues.append(_unknown(src, ("relation_types", i, "qualifiers", j), "qualifier", name, qualifiers, False))
     issues += _check_qualifier_relations(src, relations)
@@ -321,13 +298,13 @@ def _check_template(src: Source) -> list[Issue]:
 
 
 def _check_template_examples(src: Source, entity_types: list[str], relations: list[str], qualifiers: list[str]) -> Iterator[Issue]:
-    by_name = {r["name"]: r for _, r in _items(src.data, "relation_types") if isinstance(r.get("name"), str)}
-    for i, example in _items(src.data, "examples"):
-        names = sorted({str(e.get("name")) for _, e in _items(example, "entities")})
-        for j, ent in _items(example, "entities"):
+    by_name = {r["name"]: r for _, r in typed_items(src.data, "relation_types") if isinstance(r.get("name"), str)}
+    for i, example in typed_items(src.data, "examples"):
+        names = sorted({str(e.get("name")) for _, e in typed_items(example, "entities")})
+        for j, ent in typed_items(example, "entities"):
             if isinstance(ent.get("type"), str) and ent["type"] not in entity_types:
                 yield _unknown(src, ("examples", i, "entities", j, "type"), "entity type", ent["type"], entity_types, False)
-        for j, rel in _items(example, "relations"):
+        for j, rel in typed_items(example, "relations"):
             path = ("examples", i, "relations", j)
             label = rel.get("relation")
             if not isinstance(label, str):
@@ -335,8 +312,12 @@ def _check_template_examples(src: Source, entity_types: list[str], relations: li
             if label not in by_name:
                 yield _unknown(src, path + ("relation",), "relation type", label, relations, False)
                 continue
-            roles = by_name[label].get("roles") if isinstance(by_name[label].get("roles"), dict) else {}
-            fillers = rel.get("roles") if isinstance(rel.get("roles"), dict) else {}
+            roles = by_name[label].get("roles")
+            if not isinstance(roles, dict):
+                roles = {}
+            fillers = rel.get("roles")
+            if not isinstance(fillers, dict):
+                fillers = {}
             for role, filler in fillers.items():
                 if role not in roles:
                     yield src.issue(path + ("roles", role),
@@ -350,7 +331,8 @@ def _check_template_examples(src: Source, entity_types: list[str], relations: li
                         where = path + ("roles", role) + ((k,) if isinstance(filler, list) else ())
                         yield src.issue(where, f"{who!r} is not one of this example's entities; expected one of: {', '.join(names)}",
                                         did_you_mean(who, names))
-            for name in rel.get("qualifiers") if isinstance(rel.get("qualifiers"), dict) else ():
+            named = rel.get("qualifiers")
+            for name in named if isinstance(named, dict) else ():
                 if name not in qualifiers:
                     yield _unknown(src, path + ("qualifiers", name), "qualifier", name, qualifiers, False)
 
@@ -421,133 +403,6 @@ def resolve_prompt(base: Path, ref: str) -> Path | None:
     return builtin if builtin.is_file() else None
 
 
-# --------------------------------------------------------------------------- domains and extends
-
-
-@dataclass(frozen=True)
-class ResolvedDomain:
-    """A domain file's own data, the data after ``extends``, and the chain it came from."""
-
-    data: dict[str, Any]
-    merged: dict[str, Any]
-    lineage: tuple[str, ...]  # names, this domain first
-    files: tuple[Path, ...]  # files, this domain first
-
-
-def extends_parts(ref: Any) -> tuple[Any, dict[str, Any]]:
-    """``extends`` as (parent reference, selection): a plain name or path selects everything."""
-    if isinstance(ref, dict):
-        return ref.get("domain"), ref
-    return ref, {}
-
-
-def select_from_parent(parent: dict[str, Any], selection: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[tuple, str, str | None]]]:
-    """The parent's data cut down to what ``selection`` (``include``/``exclude``/``examples``) asks for.
-
-    Returns the selected data and, for every name the parent does not declare, its key path
-    under ``extends``, a message and a did-you-mean hint (or None).
-    """
-    selected = dict(parent)
-    problems: list[tuple[tuple, str, str | None]] = []
-    for mode in ("include", "exclude"):
-        lists = selection.get(mode)
-        if not isinstance(lists, dict):
-            continue
-        for key, names in lists.items():
-            if key not in TYPED_LISTS or not isinstance(names, list):
-                continue  # the schema reports it
-            declared = [item["name"] for _, item in _items(parent, key) if isinstance(item.get("name"), str)]
-            for i, name in enumerate(names):
-                if name not in declared:
-                    problems.append(((mode, key, i), f"the parent declares no {key[:-1].replace('_', ' ')} {name!r}; "
-                                     f"expected one of: {', '.join(declared) or 'none'}", did_you_mean(str(name), declared)))
-            wanted = set(names)
-            selected[key] = [item for _, item in _items(parent, key)
-                             if (item.get("name") in wanted) == (mode == "include")]
-    if selection.get("examples") is False:
-        selected["examples"] = []
-    return selected, problems
-
-
-def dangling_references(inherited: dict[str, Any], merged: dict[str, Any]) -> list[str]:
-    """What an inherited entry still names after ``include``/``exclude`` left it behind.
-
-    A relation whose head type was not taken, or a qualifier of a relation that was not,
-    would be a domain that means something other than it says: each is an error naming
-    the entry, so the author takes the type too or leaves the entry behind as well.
-    """
-    types = set(_names(merged, "entity_types")) | {"*"}
-    relations = set(_binary_relation_names(merged)) | set(_names(merged, "nary_relation_types"))
-    out = []
-    for _, r in _items(inherited, "relation_types"):
-        missing = [t for end in ("head", "tail") for _, t in _strings(r.get(end)) if t not in types]
-        if missing:
-            out.append(f"the inherited relation type {r.get('name')!r} needs entity type(s) {', '.join(sorted(set(missing)))}; "
-                       "expected them included, or the relation excluded too")
-    for key in ("nary_relation_types", "event_types"):
-        for _, item in _items(inherited, key):
-            roles = item.get("roles") if isinstance(item.get("roles"), dict) else {}
-            missing = sorted({t for role in roles.values() if isinstance(role, dict) for _, t in _strings(role.get("types"))
-                              if t not in types})
-            if missing:
-                out.append(f"the inherited {key[:-1].replace('_', ' ')} {item.get('name')!r} needs entity type(s) "
-                           f"{', '.join(missing)}; expected them included, or it excluded too")
-    for _, q in _items(inherited, "qualifiers"):
-        missing = sorted(name for _, name in _strings(q.get("relations")) if name not in relations)
-        if missing:
-            out.append(f"the inherited qualifier {q.get('name')!r} names relation(s) {', '.join(missing)}; "
-                       "expected them included, or the qualifier excluded too")
-    return out
-
-
-def merge_domain_data(parent: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
-    """Apply the ``extends`` merge rules to two raw domain mappings.
-
-    ``parent`` is the parent's data as already cut down by :func:`select_from_parent`. It
-    also runs on files that failed their schema (so cross-checks can still use the
-    parent's types); malformed entries are left out here and reported by the checks.
-    """
-    merged = dict(parent)
-    for key, value in child.items():
-        if key in TYPED_LISTS:
-            by_name = {item["name"]: item for _, item in _items(parent, key) if isinstance(item.get("name"), str)}
-            for _, item in _items(child, key):
-                if isinstance(item.get("name"), str):
-                    by_name[item["name"]] = item  # same name: the child's entry replaces the parent's whole
-            merged[key] = list(by_name.values())
-        elif key == "examples":
-            parent_examples = parent.get("examples") if isinstance(parent.get("examples"), list) else []
-            merged[key] = parent_examples + (value if isinstance(value, list) else [])
-        elif key != "extends":
-            merged[key] = value
-    return merged
-
-
-def inside(path: Path, folders: Iterable[Path]) -> bool:
-    """Whether ``path``, symlinks resolved, lies in one of ``folders`` (symlinks resolved too)."""
-    real = Path(path).resolve()
-    return any(real.is_relative_to(Path(f).resolve()) for f in folders)
-
-
-def _find_parent(ref: str, child: Path, project_dir: Path | None) -> Path:
-    """The file an ``extends`` names: a domain on the search path, or a path relative to the
-    child that stays in the child's folder or a search-path folder (symlinks resolved), so a
-    shared domain cannot make kgkit read, and print, a file elsewhere (``../.env``)."""
-    if search_path.looks_like_path(ref):
-        candidate = Path(ref).expanduser()
-        if not candidate.is_absolute():
-            candidate = child.parent / candidate
-        roots = [child.parent, *search_path.search_path("domains", project_dir)]
-        if not inside(candidate, roots):
-            raise NotFoundError(
-                f"extends path {ref!r} leads outside the domain's folder ({child.parent}); "
-                "expected a file beside it or a domain name on the search path")
-        if candidate.is_file():
-            return candidate
-        raise NotFoundError(f"no domain file at {ref} (relative to {child.parent})")
-    return search_path.find("domains", ref, project_dir, skip=child)
-
-
 def _domain(path: Path, project_dir: Path | None, chain: tuple[Path, ...], cycles: list) -> tuple[list[Issue], ResolvedDomain | None]:
     """Check one domain file and its ancestors; a cycle is recorded for the outermost call."""
     src = yaml_source.load(path)
@@ -560,7 +415,7 @@ def _domain(path: Path, project_dir: Path | None, chain: tuple[Path, ...], cycle
     ref, selection = extends_parts(src.data.get("extends"))
     if isinstance(ref, str) and ref:
         try:
-            parent_path = _find_parent(ref, path, project_dir)
+            parent_path = find_parent(ref, path, project_dir)
         except NotFoundError as exc:
             issues.append(src.issue(("extends",), exc.message, exc.hint))
             types_known = False

@@ -46,7 +46,7 @@ class LibraryError(click.ClickException):
 
     def __init__(self, exc: KgkitError):
         super().__init__(exc.format())
-        self.exit_code = exc.exit_code
+        self.exit_code = exc.exit_code  # type: ignore[misc]  # click declares it a ClassVar; it is read per instance
 
 
 class LazyGroup(click.Group):

@@ -228,12 +228,18 @@ def extract_cli(files, domain, views, model, config_path, out_dir, include, excl
     options = RunOptions(domain=domain, views=views, out_dir=out_dir, include=include, exclude=exclude,
                          resume=resume, replace_views=replace_views, skills=not no_skills,
                          direct_retries=direct_retries)
+    _extract_documents(list(files), options, cfg, dry_run, as_json, graph, tenant, batch)
+
+
+def _extract_documents(files: list, options, cfg, dry_run: bool, as_json: bool, graph: str | None,
+                       tenant: str | None, batch: bool) -> None:
+    """Documents given to ``kgkit extract``: the plan (``--dry-run``), or the run, its summary and ``--graph``."""
     if dry_run:
-        _dry_run(list(files), options, cfg, as_json)
+        _dry_run(files, options, cfg, as_json)
         return
     if graph:  # an unusable store is named now, before any call is paid for
         _open_store(cfg, graph, tenant)
-    outcomes = _run(list(files), options, cfg, _Progress(), batch)
+    outcomes = _run(files, options, cfg, _Progress(), batch)
     _report(outcomes, options, cfg, as_json, graph, tenant)
 
 

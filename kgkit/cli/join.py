@@ -17,7 +17,8 @@ def _describe(item: dict[str, Any], names: dict[str, str]) -> str:
         if isinstance(filler, list):
             return "[" + ", ".join(show(f) for f in filler) + "]"
         if isinstance(filler, dict) and "node" in filler:
-            return names.get(filler["node"], filler["node"])
+            node = filler["node"]
+            return names[node] if node in names else node
         if isinstance(filler, dict) and "literal" in filler:
             return repr(filler["literal"])
         return str(filler)

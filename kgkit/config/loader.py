@@ -20,7 +20,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, overload
 
 from kgkit.config.model import (
     CacheConfig,
@@ -123,8 +123,8 @@ def load_effective(
         _merge(data, layer)
         for key in _path_keys(layer):
             origin[key] = base
-        for key in given:
-            effective.env_vars.pop(tuple(key.split(".")), None)
+        for dotted in given:
+            effective.env_vars.pop(tuple(dotted.split(".")), None)
         effective.sources.append("overrides: " + ", ".join(sorted(given)))
     if issues:
         raise _error(issues)
@@ -289,7 +289,7 @@ def _merge(into: dict[str, Any], layer: Mapping[str, Any]) -> None:
 
 
 def _path_keys(data: Mapping[str, Any]) -> list[Key]:
-    keys = [k for k in PATH_KEYS if isinstance(data.get(k[0]), dict) and k[1] in data[k[0]]]
+    keys: list[Key] = [k for k in PATH_KEYS if isinstance(data.get(k[0]), dict) and k[1] in data[k[0]]]
     prompts = data.get("prompts")  # not yet validated: the schema reports a non-mapping
     keys += [("prompts", stage) for stage in (prompts if isinstance(prompts, dict) else {})]
     if isinstance(data.get("domain"), str):
@@ -311,6 +311,11 @@ def expand_path(value: str | os.PathLike, what: str) -> Path:
 
 
 def _build(data: dict[str, Any], origin: dict[Key, Path], file: Path | None, cwd: Path) -> Config:
+    @overload
+    def path(key: Key, value: str) -> Path: ...
+    @overload
+    def path(key: Key, value: None) -> None: ...
+
     def path(key: Key, value: str | None) -> Path | None:
         if value is None:
             return None

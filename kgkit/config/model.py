@@ -61,7 +61,7 @@ class LLMConfig:
     rpm: int | None = setting(None, "null: no limit; else requests per minute at most, spaced evenly")  # backends/pace.py
     tpm: int | None = setting(None, "null: no limit; else tokens per minute at most (input + output), spaced evenly")
     client: str = setting("auto", "auto: openai/... models over kgkit's own HTTP client, every other through "
-                                  "litellm; or litellm, direct")  # kgkit/backends/llm.py, pick_client
+                                  "litellm; or litellm, direct")  # kgkit/backends/clients.py, pick_client
     model_sha256: str | None = setting(None, "local/PATH.gguf models: null, or the sha256 the file must have")
     context_window: int | None = setting(None, "local/PATH.gguf models: null: the model's own context, at most 8192 "
                                                "tokens")  # kgkit/backends/local.py

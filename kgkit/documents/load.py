@@ -378,7 +378,9 @@ def _load_pdf(fh: BinaryIO, *, source: str, name: str, sha256: str) -> Document:
             reader = pypdf.PdfReader(fh)
             if reader.is_encrypted and not reader.decrypt(""):
                 raise FileNotDecryptedError("password required")
-            pages, texts, blank = [], [], []
+            pages: list[Page] = []
+            texts: list[str] = []
+            blank: list[int] = []
             offset = replaced = 0
             for number, page in enumerate(reader.pages, start=1):
                 text, bad = valid_unicode(_clean_pdf_text(page.extract_text() or ""))
@@ -396,9 +398,7 @@ def _load_pdf(fh: BinaryIO, *, source: str, name: str, sha256: str) -> Document:
             page_count = len(reader.pages)
             title = _pdf_title(reader)
         except (FileNotDecryptedError, DependencyError):
-            raise InputError(
-                f"{source} is encrypted; decrypt it first (e.g. qpdf --decrypt in.pdf out.pdf)"
-            ) from None
+            raise InputError(f"{source} is encrypted; decrypt it first (e.g. qpdf --decrypt in.pdf out.pdf)") from None
         except InputError:
             raise
         except Exception as exc:  # pypdf raises many types on malformed input

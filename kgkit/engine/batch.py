@@ -39,7 +39,7 @@ import signal
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Generator, Iterator, Sequence
 
 from kgkit.backends.base import Backend, PassRequest, PassResult, Usage
 from kgkit.backends.budget import answer_items
@@ -250,7 +250,7 @@ class BatchWaiting:
 def extract_batch(paths: str | os.PathLike | Sequence[str | os.PathLike], options: RunOptions = RunOptions(), *,
                   config: Config | str | os.PathLike | None = None,
                   progress: Callable[[str, str, int, int], None] | None = None,
-                  on_start: Callable[[int], None] | None = None) -> Iterator[Any]:
+                  on_start: Callable[[int], None] | None = None) -> Generator[Any, None, None]:
     """:func:`kgkit.engine.run.extract_each` through provider batches: per document, collect
     its batch if it has ended, replay it, and submit the next stage's passes; yields a
     :class:`~kgkit.engine.document.RunResult` for each document that is done, a

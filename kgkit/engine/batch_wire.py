@@ -29,7 +29,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgkit.backends.llm import LLMBackend, load_litellm
+from kgkit.backends.clients import load_litellm
+from kgkit.backends.llm import LLMBackend
 from kgkit.errors import ConfigError, ProviderError
 
 WIRES = ("openai", "anthropic")

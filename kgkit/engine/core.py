@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from kgkit.canon.merge import merge_entities
+from kgkit.canon.result import CanonResult
 from kgkit.canon.records import Mention
 from kgkit import ids
 from kgkit.backends.base import ENTITIES, RELATIONS, PassRequest
@@ -24,7 +25,6 @@ from kgkit.config.model import CanonConfig, LimitsConfig, ReviewConfig
 from kgkit.documents.types import Chunk, Document
 from kgkit.formats.model import Domain
 from kgkit.engine.document_node import document_resolver, mark_document_node
-from kgkit.formats.model import Domain
 from kgkit.modes.base import Locator, Skeleton, resolve_ends, validate_answer
 
 REJECT_REASONS = ("unknown_head", "unknown_tail", "type_not_allowed", "unknown_relation")
@@ -166,6 +166,7 @@ def edges_from(answer: dict[str, Any], doc: Document, chunk: Chunk, domain: Doma
         if problem:
             reject(problem[0], raw, problem[1])
             continue
+        assert head is not None and tail is not None  # no problem: both ends are nodes
         evidence, verified = locate(raw, raw.get("evidence"))
         if evidence is None:
             continue
@@ -181,50 +182,88 @@ def _better(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return (a["verified"], conf(a)) > (b["verified"], conf(b))
 
 
+@dataclass
+class _Tally:
+    """What the core's stages keep for review as they go: items, rejects by reason, held items."""
+
+    review: list[dict[str, Any]] = field(default_factory=list)
+    rejects: dict[str, int] = field(default_factory=lambda: {reason: 0 for reason in REJECT_REASONS})
+    held: dict[str, dict[str, int]] = field(default_factory=lambda: {"entities": {}, "relations": {}})
+
+    def checked(self, answer: dict[str, Any] | None, stage: str, schema: dict[str, Any],
+                chunk: Chunk) -> dict[str, Any] | None:
+        """The answer if it has the pass's shape; else None, counted and kept for review."""
+        problem = None if answer is None else validate_answer(answer, schema)
+        if problem:
+            self.rejects["invalid_answer"] = self.rejects.get("invalid_answer", 0) + 1
+            self.review.append({"stage": stage, "chunk": chunk.id, "item": answer,
+                                "reason": f"invalid_answer: {problem}"})
+            return None
+        return answer
+
+
+Progress = Callable[[str, int, int], None]
+
+
 def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_passes: RunPasses,
-             settings: CoreSettings, progress: Callable[[str, int, int], None] | None = None,
+             settings: CoreSettings, progress: Progress | None = None,
              skip: Callable[[str, int], None] | None = None) -> CoreResult:
     """Pass 1 on every chunk, merge into V_doc, pass 2 on every chunk: the skeleton.
 
     With no entity in V_doc there is nothing a relation could join, so pass 2 is not sent:
-    ``skip("relations", n)`` counts it instead."""
-    review: list[dict[str, Any]] = []
-    rejects: dict[str, int] = {reason: 0 for reason in REJECT_REASONS}
-    held: dict[str, dict[str, int]] = {"entities": {}, "relations": {}}
+    ``skip("relations", n)`` counts it instead. Each stage is its own function, in the order
+    the review file lists what they keep: pass 1's, the merge's, pass 2's."""
+    tally = _Tally()
+    mentions, unverified = _entity_pass(doc, chunks, domain, run_passes, settings, progress, tally)
+    merged = merge_entities(mentions, domain, threshold=settings.fuzzy_threshold,
+                                  legal_suffixes=settings.legal_suffixes, text=doc.text, block_cap=settings.block_cap)
+    _review_merge(merged, tally)
+    skeleton, own = _skeleton(doc, chunks, domain, settings, merged, unverified)
+    if not skeleton.nodes and skip:
+        skip("relations", len(chunks))
+    edges = _relation_pass(doc, chunks, domain, run_passes, settings, progress, tally, skeleton, own)
+    merges = [m.to_dict() for m in merged.merges]
+    skeleton.edges = list(edges.values())
+    return CoreResult(skeleton=skeleton, review=tally.review, rejects=tally.rejects, held=tally.held, merges=merges)
+
+
+def _entity_pass(doc: Document, chunks: list[Chunk], domain: Domain, run_passes: RunPasses, settings: CoreSettings,
+                 progress: Progress | None, tally: _Tally) -> tuple[list[Mention], set[Mention]]:
+    """Pass 1: every chunk's mentions, and those whose evidence was not found in the chunk."""
     mentions: list[Mention] = []
     unverified: set[Mention] = set()
     categories = frozenset(t.name for t in domain.entity_types if t.category)
-
-    def checked(answer: dict[str, Any] | None, stage: str, schema: dict[str, Any], chunk: Chunk):
-        """The answer if it has the pass's shape; else None, counted and kept for review."""
-        problem = None if answer is None else validate_answer(answer, schema)
-        if problem:
-            rejects["invalid_answer"] = rejects.get("invalid_answer", 0) + 1
-            review.append({"stage": stage, "chunk": chunk.id, "item": answer, "reason": f"invalid_answer: {problem}"})
-            return None
-        return answer
-
     answers = run_passes([entity_request(chunk, domain, settings, doc.title) for chunk in chunks])
     for i, (chunk, answer) in enumerate(zip(chunks, answers)):
-        answer = checked(answer, "entities", ENTITIES_SCHEMA, chunk)
+        answer = tally.checked(answer, "entities", ENTITIES_SCHEMA, chunk)
         if answer is not None:
-            found, doubtful = mentions_from(answer, doc, chunk, settings, review, held["entities"], categories)
+            found, doubtful = mentions_from(answer, doc, chunk, settings, tally.review, tally.held["entities"],
+                                            categories)
             mentions += found
             unverified.update(doubtful)
         if progress:
             progress("entities", i + 1, len(chunks))
+    return mentions, unverified
 
-    merged = merge_entities(mentions, domain, threshold=settings.fuzzy_threshold,
-                                  legal_suffixes=settings.legal_suffixes, text=doc.text, block_cap=settings.block_cap)
+
+def _review_merge(merged: CanonResult, tally: _Tally) -> None:
+    """The merge's rejected mentions and ambiguous aliases, counted and kept for review."""
     for rejection in merged.rejected:
         m, code = rejection.mention, rejection.code
-        rejects[code] = rejects.get(code, 0) + 1
-        review.append({"stage": "entities", "chunk": m.chunk_id, "item": {"name": m.name, "type": m.type},
-                       "reason": f"{code}: {rejection.reason}"})
+        tally.rejects[code] = tally.rejects.get(code, 0) + 1
+        tally.review.append({"stage": "entities", "chunk": m.chunk_id, "item": {"name": m.name, "type": m.type},
+                             "reason": f"{code}: {rejection.reason}"})
     for ambiguity in merged.ambiguous:
-        review.append({"stage": "entities", "chunk": None,
-                       "item": {"alias": ambiguity.alias, "type": ambiguity.type, "claimants": list(ambiguity.claimants)},
-                       "reason": "ambiguous alias: claimed by more than one entity, so it merged nothing"})
+        tally.review.append({"stage": "entities", "chunk": None,
+                             "item": {"alias": ambiguity.alias, "type": ambiguity.type,
+                                      "claimants": list(ambiguity.claimants)},
+                             "reason": "ambiguous alias: claimed by more than one entity, so it merged nothing"})
+
+
+def _skeleton(doc: Document, chunks: list[Chunk], domain: Domain, settings: CoreSettings, merged: CanonResult,
+              unverified: set[Mention]) -> tuple[Skeleton, dict[str, Any] | None]:
+    """V_doc's nodes (unverified where no mention of a node was), the document's own node,
+    and the resolver pass 2 names its ends with; no edges yet."""
     nodes = [{**node.to_dict(), "origin": "core",
               **({"verified": False} if all(m in unverified for m in node.mentions) else {})}
              for node in merged.nodes]
@@ -236,29 +275,31 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_passes: Run
         return found.id if found else None
 
     resolve = document_resolver(by_name, own, settings.legal_suffixes)
-
     skeleton = Skeleton(doc_id=doc.id, nodes=nodes, edges=[], resolve=resolve,
                         candidates=lambda name: [n.id for n in merged.resolve_all(name)],
                         legal_suffixes=settings.legal_suffixes)
+    return skeleton, own
 
+
+def _relation_pass(doc: Document, chunks: list[Chunk], domain: Domain, run_passes: RunPasses, settings: CoreSettings,
+                   progress: Progress | None, tally: _Tally, skeleton: Skeleton,
+                   own: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """Pass 2 (not sent when V_doc is empty): edges by id, the better supported kept of two
+    answers for one edge."""
     edges: dict[str, dict[str, Any]] = {}
-    if not nodes and skip:
-        skip("relations", len(chunks))
+    nodes = skeleton.nodes
     document = document_level(nodes, chunks[0].id if chunks else "", settings.document_entities)
     if own is not None:
         document.add(own["id"])
     answers = run_passes([relation_request(chunk, domain, settings, doc.title, prompt_nodes(chunk, skeleton, document))
                           for chunk in chunks]) if nodes else ()
     for i, (chunk, answer) in enumerate(zip(chunks, answers)):
-        answer = checked(answer, "relations", RELATIONS_SCHEMA, chunk)
+        answer = tally.checked(answer, "relations", RELATIONS_SCHEMA, chunk)
         if answer is not None:
-            for edge in edges_from(answer, doc, chunk, domain, settings, skeleton, review, rejects,
-                                   held["relations"]):
+            for edge in edges_from(answer, doc, chunk, domain, settings, skeleton, tally.review, tally.rejects,
+                                   tally.held["relations"]):
                 if edge["id"] not in edges or _better(edge, edges[edge["id"]]):
                     edges[edge["id"]] = edge
         if progress:
             progress("relations", i + 1, len(chunks))
-
-    merges = [m.to_dict() for m in merged.merges]
-    skeleton.edges = list(edges.values())
-    return CoreResult(skeleton=skeleton, review=review, rejects=rejects, held=held, merges=merges)
+    return edges

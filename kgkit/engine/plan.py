@@ -76,7 +76,7 @@ def provider_plan(config: Config) -> ProviderPlan:
     llm = config.llm
     if not llm.model:
         return ProviderPlan(None, None, None, None)
-    from kgkit.backends.llm import key_variable, pick_client
+    from kgkit.backends.clients import key_variable, pick_client
 
     client = pick_client(llm)
     variable = key_variable(llm, client)
@@ -87,7 +87,7 @@ def estimate_cost(model: str | None, tokens_in: int, tokens_out: int) -> float |
     """USD for these tokens from litellm's local price table; 0 offline, None if unknown."""
     if not model:
         return 0.0
-    from kgkit.backends.llm import load_litellm
+    from kgkit.backends.clients import load_litellm
 
     litellm = load_litellm()  # the bundled price table, no network, no banners
     try:

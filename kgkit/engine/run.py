@@ -11,7 +11,7 @@ import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Generator, Iterator, Sequence
 
 from kgkit.backends.base import Backend
 from kgkit.catalog.load import load_domain, load_view
@@ -155,7 +155,7 @@ def prepare_run(paths: str | os.PathLike | Sequence[str | os.PathLike], options:
 def extract_each(paths: str | os.PathLike | Sequence[str | os.PathLike], options: RunOptions = RunOptions(), *,
                  config: Config | str | os.PathLike | None = None, backend: Backend | BackendFactory | None = None,
                  progress: Progress | None = None, on_start: Callable[[int], None] | None = None
-                 ) -> Iterator[RunResult | SkippedInput]:
+                 ) -> Generator[RunResult | SkippedInput, None, None]:
     """:func:`extract`, one document at a time: a :class:`RunResult` per document as it is
     written, a :class:`SkippedInput` per input that could not be read (or its run folder
     not written), in input order. Documents run at once as long as the pass pool has room

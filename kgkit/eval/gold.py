@@ -212,8 +212,11 @@ def _locate(path: Path, raw: str, problems: list[tuple[tuple, str]]) -> list[Iss
     from kgkit.formats.yaml_source import parse
 
     source = parse(raw, str(path))  # JSON is YAML: the same marks as kgkit's own files
-    return [Issue(str(path), *(source.mark(key_path) or (None, None)), key_path, message)
-            for key_path, message in problems]
+    issues = []
+    for key_path, message in problems:
+        mark = source.mark(key_path)
+        issues.append(Issue(str(path), mark[0] if mark else None, mark[1] if mark else None, key_path, message))
+    return issues
 
 
 def check_gold_file(path: str | Path, domain: Domain | None = None) -> list[Issue]:

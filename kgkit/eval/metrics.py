@@ -171,7 +171,7 @@ def literal_value(kind: str, entity: Mapping[str, Any]) -> Any:
 
 
 def _value_text(value: Any) -> str:
-    return value.text if isinstance(value, timex.Time) else repr(value)
+    return value.text if isinstance(value, (timex.Point, timex.Duration, timex.Interval, timex.Reference)) else repr(value)
 
 
 class NameMatcher:
@@ -223,8 +223,8 @@ class NameMatcher:
         if key in self.pinned and type_name in (None, *(e["type"] for e in self.entities
                                                          if e["name"] == self.pinned[key])):
             return self.pinned[key], "document"
-        kind = self.literal_kinds.get(type_name)
-        if kind in TIME_KINDS:
+        kind = self.literal_kinds.get(type_name) if type_name is not None else None
+        if kind is not None and kind in TIME_KINDS:
             hit = self._by_value(kind, {"name": name, "value": value}, type_name)
             if hit is not None:
                 return hit, "value"
@@ -304,7 +304,7 @@ def _score_timed(gold: set[tuple], predicted: set[tuple]) -> CategoryScore:
     time values; equal texts are paired first, then matches at a coarser precision."""
     score = CategoryScore()
     free = sorted(gold, key=repr)
-    paired = []
+    paired: list[tuple[tuple, tuple]] = []
     for same_text in (True, False):
         for item in sorted(predicted - {p for p, _ in paired}, key=repr):
             hit = next((g for g in free if g[0] == item[0] and (

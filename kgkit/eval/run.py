@@ -63,6 +63,7 @@ class EvalReport:
             m = cat.micro
             rows.append((name, "micro", f"{m.precision:.3f}", f"{m.recall:.3f}", f"{m.f1:.3f}", str(m.tp), str(m.fp), str(m.fn)))
             mac = cat.macro
+            assert mac is not None  # a category with counts has types
             rows.append(("", "macro", f"{mac['precision']:.3f}", f"{mac['recall']:.3f}", f"{mac['f1']:.3f}", "", "", ""))
             for type_name in sorted(cat.per_type):
                 c = cat.per_type[type_name]

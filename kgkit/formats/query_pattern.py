@@ -96,6 +96,7 @@ class _Tokens:
                 col = pos + len(text[pos:]) - len(text[pos:].lstrip()) + 1
                 raise _fail(text, col, f"unexpected {text[col - 1]!r}")
             kind = m.lastgroup
+            assert kind is not None  # every alternative of _TOKEN is a named group
             value = m.group(kind)
             self.items.append((kind, value, m.start(kind) + 1))
             pos = m.end()

@@ -125,6 +125,8 @@ def _decode(source: Source, raw: bytes) -> str | None:
 
 def _syntax_issue(source: Source, text: str, exc: yaml.YAMLError) -> Issue:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    line: int | None
+    column: int | None
     if isinstance(exc, yaml.reader.ReaderError):
         line, column = _position(text, exc.position)
         char = exc.character if isinstance(exc.character, int) else ord(exc.character)

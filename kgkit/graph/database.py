@@ -22,7 +22,7 @@ administrator, who could switch row-level security off anyway) it is the session
 from __future__ import annotations
 
 import sqlite3
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -44,6 +44,8 @@ class Database:
     """A connection scoped to one tenant. Use :meth:`write` / :meth:`read` for transactions."""
 
     kind = ""
+    conn: Any  # the driver's connection (sqlite3's or psycopg's), opened by the subclass
+    location: str  # where the store is, for messages: a path, or host/database without a password
 
     def __init__(self, tenant: str):
         if not isinstance(tenant, str) or not tenant.strip():
@@ -58,6 +60,10 @@ class Database:
         raise NotImplementedError
 
     def _begin_read(self) -> None:
+        raise NotImplementedError
+
+    def _migration(self) -> AbstractContextManager[None]:
+        """A transaction a schema migration runs in, held against concurrent migrations."""
         raise NotImplementedError
 
     @contextmanager

@@ -118,6 +118,7 @@ def resolve(groups: dict[str, Group], claims: dict[str, set[str]], apart: set[fr
         adj = neighbours_in(groups, targets, apart, threshold)
         near = lambda n: adj.get(n, frozenset())  # noqa: E731
         order = lambda n: (groups[n].key, n)  # noqa: E731
+    assert order is not None, "order is given with near"
     clusters = _clusters(groups, members, by_key, targets, near, order)
     alias_joined = _join_aliases(clusters, by_key, claimed, targets, apart)
     return _assignments(clusters, alias_joined)

@@ -68,6 +68,7 @@ def fold_candidate(report: LearnReport, loop: "Extractor", lib: Library, cand: d
         cand, action, changed, done = _skill_change(report, lib, trial, cand, entry, vetter, loop, date)
     if done is not None:
         return done
+    assert changed is not None  # no library to end with: a change to gate
     applied = loop.applied(lib, trial, split["train"])
     entry["vetting"]["applied"] = applied
     if applied["f1_gain"] <= 0 or applied["precision"] < s.applied_precision:

@@ -184,7 +184,7 @@ class Extractor:
         head, tail = doc.entity(rel["head"]), doc.entity(rel["tail"])
         evidence = shared_sentence(doc, rel)
         start = doc.text.find(evidence) if evidence else -1
-        text, begin = (evidence, start) if start >= 0 else (doc.text, 0)
+        text, begin = (evidence, start) if evidence and start >= 0 else (doc.text, 0)
         chunk = Chunk(id=f"skill:{doc.doc_id}:{begin}", doc_id=doc.doc_id, index=0, text=text, start=begin,
                       end=begin + len(text))
         entities = sorted({e["name"] for s in samples for e in s.get("entities", [])})

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from kgkit.guards import safe_regex
-from kgkit.backends.offline.entities import trigger_spans
+from kgkit.backends.offline.phrases import trigger_spans
 from kgkit.skills.cues import cue_ends
 from kgkit.backends.offline.skills import nearest_pair, split_shaped
 from kgkit.text.sentences import split_sentences
@@ -121,8 +121,11 @@ class Vetter:
 
     def _relation_stats(self, target: str, cues: Patterns) -> tuple[int, int, int, int]:
         rt = self.domain.relation_type(target)
+        assert rt is not None, f"a relation skill's target {target!r} is a relation of the domain"
         plain, shaped = split_shaped(cues)
-        fires_in, explained, right, total = set(), set(), 0, 0
+        fires_in: set[str] = set()
+        explained: set[tuple[str, str, str]] = set()
+        right = total = 0
         for doc in self.docs:
             gold = {(canonical_key(r["head"]), canonical_key(r["tail"])) for r in doc.relations
                     if getattr(self.domain.relation_type(r["relation"]), "name", None) == rt.name}
@@ -131,7 +134,7 @@ class Vetter:
                 in_sent = [m for m in mentions if sent.start <= m.start and m.end <= sent.end]
                 if len(in_sent) < 2:
                     continue
-                spans = [(*sp, None) for sp in trigger_spans(plain, doc.text, sent)]
+                spans: list[tuple[int, int, str | None]] = [(*sp, None) for sp in trigger_spans(plain, doc.text, sent)]
                 spans += [(*sp, rx) for rx in shaped.regex for sp in trigger_spans(Patterns((rx,)), doc.text, sent)]
                 for s, e, near in spans:
                     # a nearest-shaped cue reads only the nearest mentions around it, as extraction binds it

@@ -47,6 +47,10 @@ class Skeleton:
     def node(self, node_id: str) -> dict[str, Any] | None:
         return self._by_id.get(node_id)
 
+    def type_of(self, node_id: str) -> str:
+        """The type of a node of this skeleton (an id ``lookup`` or ``meanings`` gave)."""
+        return self._by_id[node_id]["type"]
+
     def lookup(self, name: str, types: tuple[str, ...] = ()) -> str | None:
         """The one node ``name`` means among the allowed ``types`` ("*" or none: any).
 
@@ -82,6 +86,16 @@ class Skeleton:
         self._looked_up: dict[tuple[str, tuple[str, ...]], str | None] = {}
         self._resolved: dict[tuple[str, str | None], str | None] = {}
         self._meanings: dict[str, list[str]] = {}
+
+    def _parts(self) -> ChunkParts:
+        """The chunk indexes of the current nodes and edges (built again, and what was made
+        from them forgotten, when either list changes)."""
+        key = (id(self.nodes), len(self.nodes), id(self.edges), len(self.edges))
+        if getattr(self, "_parts_key", None) != key:
+            self._parts_index, self._parts_key = ChunkParts(self.nodes, self.edges), key
+            self._rows: list[dict[str, Any]] | None = None
+            self._chunk_parts: dict[tuple[str, str], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+        return self._parts_index
 
     def part_for(self, chunk: Chunk) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The chunk's share of the skeleton, in the shape prompts read: the nodes mentioned
@@ -121,16 +135,6 @@ class Skeleton:
         the nodes whose id is in ``also``, in order."""
         return self._parts().node_positions(chunk.id, chunk.text, also)
 
-    def _parts(self) -> ChunkParts:
-        """The chunk indexes of the current nodes and edges (built again, and what was made
-        from them forgotten, when either list changes)."""
-        key = (id(self.nodes), len(self.nodes), id(self.edges), len(self.edges))
-        if getattr(self, "_parts_key", None) != key:
-            self._parts_index, self._parts_key = ChunkParts(self.nodes, self.edges), key
-            self._rows: list[dict[str, Any]] | None = None
-            self._chunk_parts: dict[tuple[str, str], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
-        return self._parts_index
-
 
 class Locator:
     """Checks quotes against one chunk; the gate every item passes before it enters the graph.
@@ -168,7 +172,9 @@ class Locator:
         if not found.verified:
             return {"chunk": chunk.id, "span": None, "page": chunk.pages[0] if chunk.pages else None,
                     "quote": quote}, False
-        start, end = chunk.start + found.span[0], chunk.start + found.span[1]
+        span = found.span
+        assert span is not None  # a verified quote has its span
+        start, end = chunk.start + span[0], chunk.start + span[1]
         pages = self.doc.pages_for(start, end) or chunk.pages
         return {"chunk": chunk.id, "span": [start, end], "page": pages[0] if pages else None,
                 "quote": quote}, True
@@ -258,7 +264,7 @@ def _value_words(text: str) -> set[str]:
 
 def _shares_a_word(name: str, quote: str | None) -> bool:
     """Whether a value ``name`` and its ``quote`` have a word in common, as :func:`_value_words` reads them."""
-    return bool(quote) and bool(_value_words(name) & _value_words(quote))
+    return bool(quote) and bool(_value_words(name) & _value_words(quote or ""))
 
 
 @dataclass
@@ -398,11 +404,11 @@ def resolve_ends(relation: RelationType, raw: dict[str, Any],
         return None, None, ("unknown_head", f"{raw['head']!r} is not an entity of the document")
     if tail is None and not skeleton.meanings(raw["tail"]):
         return None, None, ("unknown_tail", f"{raw['tail']!r} is not an entity of the document")
-    if head is None or tail is None or not relation.allows(skeleton.node(head)["type"], skeleton.node(tail)["type"]):
+    if head is None or tail is None or not relation.allows(skeleton.type_of(head), skeleton.type_of(tail)):
         def kind(name: str, found: str | None) -> str:
             if found:
-                return skeleton.node(found)["type"]
-            return "/".join(sorted({skeleton.node(c)["type"] for c in skeleton.meanings(name)}))
+                return skeleton.type_of(found)
+            return "/".join(sorted({skeleton.type_of(c) for c in skeleton.meanings(name)}))
 
         return None, None, ("type_not_allowed",
                             f"{relation.name} does not allow {kind(raw['head'], head)} -> {kind(raw['tail'], tail)}")

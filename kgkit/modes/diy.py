@@ -26,6 +26,7 @@ class DiyMode(UpgradeMode):
 
     def add_entity(self, raw: dict[str, Any], scope: Scope) -> None:
         template = scope.view.template
+        assert template is not None, "a diy view has a template (catalog validation)"
         entity_type = find_by_name(template.entity_types, raw["type"])
         if entity_type is None:
             scope.reject("unknown_type", raw, f"{raw['type']!r} is not an entity type of template {template.name}")
@@ -48,6 +49,7 @@ class DiyMode(UpgradeMode):
 
     def item(self, raw: dict[str, Any], scope: Scope) -> dict[str, Any] | None:
         template = scope.view.template
+        assert template is not None, "a diy view has a template (catalog validation)"
         relation = find_by_name(template.relation_types, raw["relation"])
         if relation is None:
             scope.reject("unknown_relation", raw, f"{raw['relation']!r} is not a relation of template {template.name}")

@@ -24,7 +24,9 @@ class ProjectionMode:
         wanted = {t.lower() for t in rules.end_types}
 
         def matches(node_id: str) -> bool:
-            node_type = skeleton.node(node_id)["type"]
+            node = skeleton.node(node_id)
+            assert node is not None, f"an edge end {node_id} is a node of the skeleton"
+            node_type = node["type"]
             entity_type = domain.entity_type(node_type)
             labels = {node_type, *(entity_type.aliases if entity_type else ())}
             return bool(wanted & {label.lower() for label in labels})

@@ -267,10 +267,12 @@ def diff_libraries(old: Library, new: Library) -> list[str]:
         if a == b:
             continue
         if a is None:
+            assert b is not None  # a != b
             lines.append(f"+ {sid} {b['kind']} {b['target']}: {', '.join(b['pattern']['phrases'] + b['pattern']['regex'])}")
         elif b is None:
             lines.append(f"- {sid} {a['kind']} {a['target']}")
         else:
+            assert a is not None
             lines.append(f"~ {sid} v{a['version']} -> v{b['version']}")
             lines.extend("    " + d for d in difflib.unified_diff(
                 dump_skill(a).splitlines(), dump_skill(b).splitlines(), lineterm="", n=0) if not d.startswith(("---", "+++", "@@")))

@@ -83,6 +83,7 @@ def _align(quote: str, text: str) -> tuple[float, int, int]:
     nearby edges (a few characters each way) recovers the window that matches best.
     """
     aligned = fuzz.partial_ratio_alignment(quote, text)
+    assert aligned is not None  # None only under a score_cutoff, which is not given
     best = (aligned.score, aligned.dest_start, max(aligned.dest_end, aligned.dest_start + 1))
     slack = min(10, max(2, len(quote) // 10))
     s0, e0 = best[1], best[2]
@@ -142,7 +143,8 @@ def _verify_elided(parts: list[str], chunk_text: str, threshold: float) -> Evide
     found = [verify(p, chunk_text, threshold=threshold) for p in parts]
     score = min(e.score for e in found)
     if all(e.verified for e in found):
-        span = (min(e.span[0] for e in found), max(e.span[1] for e in found))
+        spans = [e.span for e in found if e.span is not None]  # a verified quote has its span
+        span = (min(s[0] for s in spans), max(s[1] for s in spans))
         return Evidence(span, score, True, "fuzzy" if any(e.method == "fuzzy" for e in found) else "normalised")
     return Evidence(None, score, False, None,
                     f"part of a quote with omissions not found in chunk (weakest part {score:.1f} < {threshold:g})")

@@ -138,21 +138,22 @@ def _year(text: str) -> int:
 
 
 def _iso_date(groups: dict[str, str | None]) -> str | None:
-    year = _year(groups["year"]) if groups.get("year") else None
+    year_text, mon, month_text, day_text = (groups.get(k) for k in ("year", "mon", "month", "day"))
+    year = _year(year_text) if year_text else None
     if year is None:
         return None
     month = None
-    if groups.get("mon"):
-        month = MONTHS.get(groups["mon"].lower().rstrip("."))
-    elif groups.get("month"):
-        month = int(groups["month"])
+    if mon:
+        month = MONTHS.get(mon.lower().rstrip("."))
+    elif month_text:
+        month = int(month_text)
     if month is None:
         return f"{year:04d}"
     if not 1 <= month <= 12:
         return None
-    if not groups.get("day"):
+    if not day_text:
         return f"{year:04d}-{month:02d}"
-    day = int(groups["day"])
+    day = int(day_text)
     if not 1 <= day <= 31:
         return None
     return f"{year:04d}-{month:02d}-{day:02d}"

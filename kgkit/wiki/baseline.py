@@ -164,7 +164,7 @@ def _category_edges(vault: Vault) -> list[dict[str, Any]]:
             edges.setdefault((article, topic_id(cat)), edge(article, "categorized_under", topic_id(cat),
                                                             CATEGORIZED_UNDER, evidence(file, line, cat.section)))
         parent = topics.get((cat.index, cat.parent_sections[-1])) if cat.parent_sections else None
-        if parent is not None:
+        if parent is not None and cat.index is not None:  # an index section's index is its note
             path = vault.note(cat.index).path
             edges.setdefault((topic_id(cat), topic_id(parent)), edge(topic_id(cat), "categorized_under",
                                                                      topic_id(parent), CATEGORIZED_UNDER,
@@ -178,7 +178,7 @@ def reading_tour(vault: Vault) -> list[dict[str, Any]]:
     articles; an article comes once, where the tour first reaches it."""
     order = sorted(vault.index_notes, key=lambda i: (i != "index", posixpath.dirname(i).count("/"), i))
     seen: set[str] = set()
-    tour = []
+    tour: list[dict[str, Any]] = []
     groups = [[c for c in vault.categories if c.kind == "index_section" and c.index == index] for index in order]
     groups.append([c for c in vault.categories if c.kind == "property"])  # property categories last
     for group in groups:

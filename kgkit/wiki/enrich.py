@@ -155,7 +155,8 @@ def enrich_vault(vault: Vault, config: Config, graph: Graph | None = None, *, do
         backend = create_backend(config, "core")
     graph = graph or build_baseline(vault)
     texts = article_texts(vault)
-    answers, usage = [], {"calls": 0, "requests": 0, "tokens_in": 0, "tokens_out": 0, "cost": 0.0, "failed": []}
+    answers: list[BatchAnswer] = []
+    usage: dict[str, Any] = {"calls": 0, "requests": 0, "tokens_in": 0, "tokens_out": 0, "cost": 0.0, "failed": []}
     for batch in make_batches(vault, texts):
         request = request_for(batch, vault, graph, texts, doc_id)
         usage["calls"] += 1

@@ -158,7 +158,7 @@ class _Merger:
         text = " ".join(str(raw.get("text") or "").split())
         m = CLAIM_ID.match(str(raw.get("id") or "").strip())
         article = self.article_for_stem(m.group(1), batch) if m else None
-        if article is None or not text:
+        if m is None or article is None or not text:
             self.report.dropped_claims += 1
             self.report.warnings.append(f"claim {str(raw.get('id'))!r}: its id names no article of the batch "
                                         "(claim:<article-stem>:<slug>); dropped")

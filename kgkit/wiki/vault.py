@@ -9,6 +9,7 @@ article but its text is not scanned.
 """
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import posixpath
@@ -55,7 +56,7 @@ class Link:
     candidates: list[str]
     heading_found: bool | None = None
 
-    @property
+    @builtins.property  # the field ``property`` above shadows the builtin in this class body
     def written(self) -> str:
         """The link as the note writes it, for messages and evidence."""
         if self.syntax == "wikilink":
@@ -231,7 +232,7 @@ def read_vault(root: str | Path, *, category_properties: tuple[str, ...] = CATEG
     notes, links = [], []
     for (rel, size), note_id in zip(note_files, ids):
         note, note_links, note_problems = _read_one(root, rel, size, note_id, resolver)
-        note.template = bool(templates) and _nfc(rel).lower().startswith(templates.lower() + "/")
+        note.template = bool(templates) and _nfc(rel).lower().startswith((templates or "").lower() + "/")
         notes.append(note)
         links.extend(note_links)
         problems.extend(note_problems)
@@ -380,7 +381,7 @@ def _categories(note: Note, links: list[Link]) -> list[Category]:
                     parents.insert(0, h.text)
                     level = h.level
             cat = out[heading.line] = Category(note.id, heading.text, heading.level, parents, heading.line, [], [])
-        if link.status == "resolved" and link.target not in cat.articles:
+        if link.status == "resolved" and link.target is not None and link.target not in cat.articles:
             cat.articles.append(link.target)
             cat.evidence[link.target] = (link.file, link.line)
         elif link.status == "broken" and link.target_text not in cat.unresolved:
@@ -410,7 +411,7 @@ def _property_categories(links: list[Link], properties: set[str]) -> list[Catego
 
 def _index_problems(categories: list[Category], by_id: dict[str, Note]) -> list[Problem]:
     return [Problem(by_id[c.index].path, c.line, f"section {c.section!r} lists {name!r}, which is not a note "
-                    "of the vault") for c in categories for name in c.unresolved]
+                    "of the vault") for c in categories if c.index is not None for name in c.unresolved]
 
 
 def _sources(links: list[Link], files: list[tuple[str, int]]) -> list[SourceFile]:

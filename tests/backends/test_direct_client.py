@@ -17,7 +17,8 @@ import pytest
 
 import kgkit
 from support.engine_support import write_inputs
-from kgkit.backends.llm import LLMBackend, pick_client
+from kgkit.backends.clients import pick_client
+from kgkit.backends.llm import LLMBackend
 from kgkit.config.model import CacheConfig, Config, LLMConfig
 from kgkit.errors import ProviderConfigError, ProviderError
 from support.stub_provider import Reply

@@ -573,7 +573,7 @@ def test_litellm_is_told_to_use_its_bundled_cost_map_before_it_is_imported():
         "        seen['flag'] = os.environ.get('LITELLM_LOCAL_MODEL_COST_MAP')\n"
         "    return real(name, *a, **k)\n"
         "builtins.__import__ = spy\n"
-        "from kgkit.backends.llm import load_litellm\n"
+        "from kgkit.backends.clients import load_litellm\n"
         "load_litellm()\n"
         "print(seen['flag'])\n"
     )

@@ -266,7 +266,7 @@ def test_grouped_phrase_regex_matches_as_the_flat_alternation():
     alternation's, overlaps, case, spacing, non-ASCII and window ends included."""
     import re
 
-    from kgkit.backends.offline.entities import compile_phrases, phrase_pattern
+    from kgkit.backends.offline.phrases import compile_phrases, phrase_pattern
 
     text = ("In the United States of America, US and U.S. firms (AT&T) met. \u212aelvin k K x\ty xy É é "
             "UNITED\n STATES USA us-based united states of america")

@@ -212,14 +212,14 @@ def test_odd_space_runs_equal_the_plain_regex():
 # --------------------------------------------------------------------------- entities: overlaps by bisection
 
 def test_resolve_overlaps_equals_the_pairwise_test():
-    from kgkit.backends.offline.entities import _clause_long, _resolve_overlaps
+    from kgkit.backends.offline.shapes import clause_long, resolve_overlaps
     from kgkit.backends.offline.mentions import Mention
 
     def pairwise(mentions):
         ordered = sorted(mentions, key=lambda m: (-m.priority, -(m.end - m.start), m.start, m.type, m.name))
         kept = []
         for m in ordered:
-            if all(m.end <= k.start or m.start >= k.end or _clause_long(m) != _clause_long(k) for k in kept):
+            if all(m.end <= k.start or m.start >= k.end or clause_long(m) != clause_long(k) for k in kept):
                 kept.append(m)
         return sorted(kept, key=lambda m: (m.start, m.end))
 
@@ -232,7 +232,7 @@ def test_resolve_overlaps_equals_the_pairwise_test():
             end = start + rng.choice([0, 1, 3, 8, 20, 45, 60]) if rng.random() < 0.05 else start + rng.randint(1, 60)
             mentions.append(Mention(rng.choice(names), rng.choice(["Person", "Organization"]), start, end,
                                     rng.randint(1, 3), 0.5))
-        assert _resolve_overlaps(list(mentions)) == pairwise(mentions)
+        assert resolve_overlaps(list(mentions)) == pairwise(mentions)
 
 
 def test_surname_aliases_equal_the_scan_of_every_mention():
@@ -304,7 +304,7 @@ def test_phrase_spans_equal_the_case_folding_regex():
     """phrase_spans finds in the lower-cased text what compile_phrases (re.IGNORECASE) finds
     in the text, windows included; where case folds beyond ASCII it asks the regex itself."""
     from kgkit.text import phrase_match
-    from kgkit.backends.offline.entities import compile_phrases, phrase_spans
+    from kgkit.backends.offline.phrases import compile_phrases, phrase_spans
 
     rng = random.Random(11)
     letters = list("aAbBkKsSiI .,'-&\n\t_7") + ["U.S.", "of", "In"]
@@ -368,7 +368,7 @@ def test_capital_led_patterns_match_as_without_their_first_look():
 # --------------------------------------------------------------------------- entities: section headings
 
 def test_heading_equals_the_section_number_search():
-    from kgkit.backends.offline.entities import _HEADING_END, _SECTION_NUMBER, _heading
+    from kgkit.backends.offline.shapes import _HEADING_END, _SECTION_NUMBER, is_heading
     from kgkit.backends.offline.mentions import Mention
 
     rng = random.Random(13)
@@ -387,7 +387,7 @@ def test_heading_equals_the_section_number_search():
         m = Mention(text[start:end], "Organization", start, end, 1, 0.5)
         expected = bool(_SECTION_NUMBER.search(text, max(0, start - 40), start)) and bool(
             _HEADING_END.match(text[end:end + 3]))
-        assert _heading(m, text) == expected, (text, start, end)
+        assert is_heading(m, text) == expected, (text, start, end)
         headings += expected
     assert headings > 50
 

@@ -8,7 +8,7 @@ import pytest
 
 from kgkit.text import evidence, phrase_match
 from kgkit.backends.offline import relations
-from kgkit.backends.offline.entities import phrase_pattern
+from kgkit.backends.offline.phrases import phrase_pattern
 
 # Letters of both cases, every kind of space, quotes and dashes a class stands for, word
 # characters that are not letters, and characters whose case re folds beyond ASCII.

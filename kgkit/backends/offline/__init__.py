@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
+from typing import Any, Mapping
 
 from kgkit.guards import safe_regex
 from kgkit.backends.base import COMBINED, ENTITIES, RELATIONS, UPGRADE, PassRequest, PassResult, pass_validator
@@ -86,7 +86,7 @@ register_handler(RELATIONS, _relations)
 register_handler(UPGRADE, _upgrade)
 
 
-def _schema_error(schema: dict[str, Any], data: Any) -> Any:
+def _schema_error(schema: Mapping[str, Any], data: Any) -> Any:
     """jsonschema's best error for an answer the engine does not check (a skill pass's), or None."""
     import jsonschema  # not at import: an extraction run checks its answers in compiled code
 

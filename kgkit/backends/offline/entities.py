@@ -16,6 +16,8 @@ Sources, strongest first (an overlap keeps the stronger, then the longer):
 
 A listed place followed by a title-case word begins a longer name ("Tennessee Tech") and is
 not a place alone; a place written with its state ("Memphis, Tenn.") is one location.
+Which finds have a name's shape, and which of overlapping finds is kept, is
+:mod:`.shapes`; the patterns and phrases are found by :mod:`.phrases`.
 
 A generic rule only fires when the domain declares a type for it: a type whose name or
 one of whose ``aliases`` is one of the keywords in :data:`kgkit.text.type_kinds.GENERIC_KINDS` (for example
@@ -24,21 +26,19 @@ one of whose ``aliases`` is one of the keywords in :data:`kgkit.text.type_kinds.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Iterator, Sequence
 
 from kgkit.guards import safe_regex
 from kgkit.text.literals import KINDS as LITERAL_KINDS, find_literals
 from kgkit.backends.offline.mentions import Mention, collapse, name_key
 from kgkit.backends.offline.party_names import clean_party_name, names_a_person
-from kgkit.backends.offline.names import (ORG_WORDS, ROLE_WORDS, STATE_AFTER, acronym_mentions, add_surname_aliases,
-                                         add_title_aliases, is_title_word, name_mentions, source_credit_mentions,
-                                         trim_org_edges)
-from kgkit.text.sentences import ABBREVIATIONS, Sentence, sentence_at, split_sentences
-from kgkit.text.phrase_match import lowered, simple
-from kgkit.formats.model import EntityType, Patterns
+from kgkit.backends.offline.names import (STATE_AFTER, acronym_mentions, add_surname_aliases, add_title_aliases,
+                                         name_mentions, source_credit_mentions, trim_org_edges)
+from kgkit.backends.offline.phrases import pattern_matches, phrase_spans, skill_patterns
+from kgkit.backends.offline.shapes import CLAUSE_LENGTH, is_heading, resolve_overlaps, trim_fragment, well_formed
+from kgkit.text.sentences import Sentence, sentence_at, split_sentences
+from kgkit.formats.model import EntityType
 from kgkit.text.type_kinds import generic_type_map
 
 _ABBREV_SUFFIX = (
@@ -63,93 +63,8 @@ _DEFINITION = re.compile(
 )
 _MEANS = re.compile(r"[\"“](?P<term>[A-Z][^\"”]{0,60}?)[\"”]\s+(?:shall\s+(?:mean|have\s+the\s+meaning)|means|has\s+the\s+meaning|refers\s+to|is\s+defined)")
 _LETTER = re.compile(r"[A-Za-z]")
-_LETTERS = re.compile(r"[A-Za-z]+")
 _INDEFINITE_BEFORE = re.compile(r"\b(?:a|an)\s+$", re.I)
-_HEADING_END = re.compile(r"[ \t]*(?:\.|:|\n|$)")
 _COMMA_BEFORE = re.compile(r",[ \t]*$")
-
-
-def phrase_pattern(phrase: str) -> str:
-    """``phrase`` as a regex body that takes any run of whitespace between its words."""
-    return r"\s+".join(re.escape(p) for p in phrase.split())
-
-
-@lru_cache(maxsize=4096)
-def compile_phrases(phrases: tuple[str, ...]) -> re.Pattern[str]:
-    """Phrases as one word-bounded, case-insensitive, whitespace-tolerant regex (longest first).
-
-    Where every phrase starts with an ASCII character, the alternatives are grouped under
-    their first character (``a(?:rgentina|ustralia)|...``), each group keeping the phrases'
-    order: at any place only one group's first character can match, so the regex matches
-    exactly what the flat alternation does, without trying some 200 place names at every
-    word (3-4x faster)."""
-    ordered = [p for p in sorted(set(phrases), key=lambda p: (-len(p), p)) if p.strip()]
-    if not all(p.lstrip()[0].isascii() for p in ordered):
-        bodies = [phrase_pattern(p) for p in ordered]
-    else:
-        groups: dict[str, list[str]] = {}
-        for p in ordered:  # re.escape works character by character: drop the first one's escape
-            first = p.lstrip()[0]
-            groups.setdefault(first.lower(), []).append(phrase_pattern(p)[len(re.escape(first)):])
-        bodies = [f"{re.escape(first)}(?:{'|'.join(rests)})" for first, rests in groups.items()]
-    return re.compile(rf"(?<![\w])(?:{'|'.join(bodies)})(?![\w])", re.I)
-
-
-@lru_cache(maxsize=4096)
-def _lower_case_phrases(phrases: tuple[str, ...]) -> re.Pattern[str] | None:
-    """:func:`compile_phrases` for a text :func:`~kgkit.text.phrase_match.lowered`: the phrases in
-    lower case, grouped the same way, and no ``re.IGNORECASE``; None where a phrase has a
-    character whose case ``re`` folds its own way."""
-    ordered = [p for p in sorted(set(phrases), key=lambda p: (-len(p), p)) if p.strip()]
-    if not all(simple(p) for p in ordered):
-        return None
-    groups: dict[str, list[str]] = {}
-    for p in (p.lower() for p in ordered):
-        first = p.lstrip()[0]
-        groups.setdefault(first, []).append(phrase_pattern(p)[len(re.escape(first)):])
-    bodies = [f"{re.escape(first)}(?:{'|'.join(rests)})" for first, rests in groups.items()]
-    return re.compile(rf"(?<![\w])(?:{'|'.join(bodies)})(?![\w])")
-
-
-def phrase_spans(phrases: tuple[str, ...], text: str, pos: int = 0, endpos: int | None = None) -> list[tuple[int, int]]:
-    """The spans ``compile_phrases(phrases).finditer(text, pos, endpos)`` gives, found in the
-    lower-cased text where it can stand in for ``re.IGNORECASE`` (2-3x faster)."""
-    end = len(text) if endpos is None else endpos
-    rx = _lower_case_phrases(phrases)
-    low = lowered(text) if rx is not None else None
-    if low is None:
-        return [m.span() for m in compile_phrases(phrases).finditer(text, pos, end)]
-    return [m.span() for m in rx.finditer(low, pos, end)]
-
-
-def pattern_matches(patterns: Patterns, text: str) -> Iterable[tuple[int, int]]:
-    """Spans matched by a Patterns object; a regex group ``name`` narrows the span."""
-    for rx in patterns.regex:
-        for m in safe_regex.finditer(rx, text):
-            if "name" in m.re.groupindex and m.group("name") is not None:
-                s, e = m.span("name")
-            else:
-                s, e = m.span()
-            if e > s:
-                yield s, e
-    if patterns.phrases:
-        yield from phrase_spans(tuple(patterns.phrases), text)
-
-
-def trigger_spans(patterns: Patterns, text: str, sent: Sentence) -> list[tuple[int, int]]:
-    """Spans of ``text`` within the sentence ``sent`` matched by ``patterns``, in order."""
-    hits = []
-    for rx in patterns.regex:
-        hits += [m.span() for m in safe_regex.finditer(rx, text, sent.start, sent.end)]
-    if patterns.phrases:
-        hits += phrase_spans(tuple(patterns.phrases), text, sent.start, sent.end)
-    return sorted(hits)
-
-
-def skill_patterns(skill: Mapping[str, Any]) -> Patterns:
-    """The cues of a learned skill (its ``pattern`` mapping) as a :class:`Patterns`."""
-    pattern = skill.get("pattern") or {}
-    return Patterns(regex=tuple(pattern.get("regex", ())), phrases=tuple(pattern.get("phrases", ())))
 
 
 def _pattern_mentions(text: str, types: Sequence[EntityType], skills: Sequence[dict]) -> list[Mention]:
@@ -161,7 +76,7 @@ def _pattern_mentions(text: str, types: Sequence[EntityType], skills: Sequence[d
                          for s, e in phrase_spans(tuple(t.patterns.phrases), text))
         for label, regexes in t.patterns.labels:
             for rx in regexes:
-                found.extend(Mention(label, t.name, *m.span(), 3, 0.7, "label") for m in safe_regex.finditer(rx, text))
+                found.extend(Mention(label, t.name, m.start(), m.end(), 3, 0.7, "label") for m in safe_regex.finditer(rx, text))
     declared = {t.name for t in types}
     for sk in skills:
         if sk.get("kind") != "entity" or sk.get("target") not in declared:
@@ -232,120 +147,6 @@ def _org_mentions(text: str, kinds: dict[str, str]) -> list[Mention]:
         out.append(Mention(name, kinds.get("party", kinds.get("organization", "")), s, s + len(raw) - offset, 2, 0.8,
                            "company"))
     return out
-
-
-
-CLAUSE_LENGTH = 40  # characters: longer finds are clause-like (a claim, an obligation) and may contain names
-
-# Words that make a run of text a clause, never a name: modal and auxiliary verbs, negation,
-# relative pronouns, determiners of a clause. A closed grammatical class, not a list of
-# any document's words: "IF ANY REMEDY IN THIS AGREEMENT", "MONTH PERIOD SHALL BE LIMITED",
-# "PARTY AGAINST WHOM" are boilerplate, whichever contract they come from.
-CLAUSE_WORDS = frozenset(
-    "if shall will may must should would can could be is are was were been not whom which who whose that "
-    "such any each every than against hereby hereunder herein hereof thereof therein upon unless whether "
-    "hereto this these those".split()
-)
-# Words a fragment does not end on ("perform the", "reimburse i", "pay to"): articles,
-# prepositions, conjunctions.
-_DANGLING = frozenset("the a an of to and or in for with by on at from as its their his her".split())
-# Nouns that name a document, one of its parts or a scheme it sets up: "Stock Purchase
-# Agreement" is never a person, "the Non-Disclosure Agreement" never a place.
-DOCUMENT_NOUNS = frozenset(
-    "agreement agreements contract act code plan policy amendment exhibit schedule annex appendix section "
-    "article clause addendum statute regulation rules order program programme".split()
-)
-
-
-def _clause_shaped(name: str) -> bool:
-    """A clause word written in lower case, or any clause word in an all-caps run."""
-    words = _LETTERS.findall(name)
-    shouted = bool(words) and all(w.isupper() for w in words if len(w) > 1)
-    return any((w.islower() or shouted) and w.lower() in CLAUSE_WORDS for w in words)
-
-
-def _trim_fragment(m: Mention, text: str) -> Mention | None:
-    """A pattern find cut off mid-phrase loses its dangling words; nothing left, no entity."""
-    words = m.name.split()
-    while len(words) > 1 and (words[-1].lower() in _DANGLING or (len(words[-1]) == 1 and words[-1].islower())):
-        words.pop()
-    name = " ".join(words)
-    if name == m.name:
-        return m
-    end = m.start + text[m.start:m.end].find(words[-1]) + len(words[-1])
-    return Mention(name, m.type, m.start, end, m.priority, m.confidence, m.kind, list(m.aliases))
-
-
-# A section number opening a line: "6.02 ", "Section 5. ", "ARTICLE IV "
-_SECTION_NUMBER = re.compile(r"(?:^|\n)[ \t]*(?:(?:Section|SECTION|Article|ARTICLE)[ \t]+)?(?:\d+(?:\.\d+)*|[IVX]+)\.?[ \t]+$")
-
-
-def _heading(m: Mention, text: str) -> bool:
-    """A run-in or stand-alone heading: the words after a section number up to a full stop
-    or the line's end ("6.02 Representations and Warranties Company. As of …")."""
-    lo = max(0, m.start - 40)
-    if lo and text.find("\n", lo, m.start) < 0:
-        return False  # the number opens a line: its "^" is the text's start, its "\n" in reach
-    if not _SECTION_NUMBER.search(text, lo, m.start):
-        return False
-    return bool(_HEADING_END.match(text[m.end:m.end + 3]))
-
-
-# A word of four letters or more, a full stop, a capitalised word: a sentence ends inside.
-_SENTENCE_END_INSIDE = re.compile(r"\b([A-Za-z][a-z]{3,})\.\s+(?=[A-Z])")
-
-
-def _well_formed(m: Mention, kinds: dict[str, str]) -> bool:
-    """Whether a find has the shape of an entity name: not a clause, not a document title
-    typed as a person or place, not a person named only by role words ("Chief Executive Officer")."""
-    if m.kind in LITERAL_KINDS or m.kind == "label":
-        return True
-    if len(m.name) < CLAUSE_LENGTH and _clause_shaped(m.name):
-        return False
-    if "." in m.name and any(w.lower() not in ABBREVIATIONS for w in _SENTENCE_END_INSIDE.findall(m.name)):
-        return False  # "South Carolina. Jesse Jackson" runs across a sentence end
-    words = [w.lower().strip(".,") for w in m.name.split()]
-    if m.type in (kinds.get("person"), kinds.get("location")) and words[-1] in DOCUMENT_NOUNS:
-        return False
-    if m.type == kinds.get("person") and (all(w in ROLE_WORDS for w in words) or words[-1] in ORG_WORDS
-                                          or (len(words) == 1 and is_title_word(m.name))):
-        return False  # "Chief Executive Officer" is a role, "Ambassador Hotel" a hotel, "Lt." a title
-    return True
-
-
-_NAME_JOINERS = frozenset("of and for the de du la on in &".split())
-
-
-def _clause_long(m: Mention) -> bool:
-    """A find of clause length, unless it is a long name: every word capitalised or a joiner
-    ("International Committee of the Avalon Relief Fund" hides the names inside it)."""
-    return m.end - m.start >= CLAUSE_LENGTH and not all(
-        w[:1].isupper() or w in _NAME_JOINERS for w in m.name.split())
-
-
-def _resolve_overlaps(mentions: list[Mention]) -> list[Mention]:
-    """Keep the stronger, then the longer, of overlapping mentions, within each granularity:
-    a clause-like find ("we propose a Transformer model for …") does not hide the names
-    inside it, and names do not hide it."""
-    ordered = sorted(mentions, key=lambda m: (-m.priority, -(m.end - m.start), m.start, m.type, m.name))
-    kept: list[Mention] = []
-    if any(m.end <= m.start for m in ordered):  # an empty span: the pairwise test (never seen)
-        for m in ordered:
-            if all(m.end <= k.start or m.start >= k.end or _clause_long(m) != _clause_long(k) for k in kept):
-                kept.append(m)
-        return sorted(kept, key=lambda m: (m.start, m.end))
-    # Kept spans of one granularity never overlap, so in start order their ends rise too:
-    # a span overlaps one of them exactly when the last to start before its end reaches past its start.
-    spans: dict[bool, tuple[list[int], list[int]]] = {False: ([], []), True: ([], [])}
-    for m in ordered:
-        starts, ends = spans[_clause_long(m)]
-        i = bisect_left(starts, m.end)
-        if i and ends[i - 1] > m.start:
-            continue
-        starts.insert(i, m.start)
-        ends.insert(i, m.end)
-        kept.append(m)
-    return sorted(kept, key=lambda m: (m.start, m.end))
 
 
 def _attach_definitions(text: str, sentences: list[Sentence], mentions: list[Mention], kinds: dict[str, str]) -> list[Mention]:
@@ -499,25 +300,51 @@ class FoundEntity:
 
 
 def find_entities(text: str, types: Sequence[EntityType], skills: Sequence[dict] = ()) -> list[FoundEntity]:
-    """Entities in ``text`` of the given types, merged by (name, type), in order of first mention."""
+    """Entities in ``text`` of the given types, merged by (name, type), in order of first mention.
+
+    Stages: every source's finds, kept where they have a name's shape and win their overlaps
+    (:func:`_mentions`); merged by name and type, aliases absorbed (:func:`_merge_mentions`);
+    a name with a parenthesised tail folded into the bare one (:func:`_fold_parenthesised`);
+    an organisation that is also a party made the party (:func:`_parties_absorb_organisations`)."""
     kinds = generic_type_map(types)
-    patterned = [_trim_fragment(m, text) for m in _pattern_mentions(text, types, skills)]
+    sentences = split_sentences(text)
+    mentions = _mentions(text, types, skills, kinds, sentences)
+    merged, order = _merge_mentions(text, mentions, sentences)
+    _fold_parenthesised(merged, order)
+    _parties_absorb_organisations(merged, order, kinds)
+    return [merged[k] for k in order if k in merged]
+
+
+def _mentions(text: str, types: Sequence[EntityType], skills: Sequence[dict], kinds: dict[str, str],
+              sentences: list[Sentence]) -> list[Mention]:
+    """Every source's finds that have a name's shape, overlaps resolved, places joined with
+    their region, party names cut, definitions and surname and title aliases attached."""
+    patterned = [trim_fragment(m, text) for m in _pattern_mentions(text, types, skills)]
     patterned = [trim_org_edges(m, text) if m.type == kinds.get("organization") else m for m in patterned]
     candidates = patterned + _literal_mentions(text, kinds) \
         + _org_mentions(text, kinds) + acronym_mentions(text, kinds) + source_credit_mentions(text, kinds) \
         + [m for m in name_mentions(text, kinds) if m.end - m.start < CLAUSE_LENGTH]  # a name is not clause-long
-    mentions = _resolve_overlaps([m for m in candidates if _well_formed(m, kinds) and not _begins_longer_name(m, text, kinds)
-                                  and (m.kind in LITERAL_KINDS or m.kind == "label" or not _heading(m, text))])
+    mentions = resolve_overlaps([m for m in candidates if well_formed(m, kinds) and not _begins_longer_name(m, text, kinds)
+                                  and (m.kind in LITERAL_KINDS or m.kind == "label" or not is_heading(m, text))])
     mentions = _join_place_with_region(text, mentions, kinds)
     mentions = _party_names(text, mentions, kinds)
-    sentences = split_sentences(text)
     mentions = _attach_definitions(text, sentences, mentions, kinds)
     add_surname_aliases(text, mentions, kinds.get("person"))
     add_title_aliases(text, mentions, kinds.get("person"))
+    return mentions
+
+
+EntityKey = tuple[str, str]  # (name key, type)
+
+
+def _merge_mentions(text: str, mentions: list[Mention],
+                    sentences: list[Sentence]) -> tuple[dict[EntityKey, FoundEntity], list[EntityKey]]:
+    """Mentions merged by (name key, type), in order of first mention; the first mention's
+    name, sentence and span kept, the highest confidence and every alias."""
     # A name that is some entity's defined alias is that entity, not a new one.
     alias_of = {name_key(a): m for m in mentions for a in m.aliases}
-    merged: dict[tuple[str, str], FoundEntity] = {}
-    order: list[tuple[str, str]] = []
+    merged: dict[EntityKey, FoundEntity] = {}
+    order: list[EntityKey] = []
     for m in sorted(mentions, key=lambda m: (m.start, m.end)):
         if not m.name or not m.type:
             continue
@@ -536,7 +363,11 @@ def find_entities(text: str, types: Sequence[EntityType], skills: Sequence[dict]
             aliases = tuple(dict.fromkeys(prev.aliases + tuple(m.aliases)))
             merged[key] = FoundEntity(prev.name, prev.type, prev.evidence, max(prev.confidence, m.confidence), aliases,
                                       prev.start, prev.end)
-    # "CO-BRANDING AGREEMENT (FORM)" and "CO-BRANDING AGREEMENT" in one chunk are one entity.
+    return merged, order
+
+
+def _fold_parenthesised(merged: dict[EntityKey, FoundEntity], order: list[EntityKey]) -> None:
+    """"CO-BRANDING AGREEMENT (FORM)" and "CO-BRANDING AGREEMENT" in one chunk are one entity."""
     for key in list(order):
         base = re.match(r"^(.*\S)\s*\([^()]*\)$", merged[key].name) if key in merged else None
         short = (name_key(base.group(1)), key[1]) if base else None
@@ -546,7 +377,11 @@ def find_entities(text: str, types: Sequence[EntityType], skills: Sequence[dict]
                                       tuple(dict.fromkeys(full.aliases + (part.name,) + part.aliases)),
                                       full.start, full.end)
             order.remove(short)
-    # A party found anywhere in the chunk makes its other organisation mentions the party too.
+
+
+def _parties_absorb_organisations(merged: dict[EntityKey, FoundEntity], order: list[EntityKey],
+                                  kinds: dict[str, str]) -> None:
+    """A party found anywhere in the chunk makes its other organisation mentions the party too."""
     party_type = kinds.get("party")
     org_type = kinds.get("organization")
     if party_type and org_type and party_type != org_type:
@@ -558,4 +393,3 @@ def find_entities(text: str, types: Sequence[EntityType], skills: Sequence[dict]
                 merged[(name, party_type)] = FoundEntity(p.name, p.type, p.evidence, p.confidence,
                                                          tuple(dict.fromkeys(p.aliases + o.aliases)), p.start, p.end)
                 order.remove(key)
-    return [merged[k] for k in order if k in merged]

@@ -24,16 +24,17 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Collection, Iterator, Mapping, Sequence
 
 from kgkit.guards import safe_regex
 from kgkit.text.phrase_match import find_alternation
-from kgkit.backends.offline.entities import (CLAUSE_LENGTH, collapse, name_key, phrase_pattern, skill_patterns,
-                                             trigger_spans)
+from kgkit.backends.offline.mentions import collapse, name_key
+from kgkit.backends.offline.phrases import phrase_pattern, skill_patterns, trigger_spans
+from kgkit.backends.offline.shapes import CLAUSE_LENGTH
 from kgkit.text.literals import KINDS as LITERAL_KINDS, find_literals, normalise, recurring
 from kgkit.text.type_kinds import literal_types
-from kgkit.text.sentences import sentence_at, split_sentences
+from kgkit.text.sentences import Sentence, sentence_at, split_sentences
 from kgkit.formats.model import EntityType, Patterns, RelationType
 
 ATTACHED = 30  # characters: a trigger this close to a tail binds it even when another is nearer
@@ -63,18 +64,44 @@ class FoundRelation:
     confidence: float
 
 
-def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Sequence[EntityType]) -> list[EntityMention]:
+Entity = Mapping[str, Any]
+
+
+@dataclass
+class _Surfaces:
+    """V_doc's entities indexed for finding them in a chunk: by each written form (name,
+    bare name, aliases; lower case), literal-typed ones by normalised value, and by the head
+    noun that may stand for them ("the University", "this Agreement")."""
+
+    owners: dict[str, list[Entity]] = field(default_factory=dict)
+    by_value: dict[tuple[str, str, bool], Entity] = field(default_factory=dict)
+    heads: dict[str, list[Entity]] = field(default_factory=dict)
+
+
+def find_mentions(text: str, entities: Sequence[Entity], types: Sequence[EntityType]) -> list[EntityMention]:
     """Where each V_doc entity occurs in ``text``; overlapping mentions keep the longest
-    (clause-like mentions and names do not hide each other, as in entity finding)."""
+    (clause-like mentions and names do not hide each other, as in entity finding).
+
+    Each way an entity is found is a stage: its written forms, its type's label cues, its
+    normalised value (literals), a head noun standing for it, "hereof"."""
+    surfaces = _surfaces(entities, types)
+    found = _form_mentions(text, surfaces.owners)
+    found += _label_mentions(text, entities, types)
+    found += _value_mentions(text, surfaces.by_value)
+    found += _head_noun_mentions(text, surfaces)
+    found.extend(_here_words(text, entities))
+    found.sort(key=lambda x: (-(x.end - x.start), x.start))
+    return sorted(_longest(found), key=lambda x: (x.start, x.name))
+
+
+def _surfaces(entities: Sequence[Entity], types: Sequence[EntityType]) -> _Surfaces:
+    """One pass over the entities, each index filled in their order."""
     literal_of = literal_types(types)
-    found: list[EntityMention] = []
-    surface_owner: dict[str, list[Mapping[str, Any]]] = {}
-    by_value: dict[tuple[str, str, bool], Mapping[str, Any]] = {}  # literal-typed entities by value
-    heads: dict[str, list[Mapping[str, Any]]] = {}  # entities by the capitalised last word of their name
+    out = _Surfaces()
     # the words that name a type's own document node after "this": its name and one-word aliases
     doc_heads = {t.name: tuple(dict.fromkeys([t.name.lower(), *(a.lower() for a in t.aliases if a.isalpha())]))
                  for t in types}
-    for ent in entities:  # one pass over the entities, each dict filled in their order
+    for ent in entities:
         name = ent["name"]
         # "CO-BRANDING AGREEMENT (FORM)" is written without "(FORM)"
         bare = _PAREN_TAIL.sub("", name) if "(" in name else name
@@ -82,21 +109,28 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
         for form in dict.fromkeys([name, bare, *aliases]) if aliases else (name,) if bare == name else (name, bare):
             surface = collapse(form)
             if surface:  # its name_key, collapsed once
-                owners = surface_owner.setdefault(surface.lower().rstrip(".,;: "), [])
+                owners = out.owners.setdefault(surface.lower().rstrip(".,;: "), [])
                 if ent not in owners:
                     owners.append(ent)  # one surface may name several nodes (a Party and an Organization)
         kind = literal_of.get(ent["type"])
         value = normalise(kind, name) if kind else None
-        if value is not None:
-            by_value[(kind, repr(value), recurring(name))] = ent
+        if kind and value is not None:
+            out.by_value[(kind, repr(value), recurring(name))] = ent
         words = bare.split()  # what collapse() leaves, split
         if ent.get("document"):  # "this Agreement" ("this Contract") is the document's own node, whatever its name
             for head in doc_heads.get(ent["type"], (ent["type"].lower(),)):
-                heads.setdefault(head, []).insert(0, ent)
+                out.heads.setdefault(head, []).insert(0, ent)
         elif len(words) > 1 and words[-1][:1].isupper():
-            heads.setdefault(words[-1].lower(), []).append(ent)
+            out.heads.setdefault(words[-1].lower(), []).append(ent)
+    return out
+
+
+def _form_mentions(text: str, surface_owner: dict[str, list[Entity]]) -> list[EntityMention]:
+    """Each written form found whole-word, case-insensitively: one scan per granularity, so
+    a clause does not swallow the names in it."""
+    found: list[EntityMention] = []
     tiers = ([f for f in surface_owner if len(f) >= CLAUSE_LENGTH], [f for f in surface_owner if len(f) < CLAUSE_LENGTH])
-    for tier in tiers:  # one scan per granularity, so a clause does not swallow the names in it
+    for tier in tiers:
         if not tier:
             continue
         forms = sorted(tier, key=lambda f: (-len(f), f))
@@ -107,23 +141,39 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
         for start, end, _ in spans:
             for ent in surface_owner.get(name_key(text[start:end]), ()):
                 found.append(EntityMention(ent["name"], ent["type"], start, end))
-    # category entities ("Anti-Assignment") by their type's label cues
+    return found
+
+
+def _label_mentions(text: str, entities: Sequence[Entity], types: Sequence[EntityType]) -> list[EntityMention]:
+    """Category entities ("Anti-Assignment") by their type's label cues."""
+    found: list[EntityMention] = []
     for t in types:
         for label, regexes in t.patterns.labels:
             ent = next((e for e in entities if e["type"] == t.name and name_key(e["name"]) == name_key(label)), None)
             if ent is not None:
                 for rx in regexes:
                     found.extend(EntityMention(ent["name"], ent["type"], *m.span()) for m in safe_regex.finditer(rx, text))
-    # literal-typed entities by normalised value
+    return found
+
+
+def _value_mentions(text: str, by_value: dict[tuple[str, str, bool], Entity]) -> list[EntityMention]:
+    """Literal-typed entities by normalised value ("May 26, 2017" for "26th day of May, 2017")."""
+    found: list[EntityMention] = []
     if by_value:
         for lit in find_literals(text, sorted({k for k, _, _ in by_value}, key=LITERAL_KINDS.index)):
             ent = by_value.get((lit.kind, repr(lit.value), recurring(lit.surface)))
             if ent is not None:
                 found.append(EntityMention(ent["name"], ent["type"], lit.start, lit.end))
-    # "this Agreement", "the University": a capitalised head noun standing for an entity
+    return found
+
+
+def _head_noun_mentions(text: str, surfaces: _Surfaces) -> list[EntityMention]:
+    """"this Agreement", "the University": a capitalised head noun standing for an entity."""
+    found: list[EntityMention] = []
+    heads = surfaces.heads
     for start, end, article, head in _head_nouns(text, heads):
         deictic = article.lower() == "this"  # "this agreement" is the document's own, whatever the case
-        if not (head[:1].isupper() or deictic) or (name_key(head) in surface_owner and not deictic):
+        if not (head[:1].isupper() or deictic) or (name_key(head) in surfaces.owners and not deictic):
             continue
         # an entity of the type the head noun names first ("this Agreement" is an
         # Agreement, not a place whose name ends in "Agreement")
@@ -131,9 +181,7 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
                                                              e["type"].lower() != head.lower()))
         if len(cands) == 1 or article.lower() == "this":
             found.append(EntityMention(cands[0]["name"], cands[0]["type"], start, end, deictic))
-    found.extend(_here_words(text, entities))
-    found.sort(key=lambda x: (-(x.end - x.start), x.start))
-    return sorted(_longest(found), key=lambda x: (x.start, x.name))
+    return found
 
 
 # "hereof": a document's word for itself, as "this Agreement" is ("The validity hereof
@@ -343,57 +391,79 @@ def find_relations(
     for sent, in_sent in by_sentence(text, mentions):
         if len(in_sent) < 2:
             continue
-        triggers = {i: trigger_spans(rule.triggers, text, sent) for i, rule in enumerate(rules)}
-        all_spans = [(s, e, i) for i, spans in triggers.items() for s, e in spans]
-        for i in triggers:  # a trigger inside a longer trigger of another relation is shadowed
-            triggers[i] = [(s, e) for s, e in triggers[i]
-                           if not any(j != i and rules[j].relation != rules[i].relation and s2 <= s and e <= e2
-                                      and (e2 - s2) > (e - s) for s2, e2, j in all_spans)]
-        # (tail mention, relation) -> (gap, head mention, rule)
-        best: dict[tuple[EntityMention, str], tuple[int, EntityMention, _Rule]] = {}
-        names_of: dict[str, set[str]] = {}  # the sentence's types, each with the names mentioned
-        for m in in_sent:
-            names_of.setdefault(m.type, set()).add(m.name)
-        for i, rule in enumerate(rules):
-            spans = triggers[i]
-            if not spans:
-                continue
-            pairs = {(a, b) for a in names_of for b in names_of if rule.allows(a, b)}  # rule.allows, looked up
-            heads = _heads(in_sent, names_of, pairs)
-            for t in in_sent:
-                cands = [h for h in heads if h.name != t.name and (h.type, t.type) in pairs]
-                spans = _cues_for(triggers[i], t, in_sent)
-                for h in cands:
-                    binding = _binding(spans, h, t, text, in_sent)
-                    if binding and h.start > t.start and not rule.symmetric and (t.type, h.type) in pairs:
-                        continue  # both orders type-check: read the one the sentence states, head first
-                    if binding:
-                        gap = min(0 if _inside(sp, t) else abs(_gap(sp, t)) for sp in binding)
-                    elif len({c.name for c in cands}) == 1 and len({x.name for x in in_sent if any(
-                            (c.type, x.type) in pairs for c in cands)}) == 1:
-                        gap = 10_000
-                    else:
-                        continue
-                    key = (t, rule.relation)
-                    dist = abs(h.start - t.start)
-                    prev = best.get(key)
-                    if prev is None or (gap, dist) < (prev[0], abs(prev[1].start - t.start)):
-                        best[key] = (gap, h, rule)
-        # same tail, same end-type signature: keep the nearest trigger, plus attached ones
-        for (t, relation), (gap, h, rule) in sorted(best.items(), key=lambda kv: (kv[0][0].start, kv[0][1])):
-            rivals = [g for (t2, r2), (g, h2, rule2) in best.items()
-                      if t2 == t and r2 != relation and rule2.head == rule.head and rule2.tail == rule.tail]
-            if rivals and gap > min(rivals) and (gap > ATTACHED or min(rivals) == 0):
-                continue  # a farther trigger yields, attached or not, to one at the tail itself
-            head, tail = h.name, t.name
-            conf = rule.confidence if gap < 10_000 else rule.confidence - 0.3
-            if rule.symmetric and tail < head:
-                head, tail = tail, head
-            key3 = (head, relation, tail)
-            if key3 not in out or out[key3].confidence < conf:
-                out[key3] = FoundRelation(head, relation, tail, sent.text, round(conf, 2))
+        triggers = _sentence_triggers(rules, text, sent)
+        best = _nearest_heads(rules, triggers, in_sent, text)
+        _keep_relations(best, sent.text, out)
     _categories_of_self(text, mentions, types, rules, out)
     return list(out.values())
+
+
+Best = dict[tuple[EntityMention, str], tuple[int, EntityMention, _Rule]]  # (tail, relation) -> (gap, head, rule)
+
+
+def _sentence_triggers(rules: list[_Rule], text: str, sent: Sentence) -> dict[int, list[tuple[int, int]]]:
+    """Each rule's trigger spans in the sentence, by rule index; a trigger inside a longer
+    trigger of another relation is shadowed."""
+    triggers = {i: trigger_spans(rule.triggers, text, sent) for i, rule in enumerate(rules)}
+    all_spans = [(s, e, i) for i, spans in triggers.items() for s, e in spans]
+    for i in triggers:
+        triggers[i] = [(s, e) for s, e in triggers[i]
+                       if not any(j != i and rules[j].relation != rules[i].relation and s2 <= s and e <= e2
+                                  and (e2 - s2) > (e - s) for s2, e2, j in all_spans)]
+    return triggers
+
+
+def _nearest_heads(rules: list[_Rule], triggers: dict[int, list[tuple[int, int]]], in_sent: list[EntityMention],
+                   text: str) -> Best:
+    """For each tail mention and relation, the head its nearest binding trigger joins it to
+    (or the only head the types allow, at gap 10,000: a weaker reading)."""
+    best: Best = {}
+    names_of: dict[str, set[str]] = {}  # the sentence's types, each with the names mentioned
+    for m in in_sent:
+        names_of.setdefault(m.type, set()).add(m.name)
+    for i, rule in enumerate(rules):
+        spans = triggers[i]
+        if not spans:
+            continue
+        pairs = {(a, b) for a in names_of for b in names_of if rule.allows(a, b)}  # rule.allows, looked up
+        heads = _heads(in_sent, names_of, pairs)
+        for t in in_sent:
+            cands = [h for h in heads if h.name != t.name and (h.type, t.type) in pairs]
+            spans = _cues_for(triggers[i], t, in_sent)
+            for h in cands:
+                binding = _binding(spans, h, t, text, in_sent)
+                if binding and h.start > t.start and not rule.symmetric and (t.type, h.type) in pairs:
+                    continue  # both orders type-check: read the one the sentence states, head first
+                if binding:
+                    gap = min(0 if _inside(sp, t) else abs(_gap(sp, t)) for sp in binding)
+                elif len({c.name for c in cands}) == 1 and len({x.name for x in in_sent if any(
+                        (c.type, x.type) in pairs for c in cands)}) == 1:
+                    gap = 10_000
+                else:
+                    continue
+                key = (t, rule.relation)
+                dist = abs(h.start - t.start)
+                prev = best.get(key)
+                if prev is None or (gap, dist) < (prev[0], abs(prev[1].start - t.start)):
+                    best[key] = (gap, h, rule)
+    return best
+
+
+def _keep_relations(best: Best, evidence: str, out: dict[tuple[str, str, str], FoundRelation]) -> None:
+    """Same tail, same end-type signature: keep the nearest trigger, plus attached ones; into
+    ``out``, the more confident of two findings of one relation kept."""
+    for (t, relation), (gap, h, rule) in sorted(best.items(), key=lambda kv: (kv[0][0].start, kv[0][1])):
+        rivals = [g for (t2, r2), (g, h2, rule2) in best.items()
+                  if t2 == t and r2 != relation and rule2.head == rule.head and rule2.tail == rule.tail]
+        if rivals and gap > min(rivals) and (gap > ATTACHED or min(rivals) == 0):
+            continue  # a farther trigger yields, attached or not, to one at the tail itself
+        head, tail = h.name, t.name
+        conf = rule.confidence if gap < 10_000 else rule.confidence - 0.3
+        if rule.symmetric and tail < head:
+            head, tail = tail, head
+        key3 = (head, relation, tail)
+        if key3 not in out or out[key3].confidence < conf:
+            out[key3] = FoundRelation(head, relation, tail, evidence, round(conf, 2))
 
 
 def _categories_of_self(text: str, mentions: list[EntityMention], types: Sequence[EntityType], rules: list[_Rule],
@@ -418,7 +488,7 @@ def _categories_of_self(text: str, mentions: list[EntityMention], types: Sequenc
         for t in mentions:
             key3 = (self_.name, rule.relation, t.name)
             if t.type in rule.tail and key3 not in out:
-                sent = sentence_at(sentences, t.start)
-                sent = sent.text if sent else text[t.start:t.end]
-                out[key3] = FoundRelation(self_.name, rule.relation, t.name, sent, round(rule.confidence - 0.3, 2))
+                found_in = sentence_at(sentences, t.start)
+                evidence = found_in.text if found_in else text[t.start:t.end]
+                out[key3] = FoundRelation(self_.name, rule.relation, t.name, evidence, round(rule.confidence - 0.3, 2))
 

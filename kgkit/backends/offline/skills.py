@@ -32,7 +32,8 @@ from typing import Any, Mapping, Sequence
 
 from kgkit.backends.base import SKILL_HINDSIGHT, SKILL_INDUCTION, PassRequest
 from kgkit.backends.offline.handlers import register_handler
-from kgkit.backends.offline.entities import collapse, name_key, phrase_pattern, trigger_spans
+from kgkit.backends.offline.mentions import collapse, name_key
+from kgkit.backends.offline.phrases import phrase_pattern, trigger_spans
 from kgkit.backends.offline.names import ROLE_ALTERNATION, ROLES
 from kgkit.backends.offline.relations import FoundRelation, by_sentence, find_mentions, find_relations, rules_for
 from kgkit.formats.model import EntityType, Patterns, RelationType
@@ -136,13 +137,14 @@ def relation_candidates(edge: Mapping[str, Any], sentence: str, typed: bool = Fa
     found = []
     gap = _gap(sentence, edge["head"], edge["tail"])
     tight = tight_cue(gap) if gap is not None else None
-    if tight is not None:
+    if tight is not None and gap is not None:  # a tight cue only for a gap
         joint = " ".join(gap.split()) or ","
         found.append(_cue(rel, [tight], f"Two names written next to each other, joined only by \"{joint}\" "
                                          f"(a {head} and a {tail}): {emit}",
                           f"[{head}]{'' if joint.startswith(',') else ' '}{joint} [{tail}]"))
     elif gap and not gap.strip():
-        later = max(_mention(sentence, edge["head"]), _mention(sentence, edge["tail"]))
+        spans = (_mention(sentence, edge["head"]), _mention(sentence, edge["tail"]))
+        later = max(s for s in spans if s is not None)  # a gap: both are mentioned
         word = sentence[later[0]:later[1]].split()[0]
         capitals = len(word) > 1 and word.isupper()
         found.append(_cue(rel, [juxtaposition_cue(capitals)],

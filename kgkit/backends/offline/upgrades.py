@@ -36,7 +36,9 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from kgkit.backends.offline.entities import compile_phrases, find_entities, name_key, pattern_matches, trigger_spans
+from kgkit.backends.offline.entities import find_entities
+from kgkit.backends.offline.mentions import name_key
+from kgkit.backends.offline.phrases import compile_phrases, pattern_matches, trigger_spans
 from kgkit.text.literals import KINDS as LITERAL_KINDS, Literal, find_literals, normalise
 from kgkit.text.type_kinds import literal_types
 from kgkit.backends.offline.relations import EntityMention, find_mentions, find_relations
@@ -105,7 +107,7 @@ def context_entities(entities: Sequence[Mapping[str, Any]], skeleton: Sequence[M
     known = {e["name"] for e in entities}
     by_name = {r.name: r for r in relation_types}
     for edge in skeleton:
-        rel = by_name.get(edge.get("relation"))
+        rel = by_name.get(edge.get("relation", ""))
         if rel is None:
             continue
         for end, types in ((edge["head"], rel.head), (edge["tail"], rel.tail)):
@@ -129,7 +131,7 @@ def sentence_parts(text: str, entities: Sequence[Mapping[str, Any]], types: Sequ
         mentions = [m for m in mentions if keep(m)]
     literals = find_literals(text, literal_kinds) if literal_kinds else []
     literal_of = literal_types(types)
-    node_of = {}  # (kind, normalised value) -> the literal node's name (as written somewhere)
+    node_of: dict[tuple[str, str], str] = {}  # (kind, normalised value) -> the literal node's name (as written somewhere)
     for e in entities:
         if e["type"] in literal_of:
             node_of.setdefault((literal_of[e["type"]], repr(normalise(literal_of[e["type"]], e["name"]))), e["name"])
@@ -235,11 +237,11 @@ def fill_roles(roles: Sequence[Role], part: Part, text: str, triggers: Sequence[
             used_m.update(fillers)
         kind = kind_of(role)
         if kind and not fillers:
-            cands = sorted((_distance(v, triggers), j) for j, v in enumerate(values)
-                           if j not in used_v and v.kind == kind and not _cue_elsewhere(v, role, roles, cues, text, part))
-            if cands:
-                used_v.add(cands[0][1])
-                fillers.append(values[cands[0][1]].answer())
+            valued = sorted((_distance(v, triggers), j) for j, v in enumerate(values)
+                            if j not in used_v and v.kind == kind and not _cue_elsewhere(v, role, roles, cues, text, part))
+            if valued:
+                used_v.add(valued[0][1])
+                fillers.append(values[valued[0][1]].answer())
         if fillers:
             out[role.name] = fillers[0] if len(fillers) == 1 else fillers
     return {r.name: out[r.name] for r in roles if r.name in out}

@@ -78,73 +78,107 @@ def heading_parts(line: Line, body: float, face: str = "") -> tuple[str | None, 
 
 def build_blocks(lines: list[Line], body: float, gap: float, face: str = "") -> list[Block]:
     """Lines in reading order -> blocks. Page 1's lines before its abstract or first
-    heading are front matter (title, authors, affiliations): kept as ``title`` blocks."""
-    blocks: list[Block] = []
+    heading are front matter (title, authors, affiliations): kept as ``title`` blocks.
+    After it, each line opens a heading, a caption or an equation, or goes on (or breaks)
+    the paragraph or table it follows; each of those is a stage of its own below."""
     front = _front_matter_end(lines, body, face)
-    current: list[Line] = []
-    kind = PARAGRAPH
+    built = _Open()
     seen_equations: set[str] = set()
     in_references = False
-
-    def close():
-        nonlocal current, kind
-        if current:
-            blocks.append(_block(kind, current))
-        current, kind = [], PARAGRAPH
-
     for i, line in enumerate(lines):
         if i < front:
-            if current and (current[-1].size != line.size or current[-1].bold != line.bold
-                            or _gap(current[-1], line) > 1.5 * gap + 2):
-                close()
-            kind = TITLE
-            current.append(line)
+            _front_line(built, line, gap)
             continue
         if i == front:
-            close()
-        head = heading_parts(line, body, face if not in_references else "")
-        if head and not (line.bold or line.size >= body + 1.0 or _REFERENCES_LINE.match(line.text.strip())):
-            # A heading by its face alone must stand apart: a gap above it, and a gap below
-            # or the body face going on below.
-            nxt = lines[i + 1] if i + 1 < len(lines) else None
-            if not (_starts_block(current, line, gap) and (nxt is None or _breaks(line, nxt, gap)
-                                                           or (nxt.font == face and len(line.text) < 60))):
-                head = None
+            built.close()
+        head = _heading_of(lines, i, body, face, gap, built.lines, in_references)
         if head and _REFERENCES_LINE.match(line.text.strip()):
             in_references = True
-        cap = caption_label(line.text) if _starts_block(current, line, gap) or _punct_label(line.text) else None
+        starts = _starts_block(built.lines, line, gap)
+        cap = caption_label(line.text) if starts or _punct_label(line.text) else None
         eq = _equation(line, seen_equations)
         if head and not cap:
-            prev = current[-1] if current else None
-            if kind == HEADING and prev and prev.size == line.size and _gap(prev, line) < gap + 3 and \
-                    head[0] is None and not _STANDARD.match(line.text):
-                current.append(line)  # a heading wrapped over two lines
-                continue
-            close()
-            kind = HEADING
-            current.append(line)
-            continue
-        if cap:
-            close()
-            kind = CAPTION
-            current.append(line)
-            continue
-        if eq:
-            close()
-            blocks.append(_block(EQUATION, [line]))
-            blocks[-1].label, blocks[-1].printed_label = f"Equation {eq}", f"({eq})"
-            continue
-        is_row = len(line.segments) >= 3 or (len(line.segments) == 2 and len(line.text) < 60 and kind == TABLE_ROW)
-        if is_row and kind != TABLE_ROW:
-            close()
-            kind = TABLE_ROW
-        elif not is_row and kind == TABLE_ROW:
-            close()
-        elif kind == HEADING or (current and _breaks(current[-1], line, gap)):
-            close()
-        current.append(line)
-    close()
-    return blocks
+            _heading_line(built, line, head, gap)
+        elif cap:
+            built.start(CAPTION, line)
+        elif eq:
+            built.close()
+            built.blocks.append(_block(EQUATION, [line]))
+            built.blocks[-1].label, built.blocks[-1].printed_label = f"Equation {eq}", f"({eq})"
+        else:
+            _body_line(built, line, gap)
+    built.close()
+    return built.blocks
+
+
+class _Open:
+    """The blocks built so far, and the open one: its kind and lines."""
+
+    def __init__(self) -> None:
+        self.blocks: list[Block] = []
+        self.lines: list[Line] = []
+        self.kind = PARAGRAPH
+
+    def close(self) -> None:
+        if self.lines:
+            self.blocks.append(_block(self.kind, self.lines))
+        self.lines, self.kind = [], PARAGRAPH
+
+    def start(self, kind: str, line: Line) -> None:
+        self.close()
+        self.kind = kind
+        self.lines.append(line)
+
+
+def _front_line(built: _Open, line: Line, gap: float) -> None:
+    """A front-matter line: a title block, broken where the size, the weight or a gap changes."""
+    current = built.lines
+    if current and (current[-1].size != line.size or current[-1].bold != line.bold
+                    or _gap(current[-1], line) > 1.5 * gap + 2):
+        built.close()
+    built.kind = TITLE
+    built.lines.append(line)
+
+
+def _heading_of(lines: list[Line], i: int, body: float, face: str, gap: float, current: list[Line],
+                in_references: bool) -> tuple[str | None, str] | None:
+    """(number, text) when line ``i`` is a heading, else None. Among the references, the
+    body face makes no heading."""
+    line = lines[i]
+    head = heading_parts(line, body, face if not in_references else "")
+    if head and not (line.bold or line.size >= body + 1.0 or _REFERENCES_LINE.match(line.text.strip())):
+        # A heading by its face alone must stand apart: a gap above it, and a gap below
+        # or the body face going on below.
+        nxt = lines[i + 1] if i + 1 < len(lines) else None
+        if not (_starts_block(current, line, gap) and (nxt is None or _breaks(line, nxt, gap)
+                                                       or (nxt.font == face and len(line.text) < 60))):
+            head = None
+    return head
+
+
+def _heading_line(built: _Open, line: Line, head: tuple[str | None, str], gap: float) -> None:
+    """A heading opens a block, unless it is the second line of an unnumbered heading wrapped over two."""
+    prev = built.lines[-1] if built.lines else None
+    if built.kind == HEADING and prev and prev.size == line.size and _gap(prev, line) < gap + 3 and \
+            head[0] is None and not _STANDARD.match(line.text):
+        built.lines.append(line)  # a heading wrapped over two lines
+        return
+    built.start(HEADING, line)
+
+
+def _body_line(built: _Open, line: Line, gap: float) -> None:
+    """A line of a paragraph or a table row: a table begins or ends where the segments say,
+    a paragraph breaks after a heading or at a gap."""
+    kind = built.kind
+    is_row = len(line.segments) >= 3 or (len(line.segments) == 2 and len(line.text) < 60 and kind == TABLE_ROW)
+    if is_row and kind != TABLE_ROW:
+        built.close()
+        built.kind = TABLE_ROW
+    elif not is_row and kind == TABLE_ROW:
+        built.close()
+    elif kind == HEADING or (built.lines and _breaks(built.lines[-1], line, gap)):
+        built.close()
+    built.lines.append(line)
 
 
 def _front_matter_end(lines: list[Line], body: float, face: str = "") -> int:
@@ -280,7 +314,7 @@ def _paths(blocks: list[Block]) -> None:
     path: list[Block] = []
     for b in blocks:
         if b.kind == HEADING:
-            while path and path[-1].level >= b.level:
+            while path and (path[-1].level or 0) >= (b.level or 0):  # every heading has its level (>= 1)
                 path.pop()
             path.append(b)
         b.section_path = [heading_name(h) for h in path]

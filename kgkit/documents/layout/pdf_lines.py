@@ -183,7 +183,7 @@ def _rows(words: list[Word]) -> list[list[Word]]:
 
 
 def _line(words: list[Word], page: int, column: int) -> Line:
-    sizes = Counter()
+    sizes: Counter[float] = Counter()
     for w in words:
         sizes[round(w.size, 1)] += len(w.text)
     size = sizes.most_common(1)[0][0]
@@ -199,7 +199,7 @@ def _line(words: list[Word], page: int, column: int) -> Line:
     text = " ".join(s.text for s in segs)
     lettered = [w for w in words if re.search(r"[^\W\d_]", w.text)]
     bold = bool(lettered) and all(w.bold for w in lettered)
-    faces = Counter()
+    faces: Counter[str] = Counter()
     for w in lettered:
         faces[w.font] += len(w.text)
     font = faces.most_common(1)[0][0] if faces else ""

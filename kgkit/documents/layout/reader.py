@@ -10,7 +10,7 @@ import os
 from typing import BinaryIO
 
 from kgkit.documents.layout.blocks import assign_sections, build_blocks
-from kgkit.documents.layout.model import LayoutDocument
+from kgkit.documents.layout.model import LayoutDocument, Line
 from kgkit.documents.layout.pdf_lines import body_font, body_size, furniture_keys, is_furniture, median_gap, page_lines
 from kgkit.documents.types import Page
 from kgkit.errors import InputError
@@ -82,7 +82,8 @@ def read_pdf_layout(fh: BinaryIO | str, *, source: str) -> LayoutDocument:
         warnings.append(f"{source}: {surrogates} unpaired UTF-16 surrogate(s) in the text layer replaced by U+FFFD")
     body = body_size(pages)
     keys = furniture_keys(pages)
-    flow, furniture = [], []
+    flow: list[Line] = []
+    furniture: list[Line] = []
     for p in pages:
         for line in p.lines:
             small_first_footer = p.number == 1 and line.bbox[1] > p.height * 0.85 and line.size < body - 0.5

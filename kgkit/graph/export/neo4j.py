@@ -99,13 +99,13 @@ def write_neo4j(snapshot: GraphSnapshot, out: StagedOutput, options: ExportOptio
                     ([v.id, ";".join(labels(v))] + [p.get(name) for name, _ in columns] for v, p in zip(group, props)),
                     for_spreadsheets=False)
     for kind in LINK_KINDS:
-        group = [link for link in links if link.kind == kind]
-        props = [_renamed(link.props) for link in group]
+        kind_links = [link for link in links if link.kind == kind]
+        props = [_renamed(link.props) for link in kind_links]
         columns = _columns(props, f"Neo4j {kind} relationship")
         write_table(out, f"neo4j/relationships_{kind}.csv",
                     [":START_ID", ":END_ID", ":TYPE", "id"] + [cell for _, cell in columns],
                     ([link.source, link.target, _type(link), link.id] + [p.get(name) for name, _ in columns]
-                     for link, p in zip(group, props)), for_spreadsheets=False)
+                     for link, p in zip(kind_links, props)), for_spreadsheets=False)
     script = out.open("neo4j/graph.cypher")
     for line in cypher_script(vertices, links, label_of):
         script.write(line + "\n")

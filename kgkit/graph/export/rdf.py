@@ -317,7 +317,7 @@ def write_jsonld(snapshot: GraphSnapshot, out: StagedOutput, options: ExportOpti
     for subject, pairs in _by_subject(triples(snapshot, options)).items():
         node: dict = {"@id": subject.value}
         for p, o in pairs:
-            if p.value == RDF_TYPE:
+            if p.value == RDF_TYPE and isinstance(o, Iri):  # a type is always an IRI
                 node.setdefault("@type", []).append("kg:" + o.value[len(KG):])
             else:
                 node.setdefault(_jsonld_key(p.value), []).append(_jsonld_value(o))

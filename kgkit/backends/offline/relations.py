@@ -6,7 +6,9 @@ the sentence. Which pairs and which relations:
 
 * a trigger *between* the two mentions binds them; so does a trigger just after the tail
   or inside a parenthesis right after it (``January 21, 2005 (the "Effective Date")``); otherwise the pair only counts when
-  it is the sentence's single candidate pair for that relation;
+  it is the sentence's single candidate pair for that relation and its tail is no value (a
+  sentence names dates and periods for many purposes: "during the term of this Agreement and
+  for six months after" states no term);
 * a trigger inside a longer trigger of another relation does not count ("renew" inside
   "intent not to renew");
 * each tail mention takes the nearest head with a binding trigger; among relations with
@@ -121,19 +123,40 @@ def find_mentions(text: str, entities: Sequence[Mapping[str, Any]], types: Seque
             if ent is not None:
                 found.append(EntityMention(ent["name"], ent["type"], lit.start, lit.end))
     # "this Agreement", "the University": a capitalised head noun standing for an entity
+    own_words = {w for e in entities if e.get("document") for w in doc_heads.get(e["type"], ())}
     for start, end, article, head in _head_nouns(text, heads):
         deictic = article.lower() == "this"  # "this agreement" is the document's own, whatever the case
         if not (head[:1].isupper() or deictic) or (name_key(head) in surface_owner and not deictic):
             continue
+        # "the Agreement", capitalised, is the document's word for itself too: another
+        # agreement is called by its name ("the Distribution Agreement")
+        own = deictic or head.lower() in own_words
         # an entity of the type the head noun names first ("this Agreement" is an
         # Agreement, not a place whose name ends in "Agreement")
-        cands = sorted(heads[head.lower()], key=lambda e: (not (deictic and e.get("document")),
+        cands = sorted(heads[head.lower()], key=lambda e: (not (own and e.get("document")),
                                                              e["type"].lower() != head.lower()))
-        if len(cands) == 1 or article.lower() == "this":
+        if len(cands) == 1 or deictic or (own and cands[0].get("document")):
             found.append(EntityMention(cands[0]["name"], cands[0]["type"], start, end, deictic))
     found.extend(_here_words(text, entities))
     found.sort(key=lambda x: (-(x.end - x.start), x.start))
-    return sorted(_longest(found), key=lambda x: (x.start, x.name))
+    return sorted(_outer_values(_longest(found), set(literal_of)), key=lambda x: (x.start, x.name))
+
+
+def _outer_values(kept: list[EntityMention], values: set[str]) -> list[EntityMention]:
+    """``kept`` (longest first) without a value inside a longer value of its type: "three (3)
+    years" in "successive renewal terms of three (3) years" is that period, not one of its own."""
+    if not values:
+        return kept
+    outer: list[EntityMention] = []
+    out = []
+    for x in kept:
+        if x.type in values:
+            if any(o.type == x.type and o.start <= x.start and x.end <= o.end and (o.start, o.end) != (x.start, x.end)
+                   for o in outer):
+                continue
+            outer.append(x)
+        out.append(x)
+    return out
 
 
 # "hereof": a document's word for itself, as "this Agreement" is ("The validity hereof
@@ -279,12 +302,15 @@ def _cues_for(spans: list[tuple[int, int]], tail: EntityMention, in_sent: Sequen
 
 
 def _binding(spans: list[tuple[int, int]], h: EntityMention, t: EntityMention, text: str,
-             in_sent: Sequence[EntityMention]) -> list[tuple[int, int]]:
-    """The trigger spans that bind head ``h`` to tail ``t``: one between them; one just after
-    the tail (unless the trigger's own object follows it); one inside the tail, which
-    carries its own cue ("successive renewal terms of three years")."""
+             in_sent: Sequence[EntityMention], value: bool = False) -> list[tuple[int, int]]:
+    """The trigger spans that bind head ``h`` to tail ``t``: one between them (for a
+    ``value`` tail, unless the trigger's own value follows it: in "May 4 ... this Agreement
+    is entered into as of May 26" the cue is May 26's, where "between A and B" lists two
+    names); one just after the tail (unless the trigger's own object follows it); one
+    inside the tail, which carries its own cue ("successive renewal terms of three years")."""
     lo, hi = sorted((h, t), key=lambda x: x.start)
-    binding = [sp for sp in spans if lo.end <= sp[0] and sp[1] <= hi.start]
+    binding = [sp for sp in spans if lo.end <= sp[0] and sp[1] <= hi.start
+               and not (value and _object_follows(sp, t, in_sent))]
     if hi is t:
         binding += [sp for sp in spans if _just_after(text, t.end, sp[0]) and not _object_follows(sp, t, in_sent)]
         binding += [sp for sp in spans if _inside(sp, t)]
@@ -339,6 +365,7 @@ def find_relations(
     """Relations among ``entities`` (V_doc node dicts) stated in ``text``; deterministic order."""
     rules = rules_for(relation_types, skills)
     mentions = find_mentions(text, entities, types)
+    values = set(literal_types(types))  # a value ends a relation only where a trigger binds it
     out: dict[tuple[str, str, str], FoundRelation] = {}
     for sent, in_sent in by_sentence(text, mentions):
         if len(in_sent) < 2:
@@ -364,12 +391,12 @@ def find_relations(
                 cands = [h for h in heads if h.name != t.name and (h.type, t.type) in pairs]
                 spans = _cues_for(triggers[i], t, in_sent)
                 for h in cands:
-                    binding = _binding(spans, h, t, text, in_sent)
+                    binding = _binding(spans, h, t, text, in_sent, t.type in values)
                     if binding and h.start > t.start and not rule.symmetric and (t.type, h.type) in pairs:
                         continue  # both orders type-check: read the one the sentence states, head first
                     if binding:
                         gap = min(0 if _inside(sp, t) else abs(_gap(sp, t)) for sp in binding)
-                    elif len({c.name for c in cands}) == 1 and len({x.name for x in in_sent if any(
+                    elif t.type not in values and len({c.name for c in cands}) == 1 and len({x.name for x in in_sent if any(
                             (c.type, x.type) in pairs for c in cands)}) == 1:
                         gap = 10_000
                     else:

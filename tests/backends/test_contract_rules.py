@@ -76,6 +76,12 @@ def laws(text, domain):
     ("This Agreement shall be governed by, and construed in accordance with, the laws of New York State.", "New York"),
     ("This Agreement shall be governed by the laws of the State of Idaho and the federal laws of the United States.",
      "Idaho"),  # the state, not "Idaho, United States" (the Canadian formula joins a province to Canada)
+    ("This Agreement shall be governed by the laws of the State of Idaho and the laws of the United States.",
+     "Idaho"),  # the second law beside a state is no law of its own
+    ("This Agreement shall be governed by the laws of Manitoba and the federal laws of Canada applicable therein.",
+     "Manitoba, Canada"),  # the Canadian formula without "the Province of"
+    ("This Agreement shall be governed by the laws of the Province of Manitoba and the laws of Canada applicable "
+     "therein.", "Manitoba, Canada"),  # ... and without "federal"
 ])
 def test_governing_law_in_its_usual_forms(legal, clause, law):
     assert laws(clause, legal) == {law}

@@ -268,3 +268,14 @@ def test_the_agreement_is_the_document_beside_another_agreement(legal):
     entities, relations = read(text, legal)
     assert len([e for e in entities if e["type"] == "Agreement"]) == 2
     assert {(h, r, t) for h, r, t in relations if r == "GOVERNING_LAW"} == {("SUPPLY AGREEMENT", "GOVERNING_LAW", "Ohio")}
+
+
+def test_a_cue_in_the_parenthesis_after_a_date_is_that_dates(legal):
+    """A long parenthesis after the date ("hereinafter referred to as the effective date of
+    the Agreement") names that date, however long it is, and not a date line above the title."""
+    text = ('May 4, 2017 Supply Agreement This Supply Agreement (this "Agreement") is entered into as of May 26, 2017 '
+            '(hereinafter referred to as the effective date of the Agreement), by and between Alder Freight Corp. '
+            '("Buyer") and Birchmoor Mills LLC ("Seller").')
+    _, relations = read(text, legal)
+    assert {(r, t) for _, r, t in relations if r.endswith("_DATE")} == {
+        ("AGREEMENT_DATE", "May 26, 2017"), ("EFFECTIVE_DATE", "May 26, 2017")}

@@ -281,11 +281,27 @@ def _just_after(text: str, end: int, trigger_start: int) -> bool:
     return len(gap) <= PAREN_AFTER and gap.lstrip(" ,").startswith("(") and ")" not in gap
 
 
+def _cue_gap(trigger: tuple[int, int], t: EntityMention, text: str) -> int:
+    """How far a binding trigger is from the tail: one in the parenthesis right after it
+    (``May 26, 2017 (hereinafter referred to as the effective date …``) is attached to it,
+    however long the parenthesis."""
+    if t.end <= trigger[0] and _just_after(text, t.end, trigger[0]):
+        return min(trigger[0] - t.end, AFTER)
+    return abs(_gap(trigger, t))
+
+
 def _object_follows(trigger: tuple[int, int], tail: EntityMention, in_sent: Sequence[EntityMention]) -> bool:
     """Whether another mention of the tail's type follows the trigger at once: then the
     trigger is that one's ("dated June 1, **effective as of** July 1"), not the tail's before it."""
     return any(m.type == tail.type and m.name != tail.name and 0 <= m.start - trigger[1] <= OBJECT_AFTER
                for m in in_sent)
+
+
+def _cues_another(trigger: tuple[int, int], tail: EntityMention, text: str, in_sent: Sequence[EntityMention]) -> bool:
+    """Whether the trigger is attached to another mention of the tail's type, right after it
+    or in its parenthesis ("May 4 ... May 26, 2017 (the effective date of the Agreement)")."""
+    return any(m.type == tail.type and m.name != tail.name and tail.end <= m.start and m.end <= trigger[0]
+               and _just_after(text, m.end, trigger[0]) for m in in_sent)
 
 
 def _inside(span: tuple[int, int], m: EntityMention) -> bool:
@@ -304,13 +320,13 @@ def _cues_for(spans: list[tuple[int, int]], tail: EntityMention, in_sent: Sequen
 def _binding(spans: list[tuple[int, int]], h: EntityMention, t: EntityMention, text: str,
              in_sent: Sequence[EntityMention], value: bool = False) -> list[tuple[int, int]]:
     """The trigger spans that bind head ``h`` to tail ``t``: one between them (for a
-    ``value`` tail, unless the trigger's own value follows it: in "May 4 ... this Agreement
-    is entered into as of May 26" the cue is May 26's, where "between A and B" lists two
-    names); one just after the tail (unless the trigger's own object follows it); one
+    ``value`` tail, unless the trigger's own value follows it or it is attached to another
+    value after the tail: in "May 4 ... this Agreement is entered into as of May 26" the cue
+    is May 26's, where "between A and B" lists two names); one just after the tail (unless the trigger's own object follows it); one
     inside the tail, which carries its own cue ("successive renewal terms of three years")."""
     lo, hi = sorted((h, t), key=lambda x: x.start)
     binding = [sp for sp in spans if lo.end <= sp[0] and sp[1] <= hi.start
-               and not (value and _object_follows(sp, t, in_sent))]
+               and not (value and (_object_follows(sp, t, in_sent) or _cues_another(sp, t, text, in_sent)))]
     if hi is t:
         binding += [sp for sp in spans if _just_after(text, t.end, sp[0]) and not _object_follows(sp, t, in_sent)]
         binding += [sp for sp in spans if _inside(sp, t)]
@@ -395,7 +411,7 @@ def find_relations(
                     if binding and h.start > t.start and not rule.symmetric and (t.type, h.type) in pairs:
                         continue  # both orders type-check: read the one the sentence states, head first
                     if binding:
-                        gap = min(0 if _inside(sp, t) else abs(_gap(sp, t)) for sp in binding)
+                        gap = min(0 if _inside(sp, t) else _cue_gap(sp, t, text) for sp in binding)
                     elif t.type not in values and len({c.name for c in cands}) == 1 and len({x.name for x in in_sent if any(
                             (c.type, x.type) in pairs for c in cands)}) == 1:
                         gap = 10_000

@@ -19,8 +19,8 @@ Entities are found in the text by name and aliases (case- and spacing-insensitiv
 normalised value for literal types (a Date entity "January 20, 2014" is found as
 "01/20/2014" too), by their type's label cues for categories (a ClauseType "Anti-Assignment"
 where "may not assign" is written), and by a capitalised head noun after "this"/"the" ("this Agreement" is the
-document's first Agreement entity; "the University" the only entity ending in University); "hereof"
-is the document's own node.
+document's own node, and so is "the Agreement" where the document has one; "the University" the
+only entity ending in University); "hereof" is the document's own node.
 """
 from __future__ import annotations
 

@@ -69,6 +69,19 @@ def laws(text, domain):
     ("This Agreement will be governed by the internal laws of the State of Oregon, U.S.A.", "Oregon"),  # one state node
     ("12. Governing Law. The validity and construction hereof shall be governed by the laws of the State of Iowa.",
      "Iowa"),  # "hereof" is the contract
+    ("This Agreement shall be governed by the laws of the Federal Republic of Germany.", "Germany"),
+    ("This Agreement shall be governed by the laws of England and Wales.", "England and Wales"),  # one law
+    ("This Agreement shall be governed by the laws of the United States of America and the State of Maine.", "Maine"),
+    ("This Agreement shall be governed by the laws in the State of Ohio.", "Ohio"),
+    ("This Agreement shall be governed by, and construed in accordance with, the laws of New York State.", "New York"),
+    ("This Agreement shall be governed by the laws of the State of Idaho and the federal laws of the United States.",
+     "Idaho"),  # the state, not "Idaho, United States" (the Canadian formula joins a province to Canada)
+    ("This Agreement shall be governed by the laws of the State of Idaho and the laws of the United States.",
+     "Idaho"),  # the second law beside a state is no law of its own
+    ("This Agreement shall be governed by the laws of Manitoba and the federal laws of Canada applicable therein.",
+     "Manitoba, Canada"),  # the Canadian formula without "the Province of"
+    ("This Agreement shall be governed by the laws of the Province of Manitoba and the laws of Canada applicable "
+     "therein.", "Manitoba, Canada"),  # ... and without "federal"
 ])
 def test_governing_law_in_its_usual_forms(legal, clause, law):
     assert laws(clause, legal) == {law}
@@ -77,6 +90,8 @@ def test_governing_law_in_its_usual_forms(legal, clause, law):
 @pytest.mark.parametrize("clause", [
     "This Agreement shall be governed by English law.",  # an adjective names no jurisdiction
     "Seller is a company duly organized under the laws of the State of Utah.",  # where a party was formed
+    "Seller is a limited liability company formed under the laws of the State of Utah.",
+    "Seller, a company registered under the laws of Ireland, shall ship the goods.",
 ])
 def test_no_governing_law_where_none_is_named(legal, clause):
     assert laws(clause, legal) == set()
@@ -202,3 +217,65 @@ def test_a_place_and_what_it_lies_in_must_both_be_in_the_quote():
     assert verified and CANADIAN[slice(*kept["span"])] == "Manitoba"
     held, _ = locate.mention({"name": "Manitoba, France", "type": "Jurisdiction"}, "Manitoba, France", sentence)
     assert held is None and "does not occur" in review[-1]["reason"]
+
+
+def test_where_a_party_was_formed_is_no_governing_law_even_in_the_preamble(legal):
+    """The preamble names the contract and where each party was formed: no law governs it there."""
+    text = ('This Supply Agreement is made by Alder Freight Corp., a corporation formed under the laws of the State '
+            'of Utah ("Buyer"), and Birchmoor Mills LLC, a company established under the laws of Ireland ("Seller").'
+            '\n\nThis Agreement shall be governed by the laws of the State of Utah.')
+    _, relations = read(text, legal)
+    laws = [(r, t) for _, r, t in relations if r == "GOVERNING_LAW"]
+    assert laws == [("GOVERNING_LAW", "Utah")]  # from the governing-law clause, and no Ireland
+
+
+def test_a_value_needs_a_cue_that_binds_it(legal):
+    """A period the sentence gives for another purpose is not the term because "the term of
+    this Agreement" is in the same sentence: a value is bound only by a trigger that binds it."""
+    text = PREAMBLE + ("During the term of this Agreement and for a period of six (6) months thereafter, neither party "
+                       "shall solicit the employees of the other.")
+    _, relations = read(text, legal)
+    assert not [t for _, r, t in relations if r == "INITIAL_TERM"]
+
+
+def test_a_period_inside_a_longer_period_is_that_period(legal):
+    """"two (2) years" inside "successive renewal terms of two (2) years" is the renewal,
+    not an initial term of its own."""
+    text = PREAMBLE + ('The initial term of this Agreement shall be four (4) years; thereafter the Initial Term shall '
+                       'be subject to automatic successive renewal terms of two (2) years each. Each warranty runs '
+                       'for two (2) years.')
+    entities, relations = read(text, legal)
+    assert "two (2) years" in {e["name"] for e in entities}
+    assert ("Supply Agreement", "INITIAL_TERM", "two (2) years") not in relations
+
+
+def test_a_date_cue_takes_the_date_after_it_not_one_before_the_title(legal):
+    """A date line above the title is not the date the contract is made: "entered into as of"
+    is the cue of the date written after it."""
+    text = ('May 4, 2017 Supply Agreement This Supply Agreement (this "Agreement") is entered into as of May 26, 2017 '
+            '(hereinafter referred to as the date of the Agreement), by and between Alder Freight Corp. ("Buyer") and '
+            'Birchmoor Mills LLC ("Seller").')
+    _, relations = read(text, legal)
+    assert {(r, t) for _, r, t in relations if r.endswith("_DATE")} == {("AGREEMENT_DATE", "May 26, 2017")}
+
+
+def test_the_agreement_is_the_document_beside_another_agreement(legal):
+    """"The Agreement", capitalised, is the contract's word for itself even where the text
+    names another agreement; the other is called by its own name."""
+    text = ('SUPPLY AGREEMENT\n\nThis Supply Agreement is made by Alder Freight Corp. ("Buyer") and Birchmoor Mills '
+            'LLC ("Seller").\n\nFORM OF WAREHOUSE AGREEMENT\n\n'
+            'The Agreement shall be governed by the laws of the State of Ohio.')
+    entities, relations = read(text, legal)
+    assert len([e for e in entities if e["type"] == "Agreement"]) == 2
+    assert {(h, r, t) for h, r, t in relations if r == "GOVERNING_LAW"} == {("SUPPLY AGREEMENT", "GOVERNING_LAW", "Ohio")}
+
+
+def test_a_cue_in_the_parenthesis_after_a_date_is_that_dates(legal):
+    """A long parenthesis after the date ("hereinafter referred to as the effective date of
+    the Agreement") names that date, however long it is, and not a date line above the title."""
+    text = ('May 4, 2017 Supply Agreement This Supply Agreement (this "Agreement") is entered into as of May 26, 2017 '
+            '(hereinafter referred to as the effective date of the Agreement), by and between Alder Freight Corp. '
+            '("Buyer") and Birchmoor Mills LLC ("Seller").')
+    _, relations = read(text, legal)
+    assert {(r, t) for _, r, t in relations if r.endswith("_DATE")} == {
+        ("AGREEMENT_DATE", "May 26, 2017"), ("EFFECTIVE_DATE", "May 26, 2017")}

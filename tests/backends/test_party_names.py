@@ -21,6 +21,8 @@ def _kept(name):
     ("Birchway Foods BIRCHWAY FOODS, INC.", "BIRCHWAY FOODS, INC."),  # a name written twice
     ("ANY BREACH OF ANY OBLIGATION OF ANY LIMITED", None),  # a clause in capitals
     ("Licensor", None), ("Business Unit", None),
+    ("Termination PROVIDER", None), ("Warranties CUSTOMER", None),  # a heading run into a role in capitals
+    ("Harbor Lane COMPANY", None), ("HARBOR LANE COMPANY", "HARBOR LANE COMPANY"),
     ("Harlow & Pike, LLP", "Harlow & Pike, LLP"), ("Bank of Tasmania, N.A.", "Bank of Tasmania, N.A."),
 ])
 def test_a_party_is_an_organisation_or_person_name(written, kept):

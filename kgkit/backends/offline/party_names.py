@@ -59,9 +59,19 @@ def clean_party_name(name: str) -> tuple[int, int] | None:
         return None
     if " ".join(w.lower().strip(",.") for w in kept) in ROLE_WORDS or all(w in ROLE_WORDS for w in low):
         return None
+    if _heading_and_role(kept):
+        return None
     start = sum(len(w) + 1 for w in words[:lead])
     # offsets into the collapsed name: callers give names with single spaces
     return start, start + len(" ".join(kept))
+
+
+def _heading_and_role(words: list[str]) -> bool:
+    """A heading run into a role written in capitals ("Indemnification COMPANY"): the role
+    is a defined alias, and the words before it are not written as part of one name."""
+    last = words[-1].strip(",.;:()")
+    return (len(words) > 1 and last.isupper() and last.lower() in ROLE_WORDS
+            and not any(w.isupper() for w in words[:-1]))
 
 
 #: words of a signature block or an address, which a cue such as "Name:" or "Attn:" may

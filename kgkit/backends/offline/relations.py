@@ -6,7 +6,9 @@ the sentence. Which pairs and which relations:
 
 * a trigger *between* the two mentions binds them; so does a trigger just after the tail
   or inside a parenthesis right after it (``January 21, 2005 (the "Effective Date")``); otherwise the pair only counts when
-  it is the sentence's single candidate pair for that relation;
+  it is the sentence's single candidate pair for that relation and its tail is no value (a
+  sentence names dates and periods for many purposes: "during the term of this Agreement and
+  for six months after" states no term);
 * a trigger inside a longer trigger of another relation does not count ("renew" inside
   "intent not to renew");
 * each tail mention takes the nearest head with a binding trigger; among relations with
@@ -17,8 +19,8 @@ Entities are found in the text by name and aliases (case- and spacing-insensitiv
 normalised value for literal types (a Date entity "January 20, 2014" is found as
 "01/20/2014" too), by their type's label cues for categories (a ClauseType "Anti-Assignment"
 where "may not assign" is written), and by a capitalised head noun after "this"/"the" ("this Agreement" is the
-document's first Agreement entity; "the University" the only entity ending in University); "hereof"
-is the document's own node.
+document's own node, and so is "the Agreement" where the document has one; "the University" the
+only entity ending in University); "hereof" is the document's own node.
 """
 from __future__ import annotations
 
@@ -76,6 +78,7 @@ class _Surfaces:
     owners: dict[str, list[Entity]] = field(default_factory=dict)
     by_value: dict[tuple[str, str, bool], Entity] = field(default_factory=dict)
     heads: dict[str, list[Entity]] = field(default_factory=dict)
+    own_words: set[str] = field(default_factory=set)  # the head nouns that name the document's own node
 
 
 def find_mentions(text: str, entities: Sequence[Entity], types: Sequence[EntityType]) -> list[EntityMention]:
@@ -91,7 +94,24 @@ def find_mentions(text: str, entities: Sequence[Entity], types: Sequence[EntityT
     found += _head_noun_mentions(text, surfaces)
     found.extend(_here_words(text, entities))
     found.sort(key=lambda x: (-(x.end - x.start), x.start))
-    return sorted(_longest(found), key=lambda x: (x.start, x.name))
+    return sorted(_outer_values(_longest(found), set(literal_types(types))), key=lambda x: (x.start, x.name))
+
+
+def _outer_values(kept: list[EntityMention], values: set[str]) -> list[EntityMention]:
+    """``kept`` (longest first) without a value inside a longer value of its type: "three (3)
+    years" in "successive renewal terms of three (3) years" is that period, not one of its own."""
+    if not values:
+        return kept
+    outer: list[EntityMention] = []
+    out = []
+    for x in kept:
+        if x.type in values:
+            if any(o.type == x.type and o.start <= x.start and x.end <= o.end and (o.start, o.end) != (x.start, x.end)
+                   for o in outer):
+                continue
+            outer.append(x)
+        out.append(x)
+    return out
 
 
 def _surfaces(entities: Sequence[Entity], types: Sequence[EntityType]) -> _Surfaces:
@@ -122,6 +142,7 @@ def _surfaces(entities: Sequence[Entity], types: Sequence[EntityType]) -> _Surfa
                 out.heads.setdefault(head, []).insert(0, ent)
         elif len(words) > 1 and words[-1][:1].isupper():
             out.heads.setdefault(words[-1].lower(), []).append(ent)
+    out.own_words = {w for e in entities if e.get("document") for w in doc_heads.get(e["type"], ())}
     return out
 
 
@@ -175,11 +196,14 @@ def _head_noun_mentions(text: str, surfaces: _Surfaces) -> list[EntityMention]:
         deictic = article.lower() == "this"  # "this agreement" is the document's own, whatever the case
         if not (head[:1].isupper() or deictic) or (name_key(head) in surfaces.owners and not deictic):
             continue
+        # "the Agreement", capitalised, is the document's word for itself too: another
+        # agreement is called by its name ("the Distribution Agreement")
+        own = deictic or head.lower() in surfaces.own_words
         # an entity of the type the head noun names first ("this Agreement" is an
         # Agreement, not a place whose name ends in "Agreement")
-        cands = sorted(heads[head.lower()], key=lambda e: (not (deictic and e.get("document")),
+        cands = sorted(heads[head.lower()], key=lambda e: (not (own and e.get("document")),
                                                              e["type"].lower() != head.lower()))
-        if len(cands) == 1 or article.lower() == "this":
+        if len(cands) == 1 or deictic or (own and cands[0].get("document")):
             found.append(EntityMention(cands[0]["name"], cands[0]["type"], start, end, deictic))
     return found
 
@@ -306,11 +330,27 @@ def _just_after(text: str, end: int, trigger_start: int) -> bool:
     return len(gap) <= PAREN_AFTER and gap.lstrip(" ,").startswith("(") and ")" not in gap
 
 
+def _cue_gap(trigger: tuple[int, int], t: EntityMention, text: str) -> int:
+    """How far a binding trigger is from the tail: one in the parenthesis right after it
+    (``May 26, 2017 (hereinafter referred to as the effective date …``) is attached to it,
+    however long the parenthesis."""
+    if t.end <= trigger[0] and _just_after(text, t.end, trigger[0]):
+        return min(trigger[0] - t.end, AFTER)
+    return abs(_gap(trigger, t))
+
+
 def _object_follows(trigger: tuple[int, int], tail: EntityMention, in_sent: Sequence[EntityMention]) -> bool:
     """Whether another mention of the tail's type follows the trigger at once: then the
     trigger is that one's ("dated June 1, **effective as of** July 1"), not the tail's before it."""
     return any(m.type == tail.type and m.name != tail.name and 0 <= m.start - trigger[1] <= OBJECT_AFTER
                for m in in_sent)
+
+
+def _cues_another(trigger: tuple[int, int], tail: EntityMention, text: str, in_sent: Sequence[EntityMention]) -> bool:
+    """Whether the trigger is attached to another mention of the tail's type, right after it
+    or in its parenthesis ("May 4 ... May 26, 2017 (the effective date of the Agreement)")."""
+    return any(m.type == tail.type and m.name != tail.name and tail.end <= m.start and m.end <= trigger[0]
+               and _just_after(text, m.end, trigger[0]) for m in in_sent)
 
 
 def _inside(span: tuple[int, int], m: EntityMention) -> bool:
@@ -327,12 +367,15 @@ def _cues_for(spans: list[tuple[int, int]], tail: EntityMention, in_sent: Sequen
 
 
 def _binding(spans: list[tuple[int, int]], h: EntityMention, t: EntityMention, text: str,
-             in_sent: Sequence[EntityMention]) -> list[tuple[int, int]]:
-    """The trigger spans that bind head ``h`` to tail ``t``: one between them; one just after
-    the tail (unless the trigger's own object follows it); one inside the tail, which
-    carries its own cue ("successive renewal terms of three years")."""
+             in_sent: Sequence[EntityMention], value: bool = False) -> list[tuple[int, int]]:
+    """The trigger spans that bind head ``h`` to tail ``t``: one between them (for a
+    ``value`` tail, unless the trigger's own value follows it or it is attached to another
+    value after the tail: in "May 4 ... this Agreement is entered into as of May 26" the cue
+    is May 26's, where "between A and B" lists two names); one just after the tail (unless the trigger's own object follows it); one
+    inside the tail, which carries its own cue ("successive renewal terms of three years")."""
     lo, hi = sorted((h, t), key=lambda x: x.start)
-    binding = [sp for sp in spans if lo.end <= sp[0] and sp[1] <= hi.start]
+    binding = [sp for sp in spans if lo.end <= sp[0] and sp[1] <= hi.start
+               and not (value and (_object_follows(sp, t, in_sent) or _cues_another(sp, t, text, in_sent)))]
     if hi is t:
         binding += [sp for sp in spans if _just_after(text, t.end, sp[0]) and not _object_follows(sp, t, in_sent)]
         binding += [sp for sp in spans if _inside(sp, t)]
@@ -387,12 +430,13 @@ def find_relations(
     """Relations among ``entities`` (V_doc node dicts) stated in ``text``; deterministic order."""
     rules = rules_for(relation_types, skills)
     mentions = find_mentions(text, entities, types)
+    values = set(literal_types(types))  # a value ends a relation only where a trigger binds it
     out: dict[tuple[str, str, str], FoundRelation] = {}
     for sent, in_sent in by_sentence(text, mentions):
         if len(in_sent) < 2:
             continue
         triggers = _sentence_triggers(rules, text, sent)
-        best = _nearest_heads(rules, triggers, in_sent, text)
+        best = _nearest_heads(rules, triggers, in_sent, text, values)
         _keep_relations(best, sent.text, out)
     _categories_of_self(text, mentions, types, rules, out)
     return list(out.values())
@@ -414,9 +458,10 @@ def _sentence_triggers(rules: list[_Rule], text: str, sent: Sentence) -> dict[in
 
 
 def _nearest_heads(rules: list[_Rule], triggers: dict[int, list[tuple[int, int]]], in_sent: list[EntityMention],
-                   text: str) -> Best:
+                   text: str, values: set[str]) -> Best:
     """For each tail mention and relation, the head its nearest binding trigger joins it to
-    (or the only head the types allow, at gap 10,000: a weaker reading)."""
+    (or the only head the types allow, at gap 10,000: a weaker reading, never for a tail of
+    one of the ``values`` types)."""
     best: Best = {}
     names_of: dict[str, set[str]] = {}  # the sentence's types, each with the names mentioned
     for m in in_sent:
@@ -431,12 +476,12 @@ def _nearest_heads(rules: list[_Rule], triggers: dict[int, list[tuple[int, int]]
             cands = [h for h in heads if h.name != t.name and (h.type, t.type) in pairs]
             spans = _cues_for(triggers[i], t, in_sent)
             for h in cands:
-                binding = _binding(spans, h, t, text, in_sent)
+                binding = _binding(spans, h, t, text, in_sent, t.type in values)
                 if binding and h.start > t.start and not rule.symmetric and (t.type, h.type) in pairs:
                     continue  # both orders type-check: read the one the sentence states, head first
                 if binding:
-                    gap = min(0 if _inside(sp, t) else abs(_gap(sp, t)) for sp in binding)
-                elif len({c.name for c in cands}) == 1 and len({x.name for x in in_sent if any(
+                    gap = min(0 if _inside(sp, t) else _cue_gap(sp, t, text) for sp in binding)
+                elif t.type not in values and len({c.name for c in cands}) == 1 and len({x.name for x in in_sent if any(
                         (c.type, x.type) in pairs for c in cands)}) == 1:
                     gap = 10_000
                 else:

@@ -181,7 +181,9 @@ def _group_mentions(mentions: Iterable[Mention], domain: Domain | None, kinds: _
             continue
         surface = m.name.strip()  # as written: a re-spaced copy is recorded as an "exact" merge
         gkey = (etype, keys.key(surface))
-        group = out.groups.setdefault(gkey, _Group(type=etype, key=gkey[1]))
+        group = out.groups.get(gkey)
+        if group is None:
+            group = out.groups[gkey] = _Group(type=etype, key=gkey[1])
         group.mentions.append(m)
         group.surfaces[surface] += 1
         titles = titled_names(m, text) if etype == kinds.person else []

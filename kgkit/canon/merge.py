@@ -310,7 +310,9 @@ def _node(gs: list[_Group], aliases: set[str], linking: _Linking, clustering: _C
             merged_from.append({"name": surface, "reason": reason, "score": round(score, 2)})
             merges.append(MergeRecord(etype, name, surface, reason, score))
     surfaces = {squash(s) for g in gs for s in g.surfaces} | aliases
-    mentions = tuple(sorted((m for g in gs for m in g.mentions), key=Mention._order))
+    # a group's mentions are in that order already (stage 1 takes them sorted)
+    mentions = tuple(gs[0].mentions if len(gs) == 1 else sorted((m for g in gs for m in g.mentions),
+                                                                key=Mention._order))
     value = normalise(kinds.literal_kind[etype], name) if etype in kinds.literal_kind else None
     return Node(ids.key_node_id(etype, keys.key(name)), etype, name,
                 tuple(sorted(surfaces - {name})), mentions, tuple(merged_from), value)

@@ -181,7 +181,9 @@ def _group_mentions(mentions: Iterable[Mention], domain: Domain | None, kinds: _
             continue
         surface = m.name.strip()  # as written: a re-spaced copy is recorded as an "exact" merge
         gkey = (etype, keys.key(surface))
-        group = out.groups.setdefault(gkey, _Group(type=etype, key=gkey[1]))
+        group = out.groups.get(gkey)
+        if group is None:
+            group = out.groups[gkey] = _Group(type=etype, key=gkey[1])
         group.mentions.append(m)
         group.surfaces[surface] += 1
         titles = titled_names(m, text) if etype == kinds.person else []
@@ -308,7 +310,9 @@ def _node(gs: list[_Group], aliases: set[str], linking: _Linking, clustering: _C
             merged_from.append({"name": surface, "reason": reason, "score": round(score, 2)})
             merges.append(MergeRecord(etype, name, surface, reason, score))
     surfaces = {squash(s) for g in gs for s in g.surfaces} | aliases
-    mentions = tuple(sorted((m for g in gs for m in g.mentions), key=Mention._order))
+    # a group's mentions are in that order already (stage 1 takes them sorted)
+    mentions = tuple(gs[0].mentions if len(gs) == 1 else sorted((m for g in gs for m in g.mentions),
+                                                                key=Mention._order))
     value = normalise(kinds.literal_kind[etype], name) if etype in kinds.literal_kind else None
     return Node(ids.key_node_id(etype, keys.key(name)), etype, name,
                 tuple(sorted(surfaces - {name})), mentions, tuple(merged_from), value)

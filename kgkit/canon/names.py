@@ -42,11 +42,26 @@ def entity_type_name(domain: Domain | None, label: str) -> str | None:
         return None
     if domain is None:
         return label
-    wanted = label.casefold()
-    for t in domain.entity_types:
-        if t.name.casefold() == wanted or any(a.casefold() == wanted for a in t.aliases):
-            return t.name
-    return None
+    return _type_table(domain).get(label.casefold())
+
+
+_TYPE_TABLES: dict[int, tuple[Domain, tuple, dict[str, str]]] = {}  # id(domain) -> (domain, its types, table)
+
+
+def _type_table(domain: Domain) -> dict[str, str]:
+    """Folded type name or alias -> the declared type it names (the first type that declares
+    it wins, as a scan in declaration order would find), made once per domain: every mention
+    and every relation end asks."""
+    entry = _TYPE_TABLES.get(id(domain))
+    if entry is None or entry[0] is not domain or entry[1] is not domain.entity_types:
+        table: dict[str, str] = {}
+        for t in domain.entity_types:
+            for label in (t.name, *t.aliases):
+                table.setdefault(label.casefold(), t.name)
+        if len(_TYPE_TABLES) > 64:  # domains are few; a long-lived process building many keeps a bounded table
+            _TYPE_TABLES.clear()
+        entry = _TYPE_TABLES[id(domain)] = (domain, domain.entity_types, table)
+    return entry[2]
 
 
 # A parenthesised definition right after a name, as contracts write them:
@@ -102,11 +117,20 @@ _TITLE = (r"(?:Vice\s+President|President|Prime\s+Minister|Minister|Governor|Gov
 _TITLE_BEFORE = re.compile(r"(?<![\w.])((?:(?!(?:The|A|An|Former|Then|Late)\b)[A-Z][a-z]+\s+){0,3}" + _TITLE + r")\s+$")
 
 
+# The words a title ends with: the text before a titled name, spaces aside, ends with one.
+_TITLE_ENDS = tuple({alternative.replace("\\.", ".").split("\\s+")[-1]
+                     for alternative in _TITLE[3:-1].split("|")})
+
+
 def titled_names(mention: Mention, text: str | None) -> list[str]:
     """The mention's name with the title the text writes right before it, if any."""
     if text is None or mention.span is None:
         return []
-    m = _TITLE_BEFORE.search(text, max(0, mention.span[0] - 60), mention.span[0])
+    start = mention.span[0]
+    # the pattern ends in a title and spaces: where the text before the name does not, it cannot match
+    if start <= 0 or not text[start - 1].isspace() or not text[max(0, start - 60):start].rstrip().endswith(_TITLE_ENDS):
+        return []
+    m = _TITLE_BEFORE.search(text, max(0, start - 60), start)
     return [squash(f"{m.group(1)} {mention.name}")] if m else []
 
 

@@ -42,6 +42,8 @@ class Document:
         Pages are in text order, so a binary search finds the first one: chunking a
         document of thousands of pages stays linear.
         """
+        if not self.pages:  # a text file: no pages
+            return ()
         stop = max(end, start + 1)
         first = bisect.bisect_right(self.pages, start, key=lambda p: p.end)
         numbers = []

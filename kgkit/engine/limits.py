@@ -14,6 +14,8 @@ import json
 import math
 from typing import Any
 
+import orjson
+
 from kgkit.config.model import LimitsConfig
 
 _QUOTE_KEYS = ("evidence",)  # free text, bounded by the answer size alone
@@ -71,6 +73,24 @@ def _path(where: str, key: Any) -> str:
     return where if key is None else f"{where}/{key}" if where else str(key)
 
 
+def _roomy(data: dict[str, Any], answer_chars: int) -> bool:
+    """Whether all of ``data`` is within ``answer_chars`` as JSON (``_SIZE``'s text). First
+    from orjson's compact UTF-8 (a tenth of the standard encoder's CPU): that text is at
+    least a third as long as the standard one, which adds one blank per separator (at most
+    one a character), escapes the same characters no more than three times as long, and
+    writes a number in as many characters give or take two; bytes are no fewer than
+    characters. Only an answer near the bound (or one orjson refuses) is measured exactly."""
+    try:
+        if 3 * len(orjson.dumps(data)) <= answer_chars:
+            return True
+    except (TypeError, orjson.JSONEncodeError):
+        pass
+    try:
+        return len(_SIZE.encode(data)) <= answer_chars
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
 def bound_answer(data: dict[str, Any], limits: LimitsConfig) -> tuple[dict[str, Any], list[tuple[Any, str, str]]]:
     """``(answer within limits, [(item left out, reason, detail)])``.
 
@@ -82,10 +102,7 @@ def bound_answer(data: dict[str, Any], limits: LimitsConfig) -> tuple[dict[str, 
     kept: dict[str, Any] = {}
     out: list[tuple[Any, str, str]] = []
     size = 0
-    try:  # the usual answer: all of it within answer_chars, so no item needs measuring
-        roomy = len(_SIZE.encode(data)) <= limits.answer_chars
-    except (TypeError, ValueError, RecursionError):
-        roomy = False
+    roomy = _roomy(data, limits.answer_chars)  # the usual answer: no item needs measuring
     for key, value in data.items():
         items = value if isinstance(value, list) else [value]
         taken: list[Any] = []

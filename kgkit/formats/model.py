@@ -7,6 +7,7 @@ from files.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -154,11 +155,18 @@ class Domain:
 
     def relation_type(self, name: str) -> RelationType | None:
         """Look a relation up by name or by one of its aliases (case-insensitive)."""
-        key = name.strip().lower()
+        return self._relation_table.get(name.strip().lower())
+
+    @functools.cached_property
+    def _relation_table(self) -> dict[str, RelationType]:
+        """Lower-cased relation name or alias -> the first relation type declaring it (every
+        relation item of every answer is looked up; not a field: equality, hashing and
+        ``dataclasses.asdict`` do not see it)."""
+        table: dict[str, RelationType] = {}
         for r in self.relation_types:
-            if r.name.lower() == key or key in (a.lower() for a in r.aliases):
-                return r
-        return None
+            for label in (r.name, *r.aliases):
+                table.setdefault(label.lower(), r)
+        return table
 
     def nary_relation_type(self, name: str) -> NaryRelationType | None:
         return next((t for t in self.nary_relation_types if t.name == name), None)

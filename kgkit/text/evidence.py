@@ -175,6 +175,8 @@ def locate_mention(name: str, text: str, aliases: tuple[str, ...] | list[str] = 
     "Acme Corp." is one span, not "Acme" plus a stray suffix. Offsets are into ``text``:
     pass the document text for document offsets.
     """
+    if text == name and name and not aliases and name.isascii() and "`" not in name and " ".join(name.split()) == name:
+        return [(0, len(name))]  # the quote is the name as written (an entity's usual evidence): what the rest finds
     surfaces = sorted({s.strip() for s in (name, *aliases) if s and s.strip()}, key=lambda s: (-len(s), s))
     if not surfaces or not text:
         return []

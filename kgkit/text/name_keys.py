@@ -5,6 +5,7 @@ must not depend on the merge, so the key lives here on its own.
 """
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -29,6 +30,12 @@ _ABBREV_DOT = re.compile(r"(?<=[^\W\d_])\.")  # "Inc." / "L.L.C." lose their dot
 _NON_WORD = re.compile(r"[^\w]|_")
 
 
+# The three pure functions below are cached: a document's names recur in every stage of the
+# merge, in every relation end and every view, and across the documents of a corpus run.
+_MEMO = 1 << 16
+
+
+@functools.lru_cache(maxsize=_MEMO)
 def squash(name: str) -> str:
     """Level 0: NFKC and collapsed whitespace -- differences nobody would call a spelling."""
     return _WS.sub(" ", unicodedata.normalize("NFKC", name)).strip()
@@ -76,6 +83,7 @@ _TRADE_NAME = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=_MEMO)
 def split_trade_name(name: str) -> tuple[str, str | None]:
     """``"Solutions Media, Inc., dba SpinRecords.com"`` -> ``("Solutions Media, Inc.", "SpinRecords.com")``.
 
@@ -89,6 +97,7 @@ def split_trade_name(name: str) -> tuple[str, str | None]:
     return m.group("name").rstrip(" ,"), m.group("alias").strip()
 
 
+@functools.lru_cache(maxsize=_MEMO)
 def canonical_key(name: str, *, legal_suffixes: bool = True) -> str:
     """The comparison key of a name: equal keys (within a type) mean the same entity.
 

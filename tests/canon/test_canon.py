@@ -711,3 +711,32 @@ def test_fuzzy_resolution_finds_what_screening_every_name_finds():
                 assert found == screened(name, types), (name, type_)
                 fuzzy += bool(found)
     assert fuzzy > 20  # the probes did reach names by similarity
+
+
+# --- the shortcuts the merge takes must answer as the full rules do ---------------------
+
+_TITLE_WORDS = ["President", "Vice President", "Gov.", "Texas Gov.", "Mr.", "Dr.", "the", "Former", "Sir",
+                "(President", "Chicago Mayor", "Secretary", "engineer.", "King", "Superior Court Judge"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_TITLE_WORDS), max_size=5),
+       st.lists(st.sampled_from([" ", "  ", "\n", "\t", "\u00a0", "", ", "]), min_size=5, max_size=5))
+def test_a_title_is_found_before_a_name_exactly_where_the_title_rule_finds_one(words, gaps):
+    import kgkit.canon.names as names
+
+    text = "".join(w + g for w, g in zip(words, gaps)) + "John Smith joined."
+    start = text.index("John Smith")
+    mention = Mention(name="John Smith", type="Person", span=(start, start + len("John Smith")))
+    m = names._TITLE_BEFORE.search(text, max(0, start - 60), start)  # the rule alone, without the shortcut
+    assert names.titled_names(mention, text) == ([names.squash(f"{m.group(1)} John Smith")] if m else [])
+
+
+def test_a_type_label_names_the_first_declared_type_that_has_it_even_when_the_domain_changes():
+    first = Domain(name="d", entity_types=(EntityType(name="Person", aliases=("PER",)),
+                                           EntityType(name="Org", aliases=("per",))))
+    assert entity_type_name(first, " per ") == "Person"
+    assert entity_type_name(first, "ORG") == "Org"
+    assert entity_type_name(first, "Place") is None
+    other = Domain(name="d", entity_types=(EntityType(name="Org", aliases=("per",)),))
+    assert entity_type_name(other, "per") == "Org"  # a table of its own, not the first domain's

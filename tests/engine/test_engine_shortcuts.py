@@ -148,6 +148,26 @@ def test_bound_answer_measures_the_whole_answer_once_and_cuts_as_item_by_item(mo
     assert cut > 50 and whole > 20  # both ways were taken
 
 
+def test_an_answer_is_taken_whole_from_orjson_s_bound_only_where_its_exact_size_allows_it():
+    from kgkit.engine.limits import _SIZE, _roomy
+
+    rng = random.Random(11)
+    texts = ["Acme", "é" * 7, "a\nb\u0001\"q\"", "\u2028", "x" * 40, "日本"]
+    numbers = [0.5, 1e-05, 1e16, -1e300, 5e-324, float("nan"), float("-inf"), 2**40, True, None]
+    for _ in range(800):
+        def value(depth=0):
+            kind = rng.random()
+            if depth < 3 and kind < 0.3:
+                return {rng.choice(texts): value(depth + 1) for _ in range(rng.randint(0, 4))}
+            if depth < 3 and kind < 0.5:
+                return [value(depth + 1) for _ in range(rng.randint(0, 4))]
+            return rng.choice(texts) if kind < 0.75 else rng.choice(numbers)
+        data = {"entities": [value() for _ in range(rng.randint(0, 6))]}
+        exact = len(_SIZE.encode(data))
+        for bound in (exact - 1, exact, exact + rng.randint(0, 3 * exact), 3 * exact + 400):
+            assert _roomy(data, bound) == (exact <= bound), (data, bound)
+
+
 def test_an_item_problem_is_found_and_worded_as_by_the_walk_of_every_path():
     """_problem passes a short text or a finite number without a call; what it finds, and
     the path it names, are those of the walk that visits every value with its path."""

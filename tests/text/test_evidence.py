@@ -124,3 +124,21 @@ def test_locate_nothing():
     assert locate_mention("", "text") == []
     assert locate_mention("Globex", "Acme only") == []
     assert locate_mention("a.b", "axb a.b") == [(4, 7)]  # regex characters are literal
+
+
+def test_a_name_looked_for_in_its_own_text_is_found_as_the_plain_search_finds_it():
+    import random
+
+    from kgkit.text import evidence as ev
+
+    rng = random.Random(3)
+    taken = 0
+    for _ in range(20000):
+        name = "".join(rng.choice("aA b`'\"-.\t\n  Z9_") for _ in range(rng.randint(0, 6)))
+        surface = name.strip()
+        if not surface or ev._ODD_SPACE.search(name):
+            continue  # the plain search does not read these
+        taken += 1
+        assert ev.locate_mention(name, name) == ev._plain_spans(" ".join(surface.translate(ev._QUOTES).split()).lower(),
+                                                                name)
+    assert taken > 3000

@@ -60,7 +60,7 @@ from urllib.parse import urlsplit
 from kgkit.backends import direct, local
 from kgkit.backends.base import (PassRequest, PassResult, Remembered, Usage, cached_tokens, pass_validator,
                                  surely_conforms)
-from kgkit.backends.budget import answer_items, answer_tokens, decoding_schema
+from kgkit.backends.budget import answer_items, answer_tokens, decoding_schema, grammar_safe
 from kgkit.backends.deadline import DeadlineExceeded, run_within
 from kgkit.backends.failures import REFUSAL_STATUS, Failure, classify
 from kgkit.backends.pace import estimate_tokens, pace_for
@@ -456,7 +456,7 @@ class LLMBackend:
             return "json_object", {"type": "json_object"}
         if self._format == "json_object" and self._schema_format and self.settings.api_base \
                 and (self.settings.model or "").startswith(direct.PREFIX):
-            bounded = decoding_schema(schema, items, request) if items else dict(schema)
+            bounded = decoding_schema(schema, items, request) if items else grammar_safe(schema)
             return "json_object_schema", {"type": "json_object", "schema": bounded}
         if self._format == "json_object":
             return "json_object", {"type": "json_object"}

@@ -97,6 +97,24 @@ def test_a_runaway_is_cut_while_it_streams_and_what_it_made_is_kept(model):
     assert salvage(completion.text) == {"entities": [{"name": "Acme", "type": "Org"}]}
 
 
+def test_a_schema_with_string_caps_constrains_decoding_without_crashing_llama_cpp(model):
+    """llama.cpp's converter makes a rule per character of a maxLength: the grammar of a 4,000-character
+    cap crashed it. The grammar is built without the caps; the answer is still held to the JSON shape."""
+    local = LocalModel(f"local/{model}")
+    schema = {"type": "object", "required": ["answer", "ids"], "additionalProperties": False,
+              "properties": {"answer": {"type": "string", "minLength": 1, "maxLength": 4000},
+                             "ids": {"type": "array", "maxItems": 3, "items": {"type": "string", "maxLength": 64}}}}
+    messages = [{"role": "user", "content": 'Answer in JSON: {"answer": "...", "ids": ["e1"]}. '
+                                            "Which city is Acme Corp in? Evidence e1: Acme Corp is in Paris."}]
+
+    completion, output_format = local.complete(messages, temperature=0.0, max_tokens=60, schema=schema, seed=0)
+
+    assert output_format == "json_object_schema"
+    if completion.finish_reason == "stop":  # a short answer closes; one cut at 60 tokens still began on the shape
+        assert set(json.loads(completion.text)) == {"answer", "ids"}
+    assert re.match(r'\s*\{\s*"answer"\s*:', completion.text), completion.text
+
+
 def test_one_skill_rollout_samples_differ_by_seed_and_both_parse(model):
     text = "Jane Doe, who works for Acme Corp, met John Smith of Initech in Berlin."
     chunk = Chunk(id="c0", doc_id="d0", index=0, text=text, start=0, end=len(text))

@@ -8,7 +8,10 @@ relation pass fewer. :func:`answer_tokens` sizes each pass's ``max_tokens`` that
 by ``limits.items_per_answer`` and with ``llm.max_tokens`` as the ceiling, and
 :func:`decoding_schema` gives the pass's schema a ``maxItems`` of the same bound, so a decoder
 constrained by the schema (llama.cpp's grammar) cannot list more, and narrows the core passes'
-type, relation and end names to the ones the engine keeps.
+type, relation and end names to the ones the engine keeps. :func:`grammar_safe` is the form of a
+schema a grammar is built from: without the keywords llama.cpp's converter expands into rules
+that grow with their number (a ``maxLength`` of 4,000 is 4,000 nested rules, which crashes it);
+the answer is still validated against the whole schema in Python.
 """
 from __future__ import annotations
 
@@ -49,9 +52,47 @@ def decoding_schema(schema: Mapping[str, Any], items: int, request: PassRequest 
     out = dict(schema)
     properties = schema.get("properties")
     if not isinstance(properties, Mapping):
-        return out
+        return grammar_safe(out)
     choices = _choices(request) if request is not None else {}
     out["properties"] = {name: _bounded(sub, items, choices) for name, sub in properties.items()}
+    return grammar_safe(out)
+
+
+# Keywords a grammar is not built from. String lengths and counts of properties become one rule
+# per unit in llama.cpp's converter (a grammar that grows with the bound, and crashes llama.cpp's
+# sampler when it is in the thousands); patterns and formats it translates partially or not at
+# all. Each is checked in Python on the answer instead (the pass's full schema).
+GRAMMAR_DROPPED = frozenset({"maxLength", "pattern", "format", "maxProperties", "minProperties", "multipleOf",
+                             "uniqueItems", "contentEncoding", "contentMediaType"})
+_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SUBSCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties")
+_SUBSCHEMAS = ("items", "additionalProperties", "not", "contains")
+
+
+def grammar_safe(schema: Any) -> Any:
+    """``schema`` as a grammar may be built from it: :data:`GRAMMAR_DROPPED` removed at every level,
+    a ``minLength`` above 1 lowered to 1, and list bounds above :data:`GRAMMAR_ITEMS` left out. The
+    constrained answer may then break only what was dropped, which the validation of the answer
+    against the original schema reports (and the re-ask corrects) as for any answer."""
+    if isinstance(schema, list):
+        return [grammar_safe(s) for s in schema]
+    if not isinstance(schema, Mapping):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in GRAMMAR_DROPPED:
+            continue
+        if key == "minLength" and isinstance(value, int) and value > 1:
+            value = 1
+        elif key in ("maxItems", "minItems") and isinstance(value, int) and value > GRAMMAR_ITEMS:
+            continue
+        elif key in _SUBSCHEMA_LISTS and isinstance(value, list):
+            value = [grammar_safe(s) for s in value]
+        elif key in _SUBSCHEMA_MAPS and isinstance(value, Mapping):
+            value = {name: grammar_safe(s) for name, s in value.items()}
+        elif key in _SUBSCHEMAS:
+            value = grammar_safe(value)
+        out[key] = value
     return out
 
 

@@ -57,7 +57,7 @@ from urllib.parse import urlsplit
 
 from kgkit.backends import direct, local
 from kgkit.backends.base import PassRequest, PassResult, Remembered, Usage
-from kgkit.backends.budget import answer_items, answer_tokens, decoding_schema
+from kgkit.backends.budget import answer_items, answer_tokens, decoding_schema, grammar_safe
 from kgkit.backends.clients import (Errors, Sender, direct_sender, key_variable, litellm_sender, load_litellm,
                                     pick_client)
 from kgkit.backends.deadline import DeadlineExceeded
@@ -412,7 +412,7 @@ class LLMBackend:
             return "json_object", {"type": "json_object"}
         if self._format == "json_object" and self._schema_format and self.settings.api_base \
                 and (self.settings.model or "").startswith(direct.PREFIX):
-            bounded = decoding_schema(schema, items, request) if items else dict(schema)
+            bounded = decoding_schema(schema, items, request) if items else grammar_safe(schema)
             return "json_object_schema", {"type": "json_object", "schema": bounded}
         if self._format == "json_object":
             return "json_object", {"type": "json_object"}

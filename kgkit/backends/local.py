@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kgkit.backends.budget import grammar_safe
 from kgkit.backends.gguf import ModelFile, inspect, sha256_of
 from kgkit.backends.runaway import RunawayWatch
 from kgkit.errors import ProviderConfigError, ProviderError
@@ -194,8 +195,9 @@ class LocalModel:
 
         if schema is None:
             return None, "plain"
-        try:
-            return LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False), "json_object_schema"
+        try:  # never the raw schema: keywords such as maxLength grow the grammar until llama.cpp crashes
+            return LlamaGrammar.from_json_schema(json.dumps(grammar_safe(schema)), verbose=False), \
+                "json_object_schema"
         except Exception:  # noqa: BLE001 - the converter raises assorted types for keywords it lacks
             return LlamaGrammar.from_string(JSON_GBNF, verbose=False), "json_object"
 

@@ -79,6 +79,30 @@ def test_without_llama_cpp_the_error_names_the_extra(doc, cli_home, monkeypatch)
     assert_refused(extract_with("local/m.gguf", doc), "llama-cpp-python", "kgkit[local]")
 
 
+class _Tokens:
+    """llama.cpp's tokenizer as far as the context-window check uses it: a token per 4 bytes."""
+
+    def tokenize(self, data: bytes, add_bos: bool = False, special: bool = False) -> list[int]:
+        return [0] * (len(data) // 4 + 1)
+
+
+@pytest.mark.parametrize("out", ["out", "out/deeper/run"])
+def test_a_prompt_over_the_context_window_leaves_no_run_folder(cli_home, monkeypatch, out):
+    (cli_home / "long.txt").write_text("Acme Corp hired Jane Doe in Paris. " * 300)
+    (cli_home / "kgkit.yaml").write_text("llm:\n  context_window: 2048\n  max_tokens: 256\n"
+                                         "chunking:\n  size: 6000\n  overlap: 0\n")
+    write_gguf(cli_home / "m.gguf", context=4096)
+    monkeypatch.setitem(sys.modules, "llama_cpp", type(sys)("llama_cpp"))  # present; never asked to generate
+    monkeypatch.setattr(LocalModel, "llama", lambda self: _Tokens())
+
+    result = kgkit("extract", "--model", "local/m.gguf", "--out", out, "--no-cache", "long.txt")
+
+    assert result.exit_code == 2, result.output
+    assert "context window of 2048 tokens" in result.output and "set chunking.size to" in result.output
+    assert "Traceback" not in result.output
+    assert not (cli_home / "out").exists(), sorted(str(p) for p in (cli_home / "out").rglob("*"))
+
+
 def test_the_header_gives_the_context_length_and_a_window_beyond_it_is_refused(tmp_path, monkeypatch):
     path = write_gguf(tmp_path / "m.gguf", context=512)
     model = inspect(path)

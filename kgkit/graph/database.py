@@ -236,6 +236,10 @@ class PostgresDatabase(Database):
             detail = scrub_url((str(exc).strip().splitlines() or [type(exc).__name__])[0], url)
             raise InputError(f"cannot connect to the graph store {mask_url(url)}: {detail}") from None
         self.conn.execute("SELECT set_config('app.tenant', %s, false)", (tenant,))
+        # psycopg prepares a statement run five times; PostgreSQL may then plan it once for
+        # every later run. A document's add fills its tables as it goes, so a plan made while
+        # they were near empty (a sequential scan) stays for 66,000 rows: plan each run afresh.
+        self.conn.execute("SET plan_cache_mode = force_custom_plan")
         self.location = mask_url(url).split("@")[-1]  # never show a password
 
     def _sql(self, sql: str) -> str:

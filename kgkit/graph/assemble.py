@@ -32,6 +32,15 @@ def _substitute(value: Any, canon: Callable[[str], str]) -> Any:
     return value
 
 
+def item_nodes(body: dict[str, Any]) -> list[str]:
+    """The document node ids a stored item's body names: its ends, its roles' or arguments' fillers."""
+    out = [body[k] for k in ("head", "tail") if isinstance(body.get(k), str)]
+    for fillers in (body.get("roles"), body.get("arguments")):
+        for value in (fillers or {}).values():
+            out += _node_ids(value)
+    return out
+
+
 def _node_ids(value: Any) -> list[str]:
     if isinstance(value, list):
         return [n for v in value for n in _node_ids(v)]

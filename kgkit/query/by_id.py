@@ -45,7 +45,7 @@ def _ids(r: Reader, rows: list[tuple], canon_map: dict[str, str] | None = None) 
     groups; ``canon_map``: node -> entity when already read)."""
     parsed = [(d, v, i, kind, json.loads(body)) for d, v, i, kind, body in rows]
     if canon_map is None:
-        canon_map = r.entity_of({n for *_, body in parsed for n in _nodes(body)})
+        canon_map = r.entity_of({n for *_, body in parsed for n in assemble.item_nodes(body)})
 
     def canon(node: str) -> str:
         return canon_map.get(node, node)
@@ -146,10 +146,3 @@ def node_items(r: Reader, entity: str) -> dict[str, list[Key]]:
         out.setdefault(item, []).append(key)
     return out
 
-
-def _nodes(body: dict[str, Any]) -> list[str]:
-    out = [body[k] for k in ("head", "tail") if isinstance(body.get(k), str)]
-    for fillers in (body.get("roles"), body.get("arguments")):
-        for value in (fillers or {}).values():
-            out += assemble._node_ids(value)
-    return out

@@ -301,7 +301,7 @@ class Reader:
         stored = list(stored)
         bodies = {(d, v, i): json.loads(b) for d, v, i, b in
                   self.keyed("t.doc, t.view, t.item, t.body", "items", {s.key for s in stored})}
-        canon_map = self.entity_of({n for b in bodies.values() for n in _body_nodes(b)})
+        canon_map = self.entity_of({n for b in bodies.values() for n in assemble.item_nodes(b)})
         canon = lambda n: canon_map.get(n, n)  # noqa: E731
         return {s.key: assemble._item(s.kind, bodies[s.key], canon)["id"] for s in stored if s.key in bodies}
 
@@ -313,7 +313,7 @@ class Reader:
             return []
         keys = {s.key for s in stored}
         bodies = {(d, v, i): json.loads(b) for d, v, i, b in self.keyed("t.doc, t.view, t.item, t.body", "items", keys)}
-        nodes = {n for b in bodies.values() for n in _body_nodes(b)}
+        nodes = {n for b in bodies.values() for n in assemble.item_nodes(b)}
         canon_map = self.entity_of(nodes)
         canon = lambda n: canon_map.get(n, n)  # noqa: E731
         evidence = self.evidence(keys)
@@ -398,13 +398,6 @@ class Reader:
                         found.append(ev)
         return out
 
-
-def _body_nodes(body: dict[str, Any]) -> list[str]:
-    out = [body[k] for k in ("head", "tail") if isinstance(body.get(k), str)]
-    for roles in (body.get("roles"), body.get("arguments")):
-        for value in (roles or {}).values():
-            out += assemble._node_ids(value)
-    return out
 
 
 def _item_filters(relations: Iterable[str] | None, min_confidence: float | None) -> tuple[str, list]:

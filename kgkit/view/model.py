@@ -203,18 +203,10 @@ def _place_items(items: list[Item], nodes: list[Item]) -> None:
 def entity_of(store, queue: list[Item]) -> Callable[[str], str]:
     """Document node id -> the entity id the snapshot shows it as, for the nodes of the queue's
     held items (which the snapshot leaves out and which still point at their document's nodes)."""
-    nodes = {n for e in queue if e["kind"] == "held" for n in _item_nodes(e["item"])}
+    nodes = {n for e in queue if e["kind"] == "held" for n in assemble.item_nodes(e["item"])}
     mapping = store.entities_of(nodes) if nodes else {}
     return lambda n: mapping.get(n, n)
 
-
-def _item_nodes(body: dict[str, Any]) -> list[str]:
-    """The document node ids a stored item's body names (its ends, roles or arguments)."""
-    out = [body[k] for k in ("head", "tail") if isinstance(body.get(k), str)]
-    for fillers in (body.get("roles"), body.get("arguments")):
-        for value in (fillers or {}).values():
-            out += assemble._node_ids(value)
-    return out
 
 
 #: Reads of a store that a writer keeps changing before one whole picture is had.

@@ -80,6 +80,26 @@ def start_child(world, out: Path, tmp: Path) -> subprocess.Popen:
                             stdout=(tmp / "stdout.txt").open("wb"), stderr=(tmp / "stderr.txt").open("wb"))
 
 
+def interrupt(world, switch: KillSwitch, tmp: Path, signum: int, delay: float = 0.0) -> tuple[Path, int | None]:
+    """Start the child on the stub answering through ``switch``; once its trap is reached
+    (and ``delay`` seconds more), send ``signum``. -> (the run root, the child's exit code)."""
+    stub = world["stub"]
+    stub.requests.clear()
+    stub.responder = switch
+    out = tmp / "out"
+    child = start_child(world, out, tmp)
+    try:
+        assert switch.reached.wait(60), (tmp / "stderr.txt").read_text()
+        if delay:
+            time.sleep(delay)
+        child.send_signal(signum)
+        return out, child.wait(30)
+    finally:
+        switch.released.set()
+        if child.poll() is None:
+            child.kill()
+
+
 def leftovers(run_root: Path) -> tuple[list[str], list[str]]:
     """(temp files, files that are not complete JSON) under the run root."""
     temps, broken = [], []
@@ -106,21 +126,8 @@ def test_killed_at_a_random_point_then_resumed_matches_an_uninterrupted_run(worl
     hold = seed % 2 == 0  # even seeds: kill with a request in flight; odd: a few ms after one arrived
     switch = KillSwitch(world["model"], at=rng.randrange(1, CLEAN_REQUESTS), hold=hold)
     stub = world["stub"]
-    stub.requests.clear()
-    stub.responder = switch
-    out = tmp_path / "out"
-
-    child = start_child(world, out, tmp_path)
-    try:
-        assert switch.reached.wait(60), (tmp_path / "stderr.txt").read_text()
-        if not hold:
-            time.sleep(rng.uniform(0, 0.08))
-        child.send_signal(signal.SIGKILL)
-        assert child.wait(30) == -signal.SIGKILL, (tmp_path / "stderr.txt").read_text()
-    finally:
-        switch.released.set()
-        if child.poll() is None:
-            child.kill()
+    out, code = interrupt(world, switch, tmp_path, signal.SIGKILL, delay=0.0 if hold else rng.uniform(0, 0.08))
+    assert code == -signal.SIGKILL, (tmp_path / "stderr.txt").read_text()
     crashed = len(stub.requests)
 
     temps, broken = leftovers(out)
@@ -162,19 +169,7 @@ def test_ctrl_c_or_sigterm_stops_with_exit_130_and_says_how_to_resume(world, tmp
     monkeypatch.setenv(KEY_ENV, FAKE_KEY)
     switch = KillSwitch(world["model"], at=14, hold=True)
     stub = world["stub"]
-    stub.requests.clear()
-    stub.responder = switch
-    out = tmp_path / "out"
-
-    child = start_child(world, out, tmp_path)
-    try:
-        assert switch.reached.wait(60), (tmp_path / "stderr.txt").read_text()
-        child.send_signal(signum)
-        code = child.wait(30)
-    finally:
-        switch.released.set()
-        if child.poll() is None:
-            child.kill()
+    out, code = interrupt(world, switch, tmp_path, signum)
 
     stderr = (tmp_path / "stderr.txt").read_text()
     assert code == 130, stderr

@@ -83,7 +83,11 @@ class BatchClient:
     def __init__(self, backend: LLMBackend):
         self.backend = backend
         self.settings = backend.settings
-        self.wire = wire_of(self.settings.model)
+        if self.settings.model is None:
+            raise ConfigError("--batch needs a model (llm.model or --model)",
+                              hint="batches go to openai/... and anthropic/... models")
+        self.model: str = self.settings.model
+        self.wire = wire_of(self.model)
 
     # -- lines --------------------------------------------------------------------------
     def line(self, custom_id: str, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -126,11 +130,11 @@ class BatchClient:
 
         config = AnthropicBatchesConfig()
         where = self._where()
-        headers = config.validate_environment(headers={}, model=self.settings.model, messages=[], optional_params={},
+        headers = config.validate_environment(headers={}, model=self.model, messages=[], optional_params={},
                                               litellm_params={}, api_key=where.get("api_key"),
                                               api_base=where.get("api_base"))
-        url = config.get_complete_batch_url(api_base=where.get("api_base"), api_key=None, model=self.settings.model,
-                                            optional_params={}, litellm_params={}, data={})  # type: ignore[arg-type]
+        url = config.get_complete_batch_url(api_base=where.get("api_base"), api_key=None, model=self.model,
+                                            optional_params={}, litellm_params={}, data={})
         response = httpx.post(url, json={"requests": lines}, headers=headers, timeout=self.settings.timeout)
         response.raise_for_status()
         return response.json()["id"]
@@ -185,7 +189,7 @@ class BatchClient:
             error = ((result.get("error") or {}).get("error") or {})
             status = {"invalid_request_error": 400, "authentication_error": 401, "permission_error": 403,
                       "not_found_error": 404, "request_too_large": 413, "rate_limit_error": 429,
-                      "overloaded_error": 529}.get(error.get("type"), 500) if kind == "errored" else 0
+                      "overloaded_error": 529}.get(str(error.get("type")), 500) if kind == "errored" else 0
             return LineResult(status=status, error=str(error.get("message") or f"the line {kind}"))
         import httpx
         from litellm import AnthropicConfig, ModelResponse
@@ -207,7 +211,7 @@ class BatchClient:
         try:
             usage = litellm.Usage(prompt_tokens=tokens_in, completion_tokens=tokens_out,
                                   total_tokens=tokens_in + tokens_out)
-            prompt, completion = batch_cost_calculator(usage, self.settings.model)
+            prompt, completion = batch_cost_calculator(usage, self.model)
             cost = float(prompt + completion) if self.price_basis else None
         except Exception:  # noqa: BLE001 - litellm raises assorted types for "not in the price table"
             cost = None
@@ -252,9 +256,9 @@ class _ProviderErrors:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind, exc, tb) -> bool:
+    def __exit__(self, kind, exc, tb) -> None:
         if exc is None or isinstance(exc, (KeyboardInterrupt, SystemExit, ConfigError, ProviderError)):
-            return False
+            return None
         response = getattr(exc, "response", None)
         status = getattr(exc, "status_code", None) or getattr(response, "status_code", None)
         detail = (self.client.backend.scrub(str(getattr(exc, "message", None) or exc)).splitlines() or [""])[0][:300]

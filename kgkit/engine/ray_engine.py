@@ -33,10 +33,15 @@ import signal
 import socket
 import threading
 from collections import deque
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from kgkit.engine.corpus import CorpusInput
 from kgkit.errors import EXIT_PROVIDER, ConfigError, InputError, KgkitError
+
+if TYPE_CHECKING:  # names for annotations only: kgkit.engine.run imports this module when it runs
+    from kgkit.backends.base import Backend
+    from kgkit.engine.document import BackendFactory, Progress, RunResult
+    from kgkit.engine.run import DocumentJob
 
 LOCAL_WORKERS = 2  # a local cluster's CPUs when ray.workers is not set: the local engine's two documents at once
 OBJECT_STORE_BYTES = 100 * 1024 * 1024  # a local cluster's object store: results only, a document's at a time
@@ -179,7 +184,7 @@ def stage_queue(ray):
 
 def relay(queue, progress: Progress | None) -> None:
     """Pass the stage events waiting in ``queue`` to ``progress``, in the order they came."""
-    if queue is None:
+    if queue is None or progress is None:  # the queue is made only for a run that reports progress
         return
     waiting = queue.qsize()
     for event in queue.get_nowait_batch(waiting) if waiting else ():

@@ -94,7 +94,8 @@ def refresh(store) -> None:
     dirty = store._q("SELECT what, a, b, c FROM qx_dirty WHERE tenant = ?")
     if not dirty:
         return
-    by: dict[str, set[tuple]] = {"item": set(), "evidence": set(), "entity": set(), "node": set(), "decision": set()}
+    # entity and node rows are ids; item, evidence and decision rows are key tuples
+    by: dict[str, set[Any]] = {"item": set(), "evidence": set(), "entity": set(), "node": set(), "decision": set()}
     for what, a, b, c in dirty:
         by[what].add((a, b, c) if what in ("item", "evidence") else (a, b) if what == "decision" else a)
     entities = set(by["entity"])

@@ -92,7 +92,8 @@ class Query:
         return min(info, key=lambda e: (-best[e][0], -info[e]["degree"], e))
 
     def _seeds(self, reader: Reader, refs: list[str], answer_of) -> tuple[list[str], Answer | None]:
-        seeds, missing = [], []
+        seeds: list[str] = []
+        missing: list[str] = []
         for ref in refs:
             s = self._seed(reader, ref)
             (seeds if s else missing).append(s or ref)
@@ -134,12 +135,13 @@ class Query:
         lim = self._limits(hops, fanout, limit, min_confidence, relations, types)
         with self._reading() as r:
             self._vocabulary(r, relations, types)
-            ends = [self._seed(r, a), self._seed(r, b)]
-            if None in ends:
+            start, end = self._seed(r, a), self._seed(r, b)
+            if start is None or end is None:
                 answer = Answer("path", r.tenant, r.version, {"from": a, "to": b}, lim.as_dict())
-                answer.note = "not in the graph: " + ", ".join(repr(x) for x, e in zip((a, b), ends) if e is None)
+                answer.note = "not in the graph: " + ", ".join(
+                    repr(x) for x, e in zip((a, b), (start, end)) if e is None)
                 return answer
-            return self._done(r, traverse.path(r, ends[0], ends[1], lim))
+            return self._done(r, traverse.path(r, start, end, lim))
 
     # ---------------------------------------------------------------- O3
     def match(self, pattern: str, *, params: dict[str, str] | None = None, limit: int | None = None,

@@ -9,7 +9,7 @@ conditions are checked on the items' normalised intervals (kgkit/graph/index.py)
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import Any, cast
 
 from kgkit.text import timex
 from kgkit.errors import InputError
@@ -61,8 +61,8 @@ class Matcher:
             if spec.prop("name") is not None:
                 key = canonical_key(spec.prop("name"), legal_suffixes=self.r.store.legal_suffixes)
                 allowed = {e for (e,) in self.r.store._q("SELECT entity FROM qx_names WHERE tenant = ? AND key = ?", key)}
-            if spec.prop("id") is not None:
-                one = self.r.resolve(spec.prop("id"))
+            if (ref := spec.prop("id")) is not None:
+                one = self.r.resolve(ref)
                 allowed = ({one} if one else set()) if allowed is None else allowed & {one}
             self._named[i] = allowed
         return self._named[i]
@@ -75,9 +75,9 @@ class Matcher:
         info = self.r.entities([entity]).get(entity)
         if info is None or (spec.type and info["type"] != spec.type):
             return False
-        if spec.prop("in") is not None:
+        if (within := spec.prop("in")) is not None:
             span = interval(timex.normalise("date", info["name"]) or "")
-            lo, hi = value_interval(spec.prop("in"), spec.column)
+            lo, hi = value_interval(within, spec.column)
             return span is not None and span[0] >= lo and span[1] <= hi
         return True
 
@@ -143,8 +143,9 @@ class Matcher:
         return [(tuple(nodes), tuple(items)) for nodes, items in rows]
 
     def roles(self) -> list[tuple[tuple[str, ...], tuple[Stored, ...]]]:
-        out = []
-        for s in self.by_relation((self.p.relation,), ("hyperedge", "event")):
+        out: list[tuple[tuple[str, ...], tuple[Stored, ...]]] = []
+        # called only for a pattern that names its relation (match() below)
+        for s in self.by_relation((cast(str, self.p.relation),), ("hyperedge", "event")):
             by_role: dict[str, list[str]] = {}
             for role, entity in s.fillers:
                 by_role.setdefault(role, []).append(entity)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, cast
 
 from kgkit.errors import InputError, did_you_mean
 from kgkit.graph import assemble
@@ -112,10 +112,10 @@ class Reader:
             self._entities[entity] = {"id": entity, "type": etype, "name": name, "aliases": json.loads(aliases),
                                       "documents": None, "degree": degree}
         if documents:
-            lacking = [e for e in set(ids) if self._entities.get(e) and self._entities[e]["documents"] is None]
+            lacking = [e for e in set(ids) if (row := self._entities.get(e)) and row["documents"] is None]
             for entity, docs in self.documents_of(lacking).items():
-                self._entities[entity]["documents"] = docs
-        return {e: self._entities[e] for e in ids if self._entities.get(e)}
+                cast(dict, self._entities[entity])["documents"] = docs
+        return {e: row for e in ids if (row := self._entities.get(e))}
 
     def documents_of(self, entities: Iterable[str]) -> dict[str, list[str]]:
         """entity -> d_ ids of the first ``documents_cap`` documents naming it (by name), each
@@ -245,7 +245,9 @@ class Reader:
             head[(d, v, i)] = (kind, relation, confidence)
             if role is not None:
                 fills.setdefault((d, v, i), {})[(role, node)] = entity
-        return [Stored(*k, *head[k], tuple(sorted((r, e) for (r, _), e in fills.get(k, {}).items()))) for k in head]
+        return [Stored(d, v, i, kind, relation, confidence,
+                       tuple(sorted((r, e) for (r, _), e in fills.get((d, v, i), {}).items())))
+                for (d, v, i), (kind, relation, confidence) in head.items()]
 
     def hood(self, entities: Iterable[str], *, relations: Iterable[str] | None = None,
              min_confidence: float | None = None, direction: str | None = None,
@@ -302,7 +304,7 @@ class Reader:
         bodies = {(d, v, i): json.loads(b) for d, v, i, b in
                   self.keyed("t.doc, t.view, t.item, t.body", "items", {s.key for s in stored})}
         canon_map = self.entity_of({n for b in bodies.values() for n in assemble.item_nodes(b)})
-        canon = lambda n: canon_map.get(n, n)  # noqa: E731
+        canon = _canonical(canon_map)
         return {s.key: assemble._item(s.kind, bodies[s.key], canon)["id"] for s in stored if s.key in bodies}
 
     def lift(self, stored: Iterable[Stored], ids: dict[tuple, str] | None = None) -> list[Item]:
@@ -315,7 +317,7 @@ class Reader:
         bodies = {(d, v, i): json.loads(b) for d, v, i, b in self.keyed("t.doc, t.view, t.item, t.body", "items", keys)}
         nodes = {n for b in bodies.values() for n in assemble.item_nodes(b)}
         canon_map = self.entity_of(nodes)
-        canon = lambda n: canon_map.get(n, n)  # noqa: E731
+        canon = _canonical(canon_map)
         evidence = self.evidence(keys)
         times: dict[tuple, dict[str, dict[str, Any]]] = {}
         for d, v, i, name, text, lo, hi in self.keyed("t.doc, t.view, t.item, t.name, t.text, t.lo, t.hi", "qx_times",
@@ -381,9 +383,9 @@ class Reader:
             nodes_of.setdefault(entity, []).append(node)
         docs: dict[str, list[str]] = {}
         for entity, nodes in nodes_of.items():  # a hub's first documents, not all its thousands
-            found = {r[0] for n in nodes for r in self.store._q(
+            stating = {r[0] for n in nodes for r in self.store._q(
                 "SELECT doc FROM doc_nodes WHERE tenant = ? AND node = ? ORDER BY doc LIMIT ?", n, per_entity)}
-            docs[entity] = sorted(found)[:per_entity]
+            docs[entity] = sorted(stating)[:per_entity]
         ids = self.doc_ids({d for ds in docs.values() for d in ds})
         out: dict[str, list[Evidence]] = {}
         for entity, chosen in sorted(docs.items()):
@@ -398,6 +400,11 @@ class Reader:
                         found.append(ev)
         return out
 
+
+
+def _canonical(canon_map: dict[str, str]) -> Callable[[str], str]:
+    """A node's entity id, the node itself where it is in no group."""
+    return lambda node: canon_map.get(node, node)
 
 
 def _item_filters(relations: Iterable[str] | None, min_confidence: float | None) -> tuple[str, list]:

@@ -65,8 +65,13 @@ def hits(reader, query: str, *, kind: str | None = None, depth: int = 100) -> li
             "SELECT t.ref, t.kind, t.type, t.doc, t.view, t.text, ts_rank_cd(t.tsv, q, 1) AS s "
             "FROM qx_text t, websearch_to_tsquery('english', ?) q WHERE t.tsv @@ q AND t.tenant = ? AND t.kind = ? "
             "ORDER BY s DESC, t.id LIMIT ?", (" or ".join(terms), reader.tenant, k, depth))
-        out += [TextHit(*r[:6], float(r[6])) for r in rows]
+        out += [_hit(r) for r in rows]
     return out
+
+
+def _hit(row: tuple) -> TextHit:
+    """A hit from a row of (ref, kind, type, doc, view, text, score, ...)."""
+    return TextHit(row[0], row[1], row[2], row[3], row[4], row[5], float(row[6]))
 
 
 def _fts5(reader, kind: str, terms: list[str], depth: int) -> list[TextHit]:
@@ -81,7 +86,7 @@ def _fts5(reader, kind: str, terms: list[str], depth: int) -> list[TextHit]:
             f"(SELECT rowid AS id, -bm25(qx_fts_{kind}) AS s FROM qx_fts_{kind} WHERE qx_fts_{kind} MATCH ? "
             f"ORDER BY bm25(qx_fts_{kind}) LIMIT ?) f JOIN qx_text t ON t.id = f.id ORDER BY f.s DESC, t.id",
             (match, limit))
-        own = [TextHit(*r[:6], float(r[6])) for r in rows if r[7] == reader.tenant]
+        own = [_hit(r) for r in rows if r[7] == reader.tenant]
         if len(own) >= depth or len(rows) < limit:
             return own[:depth]
         limit *= 4

@@ -19,6 +19,7 @@ only the items of the current frontier. Limits, all reported in the answer when 
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kgkit.errors import InputError
@@ -114,7 +115,7 @@ def _items(reader: Reader, answer: Answer, graph, pairs: list[tuple[str, str]]) 
 
 
 def _finish(reader: Reader, answer: Answer, dist: dict[str, int], graph, lim: Limits,
-            keep_first: list[str] = ()) -> None:
+            keep_first: Sequence[str] = ()) -> None:
     info = reader.entities(dist)
     order = list(dict.fromkeys([*keep_first, *sorted(dist, key=lambda n: (dist[n], -info[n]["degree"], n))]))
     order = [n for n in order if n in info]
@@ -180,6 +181,6 @@ def path(reader: Reader, a: str, b: str, lim: Limits) -> Answer:
         answer.paths = sorted(found[:lim.limit])
     on_path = {n for p in answer.paths for n in p}
     answer.nodes = [reader.node(n, hops=dist[n]) for n in sorted(on_path, key=lambda n: (dist[n], n))]
-    pairs = {tuple(sorted(pair)) for p in answer.paths for pair in zip(p, p[1:])}
+    pairs = {(min(pair), max(pair)) for p in answer.paths for pair in zip(p, p[1:])}
     _items(reader, answer, graph, list(pairs))
     return answer

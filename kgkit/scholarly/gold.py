@@ -59,7 +59,7 @@ class PaperScores:
 
 def score_paper(paper: Paper, gold: dict, into: PaperScores) -> None:
     meta = paper.metadata
-    into.title.append(bool(meta.title) and fold(str(meta.title.value)) == fold(gold["title"]))
+    into.title.append(meta.title is not None and fold(str(meta.title.value)) == fold(gold["title"]))
     into.authors.append([fold(str(a.value)) for a in meta.authors] == [fold(a) for a in gold["authors"]])
     into.sections.add([_heading(s.get("number"), s["text"]) for s in gold["sections"]],
                       [_heading(s.number, s.text) for s in paper.sections])

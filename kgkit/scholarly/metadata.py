@@ -83,6 +83,7 @@ def read_metadata(layout: LayoutDocument) -> Metadata:
                            (title_block.start, title_block.end), title_block.bbox)
         after = front[front.index(title_block) + 1:] if title_block in front else []
         _authors(meta, after)
+    page_one: list[tuple[str, int, tuple[int, int] | None, tuple[float, float, float, float]]]
     page_one = [(b.text, b.page, (b.start, b.end), b.bbox) for b in layout.blocks if b.page == 1]
     page_one += [(text, 1, None, bbox) for text, bbox in _joined(layout.furniture)]
     meta.doi = _first(page_one, _DOI, 1)

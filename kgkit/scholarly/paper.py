@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from kgkit.documents.layout.model import CAPTION, EQUATION, HEADING, PARAGRAPH, TABLE_ROW, Block, LayoutDocument
 from kgkit.scholarly.citations import Citation, find_citations
@@ -37,7 +38,7 @@ class Anchor:
         return MODALITY[self.kind]
 
     def as_dict(self) -> dict:
-        out = {"id": self.id, "kind": self.kind, "modality": self.modality, "label": self.label,
+        out: dict[str, Any] = {"id": self.id, "kind": self.kind, "modality": self.modality, "label": self.label,
                "printed_label": self.printed_label, "caption": self.caption, "page": self.page,
                "bbox": [round(v, 1) for v in self.bbox], "section": self.section, "span": list(self.span)}
         if self.rows:
@@ -185,7 +186,9 @@ def _runs_beside(blocks: list[Block], i: int) -> list[tuple[float, list[list[str
     cap = blocks[i]
     found = []
     for step in (1, -1):
-        j, rows, owned, gap = i + step, [], set(), None
+        j, gap = i + step, None
+        rows: list[list[str]] = []
+        owned: set[int] = set()
         while 0 <= j < len(blocks) and blocks[j].page == cap.page and blocks[j].kind in (TABLE_ROW, PARAGRAPH):
             b = blocks[j]
             if gap is None:  # the block next to the caption, row or not, is where the table begins

@@ -93,7 +93,7 @@ def split_entries(lines: list[Line]) -> list[tuple[str, int, int | None]]:
         if numbered:
             m = _NUMBER.match(text)
             n = int(next(g for g in m.groups() if g)) if m else None
-            if n is not None and (n == expected or (entries and n == expected + 1)):
+            if m and n is not None and (n == expected or (entries and n == expected + 1)):
                 entries.append([text[m.end():], line.page, n])
                 expected = n + 1
                 continue
@@ -242,5 +242,5 @@ def _disambiguate(refs: list[Reference]) -> None:
     for same in groups.values():
         if len(same) > 1 and all(r.year and r.year[-1].isdigit() for r in same):
             for letter, r in zip("abcdefghijklmnopqrstuvwxyz", same):
-                r.year += letter
+                r.year = f"{r.year}{letter}"
                 r.key += letter

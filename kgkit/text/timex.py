@@ -367,7 +367,7 @@ def _interval(value: str) -> Interval:
 
 def _shift(point: Point, length: Duration, sign: int) -> Point:
     """``point`` moved by ``length`` (forwards or back), keeping its precision."""
-    if length.months is None:
+    if length.months is None or length.days is None or length.seconds is None:  # an X duration has none
         raise TimexError("an interval cannot be placed with an unknown (X) duration")
     if length.months != length.months.to_integral_value():
         raise TimexError("an interval cannot be placed with a fractional number of months")

@@ -9,6 +9,8 @@ not even as references: each is written as U+FFFD. A carriage return is written 
 """
 from __future__ import annotations
 
+from typing import cast
+
 from kgkit.graph.export.escape import xml_escaper
 from kgkit.graph.export.property_graph import Link, Scalar, Vertex, property_graph, property_types
 from kgkit.graph.export.registry import ExportOptions
@@ -35,7 +37,8 @@ def _keys(domain: str, rows: list[dict[str, Scalar]]) -> dict[str, tuple[str, st
 
 def _vertex_props(v: Vertex) -> dict[str, Scalar]:
     label = v.props.get("name") if v.kind in ("entity", "document") else v.props.get("relation", v.props.get("type"))
-    return {"kind": v.kind, "label": label, **v.props}
+    # Every entity and document has a name, every item a relation or type: never None.
+    return {"kind": v.kind, "label": cast(Scalar, label), **v.props}
 
 
 def _link_props(link: Link) -> dict[str, Scalar]:
@@ -46,7 +49,7 @@ def write_graphml(snapshot: GraphSnapshot, out: StagedOutput, options: ExportOpt
     vertices, links = property_graph(snapshot, options.values)
     vprops = [_vertex_props(v) for v in vertices]
     lprops = [_link_props(link) for link in links]
-    graph_props = {"tenant": snapshot.tenant, "version": snapshot.version}
+    graph_props: dict[str, Scalar] = {"tenant": snapshot.tenant, "version": snapshot.version}
     keys = {"graph": _keys("graph", [graph_props]), "node": _keys("node", vprops), "edge": _keys("edge", lprops)}
     fh = out.open("graph.graphml")
     fh.write('<?xml version="1.0" encoding="UTF-8"?>\n'

@@ -106,7 +106,7 @@ def one_type_each(rows: list[dict[str, Scalar]]) -> None:
 def _clean(props: dict[str, Any]) -> dict[str, Scalar]:
     """Absent values (None) are left out rather than written as empty strings; structured
     values are JSON text."""
-    return {k: scalar(v) for k, v in props.items() if v is not None}
+    return {k: s for k, v in props.items() if v is not None and (s := scalar(v)) is not None}
 
 
 def _best(rows: list[Item]) -> Item:
@@ -198,7 +198,7 @@ class _Builder:
         if item is not None:
             p = self.prov.get(item["id"], {})
             bag[prefix + ".quote"].append(p.get("quote"))
-            bag[prefix + ".documents"].append(json.loads(_documents(item, self.names, {**self.none, **p})["documents"]))
+            bag[prefix + ".documents"].append(json.loads(str(_documents(item, self.names, {**self.none, **p})["documents"])))
 
     def sources(self, item: Item) -> dict[str, Scalar]:
         return _documents(item, self.names, self.prov.get(item["id"], self.none))

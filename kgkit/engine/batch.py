@@ -271,7 +271,7 @@ def extract_batch(paths: str | os.PathLike | Sequence[str | os.PathLike], option
         try:
             doc = load_document(item.path, max_bytes=cfg.input.max_bytes, layout=dom.reading != "text")
         except InputError as exc:
-            if not corpus:
+            if runs is None:  # not a corpus run: an unreadable input is the run's error
                 raise
             runs.add(skipped_row(item, exc.message))
             yield SkippedInput(str(item.path), item.folder, exc.message)
@@ -280,8 +280,9 @@ def extract_batch(paths: str | os.PathLike | Sequence[str | os.PathLike], option
         with folder.locked():
             folder.remove_temp_files()
             store = BatchStore(folder)
-            backends = tuple(BatchBackend(inner, llm, store, cfg.llm.retries, options.direct_retries)
-                             for inner, llm in backends_of_run)
+            core, upgrades = (BatchBackend(inner, llm, store, cfg.llm.retries, options.direct_retries)
+                              for inner, llm in backends_of_run)
+            backends = (core, upgrades)
             waiting = _collect(store, backends, doc.name, folder.path)
             if waiting is not None:
                 if runs is not None:
@@ -380,8 +381,8 @@ def _interrupt_held() -> Iterator[None]:
     finally:
         for signum in held:
             signal.signal(signum, previous[signum])
-    for signum in dict.fromkeys(caught):
-        signal.raise_signal(signum)
+    for number in dict.fromkeys(caught):
+        signal.raise_signal(number)
 
 
 def _waiting_row(item, waiting: BatchWaiting) -> dict[str, Any]:

@@ -33,7 +33,7 @@ import signal
 import socket
 import threading
 from collections import deque
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Generator
 
 from kgkit.engine.corpus import CorpusInput
 from kgkit.errors import EXIT_PROVIDER, ConfigError, InputError, KgkitError
@@ -69,7 +69,7 @@ def import_ray():
 
 
 def ray_outcomes(inputs: list[CorpusInput], job: DocumentJob, backend: Backend | BackendFactory | None,
-                 progress: Progress | None) -> Iterator[tuple[CorpusInput, RunResult | InputError]]:
+                 progress: Progress | None) -> Generator[tuple[CorpusInput, RunResult | InputError], None, None]:
     """``(input, its RunResult or InputError)`` in input order, the documents running as Ray
     tasks (at most ``ray.workers`` at once). Raises ConfigError before anything runs when
     Ray is missing or an input is stdin."""

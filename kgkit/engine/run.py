@@ -11,7 +11,7 @@ import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Generator, Iterator, Sequence
+from typing import Any, Callable, Generator, Iterator, Sequence, cast
 
 from kgkit.backends.base import Backend
 from kgkit.catalog.load import load_domain, load_view
@@ -74,10 +74,13 @@ def path_list(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> list[st
 def make_backends(backend: Backend | BackendFactory | None, config: Config) -> tuple[Backend, Backend]:
     """(core backend, upgrade backend): one instance for both, or one per stage from a factory."""
     if backend is not None and hasattr(backend, "run"):
-        return backend, backend
+        one = cast(Backend, backend)
+        return one, one
     if backend is None:
-        from kgkit.backends.factory import create_backend as backend
-    return backend(config, "core"), backend(config, "upgrades")
+        from kgkit.backends.factory import create_backend
+
+        return create_backend(config, "core"), create_backend(config, "upgrades")
+    return backend(config, "core"), backend(config, "upgrades")  # what has no ``run`` is a factory
 
 
 def _view_ref(entry: dict[str, Any]) -> str:
@@ -181,7 +184,7 @@ def extract_each(paths: str | os.PathLike | Sequence[str | os.PathLike], options
     with contextlib.closing(outcomes):
         for item, outcome in outcomes:
             if isinstance(outcome, InputError):
-                if not corpus:
+                if runs is None:  # not a corpus run: an unreadable input is the run's error
                     raise outcome
                 first_error = first_error or outcome
                 runs.add(skipped_row(item, outcome.message))
@@ -234,7 +237,7 @@ class DocumentJob:
 
 
 def local_outcomes(inputs: list[CorpusInput], job: DocumentJob, backends: tuple[Backend, Backend],
-                   progress: Progress | None) -> Iterator[tuple[CorpusInput, RunResult | InputError]]:
+                   progress: Progress | None) -> Generator[tuple[CorpusInput, RunResult | InputError], None, None]:
     """The local engine: the documents in this process on one pass pool, as many at once as
     keep it full (kgkit/engine/window.py)."""
     with PassPool(pass_concurrency(job.config)) as pool, contextlib.closing(

@@ -20,7 +20,7 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import os
-from typing import Callable, Iterator
+from typing import Callable, Generator, TypeVar
 
 from kgkit.engine.corpus import CorpusInput
 from kgkit.engine.pool import PassPool, ranked
@@ -41,13 +41,16 @@ def footprint(item: CorpusInput) -> int:
     return max(LEAST, size * PER_INPUT_BYTE)
 
 
-def admitted(inputs: list[CorpusInput], run_one: Callable[[CorpusInput], object],
-             pool: PassPool) -> Iterator[tuple[CorpusInput, object]]:
+Outcome = TypeVar("Outcome")
+
+
+def admitted(inputs: list[CorpusInput], run_one: Callable[[CorpusInput], Outcome],
+             pool: PassPool) -> Generator[tuple[CorpusInput, Outcome | InputError], None, None]:
     """``(input, run_one(input) or its InputError)`` in input order, documents admitted as
     the module docstring says (one at a time in a pool of one). Any other failure stops
     the pool (Ctrl-C also cancels the requests in flight, and so does a consumer that
     stops early), waits for the documents running and is raised."""
-    def attempt(rank: int, item: CorpusInput) -> object:
+    def attempt(rank: int, item: CorpusInput) -> Outcome | InputError:
         with ranked(rank):
             try:
                 return run_one(item)

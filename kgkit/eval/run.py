@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgkit.errors import InputError
+from kgkit.errors import ConfigError, InputError
 from kgkit.eval.gold import GoldDoc, load_gold, type_issues
 from kgkit.eval.metrics import CATEGORIES, DEFAULT_FUZZY_THRESHOLD, Score, score_document
 from kgkit.formats.model import Domain
@@ -122,11 +122,20 @@ def evaluate(
 
     with tempfile.TemporaryDirectory(prefix="kgkit-eval-") as tmp:
         target = Path(out_dir) if out_dir is not None else Path(tmp)
-        domain_ref = str(dom.source) if dom is not None and dom.source else (domain or "general")
-        extract([d.text_path for d in gold_docs], domain=domain_ref, views=view_names,
+        extract([d.text_path for d in gold_docs], domain=_domain_ref(domain, dom), views=view_names,
                 config=config, out_dir=target, skills=skills, backend=backend)
         _score_runs(report, gold_docs, target, dom)
     return report
+
+
+def _domain_ref(domain: str | Path | Domain | None, dom: Domain | None) -> str | Path:
+    """What the extraction loads: the domain's own file, else the name or path given."""
+    if dom is not None and dom.source:
+        return str(dom.source)
+    if isinstance(domain, Domain):
+        raise ConfigError(f"domain {domain.name!r} has no file to extract with",
+                          hint="give the domain by name or path, or load it from a file")
+    return domain or "general"
 
 
 def _unknown_types(docs: list[GoldDoc], domain: Domain) -> list[str]:

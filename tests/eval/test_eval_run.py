@@ -175,3 +175,19 @@ def test_eval_cli_scores_gold_labels_in_the_domains_terms(tmp_path):
         "Person": {"tp": 1, "fp": 0, "fn": 0, "precision": 1.0, "recall": 1.0, "f1": 1.0}}
     assert scores["relations"]["micro"]["tp"] == 1  # Work_For as works_for; Located_In is wrong
     assert json.loads(result.stdout)["gold_types_not_in_domain"] == []
+
+
+def test_a_domain_object_with_no_file_is_a_configuration_error_before_any_extraction(tmp_path):
+    """Extraction loads a domain by name or path: an in-memory domain with no file cannot be
+    handed on, and says so instead of failing inside the loader."""
+    import dataclasses
+
+    import pytest
+
+    from kgkit.catalog.load import load_domain
+    from kgkit.errors import ConfigError
+
+    loose = dataclasses.replace(load_domain("general"), source=None)
+    with pytest.raises(ConfigError, match="no file to extract with"):
+        evaluate(make_gold(tmp_path / "gold"), domain=loose, out_dir=tmp_path / "out")
+    assert not (tmp_path / "out").exists()

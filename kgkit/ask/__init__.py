@@ -91,29 +91,15 @@ def ask(store, question: str, *, domain: str | None = None, config: Config | Non
     try:
         reading = _route(question, config, record, clock, sleep)
         seeds = _seeds(query, reading, config, record, clock)
-        if reading.operation in ("more", "fewer") and len(seeds) < 2:
-            missing = [m for m in reading.mentions if not any(s.mention in m for s in seeds)]
-            if len(reading.mentions) >= 2 and missing:  # "A or B" with B not in the graph: no comparison
-                record.status, record.route.operation = "insufficient_evidence", reading.operation
-                record.note = ("a comparison needs each thing it compares in the graph; not found: "
-                               + ", ".join(repr(m) for m in missing))
-                return _done(record, clock)
-            reading.operation = None  # a comparison needs two named things ("tell me more about X" is none)
-            reading.kind = record.route.kind = route.classify(question, reading.mentions)
+        one_sided = reading.operation in ("more", "fewer") and len(seeds) < 2
+        if one_sided and _no_comparison(question, reading, seeds, record):
+            return _done(record, clock)
         record.route.operation = reading.operation
         fit = (None if reading.operation in ("more", "fewer")  # one named query answers one of them, not both
                else _fit(query, domain, question, reading, seeds, record, clock))
         rows = _retrieve(query, question, reading, seeds, fit, found, config, record, clock)
         record.evidence = found.evidence
-        if reading.mentions and not seeds:
-            record.status = "no_seed"
-            record.note = ("nothing the question names is in the graph: " + ", ".join(repr(m) for m in reading.mentions)
-                           + ("; the passages that match its words are listed as evidence" if found.evidence else ""))
-            return _done(record, clock)
-        if not found.evidence:
-            record.status = "no_seed" if not seeds else "insufficient_evidence"
-            record.note = ("nothing in the question names a node of the graph, and no passage matches it"
-                           if not seeds else "the graph holds no statement about " + ", ".join(s.mention for s in seeds))
+        if _nothing_to_answer_from(reading, seeds, found, record):
             return _done(record, clock)
         if reading.operation and (fit or seeds):
             _aggregate(query, question, reading, seeds, fit, rows, found, config, record, clock, store)
@@ -125,6 +111,37 @@ def ask(store, question: str, *, domain: str | None = None, config: Config | Non
         record.answer, record.claims, record.verified = [], [], False
         record.note = f"the deadline (ask.deadline {config.ask.deadline:g} s) ran out; the evidence found by then is kept"
     return _done(record, clock)
+
+
+def _no_comparison(question: str, reading: route.Reading, seeds: list[retrieve.Seed], record: AskRecord) -> bool:
+    """A which-has-more question with fewer than two of its things in the graph. True when
+    that settles it ("A or B" with B not in the graph: insufficient evidence); otherwise it
+    is read as a plain question ("tell me more about X" compares nothing)."""
+    missing = [m for m in reading.mentions if not any(s.mention in m for s in seeds)]
+    if len(reading.mentions) >= 2 and missing:
+        record.status, record.route.operation = "insufficient_evidence", reading.operation
+        record.note = ("a comparison needs each thing it compares in the graph; not found: "
+                       + ", ".join(repr(m) for m in missing))
+        return True
+    reading.operation = None
+    reading.kind = record.route.kind = route.classify(question, reading.mentions)
+    return False
+
+
+def _nothing_to_answer_from(reading: route.Reading, seeds: list[retrieve.Seed], found: retrieve.Found, record: AskRecord) -> bool:
+    """True (with the status and a note saying why) when the question names nothing in the
+    graph or no evidence was found: an honest "don't know" instead of an answer."""
+    if reading.mentions and not seeds:
+        record.status = "no_seed"
+        record.note = ("nothing the question names is in the graph: " + ", ".join(repr(m) for m in reading.mentions)
+                       + ("; the passages that match its words are listed as evidence" if found.evidence else ""))
+        return True
+    if not found.evidence:
+        record.status = "no_seed" if not seeds else "insufficient_evidence"
+        record.note = ("nothing in the question names a node of the graph, and no passage matches it"
+                       if not seeds else "the graph holds no statement about " + ", ".join(s.mention for s in seeds))
+        return True
+    return False
 
 
 def _done(record: AskRecord, clock: _Clock) -> AskRecord:

@@ -280,9 +280,7 @@ def extract_batch(paths: str | os.PathLike | Sequence[str | os.PathLike], option
         with folder.locked():
             folder.remove_temp_files()
             store = BatchStore(folder)
-            core, upgrades = (BatchBackend(inner, llm, store, cfg.llm.retries, options.direct_retries)
-                              for inner, llm in backends_of_run)
-            backends = (core, upgrades)
+            backends = _batch_backends(backends_of_run, store, cfg, options)
             waiting = _collect(store, backends, doc.name, folder.path)
             if waiting is not None:
                 if runs is not None:
@@ -308,6 +306,13 @@ def extract_batch(paths: str | os.PathLike | Sequence[str | os.PathLike], option
         if runs is not None:
             runs.add(run_row(item, result.manifest))
         yield result
+
+
+def _batch_backends(stages: list[tuple[Backend, Any]], store: BatchStore, cfg: Config,
+                    options: RunOptions) -> tuple[BatchBackend, BatchBackend]:
+    """The core and upgrade stages' backends for one run folder, answering from its batches."""
+    core, upgrades = (BatchBackend(inner, llm, store, cfg.llm.retries, options.direct_retries) for inner, llm in stages)
+    return core, upgrades
 
 
 def stage_backends(cfg: Config) -> list[tuple[Backend, Any]]:

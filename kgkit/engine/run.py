@@ -11,7 +11,7 @@ import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Generator, Iterator, Sequence, cast
+from typing import Any, Callable, Generator, Sequence, cast
 
 from kgkit.backends.base import Backend
 from kgkit.catalog.load import load_domain, load_view

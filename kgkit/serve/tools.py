@@ -120,6 +120,11 @@ def operator_tools(query: Query) -> list[Tool]:
         return Tool(name, description, _object(properties, required), answer,
                     lambda args: call(dict(args)).to_json())
 
+    return _walk_tools(query, lim, tool) + _read_tools(query, lim, tool)
+
+
+def _walk_tools(query: Query, lim: Limits, tool) -> list[Tool]:
+    """The operators that resolve mentions and walk the graph from them."""
     return [
         tool("find", "The nodes a mention may name: exact name key, alias, fuzzy, full text; best first.",
              {"mention": _text("A name as a document or a person would write it."),
@@ -139,6 +144,12 @@ def operator_tools(query: Query) -> list[Tool]:
              {"source": _text("A node id or name."), "target": _text("A node id or name."),
               **lim.walk(with_types=False)}, ("source", "target"),
              lambda a: query.path(a.pop("source"), a.pop("target"), **a)),
+    ]
+
+
+def _read_tools(query: Query, lim: Limits, tool) -> list[Tool]:
+    """The operators that read the graph whole: patterns, gaps, retrieval, novelty, anchors."""
+    return [
         tool("match", "Every match of a graph pattern, e.g. "
              "'Agreement -GOVERNING_LAW-> Jurisdiction{name: \"New York\"}' or "
              "'Signing(party: Party, date: Date)'; $name placeholders take params. Rows list the documents "

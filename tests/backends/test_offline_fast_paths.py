@@ -14,7 +14,7 @@ import regex
 from kgkit.guards import safe_regex
 from kgkit.text import sentences
 from kgkit.backends.offline.mentions import collapse
-from kgkit.backends.offline.relations import _head_nouns
+from kgkit.backends.offline.entity_mentions import _head_nouns
 from kgkit.text.sentences import is_heading, sentence_at, split_sentences
 
 # Every character ``\s`` matches, a few that look like spaces but are not, and text.
@@ -397,7 +397,7 @@ def test_heading_equals_the_section_number_search():
 def test_longest_mentions_equal_the_pairwise_test():
     """The bisection keeps what the pairwise test (find_mentions before it, and its way
     still where a span is empty) keeps: repeats of one span, both granularities."""
-    from kgkit.backends.offline.relations import EntityMention, _longest, _longest_pairwise
+    from kgkit.backends.offline.entity_mentions import EntityMention, _longest, _longest_pairwise
 
     rng = random.Random(14)
     repeats = 0
@@ -417,7 +417,8 @@ def test_longest_mentions_equal_the_pairwise_test():
 
 
 def test_heads_equal_the_scan_of_every_other_mention():
-    from kgkit.backends.offline.relations import EntityMention, _heads
+    from kgkit.backends.offline.entity_mentions import EntityMention
+    from kgkit.backends.offline.relations import _heads
 
     rng = random.Random(15)
     types = ["Person", "Organization", "Location"]

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from kgkit.text import evidence, phrase_match
-from kgkit.backends.offline import relations
+from kgkit.backends.offline import entity_mentions
 from kgkit.backends.offline.phrases import phrase_pattern
 
 # Letters of both cases, every kind of space, quotes and dashes a class stands for, word
@@ -98,10 +98,10 @@ def test_find_mentions_is_unchanged(monkeypatch):
         entities = [{"name": " ".join(rng.choice(words) for _ in range(rng.randint(1, 3))),
                      "type": rng.choice(["Person", "Organization", "Location"]),
                      "aliases": [rng.choice(words)] if rng.random() < 0.3 else []} for _ in range(6)]
-        cases.append((text, entities, relations.find_mentions(text, entities, types)))
-    monkeypatch.setattr(relations, "find_alternation", lambda *a: None)
+        cases.append((text, entities, entity_mentions.find_mentions(text, entities, types)))
+    monkeypatch.setattr(entity_mentions, "find_alternation", lambda *a: None)
     for text, entities, fast in cases:
-        assert relations.find_mentions(text, entities, types) == fast
+        assert entity_mentions.find_mentions(text, entities, types) == fast
     assert sum(len(fast) for *_, fast in cases) > 300
 
 

@@ -35,7 +35,8 @@ from kgkit.backends.offline.handlers import register_handler
 from kgkit.backends.offline.mentions import collapse, name_key
 from kgkit.backends.offline.phrases import phrase_pattern, trigger_spans
 from kgkit.backends.offline.names import ROLE_ALTERNATION, ROLES
-from kgkit.backends.offline.relations import FoundRelation, by_sentence, find_mentions, find_relations, rules_for
+from kgkit.backends.offline.entity_mentions import find_mentions
+from kgkit.backends.offline.relations import FoundRelation, by_sentence, find_relations, rules_for
 from kgkit.formats.model import EntityType, Patterns, RelationType
 from kgkit.skills.cues import CLAUSE_END, NEAREST, cue_ends
 

@@ -41,7 +41,8 @@ from kgkit.backends.offline.mentions import name_key
 from kgkit.backends.offline.phrases import compile_phrases, pattern_matches, trigger_spans
 from kgkit.text.literals import KINDS as LITERAL_KINDS, Literal, find_literals, normalise
 from kgkit.text.type_kinds import literal_types
-from kgkit.backends.offline.relations import EntityMention, find_mentions, find_relations
+from kgkit.backends.offline.entity_mentions import EntityMention, find_mentions
+from kgkit.backends.offline.relations import find_relations
 from kgkit.text.sentences import Sentence, split_sentences
 from kgkit.documents.types import Chunk
 from kgkit.formats.model import EntityType, Qualifier, RelationType, Role

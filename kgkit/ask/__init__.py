@@ -128,7 +128,8 @@ def _no_comparison(question: str, reading: route.Reading, seeds: list[retrieve.S
     return False
 
 
-def _nothing_to_answer_from(reading: route.Reading, seeds: list[retrieve.Seed], found: retrieve.Found, record: AskRecord) -> bool:
+def _nothing_to_answer_from(reading: route.Reading, seeds: list[retrieve.Seed], found: retrieve.Found,
+                            record: AskRecord) -> bool:
     """True (with the status and a note saying why) when the question names nothing in the
     graph or no evidence was found: an honest "don't know" instead of an answer."""
     if reading.mentions and not seeds:

@@ -311,7 +311,8 @@ def extract_batch(paths: str | os.PathLike | Sequence[str | os.PathLike], option
 def _batch_backends(stages: list[tuple[Backend, Any]], store: BatchStore, cfg: Config,
                     options: RunOptions) -> tuple[BatchBackend, BatchBackend]:
     """The core and upgrade stages' backends for one run folder, answering from its batches."""
-    core, upgrades = (BatchBackend(inner, llm, store, cfg.llm.retries, options.direct_retries) for inner, llm in stages)
+    core, upgrades = (BatchBackend(inner, llm, store, cfg.llm.retries, options.direct_retries)
+                      for inner, llm in stages)
     return core, upgrades
 
 

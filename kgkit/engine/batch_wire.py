@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from kgkit.backends.clients import load_litellm
 from kgkit.backends.llm import LLMBackend
@@ -83,10 +83,8 @@ class BatchClient:
     def __init__(self, backend: LLMBackend):
         self.backend = backend
         self.settings = backend.settings
-        if self.settings.model is None:
-            raise ConfigError("--batch needs a model (llm.model or --model)",
-                              hint="batches go to openai/... and anthropic/... models")
-        self.model: str = self.settings.model
+        # never None: stage_backends refuses a batch run without a model, and a recorded job names its model
+        self.model = cast(str, self.settings.model)
         self.wire = wire_of(self.model)
 
     # -- lines --------------------------------------------------------------------------

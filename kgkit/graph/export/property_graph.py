@@ -106,7 +106,7 @@ def one_type_each(rows: list[dict[str, Scalar]]) -> None:
 def _clean(props: dict[str, Any]) -> dict[str, Scalar]:
     """Absent values (None) are left out rather than written as empty strings; structured
     values are JSON text."""
-    return {k: s for k, v in props.items() if v is not None and (s := scalar(v)) is not None}
+    return {k: s for k, v in props.items() if (s := scalar(v)) is not None}
 
 
 def _best(rows: list[Item]) -> Item:

@@ -281,7 +281,7 @@ def told(method):
     return first
 told.done = False
 direct.OpenAICompatible.complete = told(direct.OpenAICompatible.complete)
-llm.LLMBackend._litellm_sender = told(llm.LLMBackend._litellm_sender)
+llm.litellm_sender = told(llm.litellm_sender)  # built just before its first attempt
 from kgkit.cli import run
 run()
 """

@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from kgkit.canon.merge import merge_entities
-from kgkit.canon.result import CanonResult
 from kgkit.canon.records import Mention
 from kgkit import ids
 from kgkit.backends.base import ENTITIES, RELATIONS, PassRequest
@@ -26,6 +24,9 @@ from kgkit.documents.types import Chunk, Document
 from kgkit.formats.model import Domain
 from kgkit.engine.document_node import document_resolver, mark_document_node
 from kgkit.modes.base import Locator, Skeleton, resolve_ends, validate_answer
+
+if TYPE_CHECKING:
+    from kgkit.canon.result import CanonResult
 
 REJECT_REASONS = ("unknown_head", "unknown_tail", "type_not_allowed", "unknown_relation")
 
@@ -215,6 +216,8 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_passes: Run
     the review file lists what they keep: pass 1's, the merge's, pass 2's."""
     tally = _Tally()
     mentions, unverified = _entity_pass(doc, chunks, domain, run_passes, settings, progress, tally)
+    from kgkit.canon.merge import merge_entities  # imported once pass 1 is in: the first request goes out sooner
+
     merged = merge_entities(mentions, domain, threshold=settings.fuzzy_threshold,
                                   legal_suffixes=settings.legal_suffixes, text=doc.text, block_cap=settings.block_cap)
     _review_merge(merged, tally)

@@ -102,8 +102,30 @@ def main() -> None:
             ideal = f"{args.docs * per_doc / workers:.1f}"
         ratio = "-" if ideal == "-" else f"{wall / float(ideal):.2f}"
         print(f"| {label} | {wall:.1f} | {ideal} | {ratio} | {cpu:.1f} | {one / wall:.2f} |")
+    why_not(args, rows, calls)
     if not same:
         raise SystemExit("run folders differ between engines")
+
+
+def why_not(args, rows, calls: int) -> None:
+    """Where a cluster can pay on this machine: the local engine sends from one process, bound by
+    its own CPU per call (the GIL keeps it to one core) to 1 / CPU-per-call calls a second; the
+    provider takes ``concurrency`` / latency a second; W workers can only add what neither bound
+    nor the cores the machine has free allow (load average beside the core count)."""
+    local = next(r for r in rows if r[1] is None)
+    per_call = local[3] / calls
+    sends = 1 / per_call if per_call else math.inf
+    offered = args.concurrency / args.latency if not args.offline else math.inf
+    cores, load = os.cpu_count() or 1, os.getloadavg()[0]
+    free = max(0.0, cores - load)
+    bound = min(2, max(1.0, offered / sends) if not args.offline else 2, max(1.0, 1 + free))
+    print(f"
+Where a cluster can pay: the local engine spent {per_call * 1000:.2f} ms of CPU a call, so one process "
+          f"sends at most {sends:.0f} calls a second; the provider takes {offered:.0f} a second "
+          f"(llm.concurrency {args.concurrency} / {args.latency * 1000:.0f} ms); the machine has {cores} cores at "
+          f"load {load:.1f} ({free:.1f} free). Two workers can be at most {bound:.2f}x the local engine here "
+          f"(min(2 workers, offered / one process's rate, 1 + free cores)), before Ray's own per-task costs; "
+          f"measured: {local[2] / rows[-1][2]:.2f}x.")
 
 
 if __name__ == "__main__":

@@ -78,6 +78,7 @@ _FOLLOWED = (307, 308)  # redirects that keep the method and body (301-303 would
 _sessions: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]" = weakref.WeakKeyDictionary()
 _importing = threading.Lock()  # the aiohttp import, and the TLS context, made once across pass threads
 _tls: list[Any] = []  # the verified TLS context every https request carries, once made
+_imported: list[Any] = []  # aiohttp, once its import has finished
 
 
 class StatusError(Exception):
@@ -339,24 +340,26 @@ def _close_sessions() -> None:
 
 def _aiohttp(url: str) -> Any:
     """aiohttp, imported on first use; for an ``http://`` url with no proxy in the
-    environment, without the certificate reads of its import (see the module docstring)."""
-    loaded = sys.modules.get("aiohttp")
-    if loaded is not None:
-        return loaded
+    environment, without the certificate reads of its import (see the module docstring).
+    Only a finished import is handed out: pass threads ask at once, and ``sys.modules``
+    holds aiohttp while another thread is still importing it."""
+    if _imported:
+        return _imported[0]
     with _importing:
-        if urllib.parse.urlsplit(url).scheme != "http" or urllib.request.getproxies():
-            import aiohttp
+        if not _imported:
+            if "aiohttp" in sys.modules or urllib.parse.urlsplit(url).scheme != "http" or urllib.request.getproxies():
+                import aiohttp
+            else:
+                import ssl
 
-            return aiohttp
-        import ssl
-
-        verify_paths = ssl.SSLContext.set_default_verify_paths
-        ssl.SSLContext.set_default_verify_paths = lambda self: None  # type: ignore[method-assign]
-        try:
-            import aiohttp
-        finally:
-            ssl.SSLContext.set_default_verify_paths = verify_paths  # type: ignore[method-assign]
-        return aiohttp
+                verify_paths = ssl.SSLContext.set_default_verify_paths
+                ssl.SSLContext.set_default_verify_paths = lambda self: None  # type: ignore[method-assign]
+                try:
+                    import aiohttp
+                finally:
+                    ssl.SSLContext.set_default_verify_paths = verify_paths  # type: ignore[method-assign]
+            _imported.append(aiohttp)
+    return _imported[0]
 
 
 def _tls_context() -> Any:

@@ -35,7 +35,7 @@ from support.engine_support import DOMAIN_YAML  # noqa: E402
 from kgkit.config.model import CacheConfig, Config, RayConfig  # noqa: E402
 from provider_speed import KEY_ENV, Model, config, write_corpus  # noqa: E402
 from support.stub_provider import StubProvider  # noqa: E402
-from test_engine_concurrency import run_folder  # noqa: E402
+from engine.test_engine_concurrency import run_folder  # noqa: E402
 
 VIEWS = ["binary", "nary"]
 
@@ -119,8 +119,7 @@ def why_not(args, rows, calls: int) -> None:
     cores, load = os.cpu_count() or 1, os.getloadavg()[0]
     free = max(0.0, cores - load)
     bound = min(2, max(1.0, offered / sends) if not args.offline else 2, max(1.0, 1 + free))
-    print(f"
-Where a cluster can pay: the local engine spent {per_call * 1000:.2f} ms of CPU a call, so one process "
+    print(f"\nWhere a cluster can pay: the local engine spent {per_call * 1000:.2f} ms of CPU a call, so one process "
           f"sends at most {sends:.0f} calls a second; the provider takes {offered:.0f} a second "
           f"(llm.concurrency {args.concurrency} / {args.latency * 1000:.0f} ms); the machine has {cores} cores at "
           f"load {load:.1f} ({free:.1f} free). Two workers can be at most {bound:.2f}x the local engine here "

@@ -23,10 +23,10 @@ from kgkit.config.model import CanonConfig, LimitsConfig, ReviewConfig
 from kgkit.documents.types import Chunk, Document
 from kgkit.formats.model import Domain
 from kgkit.engine.document_node import document_resolver, mark_document_node
-from kgkit.modes.base import Locator, Skeleton, resolve_ends, validate_answer
 
 if TYPE_CHECKING:
     from kgkit.canon.result import CanonResult
+    from kgkit.modes.base import Skeleton
 
 REJECT_REASONS = ("unknown_head", "unknown_tail", "type_not_allowed", "unknown_relation")
 
@@ -124,6 +124,8 @@ def mentions_from(answer: dict[str, Any], doc: Document, chunk: Chunk, settings:
     the offline backend's ``aliases``, are not read: the merge finds aliases in the text
     itself (docs/design.md, "Pass answers").
     """
+    from kgkit.modes.base import Locator  # with the first answers: start-up sends sooner
+
     locate = Locator(doc, chunk, "entities", settings.evidence_threshold, settings.confidence_threshold, review,
                      held, settings.admit_unverified, categories)
     mentions, unverified = [], []
@@ -150,6 +152,8 @@ def edges_from(answer: dict[str, Any], doc: Document, chunk: Chunk, domain: Doma
                held: dict[str, int] | None = None) -> list[dict[str, Any]]:
     """Pass-2 answer -> edges among V_doc; rejects counted by reason and kept for review,
     edges whose quote is not in the chunk held back (see :class:`Locator`)."""
+    from kgkit.modes.base import Locator, resolve_ends  # with the first answers: start-up sends sooner
+
     locate = Locator(doc, chunk, "relations", settings.evidence_threshold, settings.confidence_threshold, review,
                      held, settings.admit_unverified)
     edges = []
@@ -194,6 +198,8 @@ class _Tally:
     def checked(self, answer: dict[str, Any] | None, stage: str, schema: dict[str, Any],
                 chunk: Chunk) -> dict[str, Any] | None:
         """The answer if it has the pass's shape; else None, counted and kept for review."""
+        from kgkit.modes.base import validate_answer
+
         problem = None if answer is None else validate_answer(answer, schema)
         if problem:
             self.rejects["invalid_answer"] = self.rejects.get("invalid_answer", 0) + 1
@@ -278,6 +284,8 @@ def _skeleton(doc: Document, chunks: list[Chunk], domain: Domain, settings: Core
         return found.id if found else None
 
     resolve = document_resolver(by_name, own, settings.legal_suffixes)
+    from kgkit.modes.base import Skeleton
+
     skeleton = Skeleton(doc_id=doc.id, nodes=nodes, edges=[], resolve=resolve,
                         candidates=lambda name: [n.id for n in merged.resolve_all(name)],
                         legal_suffixes=settings.legal_suffixes)

@@ -28,7 +28,7 @@ goes where ``api_base`` does not point.
 
 aiohttp is imported when the first request is built, not with this module. At import it
 makes two TLS contexts and reads the system's certificate store into each, about a third of
-its import and of kgkit's CPU before its first request; an ``http://`` endpoint (a local
+its import, which a run pays before its first request; an ``http://`` endpoint (a local
 vLLM, Ollama or llama.cpp server, a proxy beside the run) never uses them, so for one, with no
 proxy set in the environment, aiohttp is imported with that read skipped (those two
 contexts then trust nothing: were one ever used, the connection would fail, never go

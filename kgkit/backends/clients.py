@@ -121,7 +121,7 @@ def direct_sender(s: LLMConfig, client: direct.OpenAICompatible, fallback_key: C
         cost = client.cost(usage) if usage["tokens_in"] or usage["tokens_out"] else None
         return answer.text, answer.finish_reason, Usage(cost=cost, **usage)
 
-    return send, direct.errors()
+    return send, client.errors()
 
 
 def litellm_usage(litellm: Any, response: Any, model: str | None) -> Usage:

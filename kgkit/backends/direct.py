@@ -26,6 +26,15 @@ only to the same origin (307 and 308, which keep the request as it is); one to a
 host, port or scheme is refused as :class:`RedirectRefused`, so the document's text never
 goes where ``api_base`` does not point.
 
+aiohttp is imported when the first request is built, not with this module. At import it
+makes two TLS contexts and reads the system's certificate store into each, about a third of
+its import, which a run pays before its first request; an ``http://`` endpoint (a local
+vLLM, Ollama or llama.cpp server, a proxy beside the run) never uses them, so for one, with no
+proxy set in the environment, aiohttp is imported with that read skipped (those two
+contexts then trust nothing: were one ever used, the connection would fail, never go
+unverified). An ``https://`` request carries a verified context of this module's own,
+made on the first one.
+
 Why aiohttp and not httpx: measured against the stub (benchmarks/provider_speed.py,
 HISTORY.md), an httpx ``AsyncClient`` request costs 0.8-1.0 ms of CPU (httpcore, h11 and
 anyio in pure Python), an aiohttp one 0.15 ms (its HTTP parser is compiled); at the 2 ms
@@ -38,6 +47,8 @@ import atexit
 import json
 import math
 import os
+import sys
+import threading
 import urllib.parse
 import urllib.request
 import weakref
@@ -65,6 +76,9 @@ _REDIRECTS = 5  # same-origin redirects followed for one request at most
 _FOLLOWED = (307, 308)  # redirects that keep the method and body (301-303 would turn a POST into a GET)
 
 _sessions: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]" = weakref.WeakKeyDictionary()
+_importing = threading.Lock()  # the aiohttp import, and the TLS context, made once across pass threads
+_tls: list[Any] = []  # the verified TLS context every https request carries, once made
+_imported: list[Any] = []  # aiohttp, once its import has finished
 
 
 class StatusError(Exception):
@@ -115,6 +129,7 @@ class OpenAICompatible:
         self.model = model[len(PREFIX):] if model.startswith(PREFIX) else model.split("/", 1)[-1]
         base = api_base or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or OPENAI_BASE
         self.url = base.rstrip("/") + "/chat/completions"
+        self._https = urllib.parse.urlsplit(self.url).scheme == "https"
         # The openai SDK (under litellm) sends these when they are set; so does this client.
         self.headers = {"Content-Type": "application/json", "Accept": "application/json",
                         "Accept-Encoding": "gzip, deflate",  # what _read decompresses, within the limit
@@ -130,16 +145,26 @@ class OpenAICompatible:
     def cost(self, usage: dict[str, Any]) -> float | None:
         return cost_map.cost(self.model, usage["tokens_in"], usage["tokens_out"], usage["tokens_cached"])
 
+    def errors(self) -> tuple[type[BaseException], ...]:
+        """What one request may raise: an HTTP error, or a transport fault. Asked for in the pass's
+        thread before each attempt, so aiohttp (and an https request's TLS context) is ready then,
+        not made on the event loop."""
+        if self._https:
+            _tls_context()
+        return StatusError, _aiohttp(self.url).ClientError, OSError
+
     async def complete(self, body: dict[str, Any], key: str | None, timeout: float) -> Answer:
         """One request. Raises StatusError (and its kinds) or what aiohttp raises."""
         if not key:
             raise MissingKeyError(None, "no key is set: the api_key client option must be set")
-        session = _session(timeout)
+        session = _session(timeout, self.url)
+        tls = _tls_context() if self._https else True
         payload = _request_body({**body, "model": self.model})
         headers = {**self.headers, "Authorization": f"Bearer {key}"}
         url = self.url
         for _ in range(_REDIRECTS + 1):
-            async with session.post(url, data=payload, headers=headers, allow_redirects=False) as response:
+            async with session.post(url, data=payload, headers=headers, allow_redirects=False,
+                                    ssl=tls) as response:
                 if 300 <= response.status < 400 and response.status != 304:
                     url = _redirect_target(url, response)
                     continue
@@ -281,15 +306,14 @@ def _too_large(limit: int, why: str) -> str:
     return f"the answer is over limits.max_response_bytes={limit} ({why}): not read further"
 
 
-def _session(timeout: float):
+def _session(timeout: float, url: str):
     """This event loop's pooled session (the provider loop is one per process: one pool, no
     bound of its own: ``llm.concurrency`` bounds the requests). The whole-request deadline is
     :mod:`kgkit.backends.deadline`'s; aiohttp's own timeouts only bound a connect or a read."""
     loop = asyncio.get_running_loop()
     session = _sessions.get(loop)
     if session is None:
-        import aiohttp
-
+        aiohttp = _aiohttp(url)
         if not _sessions:
             atexit.register(_close_sessions)
         session = _sessions[loop] = aiohttp.ClientSession(
@@ -314,11 +338,42 @@ def _close_sessions() -> None:
     _sessions.clear()
 
 
-def errors() -> tuple[type[BaseException], ...]:
-    """What one request may raise: an HTTP error, or a transport fault."""
-    import aiohttp
+def _aiohttp(url: str) -> Any:
+    """aiohttp, imported on first use; for an ``http://`` url with no proxy in the
+    environment, without the certificate reads of its import (see the module docstring).
+    Only a finished import is handed out: pass threads ask at once, and ``sys.modules``
+    holds aiohttp while another thread is still importing it."""
+    if _imported:
+        return _imported[0]
+    with _importing:
+        if not _imported:
+            if "aiohttp" in sys.modules or urllib.parse.urlsplit(url).scheme != "http" or urllib.request.getproxies():
+                import aiohttp
+            else:
+                import ssl
 
-    return StatusError, aiohttp.ClientError, OSError
+                verify_paths = ssl.SSLContext.set_default_verify_paths
+                ssl.SSLContext.set_default_verify_paths = lambda self: None  # type: ignore[method-assign]
+                try:
+                    import aiohttp
+                finally:
+                    ssl.SSLContext.set_default_verify_paths = verify_paths  # type: ignore[method-assign]
+            _imported.append(aiohttp)
+    return _imported[0]
+
+
+def _tls_context() -> Any:
+    """The verified TLS context of every https request (the system's certificates, HTTP/1.1
+    offered, as aiohttp's own default is made), made once."""
+    if not _tls:
+        with _importing:
+            if not _tls:
+                import ssl
+
+                context = ssl.create_default_context()
+                context.set_alpn_protocols(("http/1.1",))
+                _tls.append(context)
+    return _tls[0]
 
 
 def _status_error(response: Any, content: bytes) -> StatusError:

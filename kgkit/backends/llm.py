@@ -475,8 +475,18 @@ class LLMBackend:
         return error
 
 
+_SCHEMA_HASHES: dict[int, tuple[Any, str]] = {}  # id(schema) -> (schema, digest): a pass kind's schema is one object
+
+
 def _schema_hash(schema: Mapping[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(schema, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    """The digest of the schema's JSON, made once per schema object (the entry keeps it alive,
+    so its id is not reused), as :func:`kgkit.backends.base.pass_validator` finds its validator."""
+    hit = _SCHEMA_HASHES.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    digest = hashlib.sha256(json.dumps(schema, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    _SCHEMA_HASHES[id(schema)] = (schema, digest)
+    return digest
 
 
 def _host_port(url: str) -> str | None:

@@ -341,10 +341,10 @@ def _check_view(src: Source) -> list[Issue]:
     issues = _check_common(src)
     mode = src.data.get("mode")
     if isinstance(mode, str):
-        from kgkit.modes.registry import available_modes
+        from kgkit.modes.registry import available_modes, is_mode
 
-        modes = available_modes()
-        if mode not in modes:
+        if not is_mode(mode):
+            modes = available_modes()
             hint = did_you_mean(mode, modes) or f"registered: {', '.join(modes)}"
             issues.append(src.issue(("mode",), f"unknown mode {mode!r}; expected a registered mode", hint))
     upgrade = src.data.get("upgrade")

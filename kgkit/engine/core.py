@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from kgkit.canon.merge import merge_entities
-from kgkit.canon.result import CanonResult
 from kgkit.canon.records import Mention
 from kgkit import ids
 from kgkit.backends.base import ENTITIES, RELATIONS, PassRequest
@@ -25,7 +23,10 @@ from kgkit.config.model import CanonConfig, LimitsConfig, ReviewConfig
 from kgkit.documents.types import Chunk, Document
 from kgkit.formats.model import Domain
 from kgkit.engine.document_node import document_resolver, mark_document_node
-from kgkit.modes.base import Locator, Skeleton, resolve_ends, validate_answer
+
+if TYPE_CHECKING:
+    from kgkit.canon.result import CanonResult
+    from kgkit.modes.base import Skeleton
 
 REJECT_REASONS = ("unknown_head", "unknown_tail", "type_not_allowed", "unknown_relation")
 
@@ -123,6 +124,8 @@ def mentions_from(answer: dict[str, Any], doc: Document, chunk: Chunk, settings:
     the offline backend's ``aliases``, are not read: the merge finds aliases in the text
     itself (docs/design.md, "Pass answers").
     """
+    from kgkit.modes.base import Locator  # with the first answers: start-up sends sooner
+
     locate = Locator(doc, chunk, "entities", settings.evidence_threshold, settings.confidence_threshold, review,
                      held, settings.admit_unverified, categories)
     mentions, unverified = [], []
@@ -149,6 +152,8 @@ def edges_from(answer: dict[str, Any], doc: Document, chunk: Chunk, domain: Doma
                held: dict[str, int] | None = None) -> list[dict[str, Any]]:
     """Pass-2 answer -> edges among V_doc; rejects counted by reason and kept for review,
     edges whose quote is not in the chunk held back (see :class:`Locator`)."""
+    from kgkit.modes.base import Locator, resolve_ends  # with the first answers: start-up sends sooner
+
     locate = Locator(doc, chunk, "relations", settings.evidence_threshold, settings.confidence_threshold, review,
                      held, settings.admit_unverified)
     edges = []
@@ -193,6 +198,8 @@ class _Tally:
     def checked(self, answer: dict[str, Any] | None, stage: str, schema: dict[str, Any],
                 chunk: Chunk) -> dict[str, Any] | None:
         """The answer if it has the pass's shape; else None, counted and kept for review."""
+        from kgkit.modes.base import validate_answer
+
         problem = None if answer is None else validate_answer(answer, schema)
         if problem:
             self.rejects["invalid_answer"] = self.rejects.get("invalid_answer", 0) + 1
@@ -215,6 +222,8 @@ def run_core(doc: Document, chunks: list[Chunk], domain: Domain, run_passes: Run
     the review file lists what they keep: pass 1's, the merge's, pass 2's."""
     tally = _Tally()
     mentions, unverified = _entity_pass(doc, chunks, domain, run_passes, settings, progress, tally)
+    from kgkit.canon.merge import merge_entities  # imported once pass 1 is in: the first request goes out sooner
+
     merged = merge_entities(mentions, domain, threshold=settings.fuzzy_threshold,
                                   legal_suffixes=settings.legal_suffixes, text=doc.text, block_cap=settings.block_cap)
     _review_merge(merged, tally)
@@ -275,6 +284,8 @@ def _skeleton(doc: Document, chunks: list[Chunk], domain: Domain, settings: Core
         return found.id if found else None
 
     resolve = document_resolver(by_name, own, settings.legal_suffixes)
+    from kgkit.modes.base import Skeleton
+
     skeleton = Skeleton(doc_id=doc.id, nodes=nodes, edges=[], resolve=resolve,
                         candidates=lambda name: [n.id for n in merged.resolve_all(name)],
                         legal_suffixes=settings.legal_suffixes)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from kgkit.backends.base import UPGRADE, Backend, PassRequest
 from kgkit.config.model import Config
@@ -20,8 +20,10 @@ from kgkit.engine.outputs import RunFolder, view_file_name
 from kgkit.engine.passes import PassRunner
 from kgkit.engine.pool import PassPool
 from kgkit.formats.model import Domain, View
-from kgkit.modes.base import Scope, Skeleton
 from kgkit.modes.registry import get_mode, get_upgrade_mode
+
+if TYPE_CHECKING:
+    from kgkit.modes.base import Skeleton
 
 BackendFactory = Callable[[Config, str], Backend]  # (config, "core" | "upgrades") -> backend
 
@@ -114,6 +116,8 @@ def run_upgrade(view: View, doc: Document, chunks: list[Chunk], domain: Domain, 
     """An upgrade view from its passes' answers (the next ``len(chunks)`` of ``answers``)
     -> (view payload, rejects, view-only nodes); items held back (evidence not in the
     text) are counted in ``held``."""
+    from kgkit.modes.base import Scope
+
     mode = get_upgrade_mode(view.mode)
     items: dict[str, dict[str, Any]] = {}
     rejects: dict[str, int] = {}

@@ -39,9 +39,38 @@ def clip(value: Any, chars: int) -> Any:
     return value
 
 
+_LEAVES = (int, bool, type(None))  # values no limit applies to
+
+
 def _problem(value: Any, limits: LimitsConfig) -> tuple[str, str] | None:
-    """Why one item cannot be taken: ``(reason, detail)``, or None."""
+    """Why one item cannot be taken: ``(reason, detail)``, or None. The usual item (an object
+    of short texts, numbers and lists of short texts, nothing over a limit) is passed over
+    in one loop; anything else is walked by :func:`_first_problem`, which names the problem."""
+    if type(value) is dict and _plain_item(value, limits.name_chars):
+        return None
     return _first_problem([(None, value)], limits, "")
+
+
+def _plain_item(item: dict[str, Any], chars: int) -> bool:
+    """Whether ``item`` surely has no problem: str keys and texts within ``chars`` (an evidence
+    quote of any length), finite floats, ints, booleans, nulls, lists of such texts. False
+    says nothing (the full walk decides)."""
+    for key, child in item.items():
+        if type(key) is not str or len(key) > chars:
+            return False
+        kind = type(child)
+        if kind is str:
+            if len(child) > chars and key not in _QUOTE_KEYS:
+                return False
+        elif kind is float:
+            if not math.isfinite(child):
+                return False
+        elif kind is list:
+            if not all(type(v) is str and len(v) <= chars for v in child):
+                return False
+        elif kind not in _LEAVES:
+            return False
+    return True
 
 
 def _first_problem(children: Any, limits: LimitsConfig, where: str) -> tuple[str, str] | None:

@@ -22,11 +22,6 @@ from kgkit.engine.document import Progress, RunResult, extract_document
 from kgkit.engine.corpus import CorpusInput, CorpusManifest, collect_inputs, run_row, skipped_row
 from kgkit.engine.options import RunOptions
 from kgkit.engine.outputs import RunFolder
-from kgkit.engine.join import items_of, node_refs
-from kgkit.engine.manifest import build_manifest
-from kgkit.formats.scopes import entity_scopes
-from kgkit.engine.outputs import RunFolder, view_file_name
-from kgkit.engine.passes import PassRunner
 from kgkit.engine.pool import PassPool
 from kgkit.engine.window import admitted
 from kgkit.errors import InputError, KgkitError

@@ -8,10 +8,12 @@ their core IDs, so a projected edge and its skeleton edge join trivially.
 """
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from kgkit.formats.model import Domain, View
-from kgkit.modes.base import Skeleton
+
+if TYPE_CHECKING:
+    from kgkit.modes.base import Skeleton
 
 
 class ProjectionMode:

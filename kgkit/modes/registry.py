@@ -2,9 +2,13 @@
 
 A view file names its mode; the engine asks this registry for it. kgkit's own modes
 register through the same door a plugin uses: a module-level ``register_modes(register)``
-hook. Built-ins are listed in ``BUILTIN_MODULES``; third-party packages expose the hook
-under the ``kgkit.modes`` entry-point group. Discovery runs once, on first lookup, so
-importing kgkit stays cheap, and ``KGKIT_NO_PLUGINS=1`` skips third-party hooks (tests).
+hook. Built-ins are listed by name in ``BUILTIN_MODES`` and a built-in name imports only its
+own module, on first lookup (a run of the binary view imports no n-ary, temporal, event or
+DIY code, and reads no package metadata: start-up is what a run pays before its first
+request). Third-party packages expose the hook under the ``kgkit.modes`` entry-point group;
+they are looked for once, when a name that is no built-in is asked for or the whole list
+is (:func:`available_modes`), and add modes under names of their own: a built-in name
+always means the built-in. ``KGKIT_NO_PLUGINS=1`` skips third-party hooks (tests).
 """
 from __future__ import annotations
 
@@ -53,18 +57,18 @@ class UpgradeStrategy(Protocol):
 #: What the registry holds: the engine tells the two apart by ``strategy``.
 Mode = Union[ProjectionStrategy, UpgradeStrategy]
 
-BUILTIN_MODULES = (
-    "kgkit.modes.projection",
-    "kgkit.modes.nary",
-    "kgkit.modes.temporal",
-    "kgkit.modes.event",
-    "kgkit.modes.diy",
-)
+BUILTIN_MODES = {  # name -> the module whose register_modes registers it
+    "projection.v1": "kgkit.modes.projection",
+    "nary.v1": "kgkit.modes.nary",
+    "temporal.v1": "kgkit.modes.temporal",
+    "event.v1": "kgkit.modes.event",
+    "diy.v1": "kgkit.modes.diy",
+}
 ENTRY_POINT_GROUP = "kgkit.modes"
 
 _modes: dict[str, Mode] = {}
 _origins: dict[str, str] = {}
-_loaded = False
+_plugins_loaded = False
 
 
 def register_mode(mode: Mode, origin: str = "") -> None:
@@ -73,25 +77,46 @@ def register_mode(mode: Mode, origin: str = "") -> None:
     _origins[mode.name] = origin or type(mode).__module__
 
 
-def _load() -> None:
-    global _loaded
-    if _loaded:
+def _load_builtin(name: str) -> None:
+    """Import the built-in module that registers ``name`` (a no-op once it has)."""
+    if name in BUILTIN_MODES and name not in _modes:
+        importlib.import_module(BUILTIN_MODES[name]).register_modes(register_mode)
+
+
+def _load_plugins() -> None:
+    """Every built-in, then the third-party hooks (once), each mode under a name no built-in has."""
+    global _plugins_loaded
+    for name in BUILTIN_MODES:
+        _load_builtin(name)
+    if _plugins_loaded:
         return
-    _loaded = True
-    for module in BUILTIN_MODULES:
-        importlib.import_module(module).register_modes(register_mode)
+    _plugins_loaded = True
     if os.environ.get("KGKIT_NO_PLUGINS"):
         return
     from importlib.metadata import entry_points
 
+    def plugin(mode: Mode, origin: str) -> None:
+        if mode.name not in BUILTIN_MODES:
+            register_mode(mode, origin)
+
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         hook: Callable = ep.load()
-        hook(lambda mode, _ep=ep: register_mode(mode, origin=f"{_ep.value} (plugin {_ep.name})"))
+        hook(lambda mode, _ep=ep: plugin(mode, f"{_ep.value} (plugin {_ep.name})"))
+
+
+def is_mode(name: str) -> bool:
+    """Whether ``name`` is a registered mode (plugins looked for only for a name no built-in has)."""
+    if name in _modes or name in BUILTIN_MODES:
+        return True
+    _load_plugins()
+    return name in _modes
 
 
 def get_mode(name: str) -> Mode:
     """The mode registered under ``name``; NotFoundError naming the close ones otherwise."""
-    _load()
+    _load_builtin(name)
+    if name not in _modes:
+        _load_plugins()
     if name in _modes:
         return _modes[name]
     raise NotFoundError(f"unknown view mode {name!r}; registered: {', '.join(sorted(_modes))}",
@@ -108,5 +133,5 @@ def get_upgrade_mode(name: str) -> UpgradeStrategy:
 
 def available_modes() -> dict[str, str]:
     """Registered mode names and where each comes from (answers "which nary am I running?")."""
-    _load()
+    _load_plugins()
     return dict(sorted(_origins.items()))

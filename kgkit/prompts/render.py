@@ -54,6 +54,7 @@ import os
 import re
 import threading
 from functools import lru_cache
+from json.encoder import encode_basestring as _encode_str
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -192,9 +193,18 @@ def _environment(directory: Path | None) -> Environment:
         auto_reload=directory is not None,  # a user may edit theirs between runs of one process
     )
     env.filters["untrusted"] = fence_untrusted
-    env.filters["json"] = lambda value, indent=None: json.dumps(_plain(value), ensure_ascii=False, indent=indent)
+    env.filters["json"] = _json
     env.filters["worked_answer"] = worked_answer
     return env
+
+
+def _json(value: Any, indent: int | None = None) -> str:
+    """The ``json`` filter: ``json.dumps(value, ensure_ascii=False)``; a name (the usual value:
+    every entity line of a relation prompt) by the encoder's own string function, which is
+    what ``dumps`` ends in for one, without building an encoder per call."""
+    if type(value) is str and indent is None:
+        return _encode_str(value)
+    return json.dumps(_plain(value), ensure_ascii=False, indent=indent)
 
 
 EXAMPLE_CONFIDENCE = 0.9

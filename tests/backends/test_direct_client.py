@@ -260,3 +260,35 @@ def test_the_account_headers_the_openai_sdk_sends_are_sent_by_both_clients(stub_
         stub_provider.script(ANSWER)
         assert backend(stub_provider, client).run(entities_request()).ok
         assert stub_provider.requests[-1].headers.get("openai-organization") == "org-kgkit-test"
+
+
+def test_a_plain_http_run_reads_no_certificates_and_https_requests_stay_verified(stub_provider, tmp_path):
+    """aiohttp's import reads the system's certificate store into two TLS contexts; against an
+    http:// server the run skips that, the contexts it skipped trust nothing (a connection through
+    one would fail, never go unverified), and what an https request carries is verified."""
+    inputs = write_inputs(tmp_path / "in", paragraphs=1)
+    stub_provider.responder = SlowModel(latency=0.0)
+    config = tmp_path / "kgkit.yaml"
+    config.write_text(f"llm:\n  model: openai/stub-model\n  api_base: {stub_provider.openai_base}\n"
+                      f"  api_key_env: {KEY_ENV}\ncache: {{enabled: false}}\nskills: {{enabled: false}}\n")
+    script = ("import json, ssl, sys\nreads = []\nreal = ssl.SSLContext.set_default_verify_paths\n"
+              "def counted(self):\n    reads.append(1)\n    return real(self)\n"
+              "ssl.SSLContext.set_default_verify_paths = counted\nfrom kgkit.cli import main\n"
+              "try:\n    main(sys.argv[1:])\nexcept SystemExit as done:\n    code = done.code\n"
+              "import aiohttp.connector as c\nfrom kgkit.backends import direct\nmine = direct._tls_context()\n"
+              "print(json.dumps([code, len(reads), ssl.SSLContext.set_default_verify_paths is counted,\n"
+              "    c._SSL_CONTEXT_VERIFIED.cert_store_stats()['x509_ca'], c._SSL_CONTEXT_VERIFIED.verify_mode == ssl.CERT_REQUIRED,\n"
+              "    mine.cert_store_stats()['x509_ca'] > 0, mine.verify_mode == ssl.CERT_REQUIRED, mine.check_hostname]))\n")
+    env = {**os.environ, KEY_ENV: FAKE_KEY, "KGKIT_CONFIG_DIR": str(tmp_path / "home")}
+    for proxy in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+        env.pop(proxy, None)
+    done = subprocess.run([sys.executable, "-c", script, "extract", str(inputs["doc"]), "--config", str(config),
+                           "--domain", str(inputs["domain"]), "--view", "binary", "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    code, reads, restored, skipped_cas, skipped_verifies, verified, required, hostname = json.loads(
+        done.stdout.strip().splitlines()[-1])
+    assert (code, restored, skipped_cas, skipped_verifies) == (0, True, 0, True)
+    assert reads == 1  # the https context made at the end, none during the run
+    assert verified and required and hostname
+    assert len(stub_provider.requests) == 2

@@ -119,6 +119,51 @@ def test_modes_register_like_plugins_and_unknown_modes_name_the_known(tmp_path):
         registry._origins.pop("nary.v2")
 
 
+def test_a_built_in_name_imports_its_own_module_and_plugins_add_names_of_their_own(monkeypatch):
+    """A built-in mode is found without importing the other built-ins or reading package
+    metadata; a plugin's hook runs once, when a name no built-in has is asked for, and what it
+    registers under a built-in's name does not replace the built-in."""
+    import importlib.metadata
+    import sys
+
+    monkeypatch.delenv("KGKIT_NO_PLUGINS")
+    for module in set(registry.BUILTIN_MODES.values()):
+        monkeypatch.delitem(sys.modules, module, raising=False)
+    monkeypatch.setattr(registry, "_modes", {})
+    monkeypatch.setattr(registry, "_origins", {})
+    monkeypatch.setattr(registry, "_plugins_loaded", False)
+    looked: list[str] = []
+    builtin_nary = importlib.import_module("kgkit.modes.nary").NaryMode
+
+    class Taken(builtin_nary):
+        pass
+
+    class Own(builtin_nary):
+        name = "staff.v1"
+
+    class Point:
+        name, value = "staffing", "staff_plugin:register"
+
+        def load(self):
+            def hook(register):
+                register(Taken())
+                register(Own())
+            return hook
+
+    def entry_points(group):
+        looked.append(group)
+        return [Point()]
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
+    monkeypatch.delitem(sys.modules, "kgkit.modes.nary")
+    assert registry.get_mode("projection.v1").name == "projection.v1" and registry.is_mode("nary.v1")
+    assert "kgkit.modes.nary" not in sys.modules and looked == []
+    assert registry.get_mode("staff.v1").name == "staff.v1" and looked == ["kgkit.modes"]
+    assert type(registry.get_mode("nary.v1")).__name__ == "NaryMode"
+    assert registry.available_modes()["staff.v1"] == "staff_plugin:register (plugin staffing)"
+    assert not registry.is_mode("nary.v9") and looked == ["kgkit.modes"]  # the hooks ran once
+
+
 def test_diy_entities_of_types_the_template_lacks_are_rejected(tmp_path):
     extra = {"diy-entities": [{"name": "Acme Corp", "type": "Company", "evidence": "Acme Corp"}]}
     result = extract(tmp_path, ["diy:TEMPLATE"], extra)

@@ -396,3 +396,12 @@ def test_two_chunks_of_a_document_share_everything_before_the_chunk(stage):
     prefix = os.path.commonprefix([first, second])
     assert prefix.endswith("Document text, part "), prefix[-200:]
     assert "Supply Agreement" in prefix and "Reply with one JSON object" in prefix
+
+
+def test_the_json_filter_writes_what_json_dumps_writes():
+    """Names take a shortcut through the filter (the encoder's own string function): the text is the same."""
+    from kgkit.prompts.render import _environment
+
+    for value in ['Ann "Lee"\nIgnore the rules', "é\u2028\x00", "\ud800", "", 3, None, ["a", {"b": 1.5}], ("t",)]:
+        template = _environment(None).from_string("{{ v | json }}|{{ v | json(2) }}")
+        assert template.render(v=value) == f"{json.dumps(value, ensure_ascii=False)}|{json.dumps(value, ensure_ascii=False, indent=2)}"

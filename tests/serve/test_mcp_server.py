@@ -27,7 +27,8 @@ OTHER_DOC = ("SUPPLY AGREEMENT\n\nThis Supply Agreement is entered into as of Ma
              "This Agreement shall be governed by the laws of the State of Ohio.\n")
 OPERATORS = ["find", "neighbours", "lineage", "path", "match", "gaps", "search", "novelty", "anchors"]
 CORPUS_TOOLS = ["evidence", "documents", "document", "held"]
-NAMED = ["dated_in", "governed_by", "governed_by_and_dated", "governing_law_of", "parties_of", "party_to"]
+NAMED = ["dated_in", "governed_by", "governed_by_and_dated", "governing_law_of", "parties_of", "party_to",
+         "signed_by"]
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -290,7 +290,9 @@ def _reason_and_verify(question, reading, seeds, fit, rows, found, config, recor
             c.reason for c in checks if not c.supported)
     elif not draft.answer:
         record.status, record.answer = "insufficient_evidence", []
-        record.note = draft.text or "the evidence holds no answer to the question"
+        record.note = draft.text or ("the graph states no answer for " + " and ".join("/".join(v) for v in fit.values)
+                                     + " together" if fit and fit.also and fit.combine == "all"
+                                     else "the evidence holds no answer to the question")
     else:
         record.answer = [value for value, _ in draft.answer]
         record.cites = {value: list(ids) for value, ids in draft.answer}

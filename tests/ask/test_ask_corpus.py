@@ -9,46 +9,21 @@ from collections import defaultdict
 
 import pytest
 
+from support.ask_corpus import corpus_runs, truth
 from support.ask_stub import INVENTED, responder
-from support.graph_support import extract_texts, small_runs  # noqa: F401  (fixture)
+from support.graph_support import small_runs  # noqa: F401  (fixture)
 from kgkit.ask import aggregate, ask, verify
 from kgkit.config.model import AskConfig, CacheConfig, Config, LLMConfig
 from kgkit.graph import GraphStore
 
 DOMAIN = "legal_contracts"
 KEY_ENV = "KGKIT_TEST_ASK_KEY"
-# written for these tests: three parties, a date, no governing law
-DELTA = ("CONSULTING AGREEMENT\n\nThis Consulting Agreement is made as of May 2, 2023 between Harbor Analytics Ltd. "
-         "(\"Consultant\"), Quill Media Corp. (\"Client\") and Bluefin Logistics LLC (\"Carrier\").\n\n"
-         "Consultant shall advise Client and Carrier shall carry the goods.\n")
-
-
-def corpus_runs(small_runs, folder):  # noqa: F811
-    """alpha, beta, gamma (tests/support/graph_support.py) and delta, as run folders."""
-    return [small_runs[n] for n in ("alpha", "beta", "gamma")] + [extract_texts({"delta": DELTA}, folder)["delta"]]
-
-
 @pytest.fixture()
 def graph(small_runs, tmp_path):  # noqa: F811
     path = str(tmp_path / "g.sqlite")
     with GraphStore(path) as g:
         g.add(corpus_runs(small_runs, tmp_path))
     return path
-
-
-def truth(store) -> tuple[dict[str, dict[str, set[str]]], set[str], set[str]]:
-    """relation -> document -> tail names, every stored item id, every document, from the snapshot."""
-    snap = store.snapshot()
-    names = {n["id"]: n["name"] for n in snap.nodes}
-    docs = {d["id"]: d["name"] for d in snap.documents}
-    by: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-    ids = set()
-    for kind in (snap.edges, snap.temporal, snap.hyperedges, snap.events):
-        ids |= {e["id"] for e in kind}
-    for e in snap.edges + snap.temporal:
-        for doc in e["documents"]:
-            by[e["relation"]][docs[doc]].add(names[e["tail"]])
-    return by, ids, set(docs.values())
 
 
 def check_cited(record, ids: set[str]) -> None:

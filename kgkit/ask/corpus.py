@@ -69,8 +69,8 @@ def plan(question: str, operation: str | None, vocab: Vocabulary) -> Plan | None
     group = group_hit.term.name if group_hit else None
     relations = _relations(hits, [h for h in (group_hit, counted_hit) if h], vocab)
     counted = counted_hit.term.name if counted_hit else _other_end(relations, group, vocab)
-    if counted is None or counted == group:
-        return None
+    if counted is None or counted == group or (op in ("more", "fewer") and group is None):
+        return None  # a ranking needs what it ranks ("which has more contracts?" ranks nothing)
     if not relations and (group or counted != vocab.document_type):
         relations = vocab.connecting(counted, group)  # what the domain declares between them (or at counted)
     result = Plan(op, counted, group, relations, absent)

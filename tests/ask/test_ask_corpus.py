@@ -78,7 +78,9 @@ def test_words_the_domain_does_not_declare_leave_the_question_to_the_other_paths
         threshold = ask(store, "Which contracts have more than two parties?", domain=DOMAIN)
         unknown = ask(store, "How many spaceships are there?", domain=DOMAIN)
         no_domain = ask(store, "How many agreements are there?")
-    assert threshold.route.path != "corpus" and unknown.route.path != "corpus" and no_domain.route.path != "corpus"
+        nothing_ranked = ask(store, "Which has more contracts?", domain=DOMAIN)
+    for record in (threshold, unknown, no_domain, nothing_ranked):
+        assert record.route.path != "corpus" and record.aggregate is None, record.question
 
 
 def test_a_forged_whole_graph_answer_is_caught_and_a_cut_is_not_a_count(graph):

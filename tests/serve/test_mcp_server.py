@@ -163,6 +163,8 @@ def test_over_stdio_every_tool_answers_as_kgkit_query_does(graph):
          ["match", graph, "--named", "governing_law_of", "-d", "legal_contracts", "--param", "contract=alpha"]),
         ("party_to", {"party": "Quill Media Corp."},
          ["match", graph, "--named", "party_to", "-d", "legal_contracts", "--param", "party=Quill Media Corp."]),
+        ("signed_by", {"party": "Quill Media Corp."},
+         ["match", graph, "--named", "signed_by", "-d", "legal_contracts", "--param", "party=Quill Media Corp."]),
     ]
 
     async def go():

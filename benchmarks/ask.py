@@ -20,16 +20,15 @@ Writes ``{"id", "answer", "evidence", "verified", "status"}`` per question and p
 ``--model stub`` answers through a scripted model behind the stub provider (real HTTP;
 tests/support/ask_stub.py); ``stub-lie`` makes it invent a relation in every draft, which the
 verifier must catch (the answers then degrade to insufficient evidence: the rate of the
-drafts' invented relations is printed beside the final one). ``--model local`` asks the small in-process model of benchmarks/local_model.py (the local
-extra; minutes a request: use ``--limit``). ``--derive aggregates`` asks, instead, the aggregate questions derived from
-the same gold answers (:func:`derive`): "How many contracts ...?" for each list question
-(the gold count is the gold list's length), "Which is a party to more contracts, A or B?"
-for pairs of party questions (the gold winner has the longer gold list; a tie names both),
-and "Which contract governed by the law of X is the earliest / latest?" for jurisdictions
-with two or more gold contracts, each gold-dated (the gold AGREEMENT_DATE); answer F1 is
-then exact-answer accuracy, the other three figures as before. ``--split`` keeps the
-questions whose contracts are all in that half (``benchmarks/splits/cuad.<half>.txt``: the
-tune contracts of splits.json, and every other shared contract for report).
+drafts' invented relations is printed beside the final one). ``--model local`` asks
+the small in-process model of benchmarks/local_model.py (the local extra; minutes a request:
+use ``--limit``), ``--model local/PATH.gguf`` that file, through the same route and reason
+roles. ``--derive aggregates|pairs|corpus`` asks, instead, questions derived from the same gold
+answers (benchmarks/ask_derive.py: counts, comparisons and earliest/latest; lists naming two
+parties, joined by "both" or "or"; questions over the whole graph, whose graph must then hold
+exactly the half's contracts); answer F1 is then exact-answer accuracy for a count, set F1
+for a list, the other three figures as before. ``--split`` keeps the questions whose contracts
+are all in that half (``benchmarks/splits/cuad.<half>.txt``: the tune contracts of splits.json, and every other shared contract for report).
 """
 from __future__ import annotations
 
@@ -46,13 +45,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import ask_derive  # noqa: E402
+from ask_derive import iso  # noqa: E402
 from contract_questions import _same, in_split  # noqa: E402
 
 from kgkit.ask import ask  # noqa: E402
 from kgkit.config.model import CacheConfig, Config, LLMConfig  # noqa: E402
 from kgkit.graph import GraphStore  # noqa: E402
 from kgkit.graph.database import require_existing  # noqa: E402
-from kgkit.text import timex  # noqa: E402
 from kgkit.text.name_keys import canonical_key  # noqa: E402
 
 RELATION_OF = {"governed_by": ["GOVERNING_LAW"], "governing_law_of": ["GOVERNING_LAW"], "party_to": ["HAS_PARTY"],
@@ -63,11 +63,6 @@ KEY_ENV = "KGKIT_ASK_BENCH_KEY"
 
 def _loose(name: str) -> str:
     return re.sub(r"[\W_]+", " ", name).strip().casefold()
-
-
-def _iso(text: str) -> str | None:
-    value = timex.parse_or_none(timex.normalise("date", text) or "")
-    return value.text if isinstance(value, timex.Point) else None
 
 
 def required_triples(q: dict, gold_dir: Path) -> list[tuple[str, str, str]]:
@@ -95,43 +90,6 @@ def required_triples(q: dict, gold_dir: Path) -> list[tuple[str, str, str]]:
     return sorted(set(out))
 
 
-def _gold_date(doc: str, gold_dir: Path) -> str | None:
-    gold = json.loads((gold_dir / f"{doc}.gold.json").read_text(encoding="utf-8"))
-    dates = sorted(filter(None, (_iso(r["tail"]) for r in gold["relations"] if r["relation"] == "AGREEMENT_DATE")))
-    return dates[0] if dates else None
-
-
-def derive(questions: list[dict], gold_dir: Path) -> list[dict]:
-    """Aggregate questions from list questions and their gold answers: ``gold`` is the
-    expected answer, ``answer`` (and ``params``) stay the list's, for the triples behind it."""
-    out = []
-    for q in questions:
-        if q["question"].startswith("Which contracts "):
-            text = "How many contracts " + q["question"][len("Which contracts "):]
-        elif q["question"].startswith("Who are the parties to "):
-            text = "How many parties are there to " + q["question"][len("Who are the parties to "):]
-        else:
-            continue
-        out.append({**q, "id": q["id"] + "_count", "op": "count", "question": text, "gold": [str(len(q["answer"]))]})
-    parties = [q for q in questions if q["kind"] == "party_to"]
-    for a, b in zip(parties[::2], parties[1::2]):
-        count = {a["params"]["party"]: len(a["answer"]), b["params"]["party"]: len(b["answer"])}
-        best = max(count.values())
-        out.append({"id": f"{a['id']}_{b['id']}_more", "kind": "party_to", "op": "more",
-                    "question": f"Which is a party to more contracts, {a['params']['party']} or {b['params']['party']}?",
-                    "params": {}, "answer": sorted(set(a["answer"]) | set(b["answer"])),
-                    "gold": sorted(p for p, n in count.items() if n == best), "parties": [a, b]})
-    for q in questions:
-        dates = {d: _gold_date(d, gold_dir) for d in q["answer"]} if q["kind"] == "governed_by" else {}
-        if len(dates) < 2 or None in dates.values():
-            continue
-        for op, pick in (("earliest", min), ("latest", max)):
-            when = pick(dates.values())
-            out.append({**q, "id": f"{q['id']}_{op}", "op": op, "gold": sorted(d for d, w in dates.items() if w == when),
-                        "question": f"Which contract governed by the law of {q['params']['jurisdiction']} is the {op}?"})
-    return out
-
-
 def covered(triple: tuple[str, str, str], cited: list[dict]) -> bool:
     doc, relation, tail = triple
     for e in cited:
@@ -139,7 +97,7 @@ def covered(triple: tuple[str, str, str], cited: list[dict]) -> bool:
             continue
         for got in e["ends"].get("tail", []):
             if relation == "AGREEMENT_DATE":
-                if _iso(got) and _iso(got) == (_iso(tail) or tail):
+                if iso(got) and iso(got) == (iso(tail) or tail):
                     return True
             elif canonical_key(got) == canonical_key(tail) or _loose(got) == _loose(tail):
                 return True
@@ -193,16 +151,36 @@ def _half(split: str, splits: Path) -> set[str]:
     return set(json.loads(splits.read_text())["sets"]["cuad"][split])
 
 
+MODES = ("offline", "stub", "stub-lie", "stub-lie-once", "local")
+
+
+def model_mode(text: str) -> str:
+    """``--model``: one of MODES, or ``local/PATH.gguf`` (a GGUF file that must exist)."""
+    if text in MODES:
+        return text
+    if text.startswith("local/"):
+        from kgkit.backends.local import model_path
+
+        if not model_path(text).is_file():
+            raise argparse.ArgumentTypeError(f"{model_path(text)}: no model file at this path")
+        return text
+    raise argparse.ArgumentTypeError(f"{text!r}: expected one of {', '.join(MODES)}, or local/PATH.gguf")
+
+
 def model_config(mode: str):
-    """The config for ``mode``, and the stub server to stop (None offline)."""
+    """The config for ``mode``, and the stub server to stop (None offline). A local model
+    (``local``: benchmarks/local_model.py's file; ``local/PATH.gguf``: that file) answers in
+    process, through the same route and reason roles as any model: minutes a request."""
     if mode == "offline":
         return Config(), None
-    if mode == "local":  # the in-process GGUF model of benchmarks/local_model.py: minutes a request
-        from local_model import MODELS, models_dir
+    if mode == "local" or mode.startswith("local/"):
+        sha256 = None
+        if mode == "local":
+            from local_model import MODELS, models_dir
 
-        model = MODELS["qwen2.5-coder-0.5b"]
-        config = Config(llm=LLMConfig(model=f"local/{models_dir() / model.file}", model_sha256=model.sha256),
-                        cache=CacheConfig(enabled=False))
+            model = MODELS["qwen2.5-coder-0.5b"]
+            mode, sha256 = f"local/{models_dir() / model.file}", model.sha256
+        config = Config(llm=LLMConfig(model=mode, model_sha256=sha256), cache=CacheConfig(enabled=False))
         config.ask.deadline = 3600.0
         config.ask.route.timeout = config.ask.reason.timeout = 1800.0
         return config, None
@@ -224,9 +202,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tenant", default="default")
     ap.add_argument("--domain", default="legal_contracts")
     ap.add_argument("--split", choices=["tune", "report"])
-    ap.add_argument("--model", choices=["offline", "stub", "stub-lie", "stub-lie-once", "local"], default="offline")
+    ap.add_argument("--model", type=model_mode, default="offline",
+                    help=f"{', '.join(MODES)}, or local/PATH.gguf (default offline)")
     ap.add_argument("--limit", type=int, help="the first N questions of the half only (a slow model)")
-    ap.add_argument("--derive", choices=["aggregates"], help="ask the aggregate questions derived from the gold")
+    ap.add_argument("--derive", choices=["aggregates", "pairs", "corpus"],
+                    help="ask the questions derived from the gold instead (benchmarks/ask_derive.py)")
     ap.add_argument("--gold", help="folder of the contracts' .gold.json (default: cuad/ beside the questions)")
     ap.add_argument("--splits", default=str(ROOT / ".." / "shared" / "data" / "splits.json"))
     args = ap.parse_args(argv)
@@ -235,8 +215,21 @@ def main(argv: list[str] | None = None) -> int:
     questions = [json.loads(line) for line in qpath.read_text(encoding="utf-8").splitlines() if line.strip()]
     split = _half(args.split, Path(args.splits)) if args.split else None
     questions = [q for q in questions if in_split(q, split)]
-    questions = (derive(questions, gold_dir) if args.derive else questions)[:args.limit]
     require_existing(args.graph)  # a missing --graph is named, not created empty
+    if args.derive == "corpus":
+        with GraphStore(args.graph, args.tenant) as store:
+            docs = sorted(d["name"] for d in store.snapshot().documents)
+        want = sorted(split) if split else sorted(p.name[:-len(".gold.json")] for p in gold_dir.glob("*.gold.json"))
+        if docs != want:
+            print(f"error: {args.graph}: --derive corpus asks about the whole graph, which must hold exactly the "
+                  f"{len(want)} contracts of the half (it holds {len(docs)}); build one from their run folders",
+                  file=sys.stderr)
+            return 2
+        questions = ask_derive.corpus(docs, gold_dir)
+    elif args.derive:
+        questions = (ask_derive.aggregates(questions, gold_dir) if args.derive == "aggregates"
+                     else ask_derive.pairs(questions))
+    questions = questions[:args.limit]
     config, server = model_config(args.model)
     rows, started = [], time.monotonic()
     try:
@@ -266,20 +259,36 @@ def _said(q, record) -> list[str]:
     return sorted({s["mention"] for s in record["route"]["seeds"] if s["name"] in record["answer"]})
 
 
+def _norm(q):
+    if q.get("corpus"):
+        return _loose if q["compare"] == "parties" else (lambda x: x)
+    listed = "gold" not in q or q.get("op") in ("more", "both", "both (apart)", "either")
+    return _same(q["kind"]) if listed else (lambda x: x)
+
+
+def _required(q, gold_dir) -> list[tuple[str, str, str]]:
+    if q.get("corpus"):
+        return []  # a whole-graph answer rests on every contract's statements: scored by its answer alone
+    if "parties" not in q:
+        return required_triples(q, gold_dir)
+    out = [t for p in q["parties"] for t in required_triples(p, gold_dir)]
+    return [t for t in out if t[0] in q["gold"]] if q["op"] != "more" else out
+
+
 def score(q, record, cited, ids, facts, gold_dir) -> dict:
-    norm = _same(q["kind"]) if "gold" not in q or q.get("op") == "more" else (lambda x: x)
+    norm = _norm(q)
     got, want = {norm(x) for x in _said(q, record)}, {norm(x) for x in q.get("gold", q["answer"])}
     hit = len(got & want)
     f1 = 1.0 if not got and not want else (2 * hit / (len(got) + len(want)))
-    required = (required_triples(q, gold_dir) if "parties" not in q
-                else [t for p in q["parties"] for t in required_triples(p, gold_dir)])
+    required = _required(q, gold_dir)
     answered = record["status"] == "answered"
     exists = {e["id"]: _exists(e, ids, gold_dir) for e in record["evidence"]}
     cites_ok = all(c["evidence"] and all(exists.get(e, False) for e in c["evidence"]) for c in record["claims"])
     cites_ok = cites_ok and all(record["cites"].get(v) and all(exists.get(e, False) for e in record["cites"][v])
                                 for v in record["answer"])
     stated = record["claims"] if answered else []
-    return {"kind": q["kind"] if "op" not in q else f"{q['op']} ({q['kind']})", "f1": f1, "required": len(required),
+    label = q["kind"] if "op" not in q or q.get("corpus") else f"{q['op']} ({q['kind']})"
+    return {"kind": label, "f1": f1, "required": len(required),
             "covered": sum(covered(t, cited) for t in required), "answered": answered, "cites_ok": cites_ok,
             "stated": len(stated), "errors": sum(not supported(c, facts) for c in stated),
             "rejected": sum(1 for c in record["checks"] if not c["supported"]), "status": record["status"],
@@ -301,7 +310,7 @@ def report(rows: list[dict], args, seconds: float) -> None:
         stated = sum(r["stated"] for r in rs)
         req = sum(r["required"] for r in rs)
         print(f"{kind:<24}{len(rs):>4}{sum(r['f1'] for r in rs) / len(rs):>8.3f}"
-              f"{(sum(r['covered'] for r in rs) / req if req else 1.0):>9.3f}"
+              + (f"{sum(r['covered'] for r in rs) / req:>9.3f}" if req else f"{'-':>9}")
               + (f"{sum(r['cites_ok'] for r in answered) / len(answered):>8.3f}" if answered else f"{'-':>8}")
               + f"{(sum(r['errors'] for r in rs) / stated if stated else 0.0):>8.3f}")
     statuses = Counter(r["status"] for r in rows)

@@ -90,6 +90,9 @@ def ask(store, question: str, *, domain: str | None = None, config: Config | Non
     found = retrieve.Found()
     try:
         reading = _route(question, config, record, clock, sleep)
+        if not reading.mentions and domain and _corpus(query, question, reading, domain, found, config, record,
+                                                       clock, store):
+            return _done(record, clock)
         seeds = _seeds(query, reading, config, record, clock)
         one_sided = reading.operation in ("more", "fewer") and len(seeds) < 2
         if one_sided and _no_comparison(question, reading, seeds, record):
@@ -206,18 +209,13 @@ def _retrieve(query, question, reading, seeds, fit, found, config, record, clock
     """Evidence into ``found``; the rows of a named query's answer (item ids per row)."""
     rows: list[list[str]] = []
     if fit:
-        answer = query.named(fit.query, fit.params, limit=config.ask.evidence)
-        found.add_answer(answer, limit="ask.evidence")
-        rows = [row.items for row in answer.rows]
-        fit.answer = answer.report.get("answer") or []
-        also = bind.alternatives(fit, seeds) if reading.operation else []
-        for params in also:  # "governed by the law of Texas or California": each, counted together
-            more = query.named(fit.query, params, limit=config.ask.evidence)
-            found.add_answer(more, limit="ask.evidence")
-            rows += [row.items for row in more.rows]
-            fit.answer = sorted(set(fit.answer) | set(more.report.get("answer") or []))
+        setting = "ask.aggregate_evidence" if reading.operation else "ask.evidence"
+        rows, cuts = _named_rows(query, question, fit, seeds, found,
+                                 config.ask.aggregate_evidence if reading.operation else config.ask.evidence, setting)
+        if fit.also:
+            record.route.also, record.route.combine = fit.also, fit.combine
         clock.step("retrieve", operator="named", query=fit.query.name, rows=len(rows), items=len(found.evidence),
-                   cut=[vars(c) for c in answer.cuts], also=also)
+                   cut=cuts, also=fit.also, combine=record.route.combine)
     elif seeds and reading.operation:
         done = retrieve.per_seed(query, seeds, found)
         found.capped(config.ask.evidence)
@@ -232,6 +230,32 @@ def _retrieve(query, question, reading, seeds, fit, found, config, record, clock
     return rows
 
 
+def _named_rows(query, question, fit, seeds, found, limit, setting) -> tuple[list[list[str]], list[dict]]:
+    """Run the fitted query once for each name its parameter takes ("X and Y both", "Texas or
+    California"), join the answers (the intersection for "all", the union for "any") and keep
+    the rows that give a joined element: the rows (item ids), and what a limit cut."""
+    bindings = [fit.params] + bind.alternatives(fit, seeds)
+    fit.also = bindings[1:]
+    roles = bind.param_roles(fit.query)
+    fit.values = [[v for n, v in params.items() if roles[n][0] == "name"] for params in bindings]
+    named = {v.casefold() for vs in fit.values for v in vs}
+    mentions = [s.mention for s in seeds if any(n.name.casefold() in named for n in s.nodes)]
+    fit.combine = bind.combination(question, mentions) if fit.also else "any"
+    per, answers = [], []
+    for params in bindings:
+        answer = query.named(fit.query, params, limit=limit)
+        found.add_answer(answer, limit=setting)
+        answers.append(answer)
+        per.append(set(answer.report.get("answer") or []))
+    fit.answer = sorted(set.intersection(*per) if fit.combine == "all" else set.union(*per))
+    by_id = {e.id: e for e in found.evidence}
+    keep = set(fit.answer)
+    rows = [row.items for answer in answers for row in answer.rows
+            if any(keep & (set(by_id[i].documents) | {n for ns in by_id[i].ends.values() for n in ns})
+                   for i in row.items if i in by_id)]
+    return rows, [vars(c) for answer in answers for c in answer.cuts]
+
+
 def _reason_and_verify(question, reading, seeds, fit, rows, found, config, record, clock, sleep, store) -> None:
     keys = verify.Keys(found.names, getattr(store, "legal_suffixes", True))
     seed_names = {n.name for s in seeds for n in s.nodes}
@@ -242,7 +266,7 @@ def _reason_and_verify(question, reading, seeds, fit, rows, found, config, recor
     if config.llm.model:
         draft = _model_draft(question, found, config, clock, sleep, [], record) or offline
         _check(clock)
-    checks = verify.verify(draft.claims, draft.answer, found.evidence, keys)
+    checks = _checks(draft, fit, found, keys)
     clock.step("verify", claims=len(draft.claims), answers=len(draft.answer),
                failed=sum(not c.supported for c in checks))
     if config.llm.model and draft is not offline and not all(c.supported for c in checks):
@@ -253,7 +277,7 @@ def _reason_and_verify(question, reading, seeds, fit, rows, found, config, recor
         _check(clock)
         if again is not None:
             draft = again
-            checks = verify.verify(draft.claims, draft.answer, found.evidence, keys)
+            checks = _checks(draft, fit, found, keys)
             clock.step("verify", claims=len(draft.claims), answers=len(draft.answer),
                        failed=sum(not c.supported for c in checks), second=True)
     record.claims, record.checks, record.text = draft.claims, checks, draft.text
@@ -266,15 +290,26 @@ def _reason_and_verify(question, reading, seeds, fit, rows, found, config, recor
             c.reason for c in checks if not c.supported)
     elif not draft.answer:
         record.status, record.answer = "insufficient_evidence", []
-        record.note = draft.text or "the evidence holds no answer to the question"
+        record.note = draft.text or ("the graph states no answer for " + " and ".join("/".join(v) for v in fit.values)
+                                     + " together" if fit and fit.also and fit.combine == "all"
+                                     else "the evidence holds no answer to the question")
     else:
         record.answer = [value for value, _ in draft.answer]
         record.cites = {value: list(ids) for value, ids in draft.answer}
 
 
+def _checks(draft: reason.Draft, fit: bind.Fit | None, found: retrieve.Found, keys: verify.Keys) -> list:
+    """The verifier's checks of a draft: its claims and answer elements, and, for an answer
+    joined over several names, each element against each name it rests on."""
+    checks = verify.verify(draft.claims, draft.answer, found.evidence, keys)
+    if fit and fit.also:
+        checks += verify.verify_combined(draft.answer, fit.values, fit.combine, found.evidence, keys)
+    return checks
+
+
 def _aggregate(query, question, reading, seeds, fit, rows, found, config, record, clock, store) -> None:
-    """A count, comparison or earliest/latest, computed from the evidence (a model is not asked
-    to count), then counted again by the verifier from the cited evidence alone."""
+    """A count, comparison or earliest/latest over the named things, computed from the evidence
+    (a model is not asked to count), then counted again by the verifier from the cited evidence."""
     op = reading.operation
     owners = {s.nodes[0].name: {n.name for n in s.nodes} for s in seeds}
     if fit:
@@ -287,10 +322,44 @@ def _aggregate(query, question, reading, seeds, fit, rows, found, config, record
         touching = {e.relation for e in found.evidence if e.source == "graph"}
         relations = aggregate.cue_relations(question, reading.spans, touching)
         agg = aggregate.Aggregate(op, kind, relations, aggregate.seed_groups(found.evidence, owners, kind, relations))
+    _compute(query, question, reading.spans, agg, owners, fit, found, config, record, clock, store)
+
+
+def _corpus(query, question, reading, domain, found, config, record, clock, store) -> bool:
+    """A question that names no node and asks for a count, ranking, absence or earliest/latest
+    over the whole graph (kgkit.ask.corpus): True when the domain's words give it a plan, which
+    is then answered; False leaves the question to the other paths."""
+    from kgkit.ask import corpus, vocabulary
+
+    vocab = vocabulary.of_domain(domain)
+    plan = corpus.plan(question, reading.operation, vocab)
+    if plan is None or not vocab.document_type and plan.measure(vocab) == "documents":
+        return False
+    record.route.kind, record.route.path, record.route.operation = "aggregate", "corpus", plan.op
+    universe, done = retrieve.whole_graph(query, plan, vocab, found, config.ask.aggregate_evidence)
+    clock.step("retrieve", operator="corpus", plan=vars(plan), done=done, items=len(found.evidence),
+               cut=found.cuts)
+    _check(clock)
+    having = corpus.groups(found.evidence, plan, vocab) if plan.relations else {aggregate.ANSWER: universe}
+    agg = aggregate.Aggregate(plan.op, plan.measure(vocab), plan.relations, having)
+    if plan.absent:
+        agg.without = having.get(aggregate.ANSWER, {})
+        agg.groups = {aggregate.ANSWER: {d: ids for d, ids in universe.items() if d not in agg.without}}
+    if plan.group:
+        agg.grouped = "documents" if plan.group == vocab.document_type else "nodes"
+    owners = {g: {g} for g in agg.groups} if plan.group else {}
+    _compute(query, question, [], agg, owners, None, found, config, record, clock, store)
+    return True
+
+
+def _compute(query, question, spans, agg, owners, fit, found, config, record, clock, store) -> None:
+    """The aggregate's dates (earliest/latest), value and result, its citations and claims,
+    the verifier's recount, and the record's status."""
+    op = agg.op
     elements = list(dict.fromkeys(e for g in agg.groups.values() for e in g))
     if op in aggregate.DATED:
         done = retrieve.date_evidence(query, elements, agg.measure, found, config.query.limit)
-        cues = aggregate.cue_relations(question, reading.spans, {e.relation for e in found.evidence})
+        cues = aggregate.cue_relations(question, spans, {e.relation for e in found.evidence})
         agg.dates = aggregate.dated(found.evidence, elements, agg.measure, cues, op)
         clock.step("retrieve", operator="dates", done=done, items=len(found.evidence))
         _check(clock)
@@ -306,9 +375,13 @@ def _aggregate(query, question, reading, seeds, fit, rows, found, config, record
     keys = verify.Keys(found.names, getattr(store, "legal_suffixes", True))
     record.checks = verify.verify(record.claims, [], found.evidence, keys) + verify.verify_aggregate(
         agg, owners, found.evidence, keys)
+    if fit and fit.also:  # "how many contracts do X and Y both sign": each counted one with each name
+        record.checks += verify.verify_combined(list(agg.groups.get(aggregate.ANSWER, {}).items()), fit.values,
+                                                fit.combine, found.evidence, keys)
     clock.step("aggregate", op=op, value=agg.value, result=agg.result,
                failed=sum(not c.supported for c in record.checks))
-    record.answer_type = "count" if op == "count" else ("nodes" if op in ("more", "fewer") else agg.measure)
+    record.answer_type = ("count" if op == "count" else agg.measure if op in ("list", *aggregate.DATED)
+                          else "documents" if agg.grouped == "documents" else "nodes")
     record.verified = all(c.supported for c in record.checks)
     record.text = aggregate.text(agg)
     _aggregate_status(record, agg, elements, found.cuts)
@@ -333,6 +406,8 @@ def _aggregate_status(record: AskRecord, agg: aggregate.Aggregate, elements: lis
         record.status, record.answer, record.text = "insufficient_evidence", [], "insufficient evidence"
         record.note = "the computed answer does not follow from the cited evidence: " + "; ".join(
             c.reason for c in record.checks if not c.supported)
+    elif op == "list" and not agg.result and agg.without:
+        record.answer = []  # an absence that holds for nothing: every element has the relation, and says so
     elif not agg.result or (op != "count" and not any(agg.groups.values())):
         record.status, record.answer = "insufficient_evidence", []
         record.note = (f"no dated statement about {', '.join(elements) or 'them'}" if op in aggregate.DATED

@@ -32,7 +32,7 @@ LATEST = re.compile(r"\b(latest|newest|most recent|last)\b", re.I)
 MORE = re.compile(r"\b(more|most|greater|larger|higher|bigger)\b", re.I)
 FEWER = re.compile(r"\b(fewer|fewest|less|least|smaller|lower)\b", re.I)
 DOCUMENT_WORDS = re.compile(r"\b(contracts?|agreements?|documents?|files?|filings?|papers?)\b", re.I)
-OPERATIONS = ("count", "more", "fewer", "earliest", "latest")
+OPERATIONS = ("count", "more", "fewer", "earliest", "latest", "list")  # list: an absence's elements
 DATED = ("earliest", "latest")
 ANSWER = "answer"  # the group of a list answer (a named query's, or the full path's)
 
@@ -49,6 +49,8 @@ class Aggregate:
     value: Any = None  # count: int per group; earliest/latest: the ISO date
     result: list[str] = field(default_factory=list)  # the answer: a count, or the winning groups/elements
     complete: bool = True  # no limit left evidence out (else the answer is insufficient_evidence)
+    without: dict[str, list[str]] | None = None  # an absence: the elements that do have the relations, citing them
+    grouped: str = "named"  # a ranking's groups: the named things, or "documents" / "nodes" of the whole graph
 
 
 def outside(question: str, spans: list[tuple[int, int]]) -> str:
@@ -156,6 +158,9 @@ def compute(agg: Aggregate) -> Aggregate:
     elif agg.op in ("more", "fewer"):
         agg.value = {g: len(elements) for g, elements in agg.groups.items()}
         agg.result = winners(agg.value, agg.op)
+    elif agg.op == "list":
+        elements = agg.groups.get(ANSWER, {})
+        agg.value, agg.result = len(elements), sorted(elements)
     else:
         dates = {element: d["date"] for element, d in agg.dates.items()}
         agg.result = winners(dates, agg.op)
@@ -167,13 +172,16 @@ def cites(agg: Aggregate) -> dict[str, list[str]]:
     """Each answer element's evidence: everything the computation used, since "A has more
     than B" or "the earliest" rests on the others' statements as much as on its own; a count
     of one named thing among several, that thing's."""
+    having = [i for es in (agg.without or {}).values() for i in es]  # an absence rests on all the others
     everything = [i for g in agg.groups.values() for es in g.values() for i in es]
-    everything = [d["evidence"] for d in agg.dates.values()] + everything
+    everything = [d["evidence"] for d in agg.dates.values()] + everything + having
     out: dict[str, list[str]] = {}
     for value in agg.result:
         if agg.op == "count" and len(agg.groups) > 1:
             group = value.rsplit(": ", 1)[0]
             ids = [i for es in agg.groups.get(group, {}).values() for i in es]
+        elif agg.op == "list":
+            ids = agg.groups.get(ANSWER, {}).get(value, []) + having
         else:
             ids = everything
         out[value] = list(dict.fromkeys(ids))
@@ -187,11 +195,16 @@ def _many(n: int, measure: str) -> str:
 
 def text(agg: Aggregate) -> str:
     over = f" ({', '.join(agg.relations)})" if agg.relations else ""
+    if agg.without is not None:
+        over = f" with no {' or '.join(agg.relations)} statement"
+    if agg.op == "list":
+        return f"{_many(agg.value, agg.measure)}{over}: {', '.join(agg.result)}" if agg.result else (
+            f"every {agg.measure[:-1]} has a {' or '.join(agg.relations)} statement")
     if agg.op == "count":
         return "; ".join(_many(n, agg.measure) + over + ("" if g == ANSWER else f" for {g}")
                          for g, n in agg.value.items())
     if agg.op in ("more", "fewer"):
-        counts = ", ".join(f"{g} {n}" for g, n in agg.value.items())
+        counts = ", ".join(f"{g} {n}" for g, n in sorted(agg.value.items(), key=lambda c: (-c[1], c[0])))
         what = "documents" if agg.measure == "documents" else "nodes"
         return f"{' and '.join(agg.result)}: the {'most' if agg.op == 'more' else 'fewest'} {what}{over} ({counts})"
     return (f"{' and '.join(agg.result)}: the {agg.op}, dated {agg.value}" if agg.result

@@ -31,6 +31,9 @@ class Fit:
     score: int
     used: set[str]  # mentions the binding used
     answer: list[str] = field(default_factory=list)  # the named query's answer, once run
+    also: list[dict[str, str]] = field(default_factory=list)  # the same query bound to the other names
+    combine: str = "any"  # how the bindings' answers join: "all" (both ... and) or "any" (either ... or)
+    values: list[list[str]] = field(default_factory=list)  # per binding, the names it binds (for the verifier)
 
 
 def relations(pattern: str) -> list[str]:
@@ -73,19 +76,27 @@ def param_roles(query) -> dict[str, tuple[str, str | None]]:
 
 
 def fit(queries: dict, question: str, reading, seeds: list, documents_of_date) -> Fit | None:
-    """The one named query the question asks, with its parameters; None when none fits or two tie."""
+    """The one named query the question asks, with its parameters; None when none fits or two
+    different ones tie (two queries of the same pattern bound alike are one answer)."""
     cues = cue_stems(question, reading.spans)
     fits = [f for q in queries.values() if (f := _bind(q, cues, reading, seeds, documents_of_date))]
     if not fits:
         return None
     fits.sort(key=lambda f: -f.score)
-    if len(fits) > 1 and fits[1].score == fits[0].score:
+    tied = [f for f in fits[1:] if f.score == fits[0].score]
+    if any((f.query.pattern, f.params) != (fits[0].query.pattern, fits[0].params) for f in tied):
         return None
     return fits[0]
 
 
+def words(query) -> set[str]:
+    """The stems a named query is asked with: its relations' words and its own name's
+    ("signed_by": signed), so a domain can declare another wording of the same pattern."""
+    return stems(w for r in relations(query.pattern) + [query.name] for w in r.split("_"))
+
+
 def _bind(query, cues: set[str], reading, seeds: list, documents_of_date) -> Fit | None:
-    matched = len(cues & stems(w for r in relations(query.pattern) for w in r.split("_")))
+    matched = len(cues & words(query))
     roles = param_roles(query)
     if not matched or len(roles) != len(query.params):
         return None
@@ -143,8 +154,8 @@ def _document(seeds, reading, selected, used, documents_of_date) -> tuple[str | 
 
 
 def alternatives(fit: Fit, seeds: list) -> list[dict[str, str]]:
-    """For an aggregate over a named query: the same query bound to each other seed that fits a
-    ``Type{name: $p}`` parameter ("the law of Texas or California": California too)."""
+    """The same query bound to each other seed that fits a ``Type{name: $p}`` parameter ("the
+    law of Texas or California": California too; "X and Y both sign": Y too)."""
     roles = param_roles(fit.query)
     out = []
     for name, (role, node_type) in roles.items():
@@ -158,3 +169,19 @@ def alternatives(fit: Fit, seeds: list) -> list[dict[str, str]]:
                 out.append({**fit.params, name: value})
                 fit.used.add(seed.mention)
     return out
+
+
+ANY = re.compile(r"\b(or|either|any)\b", re.I)
+
+
+def combination(question: str, mentions: list[str]) -> str:
+    """How two or more names of one parameter join: "any" (the union: "X or Y", "either")
+    when the words between them (or "either" anywhere) say so, else "all" (the intersection:
+    "both X and Y", "X and Y", "X, Y")."""
+    found = sorted(p for m in mentions if (p := question.find(m)) >= 0)
+    between = question[found[0]:found[-1]] if len(found) >= 2 else question
+    for m in mentions:
+        between = between.replace(m, " ")
+    if ANY.search(between) or re.search(r"\beither\b", question, re.I):
+        return "any"
+    return "all"

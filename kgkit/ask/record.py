@@ -73,8 +73,10 @@ class Route:
     seeds: list[dict[str, Any]] = field(default_factory=list)  # {"mention", "id", "name", "type", "score"}
     named: str | None = None  # the named query answering it, when one fits
     params: dict[str, str] = field(default_factory=dict)
-    path: str = "full"  # "named" | "full"
-    operation: str | None = None  # an aggregate's: count, more, fewer, earliest, latest (kgkit.ask.aggregate)
+    path: str = "full"  # "named" | "full" | "corpus" (an aggregate over the whole graph)
+    operation: str | None = None  # an aggregate's: count, more, fewer, earliest, latest, list (kgkit.ask.aggregate)
+    also: list[dict[str, str]] = field(default_factory=list)  # the named query's other bindings ("X and Y")
+    combine: str | None = None  # how the bindings' answers join: "all" (intersection) or "any" (union)
 
 
 @dataclass

@@ -187,3 +187,27 @@ def date_evidence(query, elements: list[str], kind: str, found: Found, limit: in
         found.add_answer(answer)
         done.append(f"dates of {element!r}: {len(answer.items)} statements")
     return done
+
+
+def whole_graph(query, plan, vocab, found: Found, limit: int) -> tuple[dict[str, list[str]], list[str]]:
+    """The statements a question over the whole graph counts (kgkit.ask.corpus), each pattern
+    read with ``match`` up to ``limit`` (``ask.aggregate_evidence``; a cut is kept for the
+    count to refuse). The documents of the whole graph too, when the answer is over them and
+    an absence or no relation asks for all of them: one statement each, which shows it is
+    there. Returns those documents (document -> the statement id) and what it did."""
+    from kgkit.ask import corpus
+
+    done = []
+    every = plan.measure(vocab) == "documents" and (plan.absent or not plan.relations)
+    universe: dict[str, list[str]] = {}
+    if every:
+        answer = query.match(f"{vocab.document_type} -*-> *", limit=limit)
+        first = corpus.first_per_document(answer.items)
+        found.add_answer(answer, only=set(first.values()), limit="ask.aggregate_evidence")
+        universe = {d: [i] for d, i in first.items()}
+        done.append(f"documents: {len(universe)}")
+    for pattern in corpus.patterns(plan, vocab) if plan.relations else []:
+        answer = query.match(pattern, limit=limit)
+        found.add_answer(answer, limit="ask.aggregate_evidence")
+        done.append(f"{pattern}: {len(answer.items)} statements")
+    return universe, done

@@ -102,6 +102,7 @@ def verify_aggregate(agg, seeds: dict[str, set[str]], evidence: list[EvidenceIte
 
     by_id = {e.id: e for e in evidence}
     checks: list[Check] = []
+    related = set(agg.relations) if agg.without is None else set()  # an absence's elements cite any statement
     groups: dict[str, dict[str, list[str]]] = {}
     for group, elements in agg.groups.items():
         owners = seeds.get(group, set())
@@ -111,12 +112,15 @@ def verify_aggregate(agg, seeds: dict[str, set[str]], evidence: list[EvidenceIte
             if not cited or len(items) != len(cited):
                 checks.append(Check(None, False, f"{group}: {element!r} cites evidence that was not given"))
             elif not any(names(i, element, keys) and (not owners or any(names(i, o, keys) for o in owners))
-                         for i in items):
+                         and (not related or i.relation in related) for i in items):
                 checks.append(Check(None, False, f"{group}: no cited evidence names {element!r}"
-                                    + (f" with {group!r}" if owners else "")))
+                                    + (f" with {group!r}" if owners else "")
+                                    + (f" in a {'/'.join(sorted(related))} statement" if related else "")))
             else:
                 kept[element] = cited
         groups[group] = kept
+    if agg.without is not None:
+        checks += _absent(agg, groups, by_id, keys)
     dates = {}
     for element, d in agg.dates.items():
         item = by_id.get(d["evidence"])
@@ -132,4 +136,50 @@ def verify_aggregate(agg, seeds: dict[str, set[str]], evidence: list[EvidenceIte
     else:
         checks.append(Check(None, True, f"{agg.op}: {', '.join(agg.result)} ({agg.value}), counted again from "
                                         f"{sum(len(g) for g in groups.values())} cited elements"))
+    return checks
+
+
+def verify_combined(answer: list[tuple[str, list[str]]], values: list[list[str]], combine: str,
+                    evidence: list[EvidenceItem], keys: Keys) -> list[Check]:
+    """An answer joined over two or more names ("the contracts X and Y both sign"): each
+    element must cite, for every name ("all") or for one of them ("any"), an item that
+    names the element together with that name."""
+    by_id = {e.id: e for e in evidence}
+    checks = []
+    for element, cited in answer:
+        items = [by_id[c] for c in cited if c in by_id]
+        held = [vs for vs in values if any(names(i, element, keys) and all(names(i, v, keys) for v in vs)
+                                             for i in items)]
+        want = len(values) if combine == "all" else 1
+        said = " and ".join("/".join(vs) for vs in values) if combine == "all" else " or ".join(
+            "/".join(vs) for vs in values)
+        if len(held) >= want:
+            checks.append(Check(None, True, f"answer {element!r}: cited with {said}"))
+        else:
+            missing = [vs for vs in values if vs not in held]
+            checks.append(Check(None, False, f"answer {element!r}: no cited evidence names it with "
+                                             + " or ".join("/".join(vs) for vs in missing)))
+    return checks
+
+
+def _absent(agg, groups: dict[str, dict[str, list[str]]], by_id: dict[str, EvidenceItem], keys: Keys) -> list[Check]:
+    """An absence, checked: each element said to have the relations cites a statement of them
+    naming it, and no statement of them that was given names an element said to lack them
+    (such an element is dropped from ``groups``, so the recount differs and fails)."""
+    from kgkit.ask.aggregate import ANSWER
+
+    checks = []
+    related = set(agg.relations)
+    for element, cited in (agg.without or {}).items():
+        if not any(c in by_id and by_id[c].relation in related and names(by_id[c], element, keys) for c in cited):
+            checks.append(Check(None, False, f"{element!r} is said to have {'/'.join(agg.relations)}: "
+                                             "no cited statement of it names it"))
+    stated = [e for e in by_id.values() if e.source == "graph" and e.relation in related]
+    listed = groups.get(ANSWER, {})
+    for element in list(listed):
+        against = next((e for e in stated if names(e, element, keys)), None)
+        if against is not None or element in (agg.without or {}):
+            listed.pop(element)
+            checks.append(Check(None, False, f"{element!r} is said to have no {'/'.join(agg.relations)} statement, "
+                                             f"but {against.id if against else 'the answer'} gives one"))
     return checks

@@ -217,6 +217,9 @@ class AskConfig:
     deadline: float = setting(60.0, "Seconds the whole question may take; then it answers with status timeout.")
     min_score: float = setting(0.7, "A mention becomes a seed when find scores its best node at least this.")
     evidence: int = setting(40, "Evidence items a question gathers at most.")
+    aggregate_evidence: int = setting(2000, "Statements a computed answer (a count, ranking, absence, earliest or "
+                                            "latest) may read at most: never put in a prompt, so more than "
+                                            "ask.evidence; past it the answer is insufficient_evidence, naming it.")
     route: RouteRole = section(RouteRole, "The route role: the question's kind and the names it mentions.")
     reason: AskRole = section(AskRole, "The reason role: the answer from the evidence list, citing it.")
 

@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from support.ask_corpus import corpus_runs, truth
 from support.cli_support import kgkit
 from support.graph_support import postgres, small_runs  # noqa: F401  (fixtures)
 from kgkit.ask import ask
@@ -62,3 +63,30 @@ def test_ask_on_a_postgresql_database_that_does_not_exist_names_it(postgres):  #
         assert not conn.execute("SELECT 1 FROM pg_database WHERE datname = 'no_such_graph'").fetchall()
     with pytest.raises(InputError):
         ask(url, TEXAS)
+
+
+def test_whole_graph_aggregates_and_joined_lists_on_postgresql(postgres, small_runs, tmp_path):  # noqa: F811
+    """The same whole-graph count, absence and ranking, and the same joined lists, as on SQLite
+    (tests/ask/test_ask_corpus.py), each citing only statements the tenant's store holds."""
+    url = postgres.new_database()
+    with GraphStore(url, "acme") as store:
+        store.add(corpus_runs(small_runs, tmp_path))
+        by, ids, docs = truth(store)
+        every = ask(store, "How many agreements are there?", domain=DOMAIN)
+        lawless = ask(store, "Which contracts have no governing law?", domain=DOMAIN)
+        most = ask(store, "Which contract has the most parties?", domain=DOMAIN)
+        both = ask(store, "Which contracts are Harbor Analytics Ltd. and Quill Media Corp. both parties to?",
+                   domain=DOMAIN)
+        either = ask(store, "Which contracts is Northwind Traders, Inc. or Quill Media Corp. a party to?",
+                     domain=DOMAIN)
+    for record in (every, lawless, most, both, either):
+        assert record.status == "answered" and record.verified, record.to_json()
+        assert all(i in ids for es in record.cites.values() for i in es) and record.cites
+    assert every.answer == [str(len(docs))] == ["4"] and every.route.path == "corpus"
+    assert lawless.answer == sorted(docs - set(by["GOVERNING_LAW"])) == ["delta"]
+    assert most.answer == ["delta"] and most.aggregate.value["delta"] == len(by["HAS_PARTY"]["delta"]) == 3
+    assert both.answer == ["delta", "gamma"] and both.route.combine == "all"
+    assert either.answer == ["alpha", "beta", "delta", "gamma"] and either.route.combine == "any"
+    with GraphStore(url, "globex") as other:  # another tenant: nothing of acme's is counted
+        none = ask(other, "How many agreements are there?", domain=DOMAIN)
+        assert none.answer == ["0"] and none.evidence == [] and none.tenant == "globex"

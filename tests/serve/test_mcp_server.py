@@ -27,7 +27,8 @@ OTHER_DOC = ("SUPPLY AGREEMENT\n\nThis Supply Agreement is entered into as of Ma
              "This Agreement shall be governed by the laws of the State of Ohio.\n")
 OPERATORS = ["find", "neighbours", "lineage", "path", "match", "gaps", "search", "novelty", "anchors"]
 CORPUS_TOOLS = ["evidence", "documents", "document", "held"]
-NAMED = ["dated_in", "governed_by", "governed_by_and_dated", "governing_law_of", "parties_of", "party_to"]
+NAMED = ["dated_in", "governed_by", "governed_by_and_dated", "governing_law_of", "parties_of", "party_to",
+         "signed_by"]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -162,6 +163,8 @@ def test_over_stdio_every_tool_answers_as_kgkit_query_does(graph):
          ["match", graph, "--named", "governing_law_of", "-d", "legal_contracts", "--param", "contract=alpha"]),
         ("party_to", {"party": "Quill Media Corp."},
          ["match", graph, "--named", "party_to", "-d", "legal_contracts", "--param", "party=Quill Media Corp."]),
+        ("signed_by", {"party": "Quill Media Corp."},
+         ["match", graph, "--named", "signed_by", "-d", "legal_contracts", "--param", "party=Quill Media Corp."]),
     ]
 
     async def go():

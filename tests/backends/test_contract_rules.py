@@ -82,13 +82,38 @@ def laws(text, domain):
      "Manitoba, Canada"),  # the Canadian formula without "the Province of"
     ("This Agreement shall be governed by the laws of the Province of Manitoba and the laws of Canada applicable "
      "therein.", "Manitoba, Canada"),  # ... and without "federal"
+    ("This Agreement shall be governed by the laws of the State of New\nHampshire.", "New Hampshire"),  # a name broken
+    ("This Agreement shall be governed by the federal laws of the United States of America and the laws of the State "
+     "of Utah.", "Utah"),  # the federal law written first: the state's
+    ("This Agreement shall be governed by federal law and the laws of the Commonwealth of Virginia.", "Virginia"),
+    ("This Agreement shall be governed by the laws of the PRC.", "PRC"),
+    ("Delaware law shall govern this Agreement.", "Delaware"),  # the place's law, then the verb
+    ("This Agreement shall be governed by English law.", "England"),  # a law named by its country's adjective
+    ("This Agreement shall be governed by and construed in accordance with Swiss law.", "Switzerland"),
 ])
 def test_governing_law_in_its_usual_forms(legal, clause, law):
     assert laws(clause, legal) == {law}
 
 
+@pytest.mark.parametrize("clause, law", [
+    ("All disputes arising hereunder shall be governed by the laws of the State of Texas.", "Texas"),
+    ("The rights and duties of the parties shall be construed in accordance with the laws of Ontario.", "Ontario"),
+    ("Governing Law. The laws of the Commonwealth of Kentucky shall govern.", "Kentucky"),
+    ("14. Governing Law: Nevada.", "Nevada"),  # a law named in a heading
+    ("GOVERNING LAW - STATE OF OHIO\n\nThe courts shall apply it.", "OHIO"),
+    ("Choice of Law (Arizona).", "Arizona"),
+])
+def test_governing_law_of_a_sentence_that_does_not_name_the_contract(legal, clause, law):
+    """A governing-law clause is the contract's own even where its sentence does not say
+    "this Agreement": the words that state it stand for the contract."""
+    assert laws(clause, legal) == {law}
+
+
 @pytest.mark.parametrize("clause", [
-    "This Agreement shall be governed by English law.",  # an adjective names no jurisdiction
+    "The Escrow Agreement shall be governed by the laws of the State of Utah.",  # another agreement's law
+    "Buyer shall comply with the laws of the State of Utah in all its sales.",  # no word states a governing law
+    "Governing Law: This Agreement is to be read as a whole.",  # the heading's next word is no place
+    "This Agreement shall be governed by British law.",  # an adjective that names no single legal system
     "Seller is a company duly organized under the laws of the State of Utah.",  # where a party was formed
     "Seller is a limited liability company formed under the laws of the State of Utah.",
     "Seller, a company registered under the laws of Ireland, shall ship the goods.",
@@ -279,3 +304,54 @@ def test_a_cue_in_the_parenthesis_after_a_date_is_that_dates(legal):
     _, relations = read(text, legal)
     assert {(r, t) for _, r, t in relations if r.endswith("_DATE")} == {
         ("AGREEMENT_DATE", "May 26, 2017"), ("EFFECTIVE_DATE", "May 26, 2017")}
+
+
+ENGLISH = ('MAINTENANCE AGREEMENT\n\nThis Maintenance Agreement is made by Alder Freight Corp. ("Buyer") and '
+           'Birchmoor Mills LLC ("Seller").\n\n19. Governing Law. This Agreement shall be governed by English law.\n')
+
+
+def test_a_law_named_by_its_adjective_is_the_place(tmp_path):
+    """"English law" is England's: the node is named by the place, the adjective is its
+    alias, and its mention stands where the adjective is written."""
+    import json
+
+    from kgkit.engine.run import extract
+
+    (tmp_path / "maintenance.txt").write_text(ENGLISH, encoding="utf-8")
+    extract([tmp_path / "maintenance.txt"], domain="legal_contracts", views=["binary"], out_dir=tmp_path / "out")
+    folder = tmp_path / "out" / "maintenance"
+    nodes = json.loads((folder / "nodes.json").read_text())["nodes"]
+    (law,) = [n for n in nodes if n["type"] == "Jurisdiction"]
+    assert (law["name"], law["aliases"]) == ("England", ["English"])
+    assert {ENGLISH[slice(*m["span"])] for m in law["mentions"]} == {"English"}
+    edges = json.loads((folder / "views" / "binary.json").read_text())["edges"]
+    assert [(e["relation"], e["tail"]) for e in edges if e["relation"] == "GOVERNING_LAW"] == [("GOVERNING_LAW",
+                                                                                              law["id"])]
+
+
+def test_a_place_named_by_its_adjective_must_be_in_the_quote():
+    """The grounding gate keeps "England" for a quote that writes "English", and holds back
+    a place whose adjective the quote does not write."""
+    from kgkit.documents.types import Document
+    from kgkit.modes.base import Locator
+
+    sentence = ENGLISH.split("\n\n")[2].strip()
+    doc = Document(id="d_m", name="maintenance", text=ENGLISH, source="-", media_type="text/plain", sha256="0" * 64)
+    chunk = Chunk(id="c_0", doc_id="d_m", index=0, text=ENGLISH, start=0, end=len(ENGLISH))
+    review: list = []
+    locate = Locator(doc, chunk, "entities", 90.0, 0.0, review, {}, False, set())
+    kept, verified = locate.mention({"name": "England", "type": "Jurisdiction"}, "England", sentence)
+    assert verified and ENGLISH[slice(*kept["span"])] == "English"
+    held, _ = locate.mention({"name": "France", "type": "Jurisdiction"}, "France", sentence)
+    assert held is None and "does not occur" in review[-1]["reason"]
+
+
+def test_this_and_a_name_of_the_agreement_is_the_contract_whatever_its_title(legal):
+    """"This Endorsement Agreement" in a contract titled "Promotion and Endorsement
+    Agreement" is that contract: its law is the document's, not another agreement's."""
+    text = ('PROMOTION AND ENDORSEMENT AGREEMENT\n\nThis Endorsement Agreement is made by Alder Freight Corp. '
+            '("Buyer") and Birchmoor Mills LLC ("Seller").\n\nThis Endorsement Agreement shall be governed by the '
+            'laws of the State of Colorado.')
+    _, relations = read(text, legal)
+    assert {(h, t) for h, r, t in relations if r == "GOVERNING_LAW"} == {("PROMOTION AND ENDORSEMENT AGREEMENT",
+                                                                           "Colorado")}

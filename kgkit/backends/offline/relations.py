@@ -23,6 +23,7 @@ Entities are found in the text by :mod:`kgkit.backends.offline.entity_mentions`.
 """
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Sequence
@@ -222,11 +223,14 @@ def _document_words(rules: list[_Rule], text: str, entities: Sequence[Mapping[st
 def _standing_for_document(rules: list[_Rule], words: dict[int, list[EntityMention]], sent: Sentence,
                            in_sent: Sequence[EntityMention]) -> dict[int, list[EntityMention]]:
     """The document words of each rule inside ``sent``, where the sentence names no entity
-    of the rule's head types (one it names is the head a trigger binds, as ever)."""
+    of the rule's head types (one it names is the head a trigger binds, as ever) and does not
+    write a head type's name ("The Escrow Agreement shall be governed by ...", of an
+    agreement the finder does not know, is not the document's)."""
     out: dict[int, list[EntityMention]] = {}
     for i, found in words.items():
         head = rules[i].head
-        if any("*" in head or m.type in head for m in in_sent):
+        if any("*" in head or m.type in head for m in in_sent) or any(
+                re.search(rf"\b{re.escape(h)}\b", sent.text, re.I) for h in head):
             continue
         inside = [m for m in found if sent.start <= m.start and m.end <= sent.end]
         if inside:

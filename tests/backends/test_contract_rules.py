@@ -90,6 +90,11 @@ def laws(text, domain):
     ("Delaware law shall govern this Agreement.", "Delaware"),  # the place's law, then the verb
     ("This Agreement shall be governed by English law.", "England"),  # a law named by its country's adjective
     ("This Agreement shall be governed by and construed in accordance with Swiss law.", "Switzerland"),
+    ("This Agreement shall be governed by the internal laws (and not the law of conflicts) of the State of Nevada.",
+     "Nevada"),  # a parenthesis between the laws and their place
+    ("This Agreement shall be governed by the laws of the State of NEW MEXICO, without regard to conflicts of law.",
+     "NEW MEXICO"),  # the place in capitals in a clause that is not
+    ("The laws of the State of Kansas govern this Agreement.", "Kansas"),
 ])
 def test_governing_law_in_its_usual_forms(legal, clause, law):
     assert laws(clause, legal) == {law}
@@ -114,6 +119,7 @@ def test_governing_law_of_a_sentence_that_does_not_name_the_contract(legal, clau
     "Buyer shall comply with the laws of the State of Utah in all its sales.",  # no word states a governing law
     "Governing Law: This Agreement is to be read as a whole.",  # the heading's next word is no place
     "This Agreement shall be governed by British law.",  # an adjective that names no single legal system
+    "Each party shall comply with all laws (including export laws) of the United States.",
     "Seller is a company duly organized under the laws of the State of Utah.",  # where a party was formed
     "Seller is a limited liability company formed under the laws of the State of Utah.",
     "Seller, a company registered under the laws of Ireland, shall ship the goods.",

@@ -233,23 +233,6 @@ def test_a_province_with_the_federal_laws_of_its_country_is_one_jurisdiction(tmp
         == {("Manitoba, Canada", "GOVERNING_LAW"), ("Manitoba, Canada", "JURISDICTION")}
 
 
-def test_a_place_and_what_it_lies_in_must_both_be_in_the_quote():
-    """The grounding gate keeps "Manitoba, Canada" for a quote that writes both parts, and
-    holds back a name whose second part the quote does not write."""
-    from kgkit.documents.types import Document
-    from kgkit.modes.base import Locator
-
-    sentence = CANADIAN.split("\n\n")[2].strip()
-    doc = Document(id="d_supply", name="supply", text=CANADIAN, source="-", media_type="text/plain", sha256="0" * 64)
-    chunk = Chunk(id="c_0", doc_id="d_supply", index=0, text=CANADIAN, start=0, end=len(CANADIAN))
-    review: list = []
-    locate = Locator(doc, chunk, "entities", 90.0, 0.0, review, {}, False, set())
-    kept, verified = locate.mention({"name": "Manitoba, Canada", "type": "Jurisdiction"}, "Manitoba, Canada", sentence)
-    assert verified and CANADIAN[slice(*kept["span"])] == "Manitoba"
-    held, _ = locate.mention({"name": "Manitoba, France", "type": "Jurisdiction"}, "Manitoba, France", sentence)
-    assert held is None and "does not occur" in review[-1]["reason"]
-
-
 def test_where_a_party_was_formed_is_no_governing_law_even_in_the_preamble(legal):
     """The preamble names the contract and where each party was formed: no law governs it there."""
     text = ('This Supply Agreement is made by Alder Freight Corp., a corporation formed under the laws of the State '
@@ -335,21 +318,26 @@ def test_a_law_named_by_its_adjective_is_the_place(tmp_path):
                                                                                               law["id"])]
 
 
-def test_a_place_named_by_its_adjective_must_be_in_the_quote():
-    """The grounding gate keeps "England" for a quote that writes "English", and holds back
-    a place whose adjective the quote does not write."""
+@pytest.mark.parametrize("text, kept, written, held", [
+    (CANADIAN, "Manitoba, Canada", "Manitoba", "Manitoba, France"),  # both parts written, the second not
+    (ENGLISH, "England", "English", "France"),  # the place's adjective written, another place's not
+])
+def test_a_place_the_quote_writes_apart_or_by_its_adjective_is_kept(text, kept, written, held):
+    """The grounding gate keeps "Manitoba, Canada" for a quote that writes both parts, and
+    "England" for one that writes "English"; it holds back a name the quote does not write
+    so."""
     from kgkit.documents.types import Document
     from kgkit.modes.base import Locator
 
-    sentence = ENGLISH.split("\n\n")[2].strip()
-    doc = Document(id="d_m", name="maintenance", text=ENGLISH, source="-", media_type="text/plain", sha256="0" * 64)
-    chunk = Chunk(id="c_0", doc_id="d_m", index=0, text=ENGLISH, start=0, end=len(ENGLISH))
+    sentence = text.split("\n\n")[2].strip()
+    doc = Document(id="d_t", name="t", text=text, source="-", media_type="text/plain", sha256="0" * 64)
+    chunk = Chunk(id="c_0", doc_id="d_t", index=0, text=text, start=0, end=len(text))
     review: list = []
     locate = Locator(doc, chunk, "entities", 90.0, 0.0, review, {}, False, set())
-    kept, verified = locate.mention({"name": "England", "type": "Jurisdiction"}, "England", sentence)
-    assert verified and ENGLISH[slice(*kept["span"])] == "English"
-    held, _ = locate.mention({"name": "France", "type": "Jurisdiction"}, "France", sentence)
-    assert held is None and "does not occur" in review[-1]["reason"]
+    place, verified = locate.mention({"name": kept, "type": "Jurisdiction"}, kept, sentence)
+    assert verified and text[slice(*place["span"])] == written
+    none, _ = locate.mention({"name": held, "type": "Jurisdiction"}, held, sentence)
+    assert none is None and "does not occur" in review[-1]["reason"]
 
 
 def test_this_and_a_name_of_the_agreement_is_the_contract_whatever_its_title(legal):

@@ -99,7 +99,8 @@ def _regex_mentions(t: EntityType, text: str) -> Iterator[Mention]:
             if "adjective" in m.re.groupindex and m.group("adjective") is not None:
                 place = place_of(m.group("adjective"))
                 if place is not None:
-                    yield Mention(place, t.name, *m.span("adjective"), 3, 0.8, aliases=[m.group("adjective")])
+                    start, end = m.span("adjective")
+                    yield Mention(place, t.name, start, end, 3, 0.8, aliases=[m.group("adjective")])
                 continue
             named = "name" in m.re.groupindex and m.group("name") is not None
             s, e = m.span("name") if named else m.span()

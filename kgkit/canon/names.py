@@ -9,6 +9,7 @@ from kgkit.canon.records import Mention
 from kgkit.formats.model import Domain
 from kgkit.text.evidence import locate_mention
 from kgkit.text.name_keys import fold_tokens, split_trade_name, squash
+from kgkit.text.place_adjectives import adjectives_of
 
 
 #: A line seen this many times in one document is page furniture (a running header or footer).
@@ -147,11 +148,14 @@ def place_of_region(name: str) -> list[str]:
 def part_written(mention: Mention, surface: str, text: str | None) -> list[str]:
     """A place named with what it lies in, whose span writes only the place ("Ontario,
     Canada" read from "the Province of Ontario and the federal laws of Canada"), is also
-    called by the part written there."""
-    if text is None or mention.span is None or "," not in surface:
+    called by the part written there; a place whose span writes its adjective ("England"
+    read from "English law"), by that adjective."""
+    if text is None or mention.span is None:
         return []
     written = text[mention.span[0]:mention.span[1]].strip()
-    return [written] if written and surface.startswith(written + ",") else []
+    if not written or written == surface:
+        return []
+    return [written] if surface.startswith(written + ",") or written in adjectives_of(surface) else []
 
 
 def _defined_terms(mention: Mention, text: str | None) -> list[str]:

@@ -19,6 +19,7 @@ from kgkit.text import evidence as evidence_check
 from kgkit.backends.base import pass_validator, surely_conforms
 from kgkit.modes.chunk_parts import ChunkParts
 from kgkit.text.name_keys import canonical_key
+from kgkit.text.place_adjectives import adjectives_of
 from kgkit.documents.types import Chunk, Document
 from kgkit.formats.model import LITERAL_TYPES, Domain, RelationType, Role, View
 from kgkit.text.timex import normalise as normalise_literal
@@ -188,7 +189,9 @@ class Locator:
         normalised from a quote that checked out and shares a word with it ("5 years" for
         "five (5) years", "1998-07-01" for "7/1/98"): that one is kept, with no span; and a
         place named with what it lies in, both written in the checked quote ("Ontario, Canada"
-        for "the Province of Ontario and the federal laws of Canada"), at the place's span."""
+        for "the Province of Ontario and the federal laws of Canada"), at the place's span, or a
+        place named by its adjective in the checked quote ("England" for "governed by English
+        law"), at the adjective's."""
         place, verified = self(item, quote)
         if place is None:
             return None, False
@@ -199,7 +202,7 @@ class Locator:
         if not at:
             at = [(chunk.start + s, chunk.start + e) for s, e in evidence_check.locate_mention(name, chunk.text)]
         if not at and verified and place["span"] is not None:
-            at = self._place_within(name, *place["span"])
+            at = self._place_within(name, *place["span"]) or self._place_by_adjective(name, *place["span"])
         if not at and verified and item.get("type") in self.categories:
             return place, True  # "Anti-Assignment" stands where "may not assign" was found
         if not at:
@@ -226,6 +229,15 @@ class Locator:
         if not all(spans):
             return []
         return [(start + s, start + e) for s, e in spans[0]]
+
+    def _place_by_adjective(self, name: str, start: int, end: int) -> list[tuple[int, int]]:
+        """Where "England" stands in a checked quote that names it by its adjective ("governed
+        by English law"): the adjective's span; else nothing."""
+        adjectives = adjectives_of(name)
+        if not adjectives:
+            return []
+        spans = evidence_check.locate_mention(adjectives[0], self.doc.text[start:end], adjectives[1:])
+        return [(start + s, start + e) for s, e in spans]
 
     def hold(self, item: Any, reason: str, detail: str) -> None:
         """Keep ``item`` out of the graph: counted by reason and written to review with why."""

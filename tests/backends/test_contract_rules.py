@@ -82,13 +82,44 @@ def laws(text, domain):
      "Manitoba, Canada"),  # the Canadian formula without "the Province of"
     ("This Agreement shall be governed by the laws of the Province of Manitoba and the laws of Canada applicable "
      "therein.", "Manitoba, Canada"),  # ... and without "federal"
+    ("This Agreement shall be governed by the laws of the State of New\nHampshire.", "New Hampshire"),  # a name broken
+    ("This Agreement shall be governed by the federal laws of the United States of America and the laws of the State "
+     "of Utah.", "Utah"),  # the federal law written first: the state's
+    ("This Agreement shall be governed by federal law and the laws of the Commonwealth of Virginia.", "Virginia"),
+    ("This Agreement shall be governed by the laws of the PRC.", "PRC"),
+    ("Delaware law shall govern this Agreement.", "Delaware"),  # the place's law, then the verb
+    ("This Agreement shall be governed by English law.", "England"),  # a law named by its country's adjective
+    ("This Agreement shall be governed by and construed in accordance with Swiss law.", "Switzerland"),
+    ("This Agreement shall be governed by the internal laws (and not the law of conflicts) of the State of Nevada.",
+     "Nevada"),  # a parenthesis between the laws and their place
+    ("This Agreement shall be governed by the laws of the State of NEW MEXICO, without regard to conflicts of law.",
+     "NEW MEXICO"),  # the place in capitals in a clause that is not
+    ("The laws of the State of Kansas govern this Agreement.", "Kansas"),
 ])
 def test_governing_law_in_its_usual_forms(legal, clause, law):
     assert laws(clause, legal) == {law}
 
 
+@pytest.mark.parametrize("clause, law", [
+    ("All disputes arising hereunder shall be governed by the laws of the State of Texas.", "Texas"),
+    ("The rights and duties of the parties shall be construed in accordance with the laws of Ontario.", "Ontario"),
+    ("Governing Law. The laws of the Commonwealth of Kentucky shall govern.", "Kentucky"),
+    ("14. Governing Law: Nevada.", "Nevada"),  # a law named in a heading
+    ("GOVERNING LAW - STATE OF OHIO\n\nThe courts shall apply it.", "OHIO"),
+    ("Choice of Law (Arizona).", "Arizona"),
+])
+def test_governing_law_of_a_sentence_that_does_not_name_the_contract(legal, clause, law):
+    """A governing-law clause is the contract's own even where its sentence does not say
+    "this Agreement": the words that state it stand for the contract."""
+    assert laws(clause, legal) == {law}
+
+
 @pytest.mark.parametrize("clause", [
-    "This Agreement shall be governed by English law.",  # an adjective names no jurisdiction
+    "The Escrow Agreement shall be governed by the laws of the State of Utah.",  # another agreement's law
+    "Buyer shall comply with the laws of the State of Utah in all its sales.",  # no word states a governing law
+    "Governing Law: This Agreement is to be read as a whole.",  # the heading's next word is no place
+    "This Agreement shall be governed by British law.",  # an adjective that names no single legal system
+    "Each party shall comply with all laws (including export laws) of the United States.",
     "Seller is a company duly organized under the laws of the State of Utah.",  # where a party was formed
     "Seller is a limited liability company formed under the laws of the State of Utah.",
     "Seller, a company registered under the laws of Ireland, shall ship the goods.",
@@ -202,23 +233,6 @@ def test_a_province_with_the_federal_laws_of_its_country_is_one_jurisdiction(tmp
         == {("Manitoba, Canada", "GOVERNING_LAW"), ("Manitoba, Canada", "JURISDICTION")}
 
 
-def test_a_place_and_what_it_lies_in_must_both_be_in_the_quote():
-    """The grounding gate keeps "Manitoba, Canada" for a quote that writes both parts, and
-    holds back a name whose second part the quote does not write."""
-    from kgkit.documents.types import Document
-    from kgkit.modes.base import Locator
-
-    sentence = CANADIAN.split("\n\n")[2].strip()
-    doc = Document(id="d_supply", name="supply", text=CANADIAN, source="-", media_type="text/plain", sha256="0" * 64)
-    chunk = Chunk(id="c_0", doc_id="d_supply", index=0, text=CANADIAN, start=0, end=len(CANADIAN))
-    review: list = []
-    locate = Locator(doc, chunk, "entities", 90.0, 0.0, review, {}, False, set())
-    kept, verified = locate.mention({"name": "Manitoba, Canada", "type": "Jurisdiction"}, "Manitoba, Canada", sentence)
-    assert verified and CANADIAN[slice(*kept["span"])] == "Manitoba"
-    held, _ = locate.mention({"name": "Manitoba, France", "type": "Jurisdiction"}, "Manitoba, France", sentence)
-    assert held is None and "does not occur" in review[-1]["reason"]
-
-
 def test_where_a_party_was_formed_is_no_governing_law_even_in_the_preamble(legal):
     """The preamble names the contract and where each party was formed: no law governs it there."""
     text = ('This Supply Agreement is made by Alder Freight Corp., a corporation formed under the laws of the State '
@@ -279,3 +293,59 @@ def test_a_cue_in_the_parenthesis_after_a_date_is_that_dates(legal):
     _, relations = read(text, legal)
     assert {(r, t) for _, r, t in relations if r.endswith("_DATE")} == {
         ("AGREEMENT_DATE", "May 26, 2017"), ("EFFECTIVE_DATE", "May 26, 2017")}
+
+
+ENGLISH = ('MAINTENANCE AGREEMENT\n\nThis Maintenance Agreement is made by Alder Freight Corp. ("Buyer") and '
+           'Birchmoor Mills LLC ("Seller").\n\n19. Governing Law. This Agreement shall be governed by English law.\n')
+
+
+def test_a_law_named_by_its_adjective_is_the_place(tmp_path):
+    """"English law" is England's: the node is named by the place, the adjective is its
+    alias, and its mention stands where the adjective is written."""
+    import json
+
+    from kgkit.engine.run import extract
+
+    (tmp_path / "maintenance.txt").write_text(ENGLISH, encoding="utf-8")
+    extract([tmp_path / "maintenance.txt"], domain="legal_contracts", views=["binary"], out_dir=tmp_path / "out")
+    folder = tmp_path / "out" / "maintenance"
+    nodes = json.loads((folder / "nodes.json").read_text())["nodes"]
+    (law,) = [n for n in nodes if n["type"] == "Jurisdiction"]
+    assert (law["name"], law["aliases"]) == ("England", ["English"])
+    assert {ENGLISH[slice(*m["span"])] for m in law["mentions"]} == {"English"}
+    edges = json.loads((folder / "views" / "binary.json").read_text())["edges"]
+    assert [(e["relation"], e["tail"]) for e in edges if e["relation"] == "GOVERNING_LAW"] == [("GOVERNING_LAW",
+                                                                                              law["id"])]
+
+
+@pytest.mark.parametrize("text, kept, written, held", [
+    (CANADIAN, "Manitoba, Canada", "Manitoba", "Manitoba, France"),  # both parts written, the second not
+    (ENGLISH, "England", "English", "France"),  # the place's adjective written, another place's not
+])
+def test_a_place_the_quote_writes_apart_or_by_its_adjective_is_kept(text, kept, written, held):
+    """The grounding gate keeps "Manitoba, Canada" for a quote that writes both parts, and
+    "England" for one that writes "English"; it holds back a name the quote does not write
+    so."""
+    from kgkit.documents.types import Document
+    from kgkit.modes.base import Locator
+
+    sentence = text.split("\n\n")[2].strip()
+    doc = Document(id="d_t", name="t", text=text, source="-", media_type="text/plain", sha256="0" * 64)
+    chunk = Chunk(id="c_0", doc_id="d_t", index=0, text=text, start=0, end=len(text))
+    review: list = []
+    locate = Locator(doc, chunk, "entities", 90.0, 0.0, review, {}, False, set())
+    place, verified = locate.mention({"name": kept, "type": "Jurisdiction"}, kept, sentence)
+    assert verified and text[slice(*place["span"])] == written
+    none, _ = locate.mention({"name": held, "type": "Jurisdiction"}, held, sentence)
+    assert none is None and "does not occur" in review[-1]["reason"]
+
+
+def test_this_and_a_name_of_the_agreement_is_the_contract_whatever_its_title(legal):
+    """"This Endorsement Agreement" in a contract titled "Promotion and Endorsement
+    Agreement" is that contract: its law is the document's, not another agreement's."""
+    text = ('PROMOTION AND ENDORSEMENT AGREEMENT\n\nThis Endorsement Agreement is made by Alder Freight Corp. '
+            '("Buyer") and Birchmoor Mills LLC ("Seller").\n\nThis Endorsement Agreement shall be governed by the '
+            'laws of the State of Colorado.')
+    _, relations = read(text, legal)
+    assert {(h, t) for h, r, t in relations if r == "GOVERNING_LAW"} == {("PROMOTION AND ENDORSEMENT AGREEMENT",
+                                                                           "Colorado")}

@@ -31,6 +31,7 @@ from typing import Iterator, Sequence
 
 from kgkit.guards import safe_regex
 from kgkit.text.literals import KINDS as LITERAL_KINDS, find_literals
+from kgkit.text.place_adjectives import place_of
 from kgkit.backends.offline.mentions import Mention, collapse, name_key
 from kgkit.backends.offline.party_names import clean_party_name, names_a_person
 from kgkit.backends.offline.names import (STATE_AFTER, acronym_mentions, add_surname_aliases, add_title_aliases,
@@ -90,9 +91,17 @@ def _regex_mentions(t: EntityType, text: str) -> Iterator[Mention]:
     """A type's regex finds, named by the group ``name`` (else the whole match). A group
     ``within`` names the place the name lies in, written apart ("the laws of the Province
     of Ontario and the federal laws of Canada"): the entity is "Ontario, Canada", and
-    "Ontario" written alone is an alias of it."""
+    "Ontario" written alone is an alias of it. A group ``adjective`` names a place by its
+    adjective ("governed by English law"): the entity is the place ("England", with the
+    adjective as an alias), and nothing where the adjective names no listed place."""
     for rx in t.patterns.regex:
         for m in safe_regex.finditer(rx, text):
+            if "adjective" in m.re.groupindex and m.group("adjective") is not None:
+                place = place_of(m.group("adjective"))
+                if place is not None:
+                    start, end = m.span("adjective")
+                    yield Mention(place, t.name, start, end, 3, 0.8, aliases=[m.group("adjective")])
+                continue
             named = "name" in m.re.groupindex and m.group("name") is not None
             s, e = m.span("name") if named else m.span()
             if e <= s:

@@ -63,6 +63,7 @@ def find_mentions(text: str, entities: Sequence[Entity], types: Sequence[EntityT
     found += _value_mentions(text, surfaces.by_value)
     found += _head_noun_mentions(text, surfaces)
     found.extend(_here_words(text, entities))
+    found = _this_named_is_own(text, found, entities)
     found.sort(key=lambda x: (-(x.end - x.start), x.start))
     return sorted(_outer_values(_longest(found), set(literal_types(types))), key=lambda x: (x.start, x.name))
 
@@ -192,6 +193,22 @@ def _here_words(text: str, entities: Sequence[Mapping[str, Any]]) -> list[Entity
     if own is None:
         return []
     return [EntityMention(own["name"], own["type"], m.start(), m.end()) for m in _HERE.finditer(text)]
+
+
+_THIS_BEFORE = re.compile(r"\bthis\s+$", re.I)
+
+
+def _this_named_is_own(text: str, found: list[EntityMention], entities: Sequence[Mapping[str, Any]]
+                       ) -> list[EntityMention]:
+    """A name of the document's type written after "this" is the document itself, whatever
+    its title: "This Endorsement Agreement shall be governed by ..." in a contract titled
+    "Promotion and Endorsement Agreement" (a contract calls another agreement "the" one)."""
+    own = next((e for e in entities if e.get("document")), None)
+    if own is None:
+        return found
+    return [EntityMention(own["name"], own["type"], m.start, m.end, True)
+            if m.type == own["type"] and m.name != own["name"] and _THIS_BEFORE.search(text, max(0, m.start - 8), m.start)
+            else m for m in found]
 
 
 def _longest(found: list[EntityMention]) -> list[EntityMention]:

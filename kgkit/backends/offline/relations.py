@@ -13,17 +13,23 @@ the sentence. Which pairs and which relations:
   "intent not to renew");
 * each tail mention takes the nearest head with a binding trigger; among relations with
   the same end types, a tail keeps the relation whose trigger is nearest to it, plus any
-  whose trigger is attached to it (within a few characters).
+  whose trigger is attached to it (within a few characters);
+* a trigger regex may mark, with a group named ``document``, words that state the relation
+  of the document itself ("All disputes **shall be governed by** the laws of Ohio"): in a
+  sentence that names no entity of the relation's head types, those words stand for the
+  document's own node (``"document": true``), for that relation only.
 
 Entities are found in the text by :mod:`kgkit.backends.offline.entity_mentions`.
 """
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Sequence
 
 from kgkit.backends.offline.entity_mentions import EntityMention, find_mentions
+from kgkit.guards import safe_regex
 from kgkit.backends.offline.phrases import skill_patterns, trigger_spans
 from kgkit.text.type_kinds import literal_types
 from kgkit.text.sentences import Sentence, sentence_at, split_sentences
@@ -176,18 +182,60 @@ def find_relations(
     rules = rules_for(relation_types, skills)
     mentions = find_mentions(text, entities, types)
     values = set(literal_types(types))  # a value ends a relation only where a trigger binds it
+    document_words = _document_words(rules, text, entities)
     out: dict[tuple[str, str, str], FoundRelation] = {}
     for sent, in_sent in by_sentence(text, mentions):
-        if len(in_sent) < 2:
+        own = _standing_for_document(rules, document_words, sent, in_sent)
+        if len(in_sent) < 2 and not own:
             continue
         triggers = _sentence_triggers(rules, text, sent)
-        best = _nearest_heads(rules, triggers, in_sent, text, values)
+        best = _nearest_heads(rules, triggers, in_sent, text, values, own)
         _keep_relations(best, sent.text, out)
     _categories_of_self(text, mentions, types, rules, out)
     return list(out.values())
 
 
 Best = dict[tuple[EntityMention, str], tuple[int, EntityMention, _Rule]]  # (tail, relation) -> (gap, head, rule)
+DOCUMENT_GROUP = "document"  # a trigger regex's group marking words that stand for the document itself
+
+
+def _document_words(rules: list[_Rule], text: str, entities: Sequence[Mapping[str, Any]]
+                    ) -> dict[int, list[EntityMention]]:
+    """Per rule (by index), the places its trigger regexes' group ``document`` marks, each a
+    mention of the document's own node: none where no entity is marked as the document's or
+    its type may not head the rule."""
+    own = next((e for e in entities if e.get("document")), None)
+    out: dict[int, list[EntityMention]] = {}
+    if own is None:
+        return out
+    for i, rule in enumerate(rules):
+        if not ("*" in rule.head or own["type"] in rule.head):
+            continue
+        for rx in rule.triggers.regex:
+            if f"(?P<{DOCUMENT_GROUP}>" not in rx:
+                continue
+            out.setdefault(i, []).extend(
+                EntityMention(own["name"], own["type"], *m.span(DOCUMENT_GROUP)) for m in safe_regex.finditer(rx, text)
+                if m.group(DOCUMENT_GROUP) is not None and m.end(DOCUMENT_GROUP) > m.start(DOCUMENT_GROUP))
+    return out
+
+
+def _standing_for_document(rules: list[_Rule], words: dict[int, list[EntityMention]], sent: Sentence,
+                           in_sent: Sequence[EntityMention]) -> dict[int, list[EntityMention]]:
+    """The document words of each rule inside ``sent``, where the sentence names no entity
+    of the rule's head types (one it names is the head a trigger binds, as ever) and does not
+    write a head type's name ("The Escrow Agreement shall be governed by ...", of an
+    agreement the finder does not know, is not the document's)."""
+    out: dict[int, list[EntityMention]] = {}
+    for i, found in words.items():
+        head = rules[i].head
+        if any("*" in head or m.type in head for m in in_sent) or any(
+                re.search(rf"\b{re.escape(h)}\b", sent.text, re.I) for h in head):
+            continue
+        inside = [m for m in found if sent.start <= m.start and m.end <= sent.end]
+        if inside:
+            out[i] = inside
+    return out
 
 
 def _sentence_triggers(rules: list[_Rule], text: str, sent: Sentence) -> dict[int, list[tuple[int, int]]]:
@@ -202,19 +250,20 @@ def _sentence_triggers(rules: list[_Rule], text: str, sent: Sentence) -> dict[in
     return triggers
 
 
-def _nearest_heads(rules: list[_Rule], triggers: dict[int, list[tuple[int, int]]], in_sent: list[EntityMention],
-                   text: str, values: set[str]) -> Best:
+def _nearest_heads(rules: list[_Rule], triggers: dict[int, list[tuple[int, int]]], sentence: list[EntityMention],
+                   text: str, values: set[str], own: Mapping[int, list[EntityMention]]) -> Best:
     """For each tail mention and relation, the head its nearest binding trigger joins it to
     (or the only head the types allow, at gap 10,000: a weaker reading, never for a tail of
-    one of the ``values`` types)."""
+    one of the ``values`` types). ``own``: per rule, the words standing for the document there."""
     best: Best = {}
-    names_of: dict[str, set[str]] = {}  # the sentence's types, each with the names mentioned
-    for m in in_sent:
-        names_of.setdefault(m.type, set()).add(m.name)
     for i, rule in enumerate(rules):
         spans = triggers[i]
         if not spans:
             continue
+        in_sent = sorted([*sentence, *own[i]], key=lambda m: (m.start, m.name)) if i in own else sentence
+        names_of: dict[str, set[str]] = {}  # the sentence's types, each with the names mentioned
+        for m in in_sent:
+            names_of.setdefault(m.type, set()).add(m.name)
         pairs = {(a, b) for a in names_of for b in names_of if rule.allows(a, b)}  # rule.allows, looked up
         heads = _heads(in_sent, names_of, pairs)
         for t in in_sent:

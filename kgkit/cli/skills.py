@@ -37,11 +37,14 @@ def skills_cli():
                    "come from the other documents.")
 @click.option("--min-gain", type=click.FloatRange(0, 1, min_open=True), default=None,
               help="Dev relation F1 a change must add to be kept (default: config, 0.001).")
+@click.option("--max-edges", type=click.IntRange(min=1), default=None,
+              help="Ask the skill passes about at most N unstable or missed edges, spread over the documents "
+                   "(default: all; with a model on a CPU each is a request of minutes).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None, help="kgkit.yaml to use.")
 @library_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def learn_cli(gold_dir, domain, rollouts, temperature, holdout, dev, gate, top_k, seed, heldout_file, min_gain,
-              config_path, library_dir, as_json):
+              max_edges, config_path, library_dir, as_json):
     """Improve DOMAIN's skill library from the gold documents in GOLD, without touching
     model weights; prints edge labels, controller actions and held-out P/R/F1 before and after."""
     from kgkit.engine.run import resolve_config
@@ -56,7 +59,7 @@ def learn_cli(gold_dir, domain, rollouts, temperature, holdout, dev, gate, top_k
         heldout_from = tuple(read_doc_ids(heldout_file))
     settings = LearnSettings.from_config(config.skills, rollouts=rollouts, temperature=temperature, holdout=holdout,
                                          dev=dev, gate=gate, top_k=top_k, seed=seed, min_gain=min_gain,
-                                         heldout_from=heldout_from)
+                                         heldout_from=heldout_from, max_edges=max_edges)
     report = learn_skills(gold_dir, domain, config=config, settings=settings,
                           library_dir=library_dir or config.skills.library)
     click.echo(json.dumps(report.to_dict(), indent=2) if as_json else report.format_text())

@@ -119,6 +119,8 @@ def learn_skills(
 def _checked(settings: LearnSettings) -> LearnSettings:
     if settings.rollouts < 1:
         raise ConfigError("--rollouts must be at least 1")
+    if settings.max_edges is not None and settings.max_edges < 1:
+        raise ConfigError(f"--max-edges must be at least 1, not {settings.max_edges}")
     if settings.gate not in GATES:
         raise ConfigError(f"skills.gate must be one of {', '.join(GATES)}, not {settings.gate!r}")
     if settings.gate == "cv" and settings.folds < 2:
@@ -131,18 +133,38 @@ def _propose(report: LearnReport, loop: Extractor, skill_backend: Backend, lib: 
     """The candidates the skill passes propose for each unstable (induction) or missed
     (hindsight) edge not decided in an earlier run."""
     learned = lib.learned_edges()
-    proposed: list[tuple[EdgeLabel, list[dict[str, Any]]]] = []
+    pending = []
     for label in report.labels:
         if label.label == "stable":
             continue
         if (label.doc, label.edge) in learned:  # decided in an earlier run: each edge is learned from once
             report.already_learned += 1
             continue
+        pending.append(label)
+    asked = bounded(pending, report.settings.max_edges)
+    report.unasked = len(pending) - len(asked)  # not recorded as learned from: a later run may ask them
+    proposed: list[tuple[EdgeLabel, list[dict[str, Any]]]] = []
+    for label in asked:
         kind = SKILL_INDUCTION if label.label == "unstable" else SKILL_HINDSIGHT
         candidates, invalid = loop.candidates(skill_backend, kind, label, samples[label.doc])
         report.invalid_candidates += invalid
         proposed.append((label, candidates))
     return proposed
+
+
+def bounded(labels: list[EdgeLabel], limit: int | None) -> list[EdgeLabel]:
+    """At most ``limit`` of ``labels``, spread over their documents: every document's first
+    edge, then every document's second, and so on (so a bounded run does not learn from one
+    document alone); kept in their original order. ``None``: all of them."""
+    if limit is None or len(labels) <= limit:
+        return labels
+    nth: dict[str, int] = {}
+    ranks = []
+    for i, label in enumerate(labels):
+        ranks.append((nth.get(label.doc, 0), i))
+        nth[label.doc] = nth.get(label.doc, 0) + 1
+    keep = {i for _, i in sorted(ranks)[:limit]}
+    return [label for i, label in enumerate(labels) if i in keep]
 
 
 class _Folding:

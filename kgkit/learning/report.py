@@ -46,6 +46,7 @@ class LearnReport:
     actions: list[dict[str, Any]] = field(default_factory=list)
     invalid_candidates: int = 0
     already_learned: int = 0  # unstable/missed edges skipped because the library records a decision on them
+    unasked: int = 0  # unstable/missed edges the skill passes were not asked about (settings.max_edges)
     before: EvalReport | None = None
     after: EvalReport | None = None
     version_before: int = 0
@@ -90,6 +91,7 @@ class LearnReport:
             "labels": self.label_counts(), "diagnoses": self.diagnosis_counts(), "actions": self.action_counts(),
             "accepted": self.accepted(),
             "invalid_candidates": self.invalid_candidates, "already_learned": self.already_learned,
+            "unasked": self.unasked,
             "heldout_relations": {"before": self.heldout("before"), "after": self.heldout("after")},
             "library_version": {"before": self.version_before, "after": self.version_after},
             "changed": self.changed, "notes": self.notes,
@@ -109,7 +111,8 @@ class LearnReport:
             self._accepted_line(),
             "actions: " + (", ".join(f"{v} {k}" for k, v in self.action_counts().items()) or "none")
             + (f"; {self.invalid_candidates} invalid candidates dropped" if self.invalid_candidates else "")
-            + (f"; {self.already_learned} edges already learned from" if self.already_learned else ""),
+            + (f"; {self.already_learned} edges already learned from" if self.already_learned else "")
+            + (f"; {self.unasked} edges not asked about (--max-edges {s.max_edges})" if self.unasked else ""),
         ]
         b, a = self.heldout("before"), self.heldout("after")
         lines.append("held-out relations   P      R      F1")

@@ -38,6 +38,9 @@ class LearnSettings:
     gazetteer_cap: int = _SKILLS.gazetteer_cap
     gazetteer_share: float = _SKILLS.gazetteer_share  # names are folded last, and at most this share of a run's items
     heldout_from: tuple[str, ...] | None = None  # documents the held-out share is drawn from (None: all)
+    # the skill passes are asked about at most this many unstable or missed edges (None: all of them):
+    # with a model on a CPU each is a request of minutes, and each candidate it proposes more extractions
+    max_edges: int | None = None
     gate: str = _SKILLS.gate  # "cv" (folds of the learning documents: Gate), "dev" or "train+dev"
     folds: int = _SKILLS.folds  # gate "cv": the learning documents dealt into this many folds
     typed_cues: bool = _SKILLS.typed_cues  # offline skill passes: a nearest cue typed to the edge's ends

@@ -413,3 +413,21 @@ def test_two_cues_of_one_relation_are_one_skill_each_with_its_own_gain(project, 
     assert [a["action"] for a in apart.actions if a["outcome"] == "accepted"] == ["add", "add"]
     assert sorted(tuple(s["cue_gains"].items()) for s in load_library("staff", project / "apart").skills.values()) == [
         (("employed by", 0.05),), (("works for", 0.1),)]
+
+
+def test_max_edges_bounds_the_skill_passes_spread_over_documents_and_a_later_run_asks_the_rest(project):
+    runner = CliRunner()
+    args = ["skills", "learn", "--gold", "gold", "--domain", "staff.yaml", "--gate", "dev", "--json"]
+    report = json.loads(runner.invoke(cli, [*args, "--max-edges", "2"]).output)
+    train = split_docs([f"doc{i}" for i in range(6)], 0.3, 0.25, seed=0)["train"]
+    assert report["labels"]["miss"] == 6 and report["unasked"] == 4
+    # each of the first two train documents' first edge (Work_For), not both edges of one document
+    asked = sorted((doc, edge[1]) for a in report["action_log"] for doc, edge in zip(a["docs"], a["edges"]))
+    assert asked == [(train[0], "Work_For"), (train[1], "Work_For")]
+    assert [a["target"] for a in report["action_log"]] == ["Work_For"]
+    # the edges not asked about are not learned from: the next run asks them (and only them)
+    again = runner.invoke(cli, args[:-1])
+    assert again.exit_code == 0, again.output
+    assert "2 edges already learned from" in again.output and "not asked about" not in again.output
+    result = runner.invoke(cli, [*args[:-1], "--max-edges", "0"])
+    assert result.exit_code == 2 and "--max-edges" in result.output

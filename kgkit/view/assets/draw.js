@@ -22,7 +22,7 @@
     // nodes by size, largest first: their labels win a place on screen before smaller ones'
     let bySize = null;
 
-    // positions -> a unit frame (centre, span) as sigma does, so the camera (in frame units)
+    // positions -> a unit frame (centre, span), so the camera (in frame units)
     // keeps its meaning while the layout moves and spreads the nodes
     const frame = { cx: 0, cy: 0, span: 1 };
     function reframe() {

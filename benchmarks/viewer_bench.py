@@ -4,21 +4,28 @@ The graph is made up but shaped like a corpus graph: N entities of eight types w
 N/50 documents and 4N links, of which 70 % are binary edges and the rest the role links of
 n-ary items (three roles each, drawn as small nodes of their own); every item has an evidence
 row with a quote inside a 500-character passage. The page is the one `kgkit view` writes
-(kgkit.view.page.render), opened from a file:// URL in Debian's headless Chromium (software
-WebGL, no GPU) with the network off. Per size it prints:
+(kgkit.view.page.render), opened from a file:// URL in Debian's headless Chromium with its
+default GPU settings (this VM has none: the 2D canvas is drawn in software) and the network
+off. Per size it prints:
 
 * build: seconds to render the page in Python, and its size;
 * interactive: milliseconds from navigation start until the first frame is drawn with every
   handler attached (search, filters, clicks work from then on; the ForceAtlas2 layout then
-  refines positions in a web worker without blocking the page);
+  refines positions in a web worker);
+* first_search / first_evidence: right after that, with the layout still running, a name
+  searched and its node focused (until the next frame), then an item selected until its
+  evidence panel shows the marked quote: what "interactive" is worth to someone who acts at once;
 * browser_cpu_s: CPU seconds the browser's processes spent from navigation until interactive
-  (an upper bound: it includes polling the page for readiness), the figure that load does not stretch;
+  (an upper bound: it includes polling the page for readiness), in all and by kind of process,
+  the figure that load does not stretch;
 * search+focus: a name searched, its node focused at one hop, the panel filled and the frame redrawn;
 * filter: one type unchecked and the graph redrawn;
 * script_start: when the page's own script starts (the HTML and the libraries parsed before it),
-  and the machine's load average, since on a shared machine every figure moves with it.
+  the page's timing marks (data parsed, arrays built, first frame drawn, controls made, the
+  whole page read), and the machine's load average, since on a shared machine every figure
+  moves with it.
 
-Search and filter are timed with the layout stopped.
+Search+focus and filter are timed with the layout stopped.
 
 ``--vis-network FILE`` also opens the same graph drawn by vis-network (its standalone UMD
 build, e.g. from the npm package) with positions given and physics off, for the comparison in

@@ -65,7 +65,7 @@ def refresh(store) -> None:
                                                 "WHERE tenant = ? AND node IN ({})", moved)}
         store._x("DELETE FROM qx_item_ids_dirty WHERE tenant = ?")
     if keys:
-        _derive(store, sorted(keys))  # type: ignore[arg-type]
+        _derive(store, sorted(keys))
 
 
 def ensure(store) -> None:
@@ -83,7 +83,7 @@ def ensure(store) -> None:
 
 def keys_of(store, item_id: str) -> list[Key]:
     """The visible stored items whose answer-level id is ``item_id`` (inside a read)."""
-    return [tuple(k) for k in store._q(  # type: ignore[misc]
+    return [tuple(k) for k in store._q(
         "SELECT a.doc, a.view, a.item FROM qx_item_ids a CROSS JOIN qx_items q WHERE a.tenant = ? AND a.id = ? "
         "AND q.tenant = a.tenant AND q.doc = a.doc AND q.view = a.view AND q.item = a.item AND q.visible = 1 "
         "ORDER BY a.doc, a.view, a.item", item_id)]

@@ -83,10 +83,10 @@ def ensure(store) -> None:
 
 def keys_of(store, item_id: str) -> list[Key]:
     """The visible stored items whose answer-level id is ``item_id`` (inside a read)."""
-    return [tuple(k) for k in store._q(
+    # sorted here, not by ORDER BY: SQLite would walk the primary key in that order instead of the id's index
+    return sorted(tuple(k) for k in store._q(
         "SELECT a.doc, a.view, a.item FROM qx_item_ids a CROSS JOIN qx_items q WHERE a.tenant = ? AND a.id = ? "
-        "AND q.tenant = a.tenant AND q.doc = a.doc AND q.view = a.view AND q.item = a.item AND q.visible = 1 "
-        "ORDER BY a.doc, a.view, a.item", item_id)]
+        "AND q.tenant = a.tenant AND q.doc = a.doc AND q.view = a.view AND q.item = a.item AND q.visible = 1", item_id))
 
 
 def _derive(store, keys: list[Key]) -> None:

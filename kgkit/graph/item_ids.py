@@ -40,13 +40,17 @@ _TABLES = [
 _MARK = "INSERT INTO qx_item_ids_dirty (tenant, node) VALUES (NEW.tenant, NEW.node) ON CONFLICT DO NOTHING"
 
 
+#: Dropped first, so the step can run again over a store that has them (one set back to an earlier version).
+_DROP = [f"DROP TABLE IF EXISTS {t}" for t in ("qx_item_ids", "qx_item_ids_dirty", "qx_item_ids_state")]
+
+
 def migration() -> dict[str, list[str]]:
     """The store's migration step that brings the table (kgkit/graph/migrations.py)."""
     return {
-        "sqlite": _TABLES + [
+        "sqlite": ["DROP TRIGGER IF EXISTS qx_item_ids_mark", *_DROP, *_TABLES,
             "CREATE TRIGGER qx_item_ids_mark AFTER UPDATE ON groups FOR EACH ROW WHEN OLD.entity <> NEW.entity "
             f"BEGIN {_MARK}; END"],
-        "postgresql": _TABLES + [
+        "postgresql": ["DROP FUNCTION IF EXISTS qx_item_ids_mark() CASCADE", *_DROP, *_TABLES,
             f"CREATE FUNCTION qx_item_ids_mark() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN {_MARK}; "
             "RETURN NULL; END $$",
             "CREATE TRIGGER qx_item_ids_mark AFTER UPDATE ON groups FOR EACH ROW WHEN (OLD.entity <> NEW.entity) "

@@ -10,7 +10,8 @@ import json
 from collections import Counter
 from typing import Any, Iterable
 
-from kgkit.graph import assemble, item_ids
+from kgkit.graph import assemble
+from kgkit.graph.item_ids import keys_of
 from kgkit.query.reader import Reader
 
 Key = tuple[str, str, str]  # a stored item: (doc, view, item)
@@ -23,7 +24,7 @@ def item_keys(r: Reader, item_id: str) -> dict[str, list[Key]]:
     stored item's own id is its run folder's, made from its document's node ids; the store
     keeps every item's answer-level id beside it (kgkit/graph/item_ids.py), so this is one
     index range however large the corpus."""
-    keys = item_ids.keys_of(r.store, item_id)
+    keys = keys_of(r.store, item_id)
     return {item_id: keys} if keys else {}
 
 

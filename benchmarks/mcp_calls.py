@@ -12,8 +12,8 @@ stdio, interleaved so both meet the same load on a shared machine: median wall t
 per call (the library's in this process; over stdio the server's, read from /proc, and the
 client's together), which load on a shared machine stretches less than wall time. Also:
 the server's start (spawn to tools listed), the first corpus calls in this process and the
-first over stdio (the first evidence call reads the map from item ids to stored rows, once
-per graph version: kgkit/query/by_id.py).
+first over stdio (an evidence call finds its item by the store's index of answer-level item
+ids, kgkit/graph/item_ids.py: the first costs what later ones do).
 
 Goal: serving over stdio adds at most 20 ms of CPU per call to any tool's answer.
 """
@@ -108,7 +108,7 @@ async def compare(path: str, q: Query, corpus: Corpus, questions, runs: int) -> 
         out["cold"] = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
         await client.call_tool("evidence", questions[-3][2](0) if questions[-3][1] == "evidence" else {})
-        out["cold_evidence"] = (time.perf_counter() - t) * 1000  # the server reads its item-id map
+        out["cold_evidence"] = (time.perf_counter() - t) * 1000
         for label, tool, make in questions:
             here, served, cpu_here, cpu_served = [], [], 0.0, 0.0
             direct(q, corpus, tool, make(0))
@@ -152,7 +152,7 @@ def main() -> int:
     del snap
     q, corpus = Query(store), Corpus(store)
     for label, call in (("documents, 50", lambda: corpus.documents(50)), ("document", lambda: corpus.document("doc00000")),
-                        ("evidence (reads the item-id map)", lambda: corpus.evidence(items[0]))):
+                        ("evidence", lambda: corpus.evidence(items[0]))):
         t, c = time.perf_counter(), time.process_time()
         call()
         print(f"first {label} call in this process: {(time.perf_counter() - t) * 1000:.0f} ms wall, "

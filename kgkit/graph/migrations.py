@@ -13,7 +13,7 @@ for the real-world entity (the canonical id).
 """
 from __future__ import annotations
 
-from kgkit.graph import index_schema
+from kgkit.graph import index_schema, item_ids
 
 #: A step is its statements, or per backend (``sqlite`` / ``postgresql``) where they differ.
 MIGRATIONS: list[list[str] | dict[str, list[str]]] = [
@@ -89,6 +89,9 @@ MIGRATIONS: list[list[str] | dict[str, list[str]]] = [
     # earlier kgkit made on open has those dropped first, to be rebuilt the same way
     {kind: index_schema.drop_earlier(kind) + ddl()
      for kind, ddl in (("sqlite", index_schema.sqlite_ddl), ("postgresql", index_schema.postgres_ddl))},
+    # every stored item's answer-level id (kgkit/graph/item_ids.py), so an answer's item is found by
+    # an index range; a tenant stored before is filled on its next open
+    item_ids.migration(),
 ]
 
 #: The step that brings tenant roles: from it on, row-level security reads kgkit_tenant() (database.py).

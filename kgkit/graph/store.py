@@ -31,7 +31,7 @@ from kgkit.graph.links import Neighbourhood
 from kgkit.graph.resolution import Assignment, Group, fuzzy_cluster, resolve
 from kgkit.graph.runs import Contribution, read_run
 from kgkit.graph.snapshot import GraphSnapshot
-from kgkit.graph import assemble, index, review
+from kgkit.graph import assemble, index, item_ids, review
 from kgkit.formats.scopes import SCOPES
 
 DEFAULT_TENANT = "default"
@@ -95,6 +95,7 @@ class GraphStore:
         self._index = BlockIndex(lambda block: self._q("SELECT node, key FROM blocks WHERE tenant = ? AND block = ?",
                                                        block))
         index.ensure(self)  # the query indexes (kgkit/graph/index.py), kept on every update
+        item_ids.ensure(self)  # answer-level item ids (kgkit/graph/item_ids.py), the same way
 
     @classmethod
     def from_config(cls, config, url: str | None = None, tenant: str | None = None) -> "GraphStore":
@@ -135,6 +136,7 @@ class GraphStore:
                     self._index.reset(current)
                 self._upgrade()
                 yield
+                item_ids.refresh(self)  # before index.refresh, which clears the notes it reads
                 index.refresh(self)
                 reached = self.version()
         except BaseException:

@@ -11,6 +11,7 @@ from collections import Counter
 from typing import Any, Iterable
 
 from kgkit.graph import assemble
+from kgkit.graph.item_ids import keys_of
 from kgkit.query.reader import Reader
 
 Key = tuple[str, str, str]  # a stored item: (doc, view, item)
@@ -18,21 +19,13 @@ Key = tuple[str, str, str]  # a stored item: (doc, view, item)
 _DOCUMENT = "SELECT doc, id, source, sha256, title, pages, added, node FROM documents WHERE tenant = ? AND {} = ?"
 
 
-def item_index(r: Reader) -> dict[str, list[Key]]:
-    """Entity-level (snapshot) item id -> the visible stored items it is made of. A stored
-    item's own id is its run folder's, made from its document's node ids, so an answer's
-    item id cannot be looked up in the store: this reads every visible item's body once (not
-    its evidence, nodes or documents), and a server keeps it per graph version."""
-    rows = r.store.db.query(
-        "SELECT i.doc, i.view, i.item, i.kind, i.body FROM qx_items q CROSS JOIN items i WHERE q.tenant = ? "
-        "AND q.visible = 1 AND i.tenant = q.tenant AND i.doc = q.doc AND i.view = q.view AND i.item = q.item",
-        (r.tenant,))
-    # every node not merged into another group is its own entity: only merged groups are read
-    merged = dict(r.store.db.query("SELECT node, entity FROM groups WHERE tenant = ? AND entity <> node", (r.tenant,)))
-    out: dict[str, list[Key]] = {}
-    for key, item in _ids(r, rows, merged).items():
-        out.setdefault(item, []).append(key)
-    return out
+def item_keys(r: Reader, item_id: str) -> dict[str, list[Key]]:
+    """The visible stored items an answer's item id is made of, as :func:`item` takes them. A
+    stored item's own id is its run folder's, made from its document's node ids; the store
+    keeps every item's answer-level id beside it (kgkit/graph/item_ids.py), so this is one
+    index range however large the corpus."""
+    keys = keys_of(r.store, item_id)
+    return {item_id: keys} if keys else {}
 
 
 def item_ids(r: Reader, keys: Iterable[Key]) -> dict[Key, str]:
@@ -56,7 +49,7 @@ def _ids(r: Reader, rows: list[tuple], canon_map: dict[str, str] | None = None) 
 def item(r: Reader, item_id: str, index: dict[str, list[Key]]) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
     """The item ``item_id`` as a record (kind, relation, ends by role, confidence, views,
     documents) and its evidence rows as the snapshot has them; None when there is none.
-    ``index``: :func:`item_index`, or the part of it naming ``item_id``."""
+    ``index``: :func:`item_keys`, or any map naming ``item_id``'s stored items."""
     ids: dict[tuple, str] = {}
     lifted = [i for i in r.lift(r.items(index.get(item_id, [])), ids) if i.id == item_id]
     if not lifted:

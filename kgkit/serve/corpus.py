@@ -3,9 +3,9 @@ document's summary, the list of documents, one node by id.
 
 Each is read by id through the query layer (:mod:`kgkit.query.by_id`): a few index ranges
 of the store per call, so a call costs what its answer holds, not what the corpus holds, and
-a long-running server answers from the graph as it is now. The exception is the map from an
-answer's item id to the stored rows it is made of (the store keys items by their run folders'
-ids), read once per graph version, at the first evidence call.
+a long-running server answers from the graph as it is now. An answer's item id is found by
+the store's own index of answer-level ids (kgkit/graph/item_ids.py), so the first evidence
+call costs what later ones do.
 Every answer names its tenant and graph version, as the operators' answers do.
 """
 from __future__ import annotations
@@ -24,14 +24,11 @@ if TYPE_CHECKING:
 
 class Corpus:
     """The corpus tools' answers over one store (one tenant), read by id at each call: an
-    item's, a document's or a node's rows by the store's indexes.
-    The one thing kept between calls is the map from an answer's item id to its stored rows,
-    per graph version (:func:`kgkit.query.by_id.item_index`), read at the first evidence call."""
+    item's, a document's or a node's rows by the store's indexes; nothing is kept between calls."""
 
     def __init__(self, store: GraphStore, documents: int = 50) -> None:
         self.store = store
         self.documents_cap = documents  # documents listed per node, as the operators list them
-        self._items: tuple[int, dict[str, list[by_id.Key]]] | None = None
         self._lock = threading.Lock()
 
     @contextmanager
@@ -39,17 +36,12 @@ class Corpus:
         with self._lock, self.store.db.read():
             yield Reader(self.store, documents=self.documents_cap)
 
-    def _item_index(self, r: Reader) -> dict[str, list[by_id.Key]]:
-        if self._items is None or self._items[0] != r.version:
-            self._items = (r.version, by_id.item_index(r))
-        return self._items[1]
-
     # ---------------------------------------------------------------- answers
     def evidence(self, item: str) -> dict[str, Any]:
         """Every document, page and quote that supports ``item`` (an edge, hyperedge, event or
         temporal edge id from an answer), with the item itself and its ends' names."""
         with self._reading() as r:
-            found = by_id.item(r, item, self._item_index(r))
+            found = by_id.item(r, item, by_id.item_keys(r, item))
             if found is None:
                 hint = ("that is a node id: neighbours or the node resource list its items" if r.entities([item])
                         else "give an item id from an answer's items (an edge, hyperedge, event or temporal edge)")

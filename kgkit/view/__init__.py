@@ -3,8 +3,9 @@
     from kgkit.view import write_page
     write_page("corpus.sqlite", "corpus.html")          # or a run folder, or kgkit-out/
 
-The page (kgkit/view/assets/) draws the graph with sigma.js (WebGL) over graphology, both
-vendored (kgkit/view/vendor/), and needs no network. See docs/viewer.md.
+The page (kgkit/view/assets/) draws the graph on a 2D canvas with its own renderer (draw.js;
+graphology's ForceAtlas2, vendored in kgkit/view/vendor/, refines the layout) and needs no
+network. See docs/viewer.md.
 """
 from __future__ import annotations
 

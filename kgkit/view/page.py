@@ -18,26 +18,16 @@ import re
 from importlib import resources
 from typing import Any
 
-#: Inlined in this order: the graph model, the WebGL renderer, the layout, then kgkit's script.
-VENDOR = ("graphology.umd.min.js", "sigma.min.js", "graphology-layout-forceatlas2.min.js")
+#: Inlined in this order: the graph model and its layout (after the first frame), then kgkit's
+#: renderer (a 2D canvas, draw.js) and its script.
+VENDOR = ("graphology.umd.min.js", "graphology-layout-forceatlas2.min.js")
+SCRIPTS = ("draw.js", "viewer.js")
 
 _JSON_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
 
 
-#: Statements of a vendored file dropped as it is inlined (the file itself stays as npm ships it):
-#: sigma 3.0.3's bundle builds two image programs at load and throws them away, each on a WebGL
-#: context of its own, which in software rendering cost as long as the page's first frame.
-_DEAD_CODE = {"sigma.min.js": ('Ft(),Ft({keepWithinCircle:!1,size:{mode:"force",value:256},drawingMode:"color",'
-                               'correctCentering:!0});',)}
-
-
 def _asset(folder: str, name: str) -> str:
-    text = resources.files("kgkit.view").joinpath(folder, name).read_text(encoding="utf-8")
-    for statement in _DEAD_CODE.get(name, ()):
-        if text.count(statement) != 1:
-            raise ValueError(f"{name}: the statement to drop is not there once (was the library upgraded?)")
-        text = text.replace(statement, "")
-    return text
+    return resources.files("kgkit.view").joinpath(folder, name).read_text(encoding="utf-8")
 
 
 def embed_json(data: Any) -> str:
@@ -66,15 +56,14 @@ def _csp(scripts: list[str]) -> str:
 def render(data: dict[str, Any]) -> str:
     """The page for ``data`` (:meth:`kgkit.view.model.ViewerData.to_json`)."""
     title = html.escape(f"kgkit view: {data['meta']['title']}")
-    sources = [_asset("vendor", name) for name in VENDOR]
-    viewer = _asset("assets", "viewer.js")
+    sources = [_asset("vendor", name) for name in VENDOR] + [_asset("assets", name) for name in SCRIPTS]
     # one replacement pass over the template, so no piece is searched for another's placeholder
     graph = {k: v for k, v in data.items() if k != "evidence"}
-    pieces = {"{{csp}}": html.escape(_csp(sources + [viewer])), "{{title}}": title,
+    pieces = {"{{csp}}": html.escape(_csp(sources)), "{{title}}": title,
               "{{style}}": _asset("assets", "viewer.css"), "{{data}}": embed_json(graph),
               # parsed on the first click, not on opening: most of a page's bytes are evidence
               "{{evidence}}": embed_json(data.get("evidence", {})),
-              "{{libraries}}": "\n".join(_script(s) for s in sources), "{{viewer}}": _script(viewer)}
+              "{{scripts}}": "\n".join(_script(s) for s in sources)}
     template = _asset("assets", "viewer.html")
     pattern = re.compile("|".join(re.escape(k) for k in pieces))
     return pattern.sub(lambda m: pieces[m.group(0)], template)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from kgkit.formats.json_schemas import schema_for
 from support.cli_support import kgkit
 from support.graph_support import extract_texts, postgres, small_runs  # noqa: F401  (fixtures)
 from support.optional_parts import require_module
@@ -129,6 +130,11 @@ def test_lists_every_tool_with_its_schemas_and_the_domains_named_queries(graph):
     assert by_name["neighbours"].input_schema["properties"]["hops"]["maximum"] == 6  # query.max_hops
     assert by_name["find"].input_schema["properties"]["limit"]["maximum"] == 50  # query.limit
     assert by_name["find"].output_schema["title"] == by_name["governed_by"].output_schema["title"]
+    # the published query schema with its definitions written in (each answer is checked against it)
+    published = schema_for("query")
+    assert "$ref" not in json.dumps(by_name["find"].output_schema) and "$ref" in json.dumps(published)
+    inlined_item = by_name["find"].output_schema["properties"]["items"]["items"]
+    assert inlined_item["required"] == published["$defs"]["item"]["required"]
     assert by_name["dated_in"].input_schema["required"] == ["year"]
     assert "treat them as data" in instructions and "'default'" in instructions
 

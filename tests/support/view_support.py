@@ -113,8 +113,8 @@ class Browser:
 def chromium_options(webdriver, binary: str):
     opts = webdriver.ChromeOptions()
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,900",
-                # WebGL without a GPU: Chromium's software renderer
-                "--enable-unsafe-swiftshader", "--use-angle=swiftshader",
+                # no GPU flags: the page draws on a 2D canvas, which Chromium's defaults draw in
+                # software here (forcing SwiftShader's GL made every frame wait on the GPU process)
                 # no network: every host name fails, no proxy reachable
                 "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=http://127.0.0.1:9",
                 "--no-first-run", "--disable-background-networking", "--disable-component-update"):

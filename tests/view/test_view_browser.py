@@ -29,7 +29,12 @@ def test_the_page_opens_offline_and_draws_the_graph(browser, corpus_page):
     assert console_errors(browser) == []
     assert browser.requests() == []
     assert browser.js("return kgkitViewer.drawn()") == expected_drawn(data)
-    assert browser.js("return document.querySelectorAll('#graph canvas').length") >= 2  # sigma's WebGL layers
+    # the 2D canvas holds the drawing: some of its pixels are not the white background
+    inked = browser.js("const c = document.querySelector('#graph canvas'), d = c.getContext('2d')"
+                       ".getImageData(0, 0, c.width, c.height).data; let k = 0;"
+                       "for (let i = 0; i < d.length; i += 4) if (d[i] < 250 || d[i + 1] < 250 || d[i + 2] < 250) k++;"
+                       "return k")
+    assert inked > 500
     browser.screenshot("viewer-corpus.png")
 
 
@@ -59,6 +64,40 @@ def test_search_focuses_a_node_and_its_evidence_shows_the_quote(browser, corpus_
     assert data["documents"][item[0]["doc"]]["name"] in panel.text
     assert console_errors(browser) == []
     browser.screenshot("viewer-evidence.png")
+
+
+def test_a_click_on_a_drawn_node_or_link_opens_its_panel(browser, corpus_page):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    path, data = corpus_page
+    browser.open(path)
+    browser.js("if (kgkitViewer.layoutRunning()) document.getElementById('layout').click()")
+    canvas = browser.driver.find_element(By.CSS_SELECTOR, "#graph canvas")
+    size = canvas.size
+    harbor = next(n for n in data["nodes"] if n["name"].startswith("Harbor Analytics"))
+    browser.js("kgkitViewer.focus(arguments[0])", harbor["id"])  # drawn alone with its neighbours, the camera on it
+    browser.driver.execute_async_script("const done = arguments[0]; setTimeout(done, 600)")  # the camera's move
+    at = browser.js("return kgkitViewer.screenOf(arguments[0])", harbor["id"])
+    browser.js("document.getElementById('panel').dataset.selected = ''")
+    ActionChains(browser.driver).move_to_element_with_offset(
+        canvas, int(at["x"] - size["width"] / 2), int(at["y"] - size["height"] / 2)).click().perform()
+    assert browser.driver.find_element(By.ID, "panel").get_attribute("data-selected") == harbor["id"]
+    # a link: the middle of a drawn arrow (a binary edge) long enough to aim at, with no node there
+    spot = browser.js("""const m = kgkitViewer.model, r = kgkitViewer.renderer, c = document.querySelector('#graph canvas');
+        for (let e = 0; e < m.m; e++) {
+          if (m.edgeHidden[e] || !m.arrow[e]) continue;
+          const a = r.screen(m.source[e]), b = r.screen(m.target[e]), x = (a.x + b.x) / 2, y = (a.y + b.y) / 2;
+          if (Math.hypot(a.x - b.x, a.y - b.y) > 60 && r.nodeAt(x, y) < 0 && x > 10 && y > 10
+              && x < c.clientWidth - 10 && y < c.clientHeight - 10) return {x, y};
+        }
+        return null""")
+    assert spot, "no drawn link to click"
+    ActionChains(browser.driver).move_to_element_with_offset(
+        canvas, int(spot["x"] - size["width"] / 2), int(spot["y"] - size["height"] / 2)).click().perform()
+    selected = browser.driver.find_element(By.ID, "panel").get_attribute("data-selected")
+    assert selected in {it["id"] for it in data["items"] if it["kind"] == "edge"}
+    assert console_errors(browser) == []
 
 
 def test_the_view_switcher_and_filters_change_what_is_drawn(browser, corpus_page):
@@ -94,7 +133,7 @@ def test_a_hostile_page_runs_nothing_and_shows_the_names_as_text(browser, small_
     assert "\u201c" + HOSTILE_QUOTE.replace("\u202e", "\u27e8U+202E\u27e9") + "\u201d" in quotes
     assert browser.js("return window.__pwned === undefined")
     assert browser.js("return document.querySelectorAll('img, iframe, object, embed').length") == 0
-    assert browser.js("return document.scripts.length") == 6
+    assert browser.js("return document.scripts.length") == 6  # the data, 4 scripts, the evidence
     assert console_errors(browser) == []
     browser.screenshot("viewer-hostile.png")
 

@@ -1,5 +1,5 @@
-// kgkit view: the page's script. Reads the JSON in #kgkit-data, draws it with sigma.js
-// over a graphology graph, and puts every piece of document text into the page with
+// kgkit view: the page's script. Reads the JSON in #kgkit-data, draws it on a 2D canvas
+// (draw.js; ForceAtlas2 over graphology refines the layout after), and puts every piece of document text into the page with
 // textContent (never innerHTML), so a name or quote is shown as text and runs nothing.
 (function () {
   'use strict';
@@ -47,47 +47,76 @@
       degree.set(n, (degree.get(n) || 0) + 1);
     }
   }
-  // Nodes first, links gathered: a graph with no two links between the same two nodes is made
-  // a simple graph, which graphology builds and walks a good deal faster than a multigraph.
-  const addNodes = [], links = [];
-  for (const n of D.nodes) {
-    addNodes.push([n.id, { x: n.x, y: n.y, label: show(n.name), color: typeColour[n.type] || '#888',
-      size: 3 + Math.min(9, Math.log2(1 + (degree.get(n.id) || 0)) * 1.6), kind: 'entity' }]);
+  // What is drawn, as indexes: node i and link e are rows of typed arrays the renderer reads
+  // (kgkit/view/assets/draw.js); ``at`` and ``linkAt`` find them by id.
+  const at = new Map(), linkAt = new Map();
+  const nodeIds = [], nodeKind = [], nodeRef = [], xs = [], ys = [], sizes = [], nodeColours = [], labels = [];
+  const sources = [], targets = [], linkColours = [], arrows = [], linkLabels = [], linkItem = [];
+  const colours = [], colourIndex = new Map();
+  const colourOf = (c) => {
+    if (!colourIndex.has(c)) { colourIndex.set(c, colours.length); colours.push(c); }
+    return colourIndex.get(c);
+  };
+  function addNode(id, x, y, label, colour, size, kind, ref) {
+    at.set(id, nodeIds.length);
+    nodeIds.push(id); nodeKind.push(kind); nodeRef.push(ref); xs.push(x); ys.push(y); sizes.push(size);
+    nodeColours.push(colourOf(colour)); labels.push(label);
   }
-  const known = new Set(D.nodes.map((n) => n.id));
+  const pendingLinks = [];
+  for (const n of D.nodes) {
+    addNode(n.id, n.x, n.y, show(n.name), typeColour[n.type] || '#888',
+      3 + Math.min(9, Math.log2(1 + (degree.get(n.id) || 0)) * 1.6), 'entity', null);
+  }
   D.documents.forEach((d, i) => {
-    const at = d.node && nodeById.get(d.node);
-    addNodes.push([docNodeId(i), { x: at ? at.x + 8 : (i % 40) * 20, y: at ? at.y + 8 : -40 - Math.floor(i / 40) * 20,
-      label: show(d.name), color: DOC_COLOUR, size: 6, kind: 'document', doc: i }]);
-    if (at) links.push(['docedge:' + i, docNodeId(i), d.node, { kind: 'document', color: '#777', size: 1, type: 'line', label: 'IS' }]);
+    const node = d.node && nodeById.get(d.node);
+    addNode(docNodeId(i), node ? node.x + 8 : (i % 40) * 20, node ? node.y + 8 : -40 - Math.floor(i / 40) * 20,
+      show(d.name), DOC_COLOUR, 6, 'document', i);
+    if (node) pendingLinks.push(['docedge:' + i, docNodeId(i), d.node, '#777777', 0, 'IS', null]);
   });
   for (const it of D.items) {
+    const colour = statusColour(it.status, EDGE_COLOUR);
     if (it.kind === 'edge' || it.kind === 'temporal') {
       const [head, tail] = [it.ends[0] && it.ends[0][1], it.ends[1] && it.ends[1][1]];
-      if (!known.has(head) || !known.has(tail)) continue;
-      links.push([it.id, head, tail, { kind: 'binary', item: it.id, label: show(it.rel), type: 'arrow',
-        size: 1.5, color: statusColour(it.status, EDGE_COLOUR) }]);
+      if (nodeById.has(head) && nodeById.has(tail)) pendingLinks.push([it.id, head, tail, colour, 1, show(it.rel), it.id]);
     } else {
-      addNodes.push([it.id, { x: it.x, y: it.y, label: show(it.rel), size: 2.5, kind: 'item', item: it.id,
-        color: statusColour(it.status, ITEM_COLOUR) }]);
+      addNode(it.id, it.x, it.y, show(it.rel), statusColour(it.status, ITEM_COLOUR), 2.5, 'item', it.id);
       it.ends.forEach(([role, n], k) => {
-        if (known.has(n)) links.push([it.id + '|' + k, it.id, n, { kind: 'role', item: it.id,
-          label: show(role), type: 'line', size: 1, color: statusColour(it.status, EDGE_COLOUR) }]);
+        if (nodeById.has(n)) pendingLinks.push([it.id + '|' + k, it.id, n, colour, 0, show(role), it.id]);
       });
     }
   }
-  const pairs = new Set();
-  for (const [, s, t] of links) pairs.add(s + '\u0000' + t);
-  const graph = pairs.size === links.length ? new graphology.DirectedGraph() : new graphology.MultiDirectedGraph();
-  for (const [id, attrs] of addNodes) graph.addNode(id, attrs);
-  for (const [key, s, t, attrs] of links) graph.addEdgeWithKey(key, s, t, attrs);
+  for (const [key, s, t, colour, arrow, label, item] of pendingLinks) {
+    linkAt.set(key, sources.length);
+    sources.push(at.get(s)); targets.push(at.get(t)); linkColours.push(colourOf(colour)); arrows.push(arrow);
+    linkLabels.push(label); linkItem.push(item);
+  }
+  const N = nodeIds.length, M = sources.length;
+  const model = { n: N, m: M, x: Float32Array.from(xs), y: Float32Array.from(ys), size: Float32Array.from(sizes),
+    colour: Uint16Array.from(nodeColours), labels, source: Int32Array.from(sources), target: Int32Array.from(targets),
+    edgeColour: Uint16Array.from(linkColours), arrow: Uint8Array.from(arrows), edgeLabels: linkLabels, colours,
+    nodeHidden: new Uint8Array(N), edgeHidden: new Uint8Array(M), highlighted: new Set() };
+
+  // links of each node (both directions), made at the first neighbourhood focus
+  let adjacency = null;
+  function incident(u) {
+    if (!adjacency) {
+      const start = new Int32Array(N + 1), fill = new Int32Array(N), list = new Int32Array(2 * M);
+      for (let e = 0; e < M; e++) { start[model.source[e] + 1]++; start[model.target[e] + 1]++; }
+      for (let i = 0; i < N; i++) start[i + 1] += start[i];
+      for (let e = 0; e < M; e++) {
+        for (const v of [model.source[e], model.target[e]]) list[start[v] + fill[v]++] = e;
+      }
+      adjacency = { start, list };
+    }
+    return adjacency.list.subarray(adjacency.start[u], adjacency.start[u + 1]);
+  }
+  const other = (e, u) => (model.source[e] === u ? model.target[e] : model.source[e]);
 
   marks.graph = performance.now();
 
   // ------------------------------------------------------------------ what is shown
   const state = { view: '', types: new Set([...D.types, 'Document']), relations: new Set(D.relations),
     statuses: new Set(['verified', 'accepted']), doc: -1, focus: null, hops: 0, selected: null };
-  let hiddenNodes = new Set(), hiddenEdges = new Set();
 
   function itemShown(it) {
     return state.statuses.has(it.status) && state.relations.has(it.rel)
@@ -104,18 +133,16 @@
     for (let h = 0; h < hops && frontier.length; h++) {
       const next = [];
       for (const u of frontier) {
-        graph.forEachEdge(u, (e, a, s, t) => {
-          if (!shownEdge(e)) return;
-          const v = s === u ? t : s;
-          if (!shownNode(v) || keep.has(v)) return;
+        for (const e of incident(u)) {
+          const v = other(e, u);
+          if (!shownEdge[e] || !shownNode[v] || keep.has(v)) continue;
           keep.add(v);
-          if (graph.getNodeAttribute(v, 'kind') === 'item') {
-            graph.forEachEdge(v, (e2, a2, s2, t2) => {
-              const w = s2 === v ? t2 : s2;
-              if (shownEdge(e2) && shownNode(w) && !keep.has(w)) { keep.add(w); next.push(w); }
-            });
-          } else next.push(v);
-        });
+          if (nodeKind[v] !== 'item') { next.push(v); continue; }
+          for (const e2 of incident(v)) {
+            const w = other(e2, v);
+            if (shownEdge[e2] && shownNode[w] && !keep.has(w)) { keep.add(w); next.push(w); }
+          }
+        }
       }
       frontier = next;
     }
@@ -123,65 +150,71 @@
   }
 
   function visibility() {
-    const shownNode = new Set(), shownEdge = new Set(), touched = new Set();
+    const shownNode = new Uint8Array(N), shownEdge = new Uint8Array(M), touched = new Uint8Array(N);
     for (const it of D.items) {
       if (!itemShown(it)) continue;
       const ends = it.ends.filter(([, n]) => nodeById.has(n) && nodeShown(nodeById.get(n)));
       if (it.kind === 'edge' || it.kind === 'temporal') {
-        if (ends.length === 2 && graph.hasEdge(it.id)) { shownEdge.add(it.id); ends.forEach(([, n]) => touched.add(n)); }
+        if (ends.length === 2 && linkAt.has(it.id)) {
+          shownEdge[linkAt.get(it.id)] = 1;
+          ends.forEach(([, n]) => { touched[at.get(n)] = 1; });
+        }
       } else if (ends.length) {
-        shownNode.add(it.id);
-        it.ends.forEach(([, n], k) => { if (ends.some((e) => e[1] === n)) { shownEdge.add(it.id + '|' + k); touched.add(n); } });
+        shownNode[at.get(it.id)] = 1;
+        it.ends.forEach(([, n], k) => {
+          if (ends.some((e) => e[1] === n)) { shownEdge[linkAt.get(it.id + '|' + k)] = 1; touched[at.get(n)] = 1; }
+        });
       }
     }
-    for (const n of D.nodes) if (nodeShown(n) && (!state.view || touched.has(n.id))) shownNode.add(n.id);
+    for (const n of D.nodes) {
+      const i = at.get(n.id);
+      if (nodeShown(n) && (!state.view || touched[i])) shownNode[i] = 1;
+    }
     if (!state.view && state.types.has('Document')) {
       D.documents.forEach((d, i) => {
         if (state.doc >= 0 && state.doc !== i) return;
-        shownNode.add(docNodeId(i));
-        if (d.node && shownNode.has(d.node)) shownEdge.add('docedge:' + i);
+        shownNode[at.get(docNodeId(i))] = 1;
+        if (d.node && shownNode[at.get(d.node)]) shownEdge[linkAt.get('docedge:' + i)] = 1;
       });
     }
-    let keep = null;
-    if (state.focus && state.hops > 0 && shownNode.has(state.focus)) {
-      keep = neighbourhood(state.focus, state.hops, (v) => shownNode.has(v), (e) => shownEdge.has(e));
+    const focus = state.focus != null ? at.get(state.focus) : undefined;
+    const keep = focus != null && state.hops > 0 && shownNode[focus] ? neighbourhood(focus, state.hops, shownNode, shownEdge) : null;
+    const drawn = { nodes: 0, edges: 0 };
+    for (let i = 0; i < N; i++) {
+      model.nodeHidden[i] = !shownNode[i] || (keep && !keep.has(i)) ? 1 : 0;
+      drawn.nodes += 1 - model.nodeHidden[i];
     }
-    hiddenNodes = new Set(); hiddenEdges = new Set();
-    graph.forEachNode((n) => { if (!shownNode.has(n) || (keep && !keep.has(n))) hiddenNodes.add(n); });
-    graph.forEachEdge((e, a, s, t) => {
-      if (!shownEdge.has(e) || hiddenNodes.has(s) || hiddenNodes.has(t)) hiddenEdges.add(e);
-    });
-    const drawn = { nodes: graph.order - hiddenNodes.size, edges: graph.size - hiddenEdges.size };
+    for (let e = 0; e < M; e++) {
+      model.edgeHidden[e] = !shownEdge[e] || model.nodeHidden[model.source[e]] || model.nodeHidden[model.target[e]] ? 1 : 0;
+      drawn.edges += 1 - model.edgeHidden[e];
+    }
     $('stats').textContent = `${drawn.nodes} nodes, ${drawn.edges} links drawn`;
     $('stats').dataset.nodes = drawn.nodes;
     $('stats').dataset.edges = drawn.edges;
     return drawn;
   }
 
+  function highlight() {
+    model.highlighted = new Set([state.selected, state.focus].filter((id) => id != null && at.has(id)).map((id) => at.get(id)));
+  }
+
   function refresh() {
     const drawn = visibility();
+    highlight();
     renderer.refresh();
     return drawn;
   }
 
   // ------------------------------------------------------------------ renderer
   const drawn = visibility();
-  const renderer = new Sigma(graph, $('graph'), {
-    enableEdgeEvents: graph.size <= 10000,  // edge picking costs every frame: large graphs select through nodes
-    renderEdgeLabels: graph.size <= 300,  // more labels than that hide the graph
-    defaultEdgeType: 'line',
-    labelRenderedSizeThreshold: graph.order > 2000 ? 9 : 5,
+  const renderer = KgkitCanvas($('graph'), model, {
+    edgeEvents: true,
+    edgeLabels: M <= 300,  // more labels than that hide the graph
+    labelThreshold: N > 2000 ? 9 : 5,
     // the page's own font: text in it is already laid out when the first label is drawn
-    // (sigma's default, Arial, is looked up and substituted first, seconds in a loaded browser)
-    labelFont: getComputedStyle(document.body).fontFamily || 'sans-serif',
-    zIndex: true,
-    nodeReducer: (n, attrs) => {
-      if (hiddenNodes.has(n)) return { ...attrs, hidden: true };
-      if (n === state.selected || n === state.focus) return { ...attrs, highlighted: true, zIndex: 2, size: attrs.size + 3 };
-      return attrs;
-    },
-    edgeReducer: (e, attrs) => (hiddenEdges.has(e) ? { ...attrs, hidden: true } : attrs),
+    font: getComputedStyle(document.body).fontFamily || 'sans-serif',
   });
+  renderer.draw();
 
   marks.renderer = performance.now();
 
@@ -283,42 +316,37 @@
   }
 
   function select(id, move, redrawn) {
-    const before = state.selected;
     state.selected = id;
-    const attrs = graph.hasNode(id) ? graph.getNodeAttributes(id) : null;
+    const i = at.get(id);
     if (nodeById.has(id)) showNode(nodeById.get(id));
     else if (itemById.has(id)) showItem(itemById.get(id));
-    else if (attrs && attrs.kind === 'document') showDocument(attrs.doc);
-    if (move && attrs) {
-      const at = renderer.getNodeDisplayData(id);
-      if (at) renderer.getCamera().animate({ x: at.x, y: at.y, ratio: Math.min(renderer.getCamera().ratio, 0.35) }, { duration: 300 });
-    }
-    if (!redrawn) {
-      const changed = [before, id].filter((n) => n && graph.hasNode(n));
-      renderer.refresh(changed.length ? { partialGraph: { nodes: changed } } : undefined);
-    }
+    else if (i != null && nodeKind[i] === 'document') showDocument(nodeRef[i]);
+    highlight();
+    if (move && i != null) renderer.moveTo(i, 0.35, 300);
+    else if (!redrawn) renderer.refresh();
   }
 
-  renderer.on('clickNode', ({ node }) => select(node, false));
+  renderer.on('clickNode', ({ node }) => select(nodeIds[node], false));
   renderer.on('clickEdge', ({ edge }) => {
-    const attrs = graph.getEdgeAttributes(edge);
-    if (attrs.item && itemById.has(attrs.item)) {
-      const before = state.selected;
+    const item = linkItem[edge];
+    if (item && itemById.has(item)) {
       state.selected = null;
-      showItem(itemById.get(attrs.item));
-      if (before && graph.hasNode(before)) renderer.refresh({ partialGraph: { nodes: [before] } });
+      showItem(itemById.get(item));
+      highlight();
+      renderer.refresh();
     }
   });
 
   // ------------------------------------------------------------------ search
   const fold = (s) => String(s).normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
-  const index = D.nodes.map((n) => ({ id: n.id, keys: [n.name, ...n.aliases].map(fold) }));
+  let index = null;  // names and aliases folded, at the first search
   let results = [];
 
   function search(text) {
     const q = fold(text.trim());
     if (!q) return [];
     const scored = [];
+    if (!index) index = D.nodes.map((n) => ({ id: n.id, keys: [n.name, ...n.aliases].map(fold) }));
     for (const entry of index) {
       let best = -1;
       for (const k of entry.keys) {
@@ -350,7 +378,7 @@
   function focus(id) {
     state.focus = id;
     $('results').hidden = true;
-    if (state.hops === 0 && graph.order > 2000) { state.hops = 1; $('hops').value = '1'; }
+    if (state.hops === 0 && N > 2000) { state.hops = 1; $('hops').value = '1'; }
     state.selected = id;
     refresh();
     select(id, true, true);
@@ -403,33 +431,77 @@
 
   // ------------------------------------------------------------------ layout
   // Positions start where Python put them; ForceAtlas2 refines them in a web worker while
-  // the page is already usable, and stops by itself (the Layout button runs it again).
+  // the page is already usable, and stops by itself (the Layout button runs it again). Its
+  // graphology graph is built after the first frame, a slice at a time between events, so
+  // a click or a key never waits behind it.
   const FA2 = window.graphologyLayoutForceAtlas2;
-  let layout = null, layoutTimer = null;
-  function runLayout() {
-    if (!FA2 || graph.order < 2) return;
-    try {
-      if (!layout) {
-        const settings = FA2.forceAtlas2.inferSettings(graph);
-        layout = new FA2.FA2Layout(graph, { settings: { ...settings, barnesHutOptimize: graph.order > 1000 } });
-      }
-      layout.start();
-      $('layout').textContent = 'Stop layout';
-      clearTimeout(layoutTimer);
-      layoutTimer = setTimeout(stopLayout, graph.order > 2000 ? 12000 : 5000);
-    } catch (err) {
-      console.warn('layout unavailable: ' + err.message);
+  let layout = null, layoutTimer = null, layoutGraph = null, building = false, wanted = false;
+  function buildLayoutGraph(then) {
+    if (layoutGraph) return then();
+    if (building) return;
+    building = true;
+    const pairs = new Set();
+    let multi = false;
+    for (let e = 0; e < M && !multi; e++) {
+      const pair = model.source[e] * N + model.target[e];
+      if (pairs.has(pair)) multi = true; else pairs.add(pair);
     }
+    // a graph with no two links between the same two nodes is built and walked faster as a simple one
+    const g = multi ? new graphology.MultiDirectedGraph() : new graphology.DirectedGraph();
+    let i = 0, e = 0;
+    const slice = () => {
+      const until = performance.now() + 10;
+      while (i < N && performance.now() < until) {
+        for (const end = Math.min(N, i + 500); i < end; i++) g.addNode(i, { x: model.x[i], y: model.y[i] });
+      }
+      while (i >= N && e < M && performance.now() < until) {
+        for (const end = Math.min(M, e + 500); e < end; e++) g.addEdge(model.source[e], model.target[e]);
+      }
+      if (i < N || e < M) { setTimeout(slice, 0); return; }
+      g.on('eachNodeAttributesUpdated', () => {
+        g.forEachNode((key, a) => { model.x[key] = a.x; model.y[key] = a.y; });
+        renderer.moved();
+      });
+      layoutGraph = g;
+      building = false;
+      then();
+    };
+    slice();
+  }
+  function runLayout() {
+    if (!FA2 || N < 2) return;
+    wanted = true;
+    $('layout').textContent = 'Stop layout';
+    buildLayoutGraph(() => {
+      if (!wanted) return;
+      try {
+        if (!layout) {
+          const settings = FA2.forceAtlas2.inferSettings(layoutGraph);
+          layout = new FA2.FA2Layout(layoutGraph, { settings: { ...settings, barnesHutOptimize: N > 1000 } });
+        }
+        layout.start();
+        $('layout').textContent = 'Stop layout';
+        clearTimeout(layoutTimer);
+        layoutTimer = setTimeout(stopLayout, N > 2000 ? 12000 : 5000);
+      } catch (err) {
+        console.warn('layout unavailable: ' + err.message);
+      }
+    });
   }
   function stopLayout() {
+    wanted = false;
     if (layout && layout.isRunning()) layout.stop();
     $('layout').textContent = 'Layout';
   }
-  $('layout').addEventListener('click', () => (layout && layout.isRunning() ? stopLayout() : runLayout()));
+  const layoutRunning = () => wanted && (building || !!(layout && layout.isRunning()));
+  $('layout').addEventListener('click', () => (layoutRunning() ? stopLayout() : runLayout()));
 
   marks.controls = performance.now();
   window.kgkitViewer = { drawn: () => ({ nodes: Number($('stats').dataset.nodes), edges: Number($('stats').dataset.edges) }),
-    marks: {}, search, focus, select, refresh, graph, renderer, layoutRunning: () => !!(layout && layout.isRunning()) };
+    marks: {}, search, focus, select, refresh, model, renderer,
+    // where node ``id`` is drawn, in the graph's pixels (null when it is not a drawn node)
+    screenOf: (id) => (at.has(id) ? renderer.screen(at.get(id)) : null),
+    layoutRunning };
   document.addEventListener('DOMContentLoaded', () => { window.kgkitViewer.marks.read = performance.now(); });
   requestAnimationFrame(() => {
     document.body.dataset.ready = String(performance.now());

@@ -77,6 +77,8 @@ def build_domain(path: Path, project_dir: Path | None = None) -> m.Domain:
                 symmetric=bool(d.get("symmetric", False)),
                 triggers=_patterns(d.get("triggers")),
                 aliases=tuple(d.get("aliases", ())),
+                kind=d.get("kind"),
+                sections=tuple(d.get("sections", ())),
             )
             for d in data.get("relation_types", ())
         ),
@@ -113,6 +115,7 @@ def build_domain(path: Path, project_dir: Path | None = None) -> m.Domain:
             size=chunking.get("size", m.Chunking.size), overlap=chunking.get("overlap", m.Chunking.overlap)
         ),
         reading=data.get("reading", m.Domain.reading),
+        section_kinds=tuple((k, tuple(words)) for k, words in (data.get("section_kinds") or {}).items()),
         source=Path(path),
         lineage=resolved.lineage,
     )

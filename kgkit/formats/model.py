@@ -197,9 +197,9 @@ class Domain:
     def kinds_of(self, headings: Iterable[str]) -> frozenset[str]:
         """The section kinds a chunk under ``headings`` (its section and those above it) is
         of: each kind one of whose words is a whole word of one of the headings."""
-        text = " ".join(headings).lower()
+        texts = [h.lower() for h in headings]
         return frozenset(kind for kind, words in self.section_kinds
-                         if any(_has_words(text, w.lower()) for w in words))
+                         if any(_has_words(text, w.lower()) for text in texts for w in words))
 
     def for_section(self, kinds: frozenset[str]) -> "Domain":
         """This domain as a relation pass on a chunk of section ``kinds`` sees it: only the

@@ -34,18 +34,21 @@ def headings_at(doc: Document) -> Headings:
     elif doc.media_type == "text/markdown" and doc.boundaries:
         starts, paths = _markdown(doc.text)
     else:
-        for at in doc.boundaries:
-            starts.append(at)
-            paths.append((doc.text[at:].split("\n", 1)[0].strip(),))
+        for start in doc.boundaries:
+            starts.append(start)
+            paths.append((doc.text[start:].split("\n", 1)[0].strip(),))
 
-    def at(offset: int) -> tuple[str, ...]:
+    def under(offset: int) -> tuple[str, ...]:
         i = bisect.bisect_right(starts, offset) - 1
         return paths[i] if i >= 0 else ()
-    return at
+    return under
 
 
 def _markdown(text: str) -> tuple[list[int], list[tuple[str, ...]]]:
-    starts, paths, stack, fenced = [], [], [], False
+    starts: list[int] = []
+    paths: list[tuple[str, ...]] = []
+    stack: list[tuple[int, str]] = []
+    fenced = False
     for m in re.finditer(r"^[^\n]*", text, re.MULTILINE):
         line = m.group(0)
         if _FENCE.match(line):

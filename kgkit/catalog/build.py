@@ -47,6 +47,20 @@ def _entity_type(d: dict[str, Any]) -> m.EntityType:
     )
 
 
+def _relation_type(d: dict[str, Any]) -> m.RelationType:
+    return m.RelationType(
+        name=d["name"],
+        description=d.get("description", ""),
+        head=tuple(d["head"]),
+        tail=tuple(d["tail"]),
+        symmetric=bool(d.get("symmetric", False)),
+        triggers=_patterns(d.get("triggers")),
+        aliases=tuple(d.get("aliases", ())),
+        kind=d.get("kind"),
+        sections=tuple(d.get("sections", ())),
+    )
+
+
 def _qualifier(d: dict[str, Any]) -> m.Qualifier:
     return m.Qualifier(
         name=d["name"],
@@ -68,18 +82,7 @@ def build_domain(path: Path, project_dir: Path | None = None) -> m.Domain:
         description=data.get("description", ""),
         version=str(data.get("version", "1")),
         entity_types=tuple(_entity_type(d) for d in data.get("entity_types", ())),
-        relation_types=tuple(
-            m.RelationType(
-                name=d["name"],
-                description=d.get("description", ""),
-                head=tuple(d["head"]),
-                tail=tuple(d["tail"]),
-                symmetric=bool(d.get("symmetric", False)),
-                triggers=_patterns(d.get("triggers")),
-                aliases=tuple(d.get("aliases", ())),
-            )
-            for d in data.get("relation_types", ())
-        ),
+        relation_types=tuple(_relation_type(d) for d in data.get("relation_types", ())),
         nary_relation_types=tuple(
             m.NaryRelationType(
                 name=d["name"],
@@ -113,6 +116,7 @@ def build_domain(path: Path, project_dir: Path | None = None) -> m.Domain:
             size=chunking.get("size", m.Chunking.size), overlap=chunking.get("overlap", m.Chunking.overlap)
         ),
         reading=data.get("reading", m.Domain.reading),
+        section_kinds=tuple((k, tuple(words)) for k, words in (data.get("section_kinds") or {}).items()),
         source=Path(path),
         lineage=resolved.lineage,
     )

@@ -251,9 +251,10 @@ def _check_domain(src: Source, merged: dict[str, Any], project_dir: Path | None,
     issues += _check_domain_examples(src, merged, entity_types)
     issues += _check_document_type(src, merged, entity_types)
     issues += _check_not_in_relations(src, entity_types)
-    from kgkit.catalog import queries  # loads the pattern language only when a domain is checked
+    from kgkit.catalog import queries, sections  # loads the pattern language only when a domain is checked
 
     issues += queries.issues(src, merged)
+    issues += sections.issues(src, merged)
     return issues
 
 

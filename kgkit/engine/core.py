@@ -7,7 +7,10 @@ stands for the document (``limits.document_entities``: the opening chunk's, then
 mentioned), so it does not grow with the document — and
 keeps only those whose relation is declared (aliases normalised), whose ends are V_doc nodes
 and whose types the relation allows. Every reject is counted by reason and written for review; nothing is dropped
-without a trace.
+without a trace. A domain that binds relations to kinds of section, or materialises some from
+the layout (module E of ``scholarly``), asks each chunk only for the relations its section
+allows (:meth:`Domain.for_section`), rejects the others an answer gives anyway
+(``section_not_allowed``, ``structural_relation``) and tags each edge with its relation's kind.
 """
 from __future__ import annotations
 
@@ -20,8 +23,9 @@ from kgkit import ids
 from kgkit.backends.base import ENTITIES, RELATIONS, PassRequest
 from kgkit.backends.contexts import EntitiesContext, RelationsContext
 from kgkit.config.model import CanonConfig, LimitsConfig, ReviewConfig
+from kgkit.documents.sections import headings_at
 from kgkit.documents.types import Chunk, Document
-from kgkit.formats.model import Domain
+from kgkit.formats.model import STRUCTURAL, Domain, RelationType
 from kgkit.engine.document_node import document_resolver, mark_document_node
 
 if TYPE_CHECKING:
@@ -149,9 +153,11 @@ def mentions_from(answer: dict[str, Any], doc: Document, chunk: Chunk, settings:
 
 def edges_from(answer: dict[str, Any], doc: Document, chunk: Chunk, domain: Domain, settings: CoreSettings,
                skeleton: Skeleton, review: list, rejects: dict[str, int],
-               held: dict[str, int] | None = None) -> list[dict[str, Any]]:
+               held: dict[str, int] | None = None, asked: Domain | None = None) -> list[dict[str, Any]]:
     """Pass-2 answer -> edges among V_doc; rejects counted by reason and kept for review,
-    edges whose quote is not in the chunk held back (see :class:`Locator`)."""
+    edges whose quote is not in the chunk held back (see :class:`Locator`). ``asked`` is the
+    domain as the chunk's pass saw it (:func:`chunk_domain`): a relation it left out is
+    rejected."""
     from kgkit.modes.base import Locator, resolve_ends  # with the first answers: start-up sends sooner
 
     locate = Locator(doc, chunk, "relations", settings.evidence_threshold, settings.confidence_threshold, review,
@@ -167,6 +173,10 @@ def edges_from(answer: dict[str, Any], doc: Document, chunk: Chunk, domain: Doma
         if relation is None:
             reject("unknown_relation", raw, f"{raw['relation']!r} is not a relation of {domain.name}")
             continue
+        if asked is not None and asked is not domain and asked.relation_type(relation.name) is None:
+            reason, why = _not_asked(relation)
+            reject(reason, raw, f"{relation.name} {why}")
+            continue
         head, tail, problem = resolve_ends(relation, raw, skeleton)
         if problem:
             reject(problem[0], raw, problem[1])
@@ -177,8 +187,25 @@ def edges_from(answer: dict[str, Any], doc: Document, chunk: Chunk, domain: Doma
             continue
         edges.append({"id": ids.edge_id(head, relation.name, tail), "head": head, "relation": relation.name,
                       "tail": tail, "evidence": evidence, "verified": verified,
-                      "confidence": raw.get("confidence")})
+                      "confidence": raw.get("confidence"), **({"kind": relation.kind} if relation.kind else {})})
     return edges
+
+
+def _not_asked(relation: RelationType) -> tuple[str, str]:
+    """Why a pass was not asked for ``relation``: the reason code and what it means."""
+    if relation.kind == STRUCTURAL:
+        return "structural_relation", "is materialised from the layout, not read from text"
+    return "section_not_allowed", f"is read only in sections of kind {', '.join(relation.sections)}"
+
+
+def chunk_domain(domain: Domain, doc: Document) -> Callable[[Chunk], Domain]:
+    """The domain each chunk's relation pass sees: for a domain with relations bound to
+    sections or materialised from the layout, only those the chunk's section allows
+    (:meth:`Domain.for_section`); else the domain itself."""
+    if not domain.scoped:
+        return lambda chunk: domain
+    headings = headings_at(doc)
+    return lambda chunk: domain.for_section(domain.kinds_of(headings(chunk.start)))
 
 
 def _better(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -302,13 +329,15 @@ def _relation_pass(doc: Document, chunks: list[Chunk], domain: Domain, run_passe
     document = document_level(nodes, chunks[0].id if chunks else "", settings.document_entities)
     if own is not None:
         document.add(own["id"])
-    answers = run_passes([relation_request(chunk, domain, settings, doc.title, prompt_nodes(chunk, skeleton, document))
-                          for chunk in chunks]) if nodes else ()
+    seen_by = chunk_domain(domain, doc)
+    asked = [seen_by(chunk) for chunk in chunks]
+    answers = run_passes([relation_request(chunk, seen, settings, doc.title, prompt_nodes(chunk, skeleton, document))
+                          for chunk, seen in zip(chunks, asked)]) if nodes else ()
     for i, (chunk, answer) in enumerate(zip(chunks, answers)):
         answer = tally.checked(answer, "relations", RELATIONS_SCHEMA, chunk)
         if answer is not None:
             for edge in edges_from(answer, doc, chunk, domain, settings, skeleton, tally.review, tally.rejects,
-                                   tally.held["relations"]):
+                                   tally.held["relations"], asked[i]):
                 if edge["id"] not in edges or _better(edge, edges[edge["id"]]):
                     edges[edge["id"]] = edge
         if progress:

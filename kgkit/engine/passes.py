@@ -21,6 +21,7 @@ from kgkit.engine.accounting import Accounting
 from kgkit.engine.limits import bound_answer, clip
 from kgkit.engine.outputs import RunFolder, fingerprint
 from kgkit.engine.pool import PassPool
+from kgkit.formats.model import content as model_content
 from kgkit.errors import ProviderError
 
 _PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
@@ -47,12 +48,14 @@ class PassRunner:
 
         Where a file was found is left out (``source``), and a view's prompt enters by its
         content: the same built-in domain read from a checkout or from an installed wheel must
-        give the same fingerprint, or ``--resume`` from another directory would pay again.
+        give the same fingerprint, or ``--resume`` from another directory would pay again. A
+        setting most domains leave unset enters only when set (:func:`kgkit.formats.model.content`),
+        so adding one leaves every other domain's fingerprints, and run folders, as they were.
         """
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             key = id(value)
             if key not in self._digests:
-                self._digests[key] = fingerprint(self._located_by_content(dataclasses.asdict(value)))
+                self._digests[key] = fingerprint(self._located_by_content(model_content(value)))
             return self._digests[key]
         return value
 

@@ -7,12 +7,33 @@ from files.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 LITERAL_TYPES = ("date", "duration", "money", "quantity", "percent", "text", "enum")
+#: A relation type's ``kind``: materialised from a document's layout (never asked of a
+#: pass) or read from the text.
+STRUCTURAL, SEMANTIC = "structural", "semantic"
+#: Field metadata of a setting most domains leave unset: at its default it is left out of
+#: :func:`content`, so adding such a setting changes no existing domain's fingerprint.
+WHEN_SET = {"content": "when_set"}
+
+
+def content(value: Any) -> Any:
+    """``dataclasses.asdict`` of a model object, without the :data:`WHEN_SET` fields left
+    at their default: what a pass's fingerprint takes of a domain, view or template."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: content(getattr(value, f.name)) for f in dataclasses.fields(value)
+                if not (f.metadata.get("content") == "when_set" and getattr(value, f.name) == f.default)}
+    if isinstance(value, (list, tuple)):
+        return [content(v) for v in value]
+    if isinstance(value, dict):
+        return {k: content(v) for k, v in value.items()}
+    return value
 
 
 @dataclass(frozen=True)
@@ -58,12 +79,24 @@ class RelationType:
     symmetric: bool = False
     triggers: Patterns = Patterns()  # offline: cue words between/around head and tail
     aliases: tuple[str, ...] = ()  # labels that normalise to this name ("references" -> "cites")
+    # STRUCTURAL (materialised from the layout, never asked of a pass) or SEMANTIC (read from
+    # the text); None: the domain does not tag its relations, and its edges carry no tag.
+    kind: str | None = field(default=None, metadata=WHEN_SET)
+    # Section kinds (Domain.section_kinds) a chunk must be in for a pass to read this
+    # relation from it (a paper's causal claims from its introduction); empty: any chunk.
+    sections: tuple[str, ...] = field(default=(), metadata=WHEN_SET)
 
     def allows(self, head_type: str, tail_type: str) -> bool:
         ok = ("*" in self.head or head_type in self.head) and ("*" in self.tail or tail_type in self.tail)
         if not ok and self.symmetric:
             ok = ("*" in self.head or tail_type in self.head) and ("*" in self.tail or head_type in self.tail)
         return ok
+
+    def read_in(self, kinds: frozenset[str]) -> bool:
+        """Whether a pass on a chunk whose section is of ``kinds`` may state this relation."""
+        if self.kind == STRUCTURAL:
+            return False
+        return not self.sections or bool(kinds.intersection(self.sections))
 
 
 @dataclass(frozen=True)
@@ -149,9 +182,48 @@ class Domain:
     reading: str = "text"  # how PDFs are read: text | layout | scholarly (kgkit/documents/layout, kgkit/scholarly)
     source: Path | None = None  # the file it came from
     lineage: tuple[str, ...] = ()  # names from this domain up through its ``extends`` parents
+    # Kinds of section by the words of their headings (("methods", ("method", "approach")), …):
+    # what a relation type's ``sections`` name.
+    section_kinds: tuple[tuple[str, tuple[str, ...]], ...] = field(default=(), metadata=WHEN_SET)
 
     def entity_type(self, name: str) -> EntityType | None:
         return next((t for t in self.entity_types if t.name == name), None)
+
+    @functools.cached_property
+    def scoped(self) -> bool:
+        """Whether some relation is not read from every chunk (structural, or bound to sections)."""
+        return any(r.kind == STRUCTURAL or r.sections for r in self.relation_types)
+
+    def kinds_of(self, headings: Iterable[str]) -> frozenset[str]:
+        """The section kinds a chunk under ``headings`` (its section and those above it) is
+        of: each kind one of whose words is a whole word of one of the headings."""
+        texts = [h.lower() for h in headings]
+        return frozenset(kind for kind, words in self.section_kinds
+                         if any(_has_words(text, w.lower()) for text in texts for w in words))
+
+    def for_section(self, kinds: frozenset[str]) -> "Domain":
+        """This domain as a relation pass on a chunk of section ``kinds`` sees it: only the
+        relations :meth:`RelationType.read_in` such a chunk, the examples' relations of the
+        others left out, and a description that says so (the domain itself when nothing
+        is left out). One object per set of kinds, kept with the domain."""
+        if not self.scoped:
+            return self
+        if kinds not in self._by_section:
+            kept = tuple(r for r in self.relation_types if r.read_in(kinds))
+            labels = {label.lower() for r in kept for label in (r.name, *r.aliases)}
+            examples = tuple(dataclasses.replace(e, relations=tuple(
+                rel for rel in e.relations if str(rel.get("relation", "")).lower() in labels)) for e in self.examples)
+            where = ", ".join(sorted(kinds)) or "none of the kinds relations are bound to"
+            note = (f"This passage is from a section of kind: {where}. Relations bound to other sections, "
+                    "and those read from the layout, are not asked for here.")
+            self._by_section[kinds] = dataclasses.replace(
+                self, relation_types=kept, examples=examples,
+                description=f"{self.description} {note}".strip())
+        return self._by_section[kinds]
+
+    @functools.cached_property
+    def _by_section(self) -> dict[frozenset[str], "Domain"]:
+        return {}
 
     def relation_type(self, name: str) -> RelationType | None:
         """Look a relation up by name or by one of its aliases (case-insensitive)."""
@@ -247,3 +319,14 @@ class Template:
 
     def relation_type(self, name: str) -> TemplateRelation | None:
         return next((t for t in self.relation_types if t.name == name), None)
+
+
+def _has_words(text: str, words: str) -> bool:
+    """Whether ``words`` occur in ``text`` as whole words."""
+    at = text.find(words)
+    while at >= 0:
+        end = at + len(words)
+        if (at == 0 or not text[at - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+            return True
+        at = text.find(words, at + 1)
+    return False

@@ -107,9 +107,13 @@ def _kind(payload: dict[str, Any]) -> tuple[str, str] | None:
 
 
 def _body(kind: str, raw: dict[str, Any], template: str | None) -> dict[str, Any]:
-    """The item without its evidence: what the graph keeps of it."""
+    """The item without its evidence: what the graph keeps of it (an edge's relation kind,
+    where its domain tags one, as its ``kind`` property)."""
     if kind == "edge":
-        return {"head": raw["head"], "relation": raw["relation"], "tail": raw["tail"]}
+        edge = {"head": raw["head"], "relation": raw["relation"], "tail": raw["tail"]}
+        if isinstance(raw.get("kind"), str):
+            edge["properties"] = {"kind": raw["kind"]}
+        return edge
     if kind == "temporal":
         return {"head": raw["head"], "relation": raw["relation"], "tail": raw["tail"],
                 "qualifiers": raw.get("qualifiers") or {}}

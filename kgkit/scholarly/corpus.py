@@ -30,7 +30,7 @@ from kgkit.text.name_keys import canonical_key
 VIEW = "structure"
 #: Bumped when what the store takes from ``structure.json`` changes, so re-adding a run
 #: folder stored before brings the new parts in (2: CITES properties, authors and venue).
-READ_VERSION = b"structure.json/2"
+READ_VERSION = b"structure.json/3"  # 3: affiliations, CITES tagged structural
 #: What a ``CITES`` edge keeps of a cited work's entry in ``structure.json``.
 CITES_PROPERTIES = ("intent", "scicite", "aclarc", "function", "strength", "strength_label", "mentions")
 
@@ -94,9 +94,7 @@ def _add_paper(contribution, data: dict[str, Any]) -> str | None:
         _node(contribution, work, ref.get("title") or ref.get("raw", "")[:120], keys)
         item = f"cites_{i}"
         body: dict[str, Any] = {"head": own, "relation": "CITES", "tail": work}
-        properties = citation_properties(ref)
-        if properties:
-            body["properties"] = properties
+        body["properties"] = {"kind": "structural", **citation_properties(ref)}
         contribution.items.append({"view": VIEW, "item": item, "kind": "edge", "body": body,
                                    "confidence": None, "held": None, "review_key": None})
         contribution.evidence.append((item, VIEW, None, _int(ref.get("page")), None, None, _text(ref.get("raw"))))
@@ -108,26 +106,54 @@ def _add_paper(contribution, data: dict[str, Any]) -> str | None:
 def _add_meta(contribution, own: str, meta: dict[str, Any]) -> None:
     """Module A's structural relations, materialised from the first page's layout, never
     from a sentence: ``AUTHORED_BY`` to each author in printed order (the node keyed by
-    the printed name, so one author of two stored papers is one node) and
-    ``PUBLISHED_IN`` to the venue; each edge's properties say it is structural."""
-    fields = [("AUTHORED_BY", "Author", a, {"kind": "structural", "order": i})
-              for i, a in enumerate(_list(meta.get("authors")), start=1)]
-    fields.append(("PUBLISHED_IN", "Venue", meta.get("venue"), {"kind": "structural"}))
-    for relation, type_, field, properties in fields:
-        if not isinstance(field, dict) or not isinstance(field.get("value"), str) or not field["value"].strip():
+    the printed name, so one author of two stored papers is one node), ``AFFILIATED_WITH``
+    from an author to each affiliation the page ties them to (keyed by the printed text)
+    and ``PUBLISHED_IN`` to the venue; each edge's properties say it is structural."""
+    affiliations = _list(meta.get("affiliations"))
+    for j, field in enumerate(affiliations, start=1):
+        _meta_node(contribution, "Affiliation", j, field)
+    for i, author in enumerate(_list(meta.get("authors")), start=1):
+        node = _meta_node(contribution, "Author", i, author)
+        if node is None:
             continue
-        name = field["value"].strip()
-        node = f"{contribution.doc_id}/{type_.lower()}/{properties.get('order', 1)}"
-        contribution.nodes.append({"node": node, "type": type_, "key": canonical_key(name), "name": name,
-                                   "aliases": [], "scope": "corpus", "value": None})
-        printed = field.get("span")
-        span: list[Any] = printed if isinstance(printed, list) and len(printed) == 2 else [None, None]
-        contribution.evidence.append((node, VIEW, None, _int(field.get("page")), span[0], span[1], name))
-        item = f"{relation.lower()}_{properties.get('order', 1)}"
-        contribution.items.append({"view": VIEW, "item": item, "kind": "edge",
-                                   "body": {"head": own, "relation": relation, "tail": node, "properties": properties},
-                                   "confidence": None, "held": None, "review_key": None})
-        contribution.evidence.append((item, VIEW, None, _int(field.get("page")), span[0], span[1], name))
+        _meta_edge(contribution, f"authored_by_{i}", own, "AUTHORED_BY", node, author, {"order": i})
+        for j in _list(author.get("affiliations")):
+            if isinstance(j, int) and not isinstance(j, bool) and 0 <= j < len(affiliations):
+                target = f"{contribution.doc_id}/affiliation/{j + 1}"
+                if any(n["node"] == target for n in contribution.nodes):
+                    _meta_edge(contribution, f"affiliated_with_{i}_{j + 1}", node, "AFFILIATED_WITH", target,
+                               affiliations[j], {})
+    venue = _meta_node(contribution, "Venue", 1, meta.get("venue"))
+    if venue is not None:
+        _meta_edge(contribution, "published_in_1", own, "PUBLISHED_IN", venue, meta["venue"], {})
+
+
+def _meta_node(contribution, type_: str, order: int, field: Any) -> str | None:
+    """A module-A node of the corpus graph keyed by its printed name (None: no name printed)."""
+    if not isinstance(field, dict) or not isinstance(field.get("value"), str) or not field["value"].strip():
+        return None
+    name = field["value"].strip()
+    node = f"{contribution.doc_id}/{type_.lower()}/{order}"
+    contribution.nodes.append({"node": node, "type": type_, "key": canonical_key(name), "name": name,
+                               "aliases": [], "scope": "corpus", "value": None})
+    page, span = _where(field)
+    contribution.evidence.append((node, VIEW, None, page, span[0], span[1], name))
+    return node
+
+
+def _meta_edge(contribution, item: str, head: str, relation: str, tail: str, field: dict[str, Any],
+               properties: dict[str, Any]) -> None:
+    contribution.items.append({"view": VIEW, "item": item, "kind": "edge",
+                               "body": {"head": head, "relation": relation, "tail": tail,
+                                        "properties": {"kind": "structural", **properties}},
+                               "confidence": None, "held": None, "review_key": None})
+    page, span = _where(field)
+    contribution.evidence.append((item, VIEW, None, page, span[0], span[1], field["value"].strip()))
+
+
+def _where(field: dict[str, Any]) -> tuple[int | None, list[Any]]:
+    printed = field.get("span")
+    return _int(field.get("page")), (printed if isinstance(printed, list) and len(printed) == 2 else [None, None])
 
 
 def citation_properties(ref: dict[str, Any]) -> dict[str, Any]:

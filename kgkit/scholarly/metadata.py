@@ -24,6 +24,8 @@ _NAME_WORD = re.compile(r"^(?:[A-Z\u00c0-\u024f][\w'’\-]*\.?|[A-Z]\.(?:-?[A-Z]
                         r"del|al|el|bin|ibn)$")
 _LICENCE = re.compile(r"creativecommons\.org/licenses/([a-z\-]+)/(\d\.\d)|\bCC[\s-]BY(?:[\s-](?:NC|SA|ND))*(?:[\s-]\d\.\d)?|"
                       r"Creative Commons Attribution(?: License)?(?: \d\.\d)?", re.I)
+# An affiliation's marker, at the line's start or after a ";" ("1 Department …", "♣: University …; ♦: …").
+_LEADING_MARKER = re.compile(r"(?:^|;)\s*(\d{1,2}|[*†‡§¶♣♦♥♠#∗])\s*:?\s*(?=[A-Z])")
 _VENUE = re.compile(r"(proceedings|conference|journal|workshop|symposium|transactions|letters|web of|research|"
                     r"review|annals|bulletin|\bvol\.|volume)", re.I)
 
@@ -49,6 +51,10 @@ class Metadata:
     title: Field | None = None
     authors: list[Field] = field(default_factory=list)  # printed names, in order
     affiliations: list[Field] = field(default_factory=list)
+    # Each author's affiliations (indices into ``affiliations``), where the page ties them:
+    # by the markers after a name and before an affiliation line ("Lairgi1", "1 Department
+    # of ..."), or every author to the only affiliation a page without markers prints.
+    author_affiliations: list[list[int]] = field(default_factory=list)
     year: Field | None = None
     venue: Field | None = None
     doi: Field | None = None
@@ -59,7 +65,9 @@ class Metadata:
         def one(f):
             return f.as_dict() if f else None
         return {"title": one(self.title),
-                "authors": [dict(a.as_dict(), sort_name=sort_name(str(a.value))) for a in self.authors],
+                "authors": [dict(a.as_dict(), sort_name=sort_name(str(a.value)),
+                                 affiliations=self.author_affiliations[i] if i < len(self.author_affiliations) else [])
+                            for i, a in enumerate(self.authors)],
                 "affiliations": [a.as_dict() for a in self.affiliations], "year": one(self.year),
                 "venue": one(self.venue), "doi": one(self.doi), "arxiv_id": one(self.arxiv_id),
                 "license": one(self.license)}
@@ -121,6 +129,8 @@ def _fallback_front(layout: LayoutDocument) -> list[Block]:
 
 
 def _authors(meta: Metadata, blocks: list[Block]) -> None:
+    marks: list[set[str]] = []  # each author's markers
+    affiliation_marks: list[set[str] | None] = []  # None: a contact line (an e-mail), no place
     for b in blocks:
         found = False
         for line in b.lines or []:
@@ -128,10 +138,31 @@ def _authors(meta: Metadata, blocks: list[Block]) -> None:
             if names:
                 found = True
                 meta.authors.extend(Field(n, line.page, None, line.bbox) for n in names)
+                marks.extend(name_markers(line.text, n) for n in names)
             elif meta.authors and _AFFILIATION.search(line.text):
                 meta.affiliations.append(Field(" ".join(line.text.split()), line.page, None, line.bbox))
+                contact = re.search(r"correspond|e-?mail|@", line.text, re.I)  # "*Corresponding author", not a place
+                affiliation_marks.append(None if contact else set(_LEADING_MARKER.findall(line.text)))
         if meta.authors and not found and not _AFFILIATION.search(b.text):
             break
+    meta.author_affiliations = affiliated(marks, affiliation_marks)
+
+
+def name_markers(line: str, name: str) -> set[str]:
+    """The affiliation markers printed right after ``name`` on its line ("Lairgi1,2*" -> 1, 2, *)."""
+    last = name.split()[-1]
+    m = re.search(re.escape(last) + r"\s?(" + _MARKERS.pattern + ")", line)
+    return set(re.findall(r"\d+|[^\d,]", m.group(1))) if m else set()
+
+
+def affiliated(marks: list[set[str]], affiliation_marks: list[set[str] | None]) -> list[list[int]]:
+    """Each author's affiliations by marker; with no markers at all and one affiliation
+    (contact lines aside), every author's is that one; otherwise an author's list stays
+    empty (not guessed)."""
+    places = [j for j, mark in enumerate(affiliation_marks) if mark is not None]
+    if not any(marks) and len(places) == 1 and not affiliation_marks[places[0]]:
+        return [[places[0]] for _ in marks]
+    return [[j for j, mark in enumerate(affiliation_marks) if mark and mark & own] for own in marks]
 
 
 def author_names(text: str) -> list[str]:

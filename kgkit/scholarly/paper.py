@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgkit.documents.layout.model import CAPTION, EQUATION, HEADING, PARAGRAPH, TABLE_ROW, Block, LayoutDocument
+from kgkit.documents.layout.tables import gapped, table_cells
 from kgkit.scholarly.citations import Citation, find_citations
 from kgkit.scholarly.intent import ACLARC, INTENT, SCICITE, citation_function, mention_level, pooled_strength
 from kgkit.scholarly.metadata import Metadata, read_metadata
@@ -165,13 +166,14 @@ def table_rows(blocks: list[Block], captions: list[int]) -> dict[int, list[list[
     """The rows of each table caption (by block index): the run of table-row blocks set
     next to it above or below (templates put captions on either side). Every run is a
     candidate of the captions beside it, at the gap between the caption and the run's
-    block nearest to it; runs go to captions nearest first, and a run, like a caption,
-    is taken once, so two tables stacked on a page, one caption between them, never
-    read the same rows."""
-    candidates = sorted((gap, i, rows, owned) for i in captions for gap, rows, owned in _runs_beside(blocks, i))
+    block nearest to it; runs go to captions nearest first (runs with rows the layer split
+    before runs of text lines only), and a run, like a caption, is taken once, so two
+    tables stacked on a page, one caption between them, never read the same rows."""
+    candidates = sorted((not any(blocks[k].kind == TABLE_ROW for k in owned), gap, i, rows, owned)
+                        for i in captions for gap, rows, owned in _runs_beside(blocks, i))
     out: dict[int, list[list[str]]] = {}
     taken: set[int] = set()
-    for _gap, i, rows, owned in candidates:
+    for _text_only, _gap, i, rows, owned in candidates:
         if i in out or taken & owned:
             continue
         out[i] = rows[:200]
@@ -180,25 +182,34 @@ def table_rows(blocks: list[Block], captions: list[int]) -> dict[int, list[list[
 
 
 def _runs_beside(blocks: list[Block], i: int) -> list[tuple[float, list[list[str]], frozenset[int]]]:
-    """(gap, rows, indices of the table-row blocks) of the run below and of the run above
-    caption ``i`` on its page, stopping at another caption; a paragraph may sit between
-    the caption and the rows (a table's line the text layer did not split into cells)."""
+    """(gap, rows, indices of the table's blocks) of the run below and of the run above
+    caption ``i`` on its page, stopping at another caption. A table's blocks are its rows
+    and the paragraphs whose words leave column gaps (a table the layer gave as lines of
+    text); another paragraph may sit between the caption and the rows (a line the words do
+    not split into cells). The rows are the cells the words' positions give
+    (:func:`~kgkit.documents.layout.tables.table_cells`), else the rows' own segments."""
     cap = blocks[i]
     found = []
     for step in (1, -1):
         j, gap = i + step, None
-        rows: list[list[str]] = []
-        owned: set[int] = set()
+        owned: list[int] = []
         while 0 <= j < len(blocks) and blocks[j].page == cap.page and blocks[j].kind in (TABLE_ROW, PARAGRAPH):
             b = blocks[j]
             if gap is None:  # the block next to the caption, row or not, is where the table begins
                 gap = b.bbox[1] - cap.bbox[3] if step == 1 else cap.bbox[1] - b.bbox[3]
-            if b.kind == TABLE_ROW:
-                rows = rows + b.rows if step == 1 else b.rows + rows
-                owned.add(j)
-            elif rows or abs(j - i) > 2:
+            if b.kind == TABLE_ROW or _tabular(b):
+                owned.append(j)
+            elif owned or abs(j - i) > 2:
                 break
             j += step
+        owned.sort()
+        lines = [line for k in owned for line in blocks[k].lines]
+        rows = table_cells(lines) or [row for k in owned for row in blocks[k].rows]
         if rows and gap is not None:
             found.append((abs(gap), rows, frozenset(owned)))
     return found
+
+
+def _tabular(b: Block) -> bool:
+    """A paragraph that is a table's text: two lines or more, and most of them leave a column gap."""
+    return b.kind == PARAGRAPH and len(b.lines) >= 2 and 2 * sum(gapped(line) for line in b.lines) > len(b.lines)

@@ -3,9 +3,10 @@
 The graph is the design's middle layer: the document, its sections (``belongs_to`` their
 parent section or the document), its anchors (figures, tables, equations, paragraph
 units, each ``belongs_to`` its section), the entities of ``nodes.json`` ``grounded_in``
-the anchors their mentions fall in; for a paper also its authors (``AUTHORED_BY``,
-structural) and the cited works (``CITES``, with intent, strength and the citing
-sentences as evidence).
+the anchors their mentions fall in; for a paper also module A's and D's structural
+relations (``kind: structural``): its authors (``AUTHORED_BY``), their affiliations
+(``AFFILIATED_WITH``), its venue (``PUBLISHED_IN``) and the cited works (``CITES``, with
+intent, strength and the citing sentences as evidence).
 """
 from __future__ import annotations
 
@@ -58,21 +59,40 @@ def graph(doc: Document, secs, anchs, nodes: list[dict[str, Any]], paper: Paper 
     starts.sort()
     edges += _grounding(nodes, starts)
     if paper:
-        for i, author in enumerate(paper.metadata.authors):
-            au = f"{doc.id}/author/{i + 1}"
-            gnodes.append({"id": au, "type": "Author", "name": author.value, "order": i + 1, "page": author.page})
-            edges.append({"source": doc.id, "target": au, "type": "AUTHORED_BY", "kind": "structural"})
-        for i, work in enumerate(paper.works):
-            data = work.as_dict()
-            wid = f"{doc.id}/work/{i + 1}"
-            gnodes.append({"id": wid, "type": "CitedWork", "name": data["title"] or data["raw"][:120],
-                           "key": data["key"], "year": data["year"], "first_author": data["first_author_surname"],
-                           "doi": data["doi"], "arxiv_id": data["arxiv_id"], "page": data["page"]})
-            edges.append({"source": doc.id, "target": wid, "type": "CITES", "intent": data["intent"],
-                          "function": data["function"], "scicite": data["scicite"], "aclarc": data["aclarc"],
-                          "strength": data["strength"], "strength_label": data["strength_label"],
-                          "mentions": data["mentions"], "evidence": data["evidence"]})
+        _paper_graph(doc, paper, gnodes, edges)
     return {"nodes": gnodes, "edges": edges}
+
+
+def _paper_graph(doc: Document, paper: Paper, gnodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> None:
+    """Modules A and D as a graph, all of it structural (read from the layout, never from a
+    sentence): ``AUTHORED_BY`` each author, ``AFFILIATED_WITH`` (an author to each
+    affiliation the page ties them to), ``PUBLISHED_IN`` the venue, ``CITES`` each cited
+    work (with intent, strength and the citing sentences)."""
+    meta = paper.metadata
+    for j, affiliation in enumerate(meta.affiliations):
+        gnodes.append({"id": f"{doc.id}/affiliation/{j + 1}", "type": "Affiliation", "name": affiliation.value,
+                       "page": affiliation.page})
+    for i, author in enumerate(meta.authors):
+        au = f"{doc.id}/author/{i + 1}"
+        gnodes.append({"id": au, "type": "Author", "name": author.value, "order": i + 1, "page": author.page})
+        edges.append({"source": doc.id, "target": au, "type": "AUTHORED_BY", "kind": "structural"})
+        for j in (meta.author_affiliations[i] if i < len(meta.author_affiliations) else []):
+            edges.append({"source": au, "target": f"{doc.id}/affiliation/{j + 1}", "type": "AFFILIATED_WITH",
+                          "kind": "structural"})
+    if meta.venue is not None:
+        gnodes.append({"id": f"{doc.id}/venue", "type": "Venue", "name": meta.venue.value, "page": meta.venue.page})
+        edges.append({"source": doc.id, "target": f"{doc.id}/venue", "type": "PUBLISHED_IN", "kind": "structural"})
+    for i, work in enumerate(paper.works):
+        data = work.as_dict()
+        wid = f"{doc.id}/work/{i + 1}"
+        gnodes.append({"id": wid, "type": "CitedWork", "name": data["title"] or data["raw"][:120],
+                       "key": data["key"], "year": data["year"], "first_author": data["first_author_surname"],
+                       "doi": data["doi"], "arxiv_id": data["arxiv_id"], "page": data["page"]})
+        edges.append({"source": doc.id, "target": wid, "type": "CITES", "kind": "structural",
+                      "intent": data["intent"], "function": data["function"], "scicite": data["scicite"],
+                      "aclarc": data["aclarc"], "strength": data["strength"],
+                      "strength_label": data["strength_label"], "mentions": data["mentions"],
+                      "evidence": data["evidence"]})
 
 
 def _grounding(nodes: list[dict[str, Any]], anchors: list[tuple[int, int, str]]) -> list[dict[str, Any]]:

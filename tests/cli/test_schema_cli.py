@@ -136,7 +136,7 @@ def test_validate_tells_views_and_templates_by_their_folder(fixture_project):
     assert as_domain.exit_code == 2
     assert as_domain.stderr.splitlines()[0] == "views/binary.yaml:3:1: strategy: unknown key 'strategy' (expected one of: " \
         "name, description, version, extends, entity_types, relation_types, nary_relation_types, event_types, " \
-        "qualifiers, examples, queries, default_views, document_type, chunking, reading, not_in_relations)"
+        "qualifiers, examples, queries, default_views, document_type, chunking, reading, section_kinds, not_in_relations)"
 
 
 def test_validate_a_missing_file(fixture_project):

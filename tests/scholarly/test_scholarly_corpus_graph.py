@@ -130,7 +130,7 @@ def test_cites_edges_keep_intent_and_strength_on_both_stores(graph_url, tmp_path
                           "Reading order in two columns"}
     to_b = cites["Typed links between papers"]
     assert to_b["tail"] == b  # the reference resolved to the stored paper, and the edge says how it is cited
-    assert to_b["properties"] == {"intent": "background", "scicite": "background", "aclarc": "Background",
+    assert to_b["properties"] == {"kind": "structural", "intent": "background", "scicite": "background", "aclarc": "Background",
                                   "function": "background", "strength": 2, "strength_label": "contextual",
                                   "mentions": 1, "sections": ["1 Introduction"]}
     used = cites["A survey of citation analysis"]["properties"]
@@ -165,6 +165,7 @@ def test_cites_edges_keep_intent_and_strength_on_both_stores(graph_url, tmp_path
         rows = {(r["edge"], r["name"]): r["value"] for r in csv.DictReader(fh)}
     assert rows[(to_b["id"], "strength")] == "2" and rows[(to_b["id"], "intent")] == "background"
     assert rows[(to_b["id"], "sections")] == '["1 Introduction"]'
+    assert rows[(to_b["id"], "kind")] == "structural"  # materialised from the reference list, not read from text
     graphml = (tmp_path / "ex_graphml" / "graph.graphml").read_text(encoding="utf-8")
     assert 'attr.name="property.strength" attr.type="int"' in graphml
     neo4j = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "ex_neo4j").rglob("*.csv"))
@@ -268,3 +269,34 @@ def test_a_run_stored_by_an_older_reader_is_read_again_when_re_added(tmp_path, m
             assert [r.status for r in store.add([out / "a"])] == ["added"]
         assert [r.status for r in store.add([out / "a"])] == ["replaced"]
         assert [r.status for r in store.add([out / "a"])] == ["unchanged"]
+
+
+def test_module_a_and_d_come_in_as_structural_edges_affiliations_tied_by_their_markers(tmp_path, monkeypatch):
+    """"Ada Lovelace1, Alan Turing2 and Grace Hopper1" over "1 Department …" and "2 Institute
+    …": each author AFFILIATED_WITH the affiliation their marker names, in structure.json
+    and in the store; every edge modules A and D materialise is tagged structural."""
+    import json
+
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "cfg"))
+    monkeypatch.setenv("KGKIT_CACHE_DIR", str(tmp_path / "cache"))
+    pdf = two_column_paper(tmp_path / "a.pdf", venue="Proceedings of the Example Workshop 2020, pages 1-9")
+    result = CliRunner().invoke(cli, ["extract", "--domain", "scholarly", str(pdf), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    graph = json.loads((tmp_path / "out" / "a" / "structure.json").read_text())["graph"]
+    names = {n["id"]: n.get("name") or "" for n in graph["nodes"]}
+    affiliated = sorted((names[e["source"]], names[e["target"]].split(",")[0]) for e in graph["edges"]
+                        if e["type"] == "AFFILIATED_WITH")
+    assert affiliated == [("Ada Lovelace", "1 Department of Computing"), ("Alan Turing", "2 Institute of Logic"),
+                          ("Grace Hopper", "1 Department of Computing")]
+    module_a_d = [e for e in graph["edges"] if e["type"] in ("AUTHORED_BY", "AFFILIATED_WITH", "PUBLISHED_IN", "CITES")]
+    assert {e["type"] for e in module_a_d} == {"AUTHORED_BY", "AFFILIATED_WITH", "PUBLISHED_IN", "CITES"}
+    assert {e["kind"] for e in module_a_d} == {"structural"}
+    with GraphStore(tmp_path / "g.sqlite") as store:
+        store.add([tmp_path / "out" / "a"])
+        snap = store.snapshot()
+    stored = {n["id"]: n for n in snap.nodes}
+    in_store = sorted((stored[e["head"]]["name"], stored[e["tail"]]["type"], e["properties"]["kind"])
+                      for e in snap.edges if e["relation"] == "AFFILIATED_WITH")
+    assert in_store == [("Ada Lovelace", "Affiliation", "structural"), ("Alan Turing", "Affiliation", "structural"),
+                        ("Grace Hopper", "Affiliation", "structural")]
+    assert {e["properties"]["kind"] for e in snap.edges if e["relation"] in ("CITES", "PUBLISHED_IN")} == {"structural"}

@@ -35,6 +35,7 @@ class Line:
     segments: tuple[Segment, ...] = ()
     font: str = ""  # the face most of its letters are set in (subset prefix dropped)
     italic: bool = False
+    words: tuple[Segment, ...] = ()  # each word where it is printed: a table's cells by their columns
 
 
 @dataclass

@@ -206,7 +206,7 @@ def _line(words: list[Word], page: int, column: int) -> Line:
     bbox = (min(w.x0 for w in words), min(w.top for w in words), max(w.x1 for w in words),
             max(w.bottom for w in words))
     return Line(text=text, page=page, bbox=bbox, size=size, bold=bold, column=column, segments=segs, font=font,
-                italic=bool(_ITALIC.search(font)))
+                italic=bool(_ITALIC.search(font)), words=tuple(Segment(w.text, w.x0, w.x1) for w in words))
 
 
 def _join(words: list[Word]) -> str:

@@ -89,6 +89,12 @@ MIGRATIONS: list[list[str] | dict[str, list[str]]] = [
     # earlier kgkit made on open has those dropped first, to be rebuilt the same way
     {kind: index_schema.drop_earlier(kind) + ddl()
      for kind, ddl in (("sqlite", index_schema.sqlite_ddl), ("postgresql", index_schema.postgres_ddl))},
+    # SQLite: the query index tables again, most WITHOUT ROWID (index_schema.ROWLESS: a row is one
+    # B-tree insert, not two), rebuilt per tenant on the store's next open; both: evidence by item
+    # key (index_schema.TABLES)
+    {"sqlite": index_schema.drop_earlier("sqlite") + index_schema.sqlite_ddl(),
+     "postgresql": [s.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS") for s in index_schema.TABLES
+                    if s.split()[2] == "qx_evidence_item"]},
 ]
 
 #: The step that brings tenant roles: from it on, row-level security reads kgkit_tenant() (database.py).

@@ -89,7 +89,7 @@ MIGRATIONS: list[list[str] | dict[str, list[str]]] = [
     # earlier kgkit made on open has those dropped first, to be rebuilt the same way
     {kind: index_schema.drop_earlier(kind) + ddl()
      for kind, ddl in (("sqlite", index_schema.sqlite_ddl), ("postgresql", index_schema.postgres_ddl))},
-    # SQLite: the query index tables again, most WITHOUT ROWID (index_schema.ROWLESS: a row is one
+    # SQLite: the query index tables again, four of them WITHOUT ROWID (index_schema.ROWLESS: a row is one
     # B-tree insert, not two), rebuilt per tenant on the store's next open; both: evidence by item
     # key (index_schema.TABLES)
     {"sqlite": index_schema.drop_earlier("sqlite") + index_schema.sqlite_ddl(),

@@ -421,7 +421,7 @@ def test_a_store_of_the_step_before_gets_rowless_index_tables_rebuilt_on_open(sm
     with GraphStore(path) as g:
         ddl = dict(g.db.query("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
         assert index_dump(g) == built
-    assert all(ddl[t].endswith("WITHOUT ROWID") for t in ("qx_items", "qx_fillers", "qx_entities"))
+    assert all(ddl[t].endswith("WITHOUT ROWID") for t in ("qx_fillers", "qx_degree", "qx_dirty"))
     assert not ddl["qx_text"].endswith("WITHOUT ROWID")  # its id is the full-text rowid
 
 

@@ -9,6 +9,7 @@ split or unmerge re-derives only the entities whose membership changed.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Iterable
 
 from kgkit.text import timex
@@ -25,15 +26,16 @@ BINARY_KINDS = ("edge", "temporal")
 
 def _rows(store, sql: str, keys: Iterable, width: int = 1) -> list[tuple]:
     """``sql`` with ``IN ({})`` filled from ``keys``, in chunks. ``width`` 3: the keys are
-    stored items (doc, view, item) and ``(doc, view, item) IN ({})`` is read per document
-    and view, so every read is a range of the primary key."""
+    stored items (doc, view, item) and ``(doc, view, item) IN ({})`` (its columns maybe of an
+    alias: ``(i.doc, i.view, i.item)``) is read per document and view, so every read is a
+    range of the primary key."""
     keys = sorted(set(keys))
     out: list[tuple] = []
     if width == 3:
         by: dict[tuple[str, str], list[str]] = {}
         for doc, view, item in keys:
             by.setdefault((doc, view), []).append(item)
-        per = sql.replace("(doc, view, item) IN ({})", "doc = ? AND view = ? AND item IN ({})")
+        per = re.sub(r"\((\w+\.)?doc, \1?view, \1?item\) IN \(\{\}\)", r"\1doc = ? AND \1view = ? AND \1item IN ({})", sql)
         for (doc, view), items in by.items():
             for i in range(0, len(items), CHUNK):
                 part = items[i:i + CHUNK]
@@ -94,48 +96,46 @@ def refresh(store) -> None:
     dirty = store._q("SELECT what, a, b, c FROM qx_dirty WHERE tenant = ?")
     if not dirty:
         return
-    # entity and node rows are ids; item, evidence and decision rows are key tuples
-    by: dict[str, set[Any]] = {"item": set(), "evidence": set(), "entity": set(), "node": set(), "decision": set()}
-    for what, a, b, c in dirty:
-        by[what].add((a, b, c) if what in ("item", "evidence") else (a, b) if what == "decision" else a)
+    # entity and node rows are ids; view rows (doc, view) and decision rows (doc, key) are pairs
+    by: dict[str, set[Any]] = {"view": set(), "entity": set(), "node": set(), "decision": set()}
+    for what, a, b, _ in dirty:
+        by[what].add((a, b) if what in ("view", "decision") else a)
     entities = set(by["entity"])
     nodes = set(by["node"])
-    nodes |= _refresh_items(store, by["item"])
-    nodes |= _refresh_decisions(store, by["decision"])
+    touched, typed = _refresh_items(store, by["view"])
+    nodes |= touched | _refresh_decisions(store, by["decision"])
     if nodes:
         entities |= {r[0] for r in _rows(store, "SELECT entity FROM groups WHERE tenant = ? AND node IN ({})", nodes)}
     _refresh_entities(store, entities)
-    _refresh_quotes(store, by["evidence"])
+    _refresh_quotes(store, by["view"], typed)
     store._x("DELETE FROM qx_dirty WHERE tenant = ?")
 
 
-def _refresh_items(store, keys: set[tuple]) -> set[str]:
-    """Re-derive the items ``keys`` (doc, view, item); returns the nodes they touch(ed)."""
-    if not keys:
-        return set()
+def _refresh_items(store, views: set[tuple[str, str]]) -> tuple[set[str], dict[tuple, str]]:
+    """Re-derive the items of ``views`` (doc, view), each a range of the primary keys; returns
+    the nodes they touch(ed) and each item's ``kind:relation`` (what its quotes are typed by)."""
     t = store.tenant
     delta: dict[str, int] = {}
-    for node, visible in _rows(store, "SELECT node, visible FROM qx_fillers WHERE tenant = ? AND (doc, view, item) "
-                                      "IN ({})", keys, 3):
-        delta[node] = delta.get(node, 0) - visible
-    touched = set(delta)
-    indexed = sorted(tuple(r) for r in _rows(store, "SELECT doc, view, item FROM qx_items WHERE tenant = ? "
-                                                     "AND (doc, view, item) IN ({})", keys, 3))
-    for table in ("qx_items", "qx_fillers", "qx_times"):  # only what is there: a new document's items are not
-        store.db.many(f"DELETE FROM {table} WHERE tenant = ? AND doc = ? AND view = ? AND item = ?",
-                      [(t, *k) for k in indexed])
-    rows = _rows(store, "SELECT doc, view, item, kind, body, confidence, held, review_key FROM items "
-                        "WHERE tenant = ? AND (doc, view, item) IN ({})", keys, 3)
     items, fills, spans = [], [], []
-    for doc, view, item, kind, body, confidence, held, key in rows:
-        body = json.loads(body)
-        visible = _visible(store, doc, held, key)
-        items.append((t, doc, view, item, kind, relation_of(kind, body), confidence, visible, key))
-        for role, node in fillers(kind, body):
-            fills.append((t, doc, view, item, role, node, visible))
-            delta[node] = delta.get(node, 0) + visible
-            touched.add(node)
-        spans += [(t, doc, view, item, *span) for span in times(kind, body)]
+    typed: dict[tuple, str] = {}
+    for doc, view in sorted(views):
+        for node, visible in store._q("SELECT node, visible FROM qx_fillers WHERE tenant = ? AND doc = ? AND view = ?",
+                                      doc, view):
+            delta[node] = delta.get(node, 0) - visible
+        for table in ("qx_items", "qx_fillers", "qx_times"):
+            store._x(f"DELETE FROM {table} WHERE tenant = ? AND doc = ? AND view = ?", doc, view)
+        for item, kind, body, confidence, held, key in store._q(
+                "SELECT item, kind, body, confidence, held, review_key FROM items WHERE tenant = ? AND doc = ? "
+                "AND view = ?", doc, view):
+            body = json.loads(body)
+            visible = _visible(store, doc, held, key)
+            relation = relation_of(kind, body)
+            typed[(doc, view, item)] = f"{kind}:{relation}"
+            items.append((t, doc, view, item, kind, relation, confidence, visible, key))
+            for role, node in fillers(kind, body):
+                fills.append((t, doc, view, item, role, node, visible))
+                delta[node] = delta.get(node, 0) + visible
+            spans += [(t, doc, view, item, *span) for span in times(kind, body)]
     store.db.many("INSERT INTO qx_items (tenant, doc, view, item, kind, relation, confidence, visible, review_key) "
                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", items)
     store.db.many("INSERT INTO qx_fillers (tenant, doc, view, item, role, node, visible) VALUES (?, ?, ?, ?, ?, ?, ?) "
@@ -143,7 +143,7 @@ def _refresh_items(store, keys: set[tuple]) -> set[str]:
     store.db.many("INSERT INTO qx_times (tenant, doc, view, item, name, text, lo, hi) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
                   "ON CONFLICT DO NOTHING", spans)
     _add_degree(store, delta)
-    return touched
+    return set(delta), typed
 
 
 def _add_degree(store, delta: dict[str, int]) -> None:
@@ -255,42 +255,46 @@ def _spellings(store) -> None:
                   [(store.tenant, n, sp, c[0], c[1]) for (n, sp), c in sorted(counts.items())])
 
 
-def _refresh_quotes(store, keys: set[tuple]) -> None:
-    """Evidence quotes of ``keys`` (doc, view, item) into the full-text index, typed by their item."""
-    if not keys:
+def _refresh_quotes(store, views: set[tuple[str, str]], typed: dict[tuple, str]) -> None:
+    """Evidence quotes of ``views`` (doc, view) into the full-text index, typed by their item
+    (``typed``: the views' items, just re-derived), in the order the document gave them."""
+    if not views:
         return
-    _drop_text(store, "quote", [(item, doc, view) for doc, view, item in keys])
-    kinds = {(d, v, i): f"{k}:{r}" for d, v, i, k, r in _rows(
-        store, "SELECT doc, view, item, kind, relation FROM qx_items WHERE tenant = ? AND (doc, view, item) IN ({})",
-        keys, 3)}
+    _drop_ids(store, "quote", [r[0] for doc, view in sorted(views) for r in store._q(
+        "SELECT id FROM qx_text WHERE tenant = ? AND kind = 'quote' AND doc = ? AND view = ?", doc, view)])
+    order = " ORDER BY rowid" if store.db.kind == "sqlite" else ""  # as added (PostgreSQL: as it reads them)
+    rows = [(doc, view, *r) for doc, view in sorted(views) for r in store._q(
+        f"SELECT item, quote FROM evidence WHERE tenant = ? AND doc = ? AND view = ? AND quote IS NOT NULL{order}",
+        doc, view)]
     named = dict(_rows(store, "SELECT node, type FROM groups WHERE tenant = ? AND node IN ({})",
-                       {i for _, _, i in keys}))
+                       {i for d, v, i, _ in rows if (d, v, i) not in typed}))
     texts = []
     seen = set()
-    for doc, view, item, quote in _rows(store, "SELECT doc, view, item, quote FROM evidence WHERE tenant = ? "
-                                               "AND quote IS NOT NULL AND (doc, view, item) IN ({})", keys, 3):
+    for doc, view, item, quote in rows:
         if (doc, view, item, quote) in seen or not quote.strip():
             continue
         seen.add((doc, view, item, quote))
-        kind = kinds.get((doc, view, item)) or f"mention:{named.get(item, '')}"  # a node's own quote: a mention
+        kind = typed.get((doc, view, item)) or f"mention:{named.get(item, '')}"  # a node's own quote: a mention
         texts.append(("quote", item, kind, doc, view, quote))
     _add_text(store, texts)
 
 
 def _drop_text(store, kind: str, refs: list[tuple]) -> None:
-    """Delete full-text rows of ``kind`` by (ref,) or (ref, doc, view)."""
-    if not refs:
-        return
+    """Delete full-text rows of ``kind`` by (ref, doc, view)."""
     by: dict[tuple, list[str]] = {}
     for ref in sorted(set(refs)):
         by.setdefault(tuple(ref[1:]), []).append(ref[0])
-    ids: list[int] = []  # of kind ``kind`` only
+    ids: list[int] = []
     for where, names in by.items():
-        cond = " AND doc = ? AND view = ?" if where else ""
         for i in range(0, len(names), CHUNK):
             part = names[i:i + CHUNK]
-            ids += [r[0] for r in store._q(f"SELECT id FROM qx_text WHERE tenant = ? AND kind = ?{cond} "
-                                           f"AND ref IN ({','.join('?' * len(part))})", kind, *where, *part)]
+            ids += [r[0] for r in store._q(f"SELECT id FROM qx_text WHERE tenant = ? AND kind = ? AND doc = ? "
+                                           f"AND view = ? AND ref IN ({','.join('?' * len(part))})", kind, *where, *part)]
+    _drop_ids(store, kind, ids)
+
+
+def _drop_ids(store, kind: str, ids: list[int]) -> None:
+    """Delete the full-text rows ``ids`` (all of ``kind``)."""
     if store.db.kind == "sqlite":
         store.db.many(f"DELETE FROM qx_fts_{kind} WHERE rowid = ?", [(i,) for i in ids])
     store.db.many("DELETE FROM qx_text WHERE id = ?", [(i,) for i in ids])
@@ -325,8 +329,8 @@ def rebuild(store) -> None:
             store.db.execute(f"DELETE FROM qx_fts_{kind} WHERE rowid IN (SELECT id FROM qx_text WHERE tenant = ? "
                              "AND kind = ?)", (store.tenant, kind))
     store._x("DELETE FROM qx_text WHERE tenant = ?")
-    marks = [("item", "SELECT doc, view, item FROM items WHERE tenant = ?"),
-             ("evidence", "SELECT DISTINCT doc, view, item FROM evidence WHERE tenant = ? AND quote IS NOT NULL"),
+    marks = [("view", "SELECT DISTINCT doc, view, '' FROM items WHERE tenant = ?"),
+             ("view", "SELECT DISTINCT doc, view, '' FROM evidence WHERE tenant = ? AND quote IS NOT NULL"),
              ("entity", "SELECT DISTINCT entity, '', '' FROM groups WHERE tenant = ?")]
     for what, sql in marks:
         store.db.many("INSERT INTO qx_dirty (tenant, what, a, b, c) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",

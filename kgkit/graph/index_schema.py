@@ -10,8 +10,8 @@ store's rows and never the other way round, so they can be dropped and rebuilt a
 
 How they stay current: triggers on the store's tables note every row an update inserts,
 changes or deletes in ``qx_dirty``; before the update commits, :func:`kgkit.graph.index.refresh`
-re-derives the index rows of exactly those items, evidence rows and entities, so an
-update's upkeep follows its document's size, not the corpus's. The same holds for
+re-derives the index rows of exactly those documents' views (items, evidence quotes) and
+entities, so an update's upkeep follows its document's size, not the corpus's. The same holds for
 replacing, removing, unmerging and review decisions: every one of them is rows changing
 in the store's tables, which is all the triggers look at.
 
@@ -74,6 +74,9 @@ TABLES = [
     # how many, without reading its rows), and a document by its d_ id
     "CREATE INDEX qx_doc_nodes_docs ON doc_nodes (tenant, node, doc)",
     "CREATE INDEX qx_documents_id ON documents (tenant, id)",
+    # an item's evidence by its key (the store's own index is by document: a read per answer item
+    # would range over its document's every row)
+    "CREATE INDEX qx_evidence_item ON evidence (tenant, doc, item)",
 ]
 
 SQLITE_TEXT = [
@@ -97,10 +100,12 @@ POSTGRES_TEXT = [
 
 # What each trigger notes: (table, operation, row, WHEN condition or None, what, [a, b, c] columns).
 MARKS = [
-    ("items", "INSERT", "NEW", None, "item", ["doc", "view", "item"]),
-    ("items", "DELETE", "OLD", None, "item", ["doc", "view", "item"]),
-    ("evidence", "INSERT", "NEW", "NEW.quote IS NOT NULL", "evidence", ["doc", "view", "item"]),
-    ("evidence", "DELETE", "OLD", "OLD.quote IS NOT NULL", "evidence", ["doc", "view", "item"]),
+    # items and quotes change a document's view at a time (its add or removal; a review decision's
+    # own view): one mark per view, re-derived whole, instead of a mark per row
+    ("items", "INSERT", "NEW", None, "view", ["doc", "view"]),
+    ("items", "DELETE", "OLD", None, "view", ["doc", "view"]),
+    ("evidence", "INSERT", "NEW", "NEW.quote IS NOT NULL", "view", ["doc", "view"]),
+    ("evidence", "DELETE", "OLD", "OLD.quote IS NOT NULL", "view", ["doc", "view"]),
     ("groups", "INSERT", "NEW", None, "entity", ["entity"]),
     ("groups", "DELETE", "OLD", None, "entity", ["entity"]),
     ("groups", "UPDATE", "OLD", "OLD.entity <> NEW.entity", "entity", ["entity"]),
@@ -134,8 +139,20 @@ def _spell_add(each: str, cast: str, value: str) -> list[str]:
                                      f"FROM {each}(NEW.aliases{cast})) AS a WHERE {value} <> NEW.name")]
 
 
+#: Tables SQLite keeps WITHOUT ROWID: the primary key is the table, so a row is one B-tree
+#: insert instead of two (table and key index). Only tables without an index or whose index
+#: holds every column: given a choice between an index that lacks a column and the primary
+#: key, SQLite (without statistics) ranges over the whole tenant's key (qx_names by key: 6 ms).
+ROWLESS = ("qx_dirty", "qx_fillers", "qx_degree", "qx_spellings")
+
+
+def _table(statement: str) -> str:
+    return statement.split("(")[0].split()[-1]
+
+
 def sqlite_ddl() -> list[str]:
-    out = TABLES + SQLITE_TEXT
+    out = [s + " WITHOUT ROWID" if s.startswith("CREATE TABLE") and _table(s) in ROWLESS else s for s in TABLES]
+    out += SQLITE_TEXT
     add = "; ".join(_spell_add("json_each", "", "value"))
     drop = "; ".join(s.format(each="json_each", cast="") for s in SPELL_DROP)
     out += [f"CREATE TRIGGER qx_spell_add AFTER INSERT ON doc_nodes FOR EACH ROW BEGIN {add}; END",
@@ -166,8 +183,8 @@ def postgres_ddl() -> list[str]:
 #: What an earlier kgkit created on open, outside the store's migrations (``qx_version`` and
 #: the same tables, with row-level security on ``app.tenant``): dropped before the step creates
 #: them, so such a store's indexes are rebuilt, per tenant, on its next open.
-EARLIER = ["qx_version", "qx_fts", "qx_fts_entity", "qx_fts_quote", "qx_text", *(s.split("(")[0].split()[-1] for s in TABLES
-                                                 if s.startswith("CREATE TABLE"))]
+EARLIER = ["qx_version", "qx_fts", "qx_fts_entity", "qx_fts_quote", "qx_text",
+           *(_table(s) for s in TABLES if s.startswith("CREATE TABLE"))]
 
 
 #: Indexes of the step on the store's own tables (dropped with the rest, so the step can run again).

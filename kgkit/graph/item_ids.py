@@ -10,8 +10,8 @@ What changes an answer-level id, and how the table follows (inside the update's
 transaction, from :meth:`kgkit.graph.GraphStore._writing`, before the query indexes clear
 their notes):
 
-* an item added, replaced or removed: the query indexes' triggers note it in ``qx_dirty``
-  (what ``item``); its row is re-derived or dropped;
+* an item added, replaced or removed: the query indexes' triggers note its document's view
+  in ``qx_dirty`` (what ``view``); that view's rows are dropped and re-derived;
 * a key group moved to another entity (a merge, a split, an unmerge): a trigger of this
   step notes the group in ``qx_item_ids_dirty``, and the items naming it (``qx_fillers``)
   are re-derived. A group inserted or deleted changes no stored item's id: no item names
@@ -62,7 +62,11 @@ def refresh(store) -> None:
     """Re-derive the ids of the items the current transaction changed, or whose ends' groups
     it moved to another entity. Call inside the write, before the query indexes' refresh
     (it reads their ``qx_dirty`` notes, which that refresh clears)."""
-    keys = {tuple(k) for k in store._q("SELECT a, b, c FROM qx_dirty WHERE tenant = ? AND what = 'item'")}
+    keys: set[Key] = set()
+    for doc, view in store._q("SELECT a, b FROM qx_dirty WHERE tenant = ? AND what = 'view'"):
+        store._x("DELETE FROM qx_item_ids WHERE tenant = ? AND doc = ? AND view = ?", doc, view)
+        keys |= {(doc, view, item) for (item,) in store._q(
+            "SELECT item FROM items WHERE tenant = ? AND doc = ? AND view = ?", doc, view)}
     moved = [n for (n,) in store._q("SELECT node FROM qx_item_ids_dirty WHERE tenant = ?")]
     if moved:
         keys |= {tuple(k) for k in _rows(store, "SELECT DISTINCT doc, view, item FROM qx_fillers "

@@ -89,6 +89,11 @@ MIGRATIONS: list[list[str] | dict[str, list[str]]] = [
     # earlier kgkit made on open has those dropped first, to be rebuilt the same way
     {kind: index_schema.drop_earlier(kind) + ddl()
      for kind, ddl in (("sqlite", index_schema.sqlite_ddl), ("postgresql", index_schema.postgres_ddl))},
+    # the query index tables again, rebuilt per tenant on the store's next open: their triggers
+    # now note a document's view, not each row; evidence by item key (index_schema.TABLES); on
+    # SQLite four of them WITHOUT ROWID (index_schema.ROWLESS: a row is one B-tree insert, not two)
+    {kind: index_schema.drop_earlier(kind) + ddl()
+     for kind, ddl in (("sqlite", index_schema.sqlite_ddl), ("postgresql", index_schema.postgres_ddl))},
     # every stored item's answer-level id (kgkit/graph/item_ids.py), so an answer's item is found by
     # an index range; a tenant stored before is filled on its next open
     item_ids.migration(),

@@ -135,15 +135,25 @@ class Reader:
                 full = full and len(got) <= cap
                 found.update(got)
             chosen = sorted(found)[:cap]
-            if not full or len(found) > cap:  # one group: its refs count its documents
-                marks = ",".join("?" * len(nodes))
-                sql = (f"SELECT refs FROM groups WHERE tenant = ? AND node = ?" if len(nodes) == 1 else
-                       f"SELECT COUNT(DISTINCT doc) FROM doc_nodes WHERE tenant = ? AND node IN ({marks})")
-                total = self.store._q(sql, *nodes)[0][0]
-                self.documents_cut[entity] = total - len(chosen)
+            if not full or len(found) > cap:
+                self.documents_cut[entity] = self._document_count(nodes) - len(chosen)
             names[entity] = chosen
         ids = self.doc_ids({d for docs in names.values() for d in docs})
         return {e: sorted(ids[d] for d in docs if d in ids) for e, docs in names.items()}
+
+    def _document_count(self, nodes: list[str]) -> int:
+        """How many documents name any of ``nodes`` (one entity's key groups): the largest
+        group's refs (its documents), then each other group's documents that no group before
+        it names, read by the documents' primary key: a hub's own thousands are not read."""
+        refs = dict(_rows(self.store, "SELECT node, refs FROM groups WHERE tenant = ? AND node IN ({})", nodes))
+        order = sorted(refs, key=lambda n: (-refs[n], n))
+        total = refs[order[0]] if order else 0
+        for i, node in enumerate(order[1:], 1):
+            total += self.store._q(
+                "SELECT COUNT(*) FROM doc_nodes a WHERE a.tenant = ? AND a.node = ? AND NOT EXISTS (SELECT 1 FROM "
+                f"doc_nodes b WHERE b.tenant = a.tenant AND b.doc = a.doc AND b.node IN ({','.join('?' * i)}))",
+                node, *order[:i])[0][0]
+        return total
 
     def _first_documents(self, nodes: list[str], each: int) -> dict[str, list[str]]:
         """node -> the names of its first ``each`` documents, by name: one statement per 50
@@ -277,23 +287,17 @@ class Reader:
         out: list[tuple[str, str, float, int, int, tuple]] = []
         unread: dict[str, int] = {}
         for cond, nodes, cap in sources:
-            fillers = (f"(SELECT * FROM qx_fillers WHERE tenant = ? AND node {cond} AND visible = 1"
-                       + (" LIMIT ?) a" if cap else ") a"))
-            out += [(*r[:5], tuple(dict.fromkeys(tuple(k.split(SEP)) for k in r[5:]))) for r in self.store.db.query(  # CROSS JOIN: in this order
-                "SELECT ga.entity, gb.entity, MAX(COALESCE(i.confidence, 1.0)), e.degree, "
-                f"COUNT(DISTINCT {KEY}), MIN({KEY}), MAX({KEY}) FROM {fillers} "
-                "CROSS JOIN groups ga CROSS JOIN qx_items i CROSS JOIN qx_fillers b CROSS JOIN groups gb "
-                "CROSS JOIN qx_entities e WHERE ga.tenant = a.tenant AND ga.node = a.node "
-                "AND i.tenant = a.tenant AND i.doc = a.doc AND i.view = a.view AND i.item = a.item "
-                "AND b.tenant = a.tenant AND b.doc = a.doc AND b.view = a.view AND b.item = a.item "
-                "AND gb.tenant = b.tenant AND gb.node = b.node AND e.tenant = gb.tenant AND e.entity = gb.entity "
-                f"AND gb.entity <> ga.entity{where} GROUP BY ga.entity, gb.entity, e.degree",
-                (*[SEP] * 6, self.tenant, *nodes, *([cap] if cap else []), *more))]
-            if cap:  # a lone group's visible fillers are its entity's degree; else they are counted
+            # one group (a capped hub's): its entity is a parameter, not a lookup per statement read
+            lone = [member[nodes[0]]] if cap else []
+            rows = self.store.db.query(_hood_sql(cond, bool(cap), where),
+                                       (*[SEP] * 6, self.tenant, *nodes, *([cap] if cap else []), *lone, *more))
+            out += [(*lone, *r[:5 - len(lone)], tuple(dict.fromkeys(tuple(k.split(SEP)) for k in r[5 - len(lone):])))
+                    for r in rows]
+            if cap:  # a group's visible fillers are its qx_degree (a lone group's: its entity's degree)
                 entity = member[nodes[0]]
                 groups = [n for n, e in member.items() if e == entity]
-                total = degree[entity] if len(groups) == 1 else self.store._q(
-                    "SELECT COUNT(*) FROM qx_fillers WHERE tenant = ? AND node = ? AND visible = 1", nodes[0])[0][0]
+                total = degree[entity] if len(groups) == 1 else sum(r[0] for r in self.store._q(
+                    "SELECT degree FROM qx_degree WHERE tenant = ? AND node = ?", nodes[0]))
                 unread[entity] = unread.get(entity, 0) + max(0, total - cap)
         return out, unread
 
@@ -400,6 +404,23 @@ class Reader:
                         found.append(ev)
         return out
 
+
+
+def _hood_sql(cond: str, lone: bool, where: str) -> str:
+    """:meth:`Reader.hood`'s aggregated read of the statements of the key groups ``cond``
+    selects (``lone``: one group, read up to a LIMIT, its entity a parameter). CROSS JOIN:
+    SQLite keeps this order (the group's fillers, then each statement's other fillers)."""
+    fillers = f"(SELECT * FROM qx_fillers WHERE tenant = ? AND node {cond} AND visible = 1{' LIMIT ?' if lone else ''}) a"
+    near = "" if lone else "ga.entity, "
+    return (f"SELECT {near}gb.entity, MAX(COALESCE(i.confidence, 1.0)), e.degree, "
+            f"COUNT(DISTINCT {KEY}), MIN({KEY}), MAX({KEY}) FROM {fillers} "
+            + ("" if lone else "CROSS JOIN groups ga ")
+            + "CROSS JOIN qx_items i CROSS JOIN qx_fillers b CROSS JOIN groups gb CROSS JOIN qx_entities e WHERE "
+            + ("" if lone else "ga.tenant = a.tenant AND ga.node = a.node AND ")
+            + "i.tenant = a.tenant AND i.doc = a.doc AND i.view = a.view AND i.item = a.item "
+            "AND b.tenant = a.tenant AND b.doc = a.doc AND b.view = a.view AND b.item = a.item "
+            "AND gb.tenant = b.tenant AND gb.node = b.node AND e.tenant = gb.tenant AND e.entity = gb.entity "
+            f"AND gb.entity <> {'?' if lone else 'ga.entity'}{where} GROUP BY {near}gb.entity, e.degree")
 
 
 def _canonical(canon_map: dict[str, str]) -> Callable[[str], str]:

@@ -408,3 +408,31 @@ def test_the_ends_of_named_items_resolve_after_a_document_is_replaced(graph_url,
         assert "Delaware" in laws and "New York" not in laws
         assert q.find("Bluefin Logistics").nodes == [] or q.find("Bluefin Logistics").nodes[0].matched != "key"
         shutil.rmtree(small_runs["alpha_edited"].parent / "unused", ignore_errors=True)
+
+
+def test_a_store_of_the_step_before_gets_rowless_index_tables_rebuilt_on_open(small_runs, tmp_path):
+    path = tmp_path / "step5.sqlite"
+    with GraphStore(path) as g:
+        _load(g, small_runs)
+        built = index_dump(g)
+        with g.db.write():  # a store the step before left: its tables as they were, its version 5
+            g.db.execute("UPDATE schema_version SET version = 5")
+            g.db.execute("DELETE FROM qx_names")
+    with GraphStore(path) as g:
+        ddl = dict(g.db.query("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
+        assert index_dump(g) == built
+    assert all(ddl[t].endswith("WITHOUT ROWID") for t in ("qx_fillers", "qx_degree", "qx_dirty"))
+    assert not ddl["qx_text"].endswith("WITHOUT ROWID")  # its id is the full-text rowid
+
+
+def test_a_merged_entitys_documents_cut_counts_each_document_once(graph_url, small_runs):
+    with GraphStore(graph_url) as g:
+        _load(g, small_runs)
+        snap = g.snapshot()
+        merged = _by_name(snap, "Northwind")
+        reader = Reader(g, documents=1)
+        with g.db.read():
+            listed = reader.documents_of([merged["id"]])[merged["id"]]
+            groups = reader.members([merged["id"]])
+    assert len(groups) > 1 and len(merged["documents"]) > 1
+    assert len(listed) == 1 and reader.documents_cut[merged["id"]] == len(merged["documents"]) - 1

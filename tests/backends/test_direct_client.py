@@ -171,13 +171,19 @@ def test_retry_after_is_honoured_and_counted_on_the_direct_client(stub_provider,
     assert delays == [pytest.approx(1.5, abs=0.01)]  # the pace's hold, then the request waits no more
 
 
+def stub_config(tmp_path: Path, stub_provider) -> Path:
+    """A config file sending an OpenAI model to the stub, with no cache and no skills."""
+    config = tmp_path / "kgkit.yaml"
+    config.write_text(f"llm:\n  model: openai/stub-model\n  api_base: {stub_provider.openai_base}\n"
+                      f"  api_key_env: {KEY_ENV}\ncache: {{enabled: false}}\nskills: {{enabled: false}}\n")
+    return config
+
+
 def test_an_openai_extraction_never_imports_litellm(stub_provider, tmp_path):
     """Through the CLI, in a fresh process: the whole run, not only the backend."""
     inputs = write_inputs(tmp_path / "in", paragraphs=2)
     stub_provider.responder = SlowModel(latency=0.0)
-    config = tmp_path / "kgkit.yaml"
-    config.write_text(f"llm:\n  model: openai/stub-model\n  api_base: {stub_provider.openai_base}\n"
-                      f"  api_key_env: {KEY_ENV}\ncache: {{enabled: false}}\nskills: {{enabled: false}}\n")
+    config = stub_config(tmp_path, stub_provider)
     script = ("import json, sys\nfrom kgkit.cli import main\n"
               "try:\n    main(sys.argv[1:])\nexcept SystemExit as done:\n    code = done.code\n"
               "print(json.dumps([code, sorted(m for m in sys.modules if m.split('.')[0] in ('litellm', 'openai'))]))\n")
@@ -268,9 +274,7 @@ def test_a_plain_http_run_reads_no_certificates_and_https_requests_stay_verified
     one would fail, never go unverified), and what an https request carries is verified."""
     inputs = write_inputs(tmp_path / "in", paragraphs=1)
     stub_provider.responder = SlowModel(latency=0.0)
-    config = tmp_path / "kgkit.yaml"
-    config.write_text(f"llm:\n  model: openai/stub-model\n  api_base: {stub_provider.openai_base}\n"
-                      f"  api_key_env: {KEY_ENV}\ncache: {{enabled: false}}\nskills: {{enabled: false}}\n")
+    config = stub_config(tmp_path, stub_provider)
     script = ("import json, ssl, sys\nreads = []\nreal = ssl.SSLContext.set_default_verify_paths\n"
               "def counted(self):\n    reads.append(1)\n    return real(self)\n"
               "ssl.SSLContext.set_default_verify_paths = counted\nfrom kgkit.cli import main\n"

@@ -7,17 +7,18 @@ never credentials. Only successful answers are stored, so a failure is asked aga
 the next run. The store is a :class:`diskcache.Cache` (SQLite underneath), which is safe
 for several processes sharing one directory at once.
 
-A busy cache never ends a run. The threads of one process take turns at the store (one
-lock per cache directory), so ``llm.concurrency`` pass threads do not fight over SQLite's
-write lock; another process holding it longer than :data:`LOCK_TIMEOUT` makes that read a
-miss (the provider is asked) and that write skipped (the answer is still kept in the run
-folder's ``state/``), each said once in the log, never a traceback.
+A busy cache never ends a run. The threads of one process take turns to write (one lock
+per cache directory), so ``llm.concurrency`` pass threads do not fight over SQLite's write
+lock (reads do not need it); another process holding it longer than :data:`LOCK_TIMEOUT`
+makes that read a miss (the provider is asked) and that write skipped (the answer is still
+kept in the run folder's ``state/``), each said once in the log, never a traceback.
 
 Where: ``cache.dir`` in the config, else ``$KGKIT_CACHE_DIR``, else the user cache
 directory (``platformdirs.user_cache_dir("kgkit")``).
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -121,11 +122,11 @@ class CachedBackend:
         return self._store("read", lambda: self.cache.get(key))
 
     def _store(self, what: str, operation: Any, busy: Any = None) -> Any:
-        """``operation()`` on the store in this process's turn; ``busy`` when another process
-        held SQLite's lock past LOCK_TIMEOUT (said once per kind of operation)."""
+        """``operation()`` on the store (a write in this process's turn); ``busy`` when another
+        process held SQLite's lock past LOCK_TIMEOUT (said once per kind of operation)."""
         import diskcache
 
-        with self._turn:
+        with self._turn if what == "write" else contextlib.nullcontext():
             try:
                 return operation()
             except diskcache.Timeout:
@@ -189,7 +190,7 @@ class CachedBackend:
 
 
 def _turn_for(cache: Any) -> threading.Lock:
-    """The lock this process's threads share for ``cache``'s directory (one per directory,
+    """The lock this process's threads write to ``cache``'s directory by (one per directory,
     however many cache objects are open on it: the core and upgrade backends each hold one)."""
     directory = getattr(cache, "directory", None)
     where = os.path.realpath(directory) if isinstance(directory, str) else f"object {id(cache)}"

@@ -276,7 +276,7 @@ def test_a_cache_locked_past_its_timeout_is_a_miss_and_a_skipped_write_never_a_f
     assert any("a write timed out; answers are kept in the run folder only" in w for w in warned)
 
 
-def test_every_cache_object_on_one_directory_takes_turns_by_one_lock(tmp_path):
+def test_every_cache_object_on_one_directory_writes_in_turn_by_one_lock(tmp_path):
     from kgkit.backends.cache import LOCK_TIMEOUT
 
     one = open_cache(CacheConfig(dir=tmp_path / "c"))

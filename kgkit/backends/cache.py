@@ -44,7 +44,7 @@ CACHE_VERSION = 2
 LOCK_TIMEOUT = 60.0  # seconds one cache read or write waits for SQLite's lock (diskcache's own default)
 
 log = logging.getLogger(__name__)
-_turns: dict[str, threading.Lock] = {}  # cache directory -> the lock this process's threads take turns by
+_turns: dict[str, threading.Lock] = {}  # cache directory -> the lock this process's threads write by, in turn
 _turns_lock = threading.Lock()
 
 # Key parts must never carry credentials; a part named like one is a bug in a backend.

@@ -47,8 +47,9 @@ def provider_loop() -> asyncio.AbstractEventLoop:
 
 async def _bounded(make: Callable[[], Awaitable[T]], seconds: float | None) -> T:
     """``make()`` awaited in this task, cancelled once ``seconds`` pass (``asyncio.timeout``:
-    one timer, no task or wait of its own: a fifth less CPU a request, both threads counted). Whatever
-    an overdue request ends with, a timeout of the client's own included, it is DeadlineExceeded."""
+    one timer and no task or wait of its own, a fifth less CPU a trip through the loop, both
+    threads counted). Whatever an overdue request ends with, a timeout of the client's own
+    included, it is DeadlineExceeded."""
     if _refusing:  # a retry, or a pass that was between requests when the run was interrupted
         raise asyncio.CancelledError
     if not seconds or seconds <= 0:

@@ -177,12 +177,9 @@ class CachedBackend:
         return self.backend.describe()
 
     def check_requests(self, requests: list[PassRequest]) -> None:
-        """The wrapped backend's check before any request is sent (a local model's context
-        window), on those the cache does not hold. Only a backend that checks is asked: finding
-        what the cache holds renders every prompt of the stage, which would otherwise happen
-        in the document's thread before its first pass is sent instead of in each pass."""
+        """The wrapped backend's check before any request is sent (a local model's context window)."""
         check = getattr(self.backend, "check_requests", None)
-        if check is not None and getattr(self.backend, "checks_requests", True):
+        if check is not None:
             check([r for r in requests if not self.holds(r)])
 
     def cache_key_parts(self, request: PassRequest) -> dict[str, Any]:

@@ -166,11 +166,6 @@ class LLMBackend:
         """The pass's ``max_tokens``: sized to its chunk and the item limit, ``llm.max_tokens`` at most."""
         return answer_tokens(request, self.settings.max_tokens, self.limits)
 
-    @property
-    def checks_requests(self) -> bool:
-        """Whether :meth:`check_requests` looks at requests at all (for a local model only)."""
-        return self._local is not None
-
     def check_requests(self, requests: list[PassRequest]) -> None:
         """Before any of ``requests`` is sent: a local model refuses a prompt its context window
         cannot hold (exit 2, with the chunk size that would fit). Remote providers say so themselves."""

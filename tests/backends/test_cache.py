@@ -285,35 +285,3 @@ def test_every_cache_object_on_one_directory_writes_in_turn_by_one_lock(tmp_path
     assert one.timeout == LOCK_TIMEOUT
     turns = [CachedBackend(Scripted(), cache)._turn for cache in (one, two, other)]
     assert turns[0] is turns[1] and turns[0] is not turns[2]
-
-
-@pytest.mark.parametrize("checks", [True, False])
-def test_only_a_backend_that_checks_requests_has_a_stage_keyed_before_it_is_sent(tmp_path, checks):
-    """Finding what the cache holds renders each prompt: for a backend whose check looks at
-    nothing (a remote model), that is left to each pass, not done for the whole stage first."""
-    class Checking(Scripted):
-        keyed = 0
-        checked: list = []
-        checks_requests = checks
-
-        def cache_key_parts(self, request):
-            Checking.keyed += 1
-            return super().cache_key_parts(request)
-
-        def check_requests(self, requests):
-            Checking.checked.append(len(requests))
-
-    cached = CachedBackend(Checking(answer()), open_cache(CacheConfig(dir=tmp_path / "c")))
-    cached.run(request())
-    Checking.keyed = 0
-    cached.check_requests([request(), request("Another chunk.")])
-    if checks:
-        assert (Checking.keyed, Checking.checked) == (2, [1])  # the one the cache does not hold
-    else:
-        assert (Checking.keyed, Checking.checked) == (0, [])
-
-
-def test_a_remote_model_checks_no_request():
-    from kgkit.backends.llm import LLMBackend
-
-    assert not LLMBackend(LLMConfig(model="openai/stub-model", api_base="http://127.0.0.1:9/v1")).checks_requests

@@ -7,14 +7,23 @@ never credentials. Only successful answers are stored, so a failure is asked aga
 the next run. The store is a :class:`diskcache.Cache` (SQLite underneath), which is safe
 for several processes sharing one directory at once.
 
+A busy cache never ends a run. The threads of one process take turns to write (one lock
+per cache directory), so ``llm.concurrency`` pass threads do not fight over SQLite's write
+lock (reads do not need it); another process holding it longer than :data:`LOCK_TIMEOUT`
+makes that read a miss (the provider is asked) and that write skipped (the answer is still
+kept in the run folder's ``state/``), each said once in the log, never a traceback.
+
 Where: ``cache.dir`` in the config, else ``$KGKIT_CACHE_DIR``, else the user cache
 directory (``platformdirs.user_cache_dir("kgkit")``).
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +40,12 @@ from kgkit.ids import canonical_json
 #      (The built-in prompts were reordered at the same time, static part first, so their
 #      keys changed anyway; a user's own template keeps its text but not its old entries.)
 CACHE_VERSION = 2
+
+LOCK_TIMEOUT = 60.0  # seconds one cache read or write waits for SQLite's lock (diskcache's own default)
+
+log = logging.getLogger(__name__)
+_turns: dict[str, threading.Lock] = {}  # cache directory -> the lock this process's threads write by, in turn
+_turns_lock = threading.Lock()
 
 # Key parts must never carry credentials; a part named like one is a bug in a backend.
 _CREDENTIAL = re.compile(r"api_?key|authorization|password|secret|token$", re.IGNORECASE)
@@ -61,8 +76,8 @@ def open_cache(config: Config | CacheConfig):
     directory = cache_dir(config)
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        return diskcache.Cache(str(directory))
-    except (OSError, sqlite3.Error) as exc:
+        return diskcache.Cache(str(directory), timeout=LOCK_TIMEOUT)
+    except (OSError, sqlite3.Error, diskcache.Timeout) as exc:
         raise ConfigError(
             f"cannot use the cache directory {directory}: {getattr(exc, 'strerror', None) or exc}",
             hint="set cache.dir (or KGKIT_CACHE_DIR) to a writable folder, or run with --no-cache",
@@ -99,11 +114,36 @@ class CachedBackend:
         self.name = backend.name
         self.llm_client = getattr(backend, "llm_client", None)  # named in the manifest
         self._keys = Remembered()  # requests checked (holds) and not yet run
+        self._turn = _turn_for(cache)
+        self._told: set[str] = set()  # what a busy cache was already said to cost (once each)
+
+    def _get(self, key: str) -> Any:
+        """The stored value, or None; None also when the store stayed locked (a miss)."""
+        return self._store("read", lambda: self.cache.get(key))
+
+    def _store(self, what: str, operation: Any, busy: Any = None) -> Any:
+        """``operation()`` on the store (a write in this process's turn); ``busy`` when another
+        process held SQLite's lock past LOCK_TIMEOUT (said once per kind of operation)."""
+        import diskcache
+
+        with self._turn if what == "write" else contextlib.nullcontext():
+            try:
+                return operation()
+            except diskcache.Timeout:
+                pass
+        if what not in self._told:
+            self._told.add(what)
+            directory = getattr(self.cache, "directory", "?")
+            cost = ("the provider is asked instead" if what == "read"
+                    else "answers are kept in the run folder only")
+            log.warning("the response cache at %s stayed locked for more than %.0f s (another process "
+                        "writing to it?): a %s timed out; %s", directory, LOCK_TIMEOUT, what, cost)
+        return busy
 
     def run(self, request: PassRequest) -> PassResult:
         key = self._key(request)
         self._keys.forget(request)
-        stored = self.cache.get(key)
+        stored = self._get(key)
         if stored is not None:
             getattr(self.backend, "forget", lambda request: None)(request)  # never sent: drop its messages
             return PassResult(data=stored["data"], cached=True, requests=0, retries=0, model=stored["model"])
@@ -117,18 +157,21 @@ class CachedBackend:
 
     def holds(self, request: PassRequest) -> bool:
         """Whether the cache has the answer to ``request`` (a batch run sends it nowhere then)."""
-        return self._key(request) in self.cache
+        key = self._key(request)
+        return bool(self._store("read", lambda: key in self.cache, busy=False))
 
     def remember(self, request: PassRequest, result: PassResult, key: str | None = None) -> None:
         """Store a successful answer, however it was obtained (directly or from a provider batch)."""
         if result.ok and result.data is not None:
             usage = result.usage
-            self.cache.set(key or cache_key(self.backend.cache_key_parts(request)), {
+            key = key or cache_key(self.backend.cache_key_parts(request))
+            value = {
                 "data": result.data,
                 "usage": {"tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out, "cost": usage.cost,
                           "tokens_cached": usage.tokens_cached},
                 "model": result.model,
-            })
+            }
+            self._store("write", lambda: self.cache.set(key, value))
 
     def describe(self) -> dict[str, Any]:
         return self.backend.describe()
@@ -141,6 +184,15 @@ class CachedBackend:
 
     def cache_key_parts(self, request: PassRequest) -> dict[str, Any]:
         return self.backend.cache_key_parts(request)
+
+
+def _turn_for(cache: Any) -> threading.Lock:
+    """The lock this process's threads write to ``cache``'s directory by (one per directory,
+    however many cache objects are open on it: the core and upgrade backends each hold one)."""
+    directory = getattr(cache, "directory", None)
+    where = os.path.realpath(directory) if isinstance(directory, str) else f"object {id(cache)}"
+    with _turns_lock:
+        return _turns.setdefault(where, threading.Lock())
 
 
 def cache_stats(config: Config | CacheConfig) -> dict[str, Any]:

@@ -37,7 +37,6 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from kgkit.guards import safe_regex
 from kgkit.formats import search_path, yaml_source
 from kgkit.errors import Issue, NotFoundError, ValidationError, did_you_mean
 from kgkit.formats.json_schemas import schema_issues
@@ -117,7 +116,12 @@ def _walk_patterns(value: Any, path: KeyPath) -> Iterator[tuple[KeyPath, str]]:
 
 def _check_regexes(src: Source) -> Iterator[Issue]:
     """Each regex must compile as it will run (kgkit.guards.safe_regex) and must not backtrack exponentially."""
-    for path, rx in _walk_patterns(src.data, ()):
+    patterns = list(_walk_patterns(src.data, ()))
+    if not patterns:
+        return
+    from kgkit.guards import safe_regex  # the regex engine, imported only for a domain that has patterns
+
+    for path, rx in patterns:
         try:
             re.compile(rx)  # its messages point where a bracket opened; then the engine that runs it
             safe_regex.compile(rx)

@@ -10,7 +10,6 @@ from kgkit.backends.base import UPGRADE, Backend, PassRequest
 from kgkit.config.model import Config
 from kgkit.documents.types import Chunk, Document
 from kgkit.engine.accounting import Accounting
-from kgkit.engine.combine import combined_answers
 from kgkit.engine.core import CoreSettings, run_core
 from kgkit.engine.join import items_of, node_refs
 from kgkit.engine.manifest import build_manifest
@@ -194,6 +193,8 @@ class _DocumentViews:
         worked = {view.name: busy_chunks(view, domain, chunks, skeleton, config, self.accounting)
                   for view in upgrades}
         if config.upgrades.combine:  # one pass per chunk for every view (kgkit/engine/combine.py)
+            from kgkit.engine.combine import combined_answers  # only here: a core-only run sends sooner
+
             answers = combined_answers(runner.run_all, upgrades, worked, chunks, domain,
                                        lambda v, cs: upgrade_requests(v, doc, cs, domain, skeleton, config),
                                        self.accounting)

@@ -245,3 +245,43 @@ def test_a_request_checked_then_run_is_keyed_once_and_the_same_key_is_stored(tmp
     assert Counting.keyed == 1
     assert cached.holds(request()) and Counting.keyed == 2  # an equal request, another object: keyed anew
     assert cached.run(request()).cached
+
+
+class Locked:
+    """A cache whose store another process holds past the lock timeout: every operation times out."""
+
+    directory = "/nowhere/locked-cache"
+
+    def get(self, *args):
+        import diskcache
+
+        raise diskcache.Timeout
+
+    set = __contains__ = get
+
+
+def test_a_cache_locked_past_its_timeout_is_a_miss_and_a_skipped_write_never_a_failure(caplog):
+    backend = Scripted(answer(("Acme",)), answer(("Acme",)))
+    cached = CachedBackend(backend, Locked())
+    with caplog.at_level("WARNING", logger="kgkit.backends.cache"):
+        first = cached.run(request())
+        assert not cached.holds(request())
+        again = cached.run(request())
+    assert first.ok and again.ok and not again.cached  # asked the provider, twice: nothing could be stored
+    assert len(backend.asked) == 2
+    warned = [r.getMessage() for r in caplog.records]
+    assert len(warned) == 2  # once for reads, once for writes, however many timed out
+    assert all("/nowhere/locked-cache" in w and "more than 60 s" in w for w in warned)
+    assert any("a read timed out; the provider is asked instead" in w for w in warned)
+    assert any("a write timed out; answers are kept in the run folder only" in w for w in warned)
+
+
+def test_every_cache_object_on_one_directory_writes_in_turn_by_one_lock(tmp_path):
+    from kgkit.backends.cache import LOCK_TIMEOUT
+
+    one = open_cache(CacheConfig(dir=tmp_path / "c"))
+    two = open_cache(CacheConfig(dir=tmp_path / "c"))
+    other = open_cache(CacheConfig(dir=tmp_path / "d"))
+    assert one.timeout == LOCK_TIMEOUT
+    turns = [CachedBackend(Scripted(), cache)._turn for cache in (one, two, other)]
+    assert turns[0] is turns[1] and turns[0] is not turns[2]

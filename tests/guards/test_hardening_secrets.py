@@ -1,5 +1,6 @@
 """Passwords in a graph store URL: masked by ``kgkit config show``, and kept out of the
-error a malformed or unreachable PostgreSQL URL gives (exit 2, no traceback)."""
+error a malformed or unreachable PostgreSQL URL gives (exit 2, no traceback); the API key
+masked wherever an answer's data holds it."""
 from __future__ import annotations
 
 import pytest
@@ -43,3 +44,18 @@ def test_url_secrets_survive_malformed_urls():
     assert url_secrets("postgresql://u:p%40ss@h/db") == ["p%40ss", "p@ss"]
     assert mask_url("postgresql://u@h/db?sslpassword=x&password=y") == "postgresql://u@h/db?sslpassword=***&password=***"
     assert mask_url("https://api.example/v1") == "https://api.example/v1"
+
+
+@pytest.mark.parametrize("key", ["sk-live-0123456789abcdef", "k\u00e9y-with-accent-0123", 'sk-"quoted"-0123', "sk\\back-0123"])
+def test_scrub_masks_a_key_wherever_answer_data_holds_it(key):
+    from kgkit.guards.secrets import MASK, scrub
+
+    clean = {"entities": [{"name": "Ann Lee", "type": "Person", "confidence": 0.9}], "n": [1, 2.5, None, True]}
+    assert scrub(clean, key) == clean
+    held = {"entities": [{"name": f"line one\nthen {key}", "type": "Person"}, {key: "as a key"}],
+            "deep": [[{"evidence": f"\t{key}\u2028"}]]}
+    out = scrub(held, key)
+    assert key not in repr(out) and MASK in out["entities"][0]["name"] and MASK in out["deep"][0][0]["evidence"]
+    assert out["entities"][1] == {MASK: "as a key"}
+    assert scrub({1: key}, key) == {1: MASK}  # data JSON cannot hold: the walk decides
+    assert scrub([2**70, key], key) == [2**70, MASK]

@@ -2,7 +2,8 @@
 indexes built once per skeleton instead of a scan of every node and edge per chunk.
 
 A chunk's share (:meth:`kgkit.modes.base.Skeleton.part_for`) is the nodes mentioned in it
-or whose name or alias its text contains (case-insensitive, any substring), and the edges
+or whose name or alias its text contains (case-insensitive, any substring), the document's
+own node (every chunk's), and the edges
 whose evidence is in it or that join two of those nodes. Scanning every node per chunk made
 relation prompts and upgrade passes cost nodes x chunks, quadratic in a document of many
 distinct names; here the names are one Aho-Corasick automaton (pyahocorasick) run over the
@@ -22,6 +23,9 @@ class ChunkParts:
         self.mentioned: dict[str, set[int]] = {}  # chunk id -> positions of the nodes mentioned in it
         self.positions: dict[str, list[int]] = {}  # node id -> its positions in ``nodes``
         owners: dict[str, set[int]] = {}  # a name or alias, lower case -> positions of the nodes it names
+        # the document's own node (``"document": true``) is every chunk's: "this Agreement"
+        # names it wherever its title is not written, and a stand-in's name is written nowhere
+        self.everywhere = {i for i, node in enumerate(nodes) if node.get("document")}
         for i, node in enumerate(nodes):
             self.positions.setdefault(node["id"], []).append(i)
             for mention in node.get("mentions", ()):
@@ -44,8 +48,8 @@ class ChunkParts:
 
     def node_positions(self, chunk_id: str, text: str, also: Iterable[str] = ()) -> list[int]:
         """Positions, in order, of the nodes mentioned in the chunk or named in its ``text``,
-        and of the nodes whose id is in ``also``."""
-        found = set(self.mentioned.get(chunk_id, ()))
+        of the document's own node, and of the nodes whose id is in ``also``."""
+        found = set(self.mentioned.get(chunk_id, ())) | self.everywhere
         if self.names is not None:
             for _, where in self.names.iter(text.lower()):
                 found |= where

@@ -27,24 +27,29 @@ _PAGE_NUMBER = re.compile(r"[ \t]*(?:-[ \t]*)?(?:(?i:page)[ \t]+)?\d{1,4}(?:[ \t
                           r"(?:[ \t]*-)?[ \t]*")
 # A running line that names where the page came from: "Source: ACME CORP, 10-K, 3/1/2011".
 _SOURCE_LINE = re.compile(r"[ \t]*(?i:source):[ \t]+\S.{0,160}")
-_ENDS_SENTENCE = re.compile(r"[.!?:;][\"'”’)\]]*[ \t]*$")
+_TRAILING_NUMBER = re.compile(r"[ \t]{2,}-?[ \t]*\d{1,4}[ \t]*-?[ \t]*$")
+_ENDS_SENTENCE = re.compile(r"[.!?:;][\"'”’)\]]*\s*$")
 MAX_LINES = 12  # lines of furniture and blanks a page break may span
 MAX_RUNNING = 80  # characters: a longer line is text, not a running header or footer
 
 
-def _furniture(line: str, repeated: frozenset[str]) -> bool:
-    """A page number, a source line, or a short line written more than once in the text (a
-    running header or footer), its digits aside; see also :func:`_capitals`."""
-    if _PAGE_NUMBER.fullmatch(line) or _SOURCE_LINE.fullmatch(line):
-        return True
-    return _running_key(line) in repeated
+def _marker(line: str) -> bool:
+    """A page number or a source line: what only a page break writes."""
+    return bool(_PAGE_NUMBER.fullmatch(line) or _SOURCE_LINE.fullmatch(line))
+
+
+def _running(line: str, repeated: frozenset[str]) -> bool:
+    """A short line written more than once in the text, its digits aside, that ends no
+    sentence: a running header or footer (a wrapped line's last words, "Agreement.", recur
+    too, and are text)."""
+    return _running_key(line) in repeated and not _ENDS_SENTENCE.search(line)
 
 
 def _capitals(line: str) -> bool:
     """A short line in capitals ("CONFIDENTIAL TREATMENT REQUESTED"): furniture beside a page
-    number or a source line, a heading anywhere else."""
+    number or a source line where the sentence goes on in lower case, a heading anywhere else."""
     line = line.strip()
-    return bool(line) and len(line) <= MAX_RUNNING and line.isupper()
+    return bool(line) and len(line) <= MAX_RUNNING and line.isupper() and not _ENDS_SENTENCE.search(line)
 
 
 def _running_key(line: str) -> str:
@@ -64,6 +69,7 @@ def _repeated_lines(text: str) -> frozenset[str]:
 
 
 def _ends_mid_sentence(line: str) -> bool:
+    line = _TRAILING_NUMBER.sub("", line)  # "... of this Section.   -3-": the page's number, after the text
     if not line.strip() or _ENDS_SENTENCE.search(line):
         return False
     return not is_heading(line) or runs_on(line)
@@ -81,22 +87,27 @@ def page_breaks(text: str) -> tuple[tuple[int, int], ...]:
         at += len(line) + 1
     out: list[tuple[int, int]] = []
     for i, (at, line) in enumerate(lines):
-        if not _ends_mid_sentence(line) or _furniture(line, repeated):
+        if not _ends_mid_sentence(line) or _marker(line) or _running(line, repeated):
             continue
-        j, furniture, capitals = i + 1, False, False
-        while j < len(lines) and j - i <= MAX_LINES:
-            between = lines[j][1]
-            if _furniture(between, repeated):
-                furniture = True
-            elif _capitals(between):
-                capitals = True
-            elif between.strip():
+        kinds: list[str] = []
+        for _, between in lines[i + 1:i + 1 + MAX_LINES]:
+            kind = ("blank" if not between.strip() else "marker" if _marker(between)
+                    else "running" if _running(between, repeated) else "capitals" if _capitals(between) else None)
+            if kind is None:
                 break
-            j += 1
-        if j == i + 1 or j >= len(lines) or j - i > MAX_LINES or (capitals and not furniture):
-            continue  # no blank or running line between (a line break reads as a space), or no text after
+            kinds.append(kind)
+        j = i + 1 + len(kinds)
+        if not kinds or j >= len(lines) or len(kinds) == MAX_LINES:
+            continue  # no line between (a line break reads as a space), or no text after
         after_at, after = lines[j]
-        if furniture or after.lstrip()[:1].islower():
+        # the sentence goes on: in lower case after the break, or from a line that ends in "of", "the", ...
+        marked = "marker" in kinds
+        lower = after.lstrip()[:1].islower() or (marked and runs_on(line))
+        if "running" in kinds and not (marked or "blank" in kinds):
+            continue  # a repeated line between two lines of text, and nothing of a page: text
+        if "capitals" in kinds and not (marked and lower and kinds.count("capitals") == 1):
+            continue  # a line in capitals is a heading unless a page's furniture and the sentence go on
+        if marked or "running" in kinds or lower:
             out.append((at + len(line.rstrip()), after_at + len(after) - len(after.lstrip())))
     return tuple(out)
 

@@ -26,6 +26,15 @@ def test_a_break_is_inside_a_sentence_only_where_the_sentence_goes_on():
     assert page_breaks("The parties agree as follows\n\nARTICLE TWO\n\nDelivery.") == ()  # a heading, not furniture
     assert page_breaks("goods to the\n\nwarehouse.") == ((12, 14),)  # no furniture, the sentence going on in lower case
     assert page_breaks("goods to the\n- 3 -\nCONFIDENTIAL\nWarehouse Nine.") != ()  # capitals beside a page number
+    assert page_breaks("goods to the\n\n3\n\nWarehouse Nine.") != ()  # a page's number, and a line ending in "the"
+    assert page_breaks("goods in stock\n- 3 -\nCONFIDENTIAL\nWarehouse Nine.") == ()  # a heading after the page
+    assert page_breaks("goods in stock\n- 3 -\nCONFIDENTIAL\nwarehouse nine.") != ()
+
+
+def test_a_line_that_recurs_inside_a_paragraph_is_text():
+    """A wrapped line's last word recurs ("Agreement."): it is no running footer."""
+    text = "either party may end this\nAgreement.\nThe buyer may end this\nAgreement.\n3\n\nand so on."
+    assert all("Agreement." not in text[a:b] for a, b in page_breaks(text))
 
 
 def test_a_running_line_written_on_every_page_is_furniture():

@@ -78,3 +78,37 @@ def test_governing_law_of_every_tune_contract_survives_the_layout(kind, tmp_path
     missed = [d for d, score in report.per_doc.items()
               if not score.categories["relations"].counts("GOVERNING_LAW").tp]
     assert sorted(report.per_doc) == sorted(ids) and missed == []
+
+
+_PDF_CLAUSE = re.compile(r"[^.]*\b(?:governed|construed)\b[^.]*\blaws?\s+of\b[^.]*\.", re.I)
+
+
+@pytest.mark.parametrize("kind", ["page break", "footer in capitals"])
+def test_governing_law_of_every_tune_pdf_survives_a_page_break_in_its_clause(kind, tmp_path, monkeypatch):
+    """The PDFs as kgkit reads them (lines wrapped as on the page), the clause cut in two."""
+    from kgkit.cli import main
+    from kgkit.documents.load import load_document
+    from kgkit.eval.metrics import NameMatcher
+
+    monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "config"))
+    ids = _tune_ids()
+    for doc_id in ids:
+        text = load_document(str(DATA / "cuad" / f"{doc_id}.pdf")).text
+        m = [c for c in _PDF_CLAUSE.finditer(text) if not _FORMED.search(c.group(0))][-1]
+        (tmp_path / f"{doc_id}.txt").write_text(text[:m.start()] + PERTURB[kind](m.group(0)) + text[m.end():],
+                                                encoding="utf-8")
+    with pytest.raises(SystemExit) as done:
+        main(["extract", "--domain", "legal_contracts", "--view", "binary", *[str(tmp_path / f"{d}.txt") for d in ids],
+              "--out", str(tmp_path / "runs"), "--json"])
+    assert done.value.code == 0
+    missed = []
+    for doc_id in ids:
+        gold = json.loads((DATA / "cuad" / f"{doc_id}.gold.json").read_text(encoding="utf-8"))
+        matcher = NameMatcher([e for e in gold["entities"] if e["type"] == "Jurisdiction"])
+        folder = tmp_path / "runs" / doc_id
+        nodes = {n["id"]: n for n in json.loads((folder / "nodes.json").read_text())["nodes"]}
+        laws = [nodes[e["tail"]]["name"] for e in json.loads((folder / "views" / "binary.json").read_text())["edges"]
+                if e["relation"] == "GOVERNING_LAW" and nodes[e["head"]].get("document")]
+        if not any(matcher.resolve(law, type_name="Jurisdiction")[1] != "none" for law in laws):
+            missed.append(doc_id)
+    assert missed == []

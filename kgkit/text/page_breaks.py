@@ -9,11 +9,13 @@ neither of which states the clause ("... shall be governed by" / "the laws of Oh
 
 :func:`page_breaks` finds those places; :func:`reading_text` blanks them out (the same
 length, so every offset stays the document's) for rules that read sentences, and the
-chunker does not end a chunk there. A break counts as inside a sentence when the line
-before it does not end one (no closing punctuation, not a heading) and either the text
-after it goes on in lower case, or furniture (a page number, a running line) stands
-between: a paragraph that merely ends without a period, followed by a blank line and a
-capital, is left a paragraph.
+chunker does not end a chunk there. A break is inside a sentence when the line before it
+ends none (no closing punctuation; not a heading, unless it ends in "of", "the", ...) and
+what stands between is page furniture — blank lines, a page number, a "Source:" line, a
+line the text writes more than once beside a blank line or a page number, one line in
+capitals beside a page number where the sentence goes on — or only blank lines before text
+that goes on in lower case. A paragraph that merely ends without a period, followed by a
+blank line and a capital, is left a paragraph.
 """
 from __future__ import annotations
 
@@ -39,9 +41,9 @@ def _marker(line: str) -> bool:
 
 
 def _running(line: str, repeated: frozenset[str]) -> bool:
-    """A short line written more than once in the text, its digits aside, that ends no
+    """A short line written more than once in the text, word for word, that ends no
     sentence: a running header or footer (a wrapped line's last words, "Agreement.", recur
-    too, and are text)."""
+    too, and are text; "ARTICLE 2" and "ARTICLE 3" are two headings)."""
     return _running_key(line) in repeated and not _ENDS_SENTENCE.search(line)
 
 
@@ -53,11 +55,11 @@ def _capitals(line: str) -> bool:
 
 
 def _running_key(line: str) -> str:
-    return re.sub(r"\d+", "#", " ".join(line.split()))
+    return " ".join(line.split())
 
 
 def _repeated_lines(text: str) -> frozenset[str]:
-    """Short lines, digits aside, that the text writes more than once."""
+    """Short lines that the text writes more than once."""
     seen: set[str] = set()
     again: set[str] = set()
     for line in text.split("\n"):

@@ -53,3 +53,8 @@ def test_a_chunk_does_not_end_at_a_page_break_inside_a_sentence():
     assert len(chunks) > 1
     assert not any(cut_from <= c.end <= cut_to for c in chunks)  # no chunk ends inside the break
     assert any("to the\n\n14" in c.text and "warehouse of the buyer." in c.text for c in chunks)
+
+
+def test_numbered_headings_are_no_running_line():
+    text = "ARTICLE 2\nPrices.\nThe parties agree as follows\n\nARTICLE 3\n\nDelivery is weekly."
+    assert page_breaks(text) == ()

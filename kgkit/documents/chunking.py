@@ -17,6 +17,7 @@ import re
 from kgkit.documents.types import Chunk, Document
 from kgkit.errors import ConfigError
 from kgkit.ids import chunk_id
+from kgkit.text.page_breaks import page_breaks
 
 # A paragraph break: a line break, optional blanks, another line break.
 _PARAGRAPH = re.compile(r"\n[ \t\r\f\v]*\n\s*")
@@ -110,7 +111,8 @@ class _Breaks:
 
     def __init__(self, text: str):
         self.text = text
-        self.paragraphs = [m.start() for m in _PARAGRAPH.finditer(text)]
+        joins = page_breaks(text)  # a page break inside a sentence ends neither a paragraph nor the sentence
+        self.paragraphs = [m.start() for m in _PARAGRAPH.finditer(text) if not _within(joins, m.start())]
         sentences = [m.end() for m in _SENTENCE.finditer(text) if not _abbreviation(text, m.start())]
         # A paragraph break also ends a sentence (headings and list items have no period).
         self.sentences = sorted(set(sentences) | set(self.paragraphs))
@@ -147,6 +149,14 @@ class _Breaks:
     def _ends_sentence(self, end: int) -> bool:
         i = bisect.bisect_left(self.sentences, end)
         return i < len(self.sentences) and not self.text[end:self.sentences[i]].strip()
+
+
+def _within(spans: tuple[tuple[int, int], ...], at: int) -> bool:
+    """Whether ``at`` falls in one of ``spans`` (sorted, disjoint (start, end) pairs), its ends included."""
+    i = bisect.bisect_right(spans, (at, at)) - 1
+    if i + 1 < len(spans) and spans[i + 1][0] == at:
+        i += 1
+    return i >= 0 and spans[i][0] <= at <= spans[i][1]
 
 
 def _last_in(positions: list[int], lo: int, hi: int) -> int | None:

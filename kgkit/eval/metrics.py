@@ -33,6 +33,7 @@ from kgkit.text.literals import recurring
 from kgkit.text.type_kinds import GENERIC_KINDS, literal_types
 from kgkit.canon.names import entity_type_name
 from kgkit.text.name_keys import canonical_key
+from kgkit.text.place_names import place_key
 from kgkit.formats.model import Domain
 
 CATEGORIES = ("entities", "relations", "hyperedges", "events", "temporal", "temporal_timed")
@@ -178,7 +179,9 @@ class NameMatcher:
     """Map predicted names onto one document's gold entity names.
 
     Steps, first hit wins: **exact** (same :func:`name_key` as a gold name), **alias** (the
-    predicted name, or one of its aliases, has the key of a gold name or gold alias), **value**
+    predicted name, or one of its aliases, has the key of a gold name or gold alias), **place**
+    (a gold entity of the predicted type has the same :func:`~kgkit.text.place_names.place_key`:
+    "the State of New York" is gold's "New York", "the PRC" gold's "China"), **value**
     (with ``literal_kinds``, gold type -> literal kind from :func:`value_kinds`: the predicted
     name reads as a literal of the same value as a gold entity of such a type — "26th day of
     May, 2017" is gold's "2017-05-26"), **fuzzy** (rapidfuzz ``ratio`` of keys at or above
@@ -207,7 +210,12 @@ class NameMatcher:
         self.kinds = sorted({kind for _, kind, _ in self.values})
         self.by_name: dict[str, list[Mapping[str, Any]]] = {}
         self.by_any: dict[str, list[Mapping[str, Any]]] = {}
+        self.by_place: dict[tuple[str, str], list[Mapping[str, Any]]] = {}  # (type, place key) -> gold
         for ent in self.entities:
+            for label in [ent["name"], *ent.get("aliases", ())]:
+                places = self.by_place.setdefault((ent["type"], place_key(label)), [])
+                if ent not in places:
+                    places.append(ent)
             self.by_name.setdefault(name_key(ent["name"]), []).append(ent)
             for label in [ent["name"], *ent.get("aliases", ())]:
                 bucket = self.by_any.setdefault(name_key(label), [])
@@ -216,7 +224,7 @@ class NameMatcher:
 
     def resolve(self, name: str, aliases: Iterable[str] = (), type_name: str | None = None,
                 value: Any = None) -> tuple[str, str]:
-        """Return (gold name or ``?key``, how: "exact" | "alias" | "value" | "fuzzy" | "none").
+        """Return (gold name or ``?key``, how: "exact" | "alias" | "place" | "value" | "fuzzy" | "none").
 
         ``value`` is the normalised value a literal node carries beside its name as written."""
         key = name_key(name)
@@ -239,6 +247,11 @@ class NameMatcher:
             hits = self.by_any.get(name_key(label))
             if hits:
                 return pick(hits), "alias"
+        if type_name is not None:
+            for label in [name, *aliases]:
+                places = self.by_place.get((type_name, place_key(label)))
+                if places:
+                    return places[0]["name"], "place"
         for kind in self.kinds:
             hit = self._by_value(kind, {"name": name})
             if hit is not None:

@@ -46,7 +46,7 @@ class EvalReport:
             "documents": len(self.per_doc),
             "missing_runs": self.missing,
             "gold_types_not_in_domain": self.unknown_types,
-            "matching": {"names": "exact, then alias, then fuzzy", "fuzzy_threshold": self.fuzzy_threshold,
+            "matching": {"names": "exact, then alias, then place, then fuzzy", "fuzzy_threshold": self.fuzzy_threshold,
                          **({"document_nodes": dict(sorted(self.total.document_match.items()))}
                             if self.total.document_match else {})},
             "scores": self.total.to_dict(),

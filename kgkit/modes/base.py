@@ -109,7 +109,7 @@ class Skeleton:
         key = (chunk.id, chunk.text)
         found = self._chunk_parts.get(key)
         if found is None:
-            nodes = self.prompt_rows(parts.node_positions(chunk.id, chunk.text))
+            nodes = self.prompt_rows(parts.node_positions(chunk.id, chunk.text, every_chunk=False))
             present = {n["id"] for n in nodes}
             edges = [
                 {"id": e["id"], "head": self._by_id[e["head"]]["name"], "relation": e["relation"],

@@ -58,6 +58,17 @@ def is_heading(line: str) -> bool:
     return all(w[0].isupper() or w[0].isdigit() or w.lower() in _SMALL or not w[0].isalnum() for w in words)
 
 
+# Words no heading ends with, and a word no heading holds: a line in a heading's shape that
+# ends so, or says "shall", is a clause in capitals wrapped over lines ("THIS AGREEMENT SHALL
+# BE GOVERNED BY THE LAWS OF" / "THE STATE OF NEW YORK"), not a heading.
+_RUNS_ON = re.compile(r"\b(?i:of|the|and|or|by|to|in|on|with|for|an)[ \t]*$|\b(?i:shall)\b")
+
+
+def runs_on(line: str) -> bool:
+    """Whether a line reads on into the next, though it has a heading's shape."""
+    return _RUNS_ON.search(line) is not None
+
+
 def _heading_cuts(text: str) -> list[tuple[int, int]]:
     """(end of a heading line, start of the next line) where a heading precedes a line
     that starts a sentence. Lines are found with ``str.find`` (a regex walking every
@@ -67,7 +78,8 @@ def _heading_cuts(text: str) -> list[tuple[int, int]]:
     newline = text.find("\n")
     while newline >= 0:
         nxt = text[newline + 1:newline + 2]
-        if nxt and (nxt.isupper() or nxt.isdigit()) and is_heading(text[line_start:newline + 1]):
+        line = text[line_start:newline + 1]
+        if nxt and (nxt.isupper() or nxt.isdigit()) and is_heading(line) and not runs_on(line):
             cuts.append((newline, newline + 1))
         line_start = newline + 1
         newline = text.find("\n", line_start)

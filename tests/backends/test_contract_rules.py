@@ -95,6 +95,13 @@ def laws(text, domain):
     ("This Agreement shall be governed by the laws of the State of NEW MEXICO, without regard to conflicts of law.",
      "NEW MEXICO"),  # the place in capitals in a clause that is not
     ("The laws of the State of Kansas govern this Agreement.", "Kansas"),
+    ("This Agreement shall be construed in accordance with, and governed by, the laws of, the State of Georgia.",
+     "Georgia"),  # a comma between "laws of" and the place
+    ("This Agreement shall be governed by the laws of Mainland China.", "China"),
+    ("This Agreement shall be governed by the laws of the Hong Kong Special Administrative Region.", "Hong Kong"),
+    ("This Agreement shall be governed by the laws of Hong Kong SAR.", "Hong Kong"),
+    ("THIS AGREEMENT SHALL BE GOVERNED BY THE LAWS OF THE PROVINCE OF ALBERTA AND THE FEDERAL LAWS OF CANADA "
+     "APPLICABLE THEREIN.", "ALBERTA, CANADA"),  # the Canadian formula in capitals
 ])
 def test_governing_law_in_its_usual_forms(legal, clause, law):
     assert laws(clause, legal) == {law}
@@ -107,6 +114,10 @@ def test_governing_law_in_its_usual_forms(legal, clause, law):
     ("14. Governing Law: Nevada.", "Nevada"),  # a law named in a heading
     ("GOVERNING LAW - STATE OF OHIO\n\nThe courts shall apply it.", "OHIO"),
     ("Choice of Law (Arizona).", "Arizona"),
+    ("Governing Law. The laws of the State of Vermont shall apply.", "Vermont"),  # "apply", "control"
+    ("Choice of Law. The laws of Wyoming, without regard to conflicts principles, will control.", "Wyoming"),
+    ("Any dispute hereunder shall be settled in accordance with the laws of the State of Oregon.", "Oregon"),
+    ("The rights of the parties hereunder shall be determined by the laws of the State of Maine.", "Maine"),
 ])
 def test_governing_law_of_a_sentence_that_does_not_name_the_contract(legal, clause, law):
     """A governing-law clause is the contract's own even where its sentence does not say
@@ -349,3 +360,35 @@ def test_this_and_a_name_of_the_agreement_is_the_contract_whatever_its_title(leg
     _, relations = read(text, legal)
     assert {(h, t) for h, r, t in relations if r == "GOVERNING_LAW"} == {("PROMOTION AND ENDORSEMENT AGREEMENT",
                                                                            "Colorado")}
+
+
+# A governing-law clause as a page layout leaves it: the same clause, cut or wrapped.
+CLAUSE = "This Agreement shall be governed by and construed in accordance with the laws of the State of Colorado."
+HALF = CLAUSE.index("the laws")
+
+
+@pytest.mark.parametrize("text", [
+    CLAUSE[:HALF] + "\n\n7\n\nSource: HOLLOWAY TRUST CO, 10-Q, 4/2/2009\n\n\n\n" + CLAUSE[HALF:],  # a page break
+    CLAUSE[:HALF] + "\n\n- 7 -\n\nCONFIDENTIAL TREATMENT REQUESTED\n\n" + CLAUSE[HALF:],  # a footer in capitals
+    CLAUSE[:HALF] + "\n\nPage 7 of 12\n" + CLAUSE[HALF:],
+    CLAUSE[:HALF] + "\n\n" + CLAUSE[HALF:],  # a blank line, the clause going on in lower case
+    CLAUSE.replace("the State of ", "the State of\n\n7\n\n"),  # the break before the place's name
+    "THIS AGREEMENT SHALL BE GOVERNED BY AND CONSTRUED IN\nACCORDANCE WITH THE LAWS OF THE\nSTATE OF COLORADO.",
+    "12.3 Governing Law.\n" + CLAUSE,  # a numbered heading on the line before
+    "GOVERNING LAW\n\n" + CLAUSE,
+    CLAUSE.replace(" ", "\u00a0"),  # non-breaking spaces
+])
+def test_governing_law_survives_the_layout(legal, text):
+    assert {name.title() for name in laws(text, legal)} == {"Colorado"}
+
+
+def test_a_page_break_is_quoted_as_written(legal):
+    """The rules read across the break; the evidence is the document's own words."""
+    text = PREAMBLE + CLAUSE[:HALF] + "\n\n7\n\n" + CLAUSE[HALF:]
+    ents = _run(ENTITIES, text, {"domain": legal})["entities"]
+    nodes = [{"name": e["name"], "type": e["type"]} for e in ents]
+    next(n for n in nodes if n["type"] == "Agreement")["document"] = True
+    rels = _run(RELATIONS, text, {"domain": legal, "entities": nodes})["relations"]
+    law = next(r for r in rels if r["relation"] == "GOVERNING_LAW")
+    assert law["evidence"] in text and "\n\n7\n\n" in law["evidence"]
+

@@ -67,7 +67,7 @@ def legal():
 def test_is_a_backend_and_describes_itself():
     backend = OfflineBackend()
     assert isinstance(backend, Backend)
-    assert backend.describe() == {"backend": "offline", "version": "7"}
+    assert backend.describe() == {"backend": "offline", "version": "8"}
 
 
 def test_contract_preamble_gives_parties_with_their_defined_roles_dates_and_governing_law(legal):

@@ -15,7 +15,7 @@ from kgkit.guards import safe_regex
 from kgkit.text import sentences
 from kgkit.backends.offline.mentions import collapse
 from kgkit.backends.offline.entity_mentions import _head_nouns
-from kgkit.text.sentences import is_heading, sentence_at, split_sentences
+from kgkit.text.sentences import is_heading, runs_on, sentence_at, split_sentences
 
 # Every character ``\s`` matches, a few that look like spaces but are not, and text.
 _WHITESPACE = [c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace()]
@@ -45,11 +45,12 @@ def test_only_the_plain_space_is_both_whitespace_and_printable():
 
 
 def _heading_cuts_by_regex(text: str) -> list[tuple[int, int]]:
-    """The line walk as it was written before (a regex per line)."""
+    """The line walk as it was written before (a regex per line); a line that reads on into
+    the next (:func:`runs_on`) is no heading."""
     cuts = []
     for m in re.finditer(r"[^\n]*\n", text):
         nxt = text[m.end():m.end() + 1]
-        if nxt and (nxt.isupper() or nxt.isdigit()) and is_heading(m.group(0)):
+        if nxt and (nxt.isupper() or nxt.isdigit()) and is_heading(m.group(0)) and not runs_on(m.group(0)):
             cuts.append((m.end() - 1, m.end()))
     return cuts
 

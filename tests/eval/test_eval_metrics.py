@@ -108,6 +108,30 @@ def test_name_matching_order_and_fuzzy_threshold():
     assert NameMatcher(GOLD["entities"], threshold=95).resolve("Jon Smith")[1] == "none"
 
 
+
+PLACES = [{"name": "Vermont", "type": "Place"}, {"name": "China", "type": "Place"},
+          {"name": "Manitoba, Canada", "type": "Place"}, {"name": "England and Wales", "type": "Place"},
+          {"name": "Hong Kong", "type": "Place"}, {"name": "State of Georgia", "type": "Place"}]
+
+
+@pytest.mark.parametrize("predicted, gold", [
+    ("the State of Vermont", "Vermont"), ("Vermont State", "Vermont"), ("Commonwealth of Vermont", "Vermont"),
+    ("the PRC", "China"), ("People's Republic of China", "China"), ("PRC", "China"),
+    ("Manitoba", "Manitoba, Canada"), ("Province of Manitoba", "Manitoba, Canada"),
+    ("England", "England and Wales"), ("Hong Kong SAR", "Hong Kong"),
+    ("Hong Kong Special Administrative Region", "Hong Kong"), ("Georgia", "State of Georgia"),
+    ("Vermont, U.S.A.", "Vermont"),
+])
+def test_one_place_under_its_several_names(predicted, gold):
+    assert NameMatcher(PLACES).resolve(predicted, type_name="Place") == (gold, "place")
+
+
+def test_a_place_name_matches_only_gold_of_its_own_type_and_only_the_same_place():
+    matcher = NameMatcher(PLACES)
+    assert matcher.resolve("the State of Vermont", type_name="Party")[1] != "place"
+    assert matcher.resolve("the State of Maine", type_name="Place")[1] == "none"
+    assert matcher.resolve("Wales", type_name="Place")[1] == "none"  # the law of England is not "Wales"
+
 def test_hyperedges_need_every_role_filled_right():
     right = {"relation": "Attack", "roles": {"attacker": "Smith", "target": ["Boston", "IBM"]}}
     wrong = {"relation": "Attack", "roles": {"attacker": "Smith", "target": "IBM"}}

@@ -84,7 +84,7 @@ def test_eval_cli_table_and_json(tmp_path):
     result = runner.invoke(cli, ["eval", "--gold", str(gold_dir), "--run", str(run), "--json"])
     data = json.loads(result.output)
     assert data["scores"]["relations"]["micro"]["f1"] == 0.5
-    assert data["matching"] == {"names": "exact, then alias, then fuzzy", "fuzzy_threshold": 90.0}
+    assert data["matching"] == {"names": "exact, then alias, then place, then fuzzy", "fuzzy_threshold": 90.0}
 
 
 def test_missing_document_runs_count_as_empty_predictions(tmp_path):

@@ -25,10 +25,11 @@ from kgkit.backends.base import COMBINED, ENTITIES, RELATIONS, UPGRADE, PassRequ
 from kgkit.backends.offline import sampling, upgrades
 from kgkit.backends.offline.handlers import HANDLERS, register_handler
 from kgkit.backends.offline.entities import find_entities
+from kgkit.text.page_breaks import reading_text
 
 __all__ = ["OfflineBackend", "register_handler", "VERSION"]
 
-VERSION = "7"  # bump when a rule change alters answers (it is part of the engine's pass key)
+VERSION = "8"  # bump when a rule change alters answers (it is part of the engine's pass key)
 
 ENGINE_CHECKED = frozenset({ENTITIES, RELATIONS, UPGRADE, COMBINED})  # validated once, by the engine
 
@@ -37,15 +38,27 @@ class _Unsupported(Exception):
     """A request the offline rules cannot answer (an unknown view mode): a failed pass, not a crash."""
 
 
+def _quote(evidence: str, reading: str, text: str) -> str:
+    """The document's own words for a quote taken from ``reading`` (:func:`reading_text`,
+    the same length as ``text``): a page break joined there is quoted as written."""
+    if reading is text:
+        return evidence
+    at = reading.find(evidence)
+    return text[at:at + len(evidence)] if at >= 0 else evidence
+
+
 def _entities(request: PassRequest) -> dict[str, Any]:
     domain, draws = request.context["domain"], sampling.current()
-    found = find_entities(request.chunk.text, draws.entity_types(domain.entity_types),
+    text = request.chunk.text
+    reading = reading_text(text)
+    found = find_entities(reading, draws.entity_types(domain.entity_types),
                           draws.skills(request.context.get("skills") or ()))
     found = draws.items(found, key=lambda f: f"{f.type}:{f.name}")
     with_aliases = _allows_key(request.schema, "entities", "aliases")
     out = []
     for f in found:
-        item: dict[str, Any] = {"name": f.name, "type": f.type, "evidence": f.evidence, "confidence": f.confidence}
+        item: dict[str, Any] = {"name": f.name, "type": f.type, "evidence": _quote(f.evidence, reading, text),
+                                "confidence": f.confidence}
         if with_aliases and f.aliases:
             item["aliases"] = list(f.aliases)
         out.append(item)
@@ -54,12 +67,14 @@ def _entities(request: PassRequest) -> dict[str, Any]:
 
 def _relations(request: PassRequest) -> dict[str, Any]:
     domain, draws = request.context["domain"], sampling.current()
-    found = _skills.relations_with_skills(request.chunk.text, request.context.get("entities") or [],
+    text = request.chunk.text
+    reading = reading_text(text)
+    found = _skills.relations_with_skills(reading, request.context.get("entities") or [],
                                           domain.entity_types, draws.relation_types(domain.relation_types),
                                           draws.skills(request.context.get("skills") or ()))
     found = draws.items(found, key=lambda r: f"{r.head}:{r.relation}:{r.tail}")
-    return {"relations": [{"head": r.head, "relation": r.relation, "tail": r.tail, "evidence": r.evidence,
-                           "confidence": r.confidence} for r in found]}
+    return {"relations": [{"head": r.head, "relation": r.relation, "tail": r.tail,
+                           "evidence": _quote(r.evidence, reading, text), "confidence": r.confidence} for r in found]}
 
 
 def _upgrade(request: PassRequest) -> dict[str, Any]:

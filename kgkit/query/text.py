@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 from kgkit.graph.index import TEXT_KINDS
+from kgkit.graph.links import CHUNK
 
 STOP = frozenset(
     "a an and are as at be but by can do for from has have how i in into is it its me my of on or our please "
@@ -50,22 +52,25 @@ def search(reader, query: str, *, kind: str | None = None, depth: int = 100) -> 
     return [(h.ref, h) for h in hits(reader, query, kind=kind, depth=depth)]
 
 
-def hits(reader, query: str, *, kind: str | None = None, depth: int = 100) -> list[TextHit]:
+def hits(reader, query: str, *, kind: str | None = None, depth: int = 100,
+         keep: Callable[[str, str], bool] | None = None) -> list[TextHit]:
     """Full-text hits of ``query`` in the reader's tenant, best first per kind, at most
-    ``depth`` per kind (``kind`` None: entity names, then quotes)."""
+    ``depth`` per kind (``kind`` None: entity names, then quotes). ``keep(kind, type)``, asked
+    of each of those hits in that order, says which the caller wants: on SQLite the others'
+    texts are never read (a search reads thousands of hits to fill lists of a hundred)."""
     terms = words(query)
     if not terms:
         return []
     kinds = [kind] if kind else TEXT_KINDS
     if reader.store.db.kind == "sqlite":
-        return [h for k in kinds for h in _fts5(reader, k, terms, depth)]
+        return [h for k in kinds for h in _fts5(reader, k, terms, depth, keep)]
     out = []
     for k in kinds:
         rows = reader.store.db.query(
             "SELECT t.ref, t.kind, t.type, t.doc, t.view, t.text, ts_rank_cd(t.tsv, q, 1) AS s "
             "FROM qx_text t, websearch_to_tsquery('english', ?) q WHERE t.tsv @@ q AND t.tenant = ? AND t.kind = ? "
             "ORDER BY s DESC, t.id LIMIT ?", (" or ".join(terms), reader.tenant, k, depth))
-        out += [_hit(r) for r in rows]
+        out += [_hit(r) for r in rows if keep is None or keep(r[1], r[2])]
     return out
 
 
@@ -74,22 +79,32 @@ def _hit(row: tuple) -> TextHit:
     return TextHit(row[0], row[1], row[2], row[3], row[4], row[5], float(row[6]))
 
 
-def _fts5(reader, kind: str, terms: list[str], depth: int) -> list[TextHit]:
+def _fts5(reader, kind: str, terms: list[str], depth: int, keep: Callable[[str, str], bool] | None) -> list[TextHit]:
     """The kind's FTS5 table ranked by BM25, its top rows joined to their qx_text rows; rows of
     other tenants of the file are passed over, reading deeper until ``depth`` are the tenant's
-    or the matches run out (one read when the file holds one tenant)."""
+    or the matches run out (one read when the file holds one tenant). The ranking reads each
+    row's type and score only; the texts of the rows ``keep`` wants come after, by id."""
     match = " OR ".join(_phrase(t) for t in _informative(reader, kind, terms))
     limit = depth
+    db = reader.store.db
     while True:
-        rows = reader.store.db.query(
-            f"SELECT t.ref, t.kind, t.type, t.doc, t.view, t.text, f.s, t.tenant FROM "
+        rows = db.query(
+            f"SELECT t.id, t.type, f.s, t.tenant FROM "
             f"(SELECT rowid AS id, -bm25(qx_fts_{kind}) AS s FROM qx_fts_{kind} WHERE qx_fts_{kind} MATCH ? "
             f"ORDER BY bm25(qx_fts_{kind}) LIMIT ?) f JOIN qx_text t ON t.id = f.id ORDER BY f.s DESC, t.id",
             (match, limit))
-        own = [_hit(r) for r in rows if r[7] == reader.tenant]
+        own = [r for r in rows if r[3] == reader.tenant]
         if len(own) >= depth or len(rows) < limit:
-            return own[:depth]
+            break
         limit *= 4
+    wanted = [r for r in own[:depth] if keep is None or keep(kind, r[1])]
+    texts: dict[int, tuple] = {}
+    for i in range(0, len(wanted), CHUNK):
+        part = [r[0] for r in wanted[i:i + CHUNK]]
+        texts.update((r[0], r[1:]) for r in db.query(
+            f"SELECT id, ref, doc, view, text FROM qx_text WHERE id IN ({','.join('?' * len(part))})", part))
+    return [TextHit(ref, kind, type_, doc, view, text, float(s))
+            for id_, type_, s, _ in wanted for ref, doc, view, text in [texts[id_]]]
 
 
 def _phrase(term: str) -> str:

@@ -201,14 +201,38 @@ def test_a_draft_corrected_after_the_send_back_is_answered(graph, stub_provider,
 
 
 def test_a_failing_route_model_leaves_the_rules_and_a_reason_timeout_is_a_status(graph, stub_provider, monkeypatch):
+    """On a clock of the test's own: the route request fails (the rules read the question) and
+    uses up all but 2.5 s of the deadline; the reason request gets those 2.5 s as its timeout,
+    and its answer comes when the deadline has passed. Nothing here depends on how fast a
+    loaded machine runs the steps in between."""
+    from kgkit.backends import llm as llm_module
+
     monkeypatch.setenv(KEY_ENV, "sk-test")
-    stub_provider.script(Reply.error(400, "bad request"), Reply(content={"x": 1}, delay=12.0))
-    config = _model(stub_provider, deadline=6.0)  # room for the steps before the reason request on a loaded machine
+    clock = [1000.0]
+
+    def responder(request):
+        route = not stub_provider.requests[:-1]
+        clock[0] += 57.5 if route else 10.0
+        return Reply.error(400, "bad request") if route else Reply(content={"x": 1})
+
+    stub_provider.responder = responder
+    timeouts: list[float] = []
+
+    class Recording(llm_module.LLMBackend):
+        def __init__(self, settings, **kw):
+            timeouts.append(settings.timeout)
+            super().__init__(settings, **kw)
+
+    monkeypatch.setattr(llm_module, "LLMBackend", Recording)
+    config = _model(stub_provider, deadline=60.0)
     config.ask.reason.retries = 0
     with GraphStore(graph) as store:
-        record = ask(store, "Which contracts are governed by the law of Texas?", domain=DOMAIN, config=config)
+        record = ask(store, "Which contracts are governed by the law of Texas?", domain=DOMAIN, config=config,
+                     now=lambda: clock[0])
     assert record.route.source.startswith("rules (the route model failed")
+    assert timeouts == [config.ask.route.timeout, 2.5]  # the reason request never runs past the deadline
     assert record.status == "timeout" and record.evidence  # what was found is kept
+    assert "deadline" in record.note
 
 
 def test_retries_are_jittered_so_they_never_run_in_lockstep():

@@ -271,6 +271,8 @@
       // move the camera to node i, no further out than ``ratio``
       moveTo: (i, ratio, ms) => animate({ x: (model.x[i] - frame.cx) / frame.span, y: (model.y[i] - frame.cy) / frame.span,
         ratio: Math.min(camera.ratio, ratio) }, ms),
+      // a camera move is under way (whoever reads positions off the screen waits for its end)
+      moving: () => anim != null,
     };
     return api;
   }

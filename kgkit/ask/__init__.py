@@ -168,7 +168,7 @@ def _route(question, config, record, clock, sleep) -> route.Reading:
     source = "rules"
     if config.llm.model:
         data, why = _ask_model("route", config, config.ask.route, "ask_route.j2", question, question, {},
-                               route.ROUTE_SCHEMA, clock, sleep)
+                               route.ROUTE_SCHEMA, clock, sleep, record)
         if data is not None:
             reading, source = route.merge_model(reading, data), "model"
         else:
@@ -424,7 +424,7 @@ def _aggregate_status(record: AskRecord, agg: aggregate.Aggregate, elements: lis
 def _model_draft(question, found, config, clock, sleep, feedback, record) -> reason.Draft | None:
     listing = reason.evidence_listing(found.evidence)
     data, why = _ask_model("reason", config, config.ask.reason, reason.PROMPT, question, listing,
-                           {"question": question, "feedback": feedback}, reason.ANSWER_SCHEMA, clock, sleep,
+                           {"question": question, "feedback": feedback}, reason.ANSWER_SCHEMA, clock, sleep, record,
                            max_temperature=reason.MAX_TEMPERATURE)
     if data is None:
         record.note = f"the reason model failed ({why}); the offline answerer answered"
@@ -433,13 +433,15 @@ def _model_draft(question, found, config, clock, sleep, feedback, record) -> rea
     return reason.from_model(data)
 
 
-def _ask_model(role, config, settings, prompt, question, text, context, schema, clock, sleep,
+def _ask_model(role, config, settings, prompt, question, text, context, schema, clock, sleep, record,
                max_temperature=None) -> tuple[dict | None, str | None]:
     """The role's JSON answer, or (None, why it failed); past the deadline (before it is
-    sent), _Timeout. The caller checks the deadline again once it has recorded the answer."""
+    sent), _Timeout. The caller checks the deadline again once it has recorded the answer.
+    What became of the answer is counted in ``record.answers``."""
     from kgkit.ask.model import Role
     from kgkit.backends.base import PassRequest
     from kgkit.documents.types import Chunk
+    from kgkit.engine.accounting import count_answer, refused
     from kgkit.ids import doc_id
 
     _check(clock)
@@ -451,8 +453,11 @@ def _ask_model(role, config, settings, prompt, question, text, context, schema, 
     try:
         result = Role(role, config, settings, max_temperature=max_temperature, sleep=sleep).ask(request, clock.left())
     except ProviderError as exc:
+        if exc.request_specific:  # refused for good: an unusable answer, as an extraction run counts it
+            count_answer(record.answers, refused(exc))
         clock.step(role, ok=False, error=exc.format())
         return None, exc.format()
+    count_answer(record.answers, result)
     clock.step(role, ok=result.ok, requests=result.requests, retries=result.retries,
                model_seconds=round(clock.now() - started, 4))
     return (result.data, None) if result.ok else (None, result.error)

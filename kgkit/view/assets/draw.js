@@ -271,6 +271,20 @@
       // move the camera to node i, no further out than ``ratio``
       moveTo: (i, ratio, ms) => animate({ x: (model.x[i] - frame.cx) / frame.span, y: (model.y[i] - frame.cy) / frame.span,
         ratio: Math.min(camera.ratio, ratio) }, ms),
+      // move the camera so the drawn nodes fill the view (a focus on a neighbourhood: the layout
+      // may have spread the whole graph far wider than the few nodes left drawn)
+      fitDrawn: (ms) => {
+        let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+        for (let i = 0; i < model.n; i++) {
+          if (model.nodeHidden[i]) continue;
+          const x = model.x[i], y = model.y[i];
+          if (x < x0) x0 = x; if (x > x1) x1 = x; if (y < y0) y0 = y; if (y > y1) y1 = y;
+        }
+        if (!(x1 >= x0)) return;
+        const span = Math.max(x1 - x0, y1 - y0) / frame.span;
+        animate({ x: ((x0 + x1) / 2 - frame.cx) / frame.span, y: ((y0 + y1) / 2 - frame.cy) / frame.span,
+          ratio: Math.min(1, Math.max(0.002, span * 1.15)) }, ms);
+      },
       // a camera move is under way (whoever reads positions off the screen waits for its end)
       moving: () => anim != null,
     };

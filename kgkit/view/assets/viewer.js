@@ -381,7 +381,9 @@
     if (state.hops === 0 && N > 2000) { state.hops = 1; $('hops').value = '1'; }
     state.selected = id;
     refresh();
-    select(id, true, true);
+    // the whole graph drawn: the camera goes to the node; a neighbourhood: it fills the view
+    select(id, state.hops === 0, true);
+    if (state.hops > 0) renderer.fitDrawn(300);
   }
 
   $('search').addEventListener('input', showResults);
@@ -413,7 +415,11 @@
 
   $('view').replaceChildren(el('option', { value: '', text: 'all views' }), ...D.views.map((v) => el('option', { value: v, text: v })));
   $('view').addEventListener('change', () => { state.view = $('view').value; refresh(); });
-  $('hops').addEventListener('change', () => { state.hops = Number($('hops').value); refresh(); });
+  $('hops').addEventListener('change', () => {
+    state.hops = Number($('hops').value);
+    refresh();
+    if (state.focus != null && state.hops > 0) renderer.fitDrawn(300);
+  });
   $('clear').addEventListener('click', () => { state.focus = null; state.selected = null; refresh(); });
 
   function onDoc() { state.doc = Number($('doc').value); refresh(); }

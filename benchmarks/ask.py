@@ -51,6 +51,7 @@ from contract_questions import _same, in_split  # noqa: E402
 
 from kgkit.ask import ask  # noqa: E402
 from kgkit.config.model import CacheConfig, Config, LLMConfig  # noqa: E402
+from kgkit.engine.accounting import answer_counts, answers_text  # noqa: E402
 from kgkit.graph import GraphStore  # noqa: E402
 from kgkit.graph.database import require_existing  # noqa: E402
 from kgkit.text.name_keys import canonical_key  # noqa: E402
@@ -292,7 +293,8 @@ def score(q, record, cited, ids, facts, gold_dir) -> dict:
             "covered": sum(covered(t, cited) for t in required), "answered": answered, "cites_ok": cites_ok,
             "stated": len(stated), "errors": sum(not supported(c, facts) for c in stated),
             "rejected": sum(1 for c in record["checks"] if not c["supported"]), "status": record["status"],
-            "sent_back": record["sent_back"], "seconds": sum(s["seconds"] for s in record["trace"])}
+            "sent_back": record["sent_back"], "seconds": sum(s["seconds"] for s in record["trace"]),
+            "answers": record["answers"]}
 
 
 def report(rows: list[dict], args, seconds: float) -> None:
@@ -317,6 +319,12 @@ def report(rows: list[dict], args, seconds: float) -> None:
     print("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items()))
           + f"; sent back {sum(r['sent_back'] for r in rows)}; claims the verifier rejected "
           f"{sum(r['rejected'] for r in rows)}; relations stated {sum(r['stated'] for r in rows)}")
+    answers = answer_counts()
+    for r in rows:
+        for key, n in r["answers"].items():
+            answers[key] += n
+    if any(answers.values()):
+        print(answers_text(answers))
 
 
 if __name__ == "__main__":

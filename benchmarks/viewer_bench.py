@@ -32,6 +32,7 @@ build, e.g. from the npm package) with positions given and physics off, for the 
 docs/viewer.md.
 
     python benchmarks/viewer_bench.py [--nodes 500 5000 20000] [--vis-network vis-network.min.js]
+    python benchmarks/viewer_bench.py --build-only [--repeat 3]   # the Python page build alone
 """
 from __future__ import annotations
 
@@ -188,11 +189,33 @@ def measure(browser, data: ViewerData, folder: Path, vis: str | None) -> dict:
     return out
 
 
+def build_only(data: ViewerData, repeat: int) -> dict:
+    """The page build alone, ``repeat`` times: the best and the worst seconds, CPU seconds of
+    the best, and the load average (the build runs on one core; the load stretches its wall time)."""
+    walls, cpus = [], []
+    for _ in range(repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        page = render(data.to_json())
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+    best = walls.index(min(walls))
+    return {"nodes": len(data.nodes), "items": len(data.items), "build_s": round(walls[best], 3),
+            "build_cpu_s": round(cpus[best], 3), "worst_s": round(max(walls), 3),
+            "page_mb": round(len(page.encode()) / 1e6, 1), "load_average": [round(x, 1) for x in os.getloadavg()]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--nodes", type=int, nargs="+", default=[500, 5000, 20000])
     parser.add_argument("--vis-network", help="vis-network's standalone UMD build, to draw the same graph with it")
+    parser.add_argument("--build-only", action="store_true",
+                        help="only the page build in Python (no browser): its seconds (best of --repeat) and size")
+    parser.add_argument("--repeat", type=int, default=3, help="with --build-only: builds per size")
     args = parser.parse_args()
+    if args.build_only:
+        for n in args.nodes:
+            print(json.dumps(build_only(synthetic(n), args.repeat)), flush=True)
+        return
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from support.view_support import Browser, chromium_options

@@ -33,19 +33,20 @@ __all__ = ["AskRecord", "Check", "Claim", "EvidenceItem", "ask"]
 
 
 class _Clock:
-    """The question's deadline and its trace of steps."""
+    """The question's deadline and its trace of steps, on ``now`` (seconds, monotonic)."""
 
-    def __init__(self, deadline: float):
-        self.start = time.monotonic()
+    def __init__(self, deadline: float, now: Callable[[], float] = time.monotonic):
+        self.now = now
+        self.start = now()
         self.deadline = deadline
         self.steps: list[Step] = []
         self._mark = self.start
 
     def left(self) -> float:
-        return self.deadline - (time.monotonic() - self.start)
+        return self.deadline - (self.now() - self.start)
 
     def step(self, name: str, **detail) -> None:
-        now = time.monotonic()
+        now = self.now()
         self.steps.append(Step(name, round(now - self._mark, 4), detail))
         self._mark = now
 
@@ -55,14 +56,18 @@ class _Timeout(Exception):
 
 
 def ask(store, question: str, *, domain: str | None = None, config: Config | None = None,
-        tenant: str | None = None, sleep: Callable[[float], None] = time.sleep) -> AskRecord:
+        tenant: str | None = None, sleep: Callable[[float], None] = time.sleep,
+        now: Callable[[], float] = time.monotonic) -> AskRecord:
     """Answer ``question`` from ``store``: a GraphStore (read at its tenant), or the path or
     postgresql:// URL of one (opened at ``tenant``, else ``graph.tenant``, and closed again;
     a path that names no file is refused, nothing is created). ``import kgkit;
     kgkit.ask(...)`` is this function.
 
     ``domain`` (a name or path) supplies the named queries the offline answerer knows;
-    ``config.llm.model`` switches the route and reason roles to that model.
+    ``config.llm.model`` switches the route and reason roles to that model. ``sleep`` and
+    ``now`` stand for :func:`time.sleep` (the back-offs between retries) and
+    :func:`time.monotonic` (the clock ``ask.deadline`` is measured on); a caller that decides
+    time itself, such as a test, passes its own.
 
     Raises:
         InputError: the question is empty, or the store path names no file (exit 2); every
@@ -77,13 +82,13 @@ def ask(store, question: str, *, domain: str | None = None, config: Config | Non
         require_existing(str(store))
         config = config or Config()
         with GraphStore.from_config(config, url=str(store), tenant=tenant) as opened:
-            return ask(opened, question, domain=domain, config=config, sleep=sleep)
+            return ask(opened, question, domain=domain, config=config, sleep=sleep, now=now)
 
     question = (question or "").strip()
     if not question:
         raise InputError("the question is empty", hint='ask a question: kgkit ask GRAPH "Which ...?"')
     config = config or Config()
-    clock = _Clock(config.ask.deadline)
+    clock = _Clock(config.ask.deadline, now)
     query = Query.from_config(store, config)  # search's embedding list too, when configured
     record = AskRecord(question, "answered", store.tenant, store.version(), Route("text", "rules"))
     record.reasoner = config.llm.model or "offline"
@@ -163,7 +168,7 @@ def _route(question, config, record, clock, sleep) -> route.Reading:
     source = "rules"
     if config.llm.model:
         data, why = _ask_model("route", config, config.ask.route, "ask_route.j2", question, question, {},
-                               route.ROUTE_SCHEMA, clock, sleep)
+                               route.ROUTE_SCHEMA, clock, sleep, record)
         if data is not None:
             reading, source = route.merge_model(reading, data), "model"
         else:
@@ -419,7 +424,7 @@ def _aggregate_status(record: AskRecord, agg: aggregate.Aggregate, elements: lis
 def _model_draft(question, found, config, clock, sleep, feedback, record) -> reason.Draft | None:
     listing = reason.evidence_listing(found.evidence)
     data, why = _ask_model("reason", config, config.ask.reason, reason.PROMPT, question, listing,
-                           {"question": question, "feedback": feedback}, reason.ANSWER_SCHEMA, clock, sleep,
+                           {"question": question, "feedback": feedback}, reason.ANSWER_SCHEMA, clock, sleep, record,
                            max_temperature=reason.MAX_TEMPERATURE)
     if data is None:
         record.note = f"the reason model failed ({why}); the offline answerer answered"
@@ -428,13 +433,15 @@ def _model_draft(question, found, config, clock, sleep, feedback, record) -> rea
     return reason.from_model(data)
 
 
-def _ask_model(role, config, settings, prompt, question, text, context, schema, clock, sleep,
+def _ask_model(role, config, settings, prompt, question, text, context, schema, clock, sleep, record,
                max_temperature=None) -> tuple[dict | None, str | None]:
     """The role's JSON answer, or (None, why it failed); past the deadline (before it is
-    sent), _Timeout. The caller checks the deadline again once it has recorded the answer."""
+    sent), _Timeout. The caller checks the deadline again once it has recorded the answer.
+    What became of the answer is counted in ``record.answers``."""
     from kgkit.ask.model import Role
     from kgkit.backends.base import PassRequest
     from kgkit.documents.types import Chunk
+    from kgkit.engine.accounting import count_answer, refused
     from kgkit.ids import doc_id
 
     _check(clock)
@@ -442,14 +449,17 @@ def _ask_model(role, config, settings, prompt, question, text, context, schema, 
     chunk = Chunk(id=f"c_ask_{role}", doc_id=owner, index=0, text=text, start=0, end=len(text))
     request = PassRequest(kind=f"ask_{role}", stage=f"ask_{role}", chunk=chunk, schema=schema,
                           context=context, prompt=prompt)
-    started = time.monotonic()
+    started = clock.now()
     try:
         result = Role(role, config, settings, max_temperature=max_temperature, sleep=sleep).ask(request, clock.left())
     except ProviderError as exc:
+        if exc.request_specific:  # refused for good: an unusable answer, as an extraction run counts it
+            count_answer(record.answers, refused(exc))
         clock.step(role, ok=False, error=exc.format())
         return None, exc.format()
+    count_answer(record.answers, result)
     clock.step(role, ok=result.ok, requests=result.requests, retries=result.retries,
-               model_seconds=round(time.monotonic() - started, 4))
+               model_seconds=round(clock.now() - started, 4))
     return (result.data, None) if result.ok else (None, result.error)
 
 

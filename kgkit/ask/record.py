@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from kgkit.engine.accounting import answer_counts
+
 # status: answered; no_seed (nothing in the question resolves, nothing in the text matches);
 # insufficient_evidence (the draft stated what the evidence does not support, twice, or the
 # evidence holds no answer); timeout (ask.deadline ran out: what was found by then is kept)
@@ -106,6 +108,9 @@ class AskRecord:
     aggregate: Any = None  # kgkit.ask.aggregate.Aggregate: what was counted or dated, citing what
     note: str | None = None
     trace: list[Step] = field(default_factory=list)
+    # what became of the model's answers (route and reason requests), counted as an extraction
+    # run's manifest counts them: kgkit.engine.accounting.ANSWER_COUNTS (all 0 offline)
+    answers: dict[str, int] = field(default_factory=answer_counts)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -52,4 +52,8 @@ def table(record) -> str:
                 lines.append(f"        {source.document}{page}: {(source.quote or '')[:160]}")
     if record.note:
         lines.append(f"note: {record.note}")
+    if any(record.answers.values()):
+        from kgkit.engine.accounting import answers_text
+
+        lines.append(answers_text(record.answers))
     return "\n".join(lines)

@@ -14,12 +14,43 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgkit.backends.base import PassResult, Usage
+from kgkit.errors import ProviderError
 
 
 # What became of the model's answers (manifest "answers"): usable as first written; asked again; decoded under the
 # pass's JSON Schema; cut (a runaway, or at max_tokens) at the last complete item; held back for review, unusable.
 ANSWER_COUNTS = ("first_time", "reasked", "constrained", "cut", "held_back")
 CONSTRAINED = ("json_schema", "json_object_schema")
+
+
+def answer_counts() -> dict[str, int]:
+    """Each of :data:`ANSWER_COUNTS` at 0: what :func:`count_answer` adds to."""
+    return dict.fromkeys(ANSWER_COUNTS, 0)
+
+
+def count_answer(counts: dict[str, int], result: PassResult) -> None:
+    """Count one pass's ``result`` in ``counts`` (:func:`answer_counts`) when a model answered
+    it; the cache and the offline rules send no request, so they give no model answer to count.
+    Extraction's manifest and ``kgkit ask`` both count this way."""
+    if not result.requests:
+        return
+    counts["first_time"] += int(result.ok and not result.reasked and not result.cut)
+    counts["reasked"] += int(result.reasked)
+    counts["constrained"] += int(result.output_format in CONSTRAINED)
+    counts["cut"] += int(result.cut)
+    counts["held_back"] += int(not result.ok)
+
+
+def answers_text(counts: dict[str, int]) -> str:
+    """``counts`` in words, for a report: "model answers: 2 first time, 1 re-asked, ..."."""
+    words = {"first_time": "first time", "reasked": "re-asked", "held_back": "held back"}
+    return "model answers: " + ", ".join(f"{counts[k]} {words.get(k, k)}" for k in ANSWER_COUNTS)
+
+
+def refused(exc: ProviderError) -> PassResult:
+    """The result of a request the provider refused for good (``exc.request_specific``: a
+    content filter, a prompt too long): an unusable answer, counted as held back."""
+    return PassResult(data=None, ok=False, error=exc.message, requests=exc.requests, retries=exc.retries)
 
 
 def naive_calls(n_chunks: int, n_views: int) -> int:
@@ -45,7 +76,7 @@ class Accounting:
     output_formats: dict[str, str] = field(default_factory=dict)  # stage -> json_schema | json_object | plain
     combined: dict[str, int] = field(default_factory=dict)  # view -> its passes answered inside combined ones
     combined_passes: int = 0  # passes that answered several views at once (upgrades.combine)
-    answers: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ANSWER_COUNTS, 0))
+    answers: dict[str, int] = field(default_factory=answer_counts)
 
     def count(self, stage: str, result: PassResult | None) -> None:
         """One pass of ``stage``: ``result`` is the backend's answer, None when reused."""
@@ -63,17 +94,7 @@ class Accounting:
         self.usage.add(result.usage)
         if result.output_format:
             self.output_formats[stage] = result.output_format
-        if result.requests:  # a model answered (not the cache, not the offline rules)
-            self._answer(result)
-
-    def _answer(self, result: PassResult) -> None:
-        """Count one model answer under :data:`ANSWER_COUNTS`."""
-        counts = self.answers
-        counts["first_time"] += int(result.ok and not result.reasked and not result.cut)
-        counts["reasked"] += int(result.reasked)
-        counts["constrained"] += int(result.output_format in CONSTRAINED)
-        counts["cut"] += int(result.cut)
-        counts["held_back"] += int(not result.ok)
+        count_answer(self.answers, result)
 
     def skip(self, stage: str, n: int) -> None:
         """``n`` passes of ``stage`` not sent because they had nothing to work on (not in ``total``)."""

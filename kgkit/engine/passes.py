@@ -17,7 +17,7 @@ from typing import Any, Iterator, Sequence
 
 from kgkit.backends.base import COMBINED, Backend, PassRequest, PassResult
 from kgkit.config.model import LimitsConfig
-from kgkit.engine.accounting import Accounting
+from kgkit.engine.accounting import Accounting, refused
 from kgkit.engine.limits import bound_answer, clip
 from kgkit.engine.outputs import RunFolder, fingerprint
 from kgkit.engine.pool import PassPool
@@ -140,7 +140,7 @@ class PassRunner:
                 raise  # auth, outage, unknown model: every other pass would fail the same way
             # The provider refuses this one request for good (content filter, too long):
             # fail its chunk like an unusable answer, so the rest of the batch completes.
-            result = PassResult(data=None, ok=False, error=exc.message, requests=exc.requests, retries=exc.retries)
+            result = refused(exc)
         if not result.ok or result.data is None:
             return result, None, []
         if request.kind == COMBINED:  # each view's answer bounded as its own pass's would be

@@ -8,9 +8,13 @@ entity rules: their answers go through the real merge, so each relation pass lis
 nodes of its chunk and the document-level ones (``limits.document_entities``) and each
 upgrade pass its chunk's part of the skeleton, as in the run. The views an earlier run
 left in the run folder (kept unless ``replace_views``) are counted; so are the passes
-``upgrades.skip_idle_chunks`` skips (the nary test reads the estimated entities, so it is
-an estimate too) and those ``upgrades.combine`` folds into one. A relation pass, or a view
-that needs entities, is counted even where the offline rules find none: a model may.
+``upgrades.skip_idle_chunks`` skips and those ``upgrades.combine`` folds into one.
+
+Without a model for the core, the offline backend is the run's core, so the plan is not an
+estimate: its relation answers are the run's too, and it counts the passes that run sends
+and skips (no relation pass on a document where the rules find no entity, no pass of a
+view that can build nothing there). With a model, a relation pass, or a view that needs
+entities, is counted even where the offline rules find none: the model may find some.
 
 Tokens in are the rendered prompts at :data:`kgkit.backends.pace.CHARS_PER_TOKEN`
 characters a token; tokens out a typical answer per pass; the cost comes from litellm's
@@ -140,7 +144,9 @@ def prompt_chars(request: PassRequest) -> int:
 
 
 def passes(doc, chunks, domain, views, config: Config, accounting: Accounting, skills: bool) -> Iterator[PassRequest]:
-    """Every pass the run would send, built by the run's own code over the estimated core."""
+    """Every pass the run would send, built by the run's own code over the estimated core
+    (the core itself when it runs offline: see the module docstring)."""
+    from kgkit.backends.factory import stage_llm
     from kgkit.backends.offline import OfflineBackend
     from kgkit.engine.combine import combined_requests
     from kgkit.engine.core import CoreSettings, relation_request, run_core
@@ -153,19 +159,20 @@ def passes(doc, chunks, domain, views, config: Config, accounting: Accounting, s
         admit_unverified=config.review.admit_unverified, prompts={k: str(v) for k, v in config.prompts.items()},
         skills=retrieve_skills(domain, doc, config, skills), document_entities=config.limits.document_entities)
     offline, sent = OfflineBackend(config.input.regex_timeout), []
+    exact = not stage_llm(config.llm, "core").model  # the offline backend is the run's core
 
     def estimated(requests: list[PassRequest]):  # the offline rules stand for the model's entities
         sent.extend(requests)
-        return [offline.run(r).data if r.kind == ENTITIES else {"relations": []} for r in requests]
+        return [offline.run(r).data if exact or r.kind == ENTITIES else {"relations": []} for r in requests]
 
-    skeleton = run_core(doc, chunks, domain, estimated, settings).skeleton
+    skeleton = run_core(doc, chunks, domain, estimated, settings, skip=accounting.skip if exact else None).skeleton
     yield from sent
-    if not skeleton.nodes:  # the model may find entities where the rules found none
+    if not skeleton.nodes and not exact:  # the model may find entities where the rules found none
         yield from (relation_request(c, domain, settings, doc.title, []) for c in chunks)
     upgrades = []
     for view in (v for v in views if v.is_upgrade):
         mode = get_mode(view.mode)
-        if skeleton.nodes and mode.strategy == "upgrade" and not mode.can_build(view, domain, skeleton):
+        if (skeleton.nodes or exact) and mode.strategy == "upgrade" and not mode.can_build(view, domain, skeleton):
             accounting.skip(view.name, len(chunks))  # as the run does (no event type declared, say)
         else:
             upgrades.append(view)

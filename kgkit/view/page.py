@@ -31,8 +31,21 @@ def _asset(folder: str, name: str) -> str:
 
 
 def embed_json(data: Any) -> str:
-    """JSON that can sit inside a ``<script>`` element whatever strings it holds."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    """JSON that can sit inside a ``<script>`` element whatever strings it holds.
+
+    Written by orjson: ``json``'s encoder took most of a large page's build (1.8 of 2.1 s
+    at 5,000 nodes, tens of seconds under heavy load), orjson a tenth of that. The text is
+    ``json.dumps(data, ensure_ascii=False, separators=(",", ":"))``'s but for the spelling
+    of numbers under 0.0001 (``1e-05``: ``0.00001``, the same number to a JSON reader) and
+    NaN, which orjson writes as null (``json`` wrote ``NaN``, which no JSON reader takes);
+    what orjson refuses (a key that is not a string, an integer beyond 64 bits) ``json``
+    still writes."""
+    import orjson
+
+    try:
+        text = orjson.dumps(data).decode("utf-8")
+    except TypeError:  # orjson.JSONEncodeError
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     for char, escape in _JSON_ESCAPES:  # str.replace runs in C: str.translate took seconds on a large page
         text = text.replace(char, escape)
     return text

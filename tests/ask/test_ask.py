@@ -190,6 +190,43 @@ def test_an_invented_relation_is_caught_sent_back_once_and_degraded(graph, stub_
     assert bad and all(record.claims[c.claim].relation == INVENTED for c in bad)
 
 
+def test_model_answers_are_counted_as_an_extraction_manifest_counts_them(graph, stub_provider, monkeypatch, tmp_path):
+    """Through the CLI against the stub: the route answer parses first time; the first reason
+    answer is not JSON, so it is asked again; with every reason answer unusable it is held
+    back. The JSON record and the table count them under the manifest's names."""
+    from kgkit.engine.accounting import ANSWER_COUNTS
+
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+    honest = responder("honest")
+    config = tmp_path / "kgkit.yaml"
+    config.write_text(f"llm: {{model: openai/stub-model, api_base: '{stub_provider.openai_base}', "
+                      f"api_key_env: {KEY_ENV}, backoff: 0}}\ncache: {{enabled: false}}\n", encoding="utf-8")
+    question = "Which contracts are governed by the law of Texas?"
+    for garbled, want in ((1, {"first_time": 1, "reasked": 1, "held_back": 0}),
+                          (2, {"first_time": 1, "reasked": 1, "held_back": 1})):
+        stub_provider.requests.clear()
+
+        def reply(request, garbled=garbled):
+            reason = len(stub_provider.requests) > 1
+            return Reply(content="sorry, no JSON here") if reason and len(stub_provider.requests) <= 1 + garbled \
+                else honest(request)
+
+        stub_provider.responder = reply
+        result = kgkit("ask", graph, question, "-d", DOMAIN, "--config", str(config), "--json")
+        assert result.exit_code == 0, result.output
+        data = json.loads(result.output)
+        assert len(stub_provider.requests) == 3  # route; the reason answer and its re-ask
+        assert set(data["answers"]) == set(ANSWER_COUNTS)
+        assert {k: data["answers"][k] for k in want} == want and data["answers"]["cut"] == 0
+        assert data["answers"]["constrained"] == 2  # both answers in JSON mode held to the role's schema
+        assert data["reasoner"] == ("openai/stub-model" if garbled == 1 else "offline")  # held back: the rules answer
+    stub_provider.requests.clear()
+    table = kgkit("ask", graph, question, "-d", DOMAIN, "--config", str(config)).output
+    assert "model answers: 1 first time, 1 re-asked, 2 constrained, 0 cut, 1 held back" in table
+    offline = json.loads(kgkit("ask", graph, question, "-d", DOMAIN, "--json").output)
+    assert offline["answers"] == dict.fromkeys(ANSWER_COUNTS, 0)  # the offline answerer is no model
+
+
 def test_a_draft_corrected_after_the_send_back_is_answered(graph, stub_provider, monkeypatch):
     monkeypatch.setenv(KEY_ENV, "sk-test")
     stub_provider.responder = responder("lie_once")
@@ -201,14 +238,38 @@ def test_a_draft_corrected_after_the_send_back_is_answered(graph, stub_provider,
 
 
 def test_a_failing_route_model_leaves_the_rules_and_a_reason_timeout_is_a_status(graph, stub_provider, monkeypatch):
+    """On a clock of the test's own: the route request fails (the rules read the question) and
+    uses up all but 2.5 s of the deadline; the reason request gets those 2.5 s as its timeout,
+    and its answer comes when the deadline has passed. Nothing here depends on how fast a
+    loaded machine runs the steps in between."""
+    from kgkit.backends import llm as llm_module
+
     monkeypatch.setenv(KEY_ENV, "sk-test")
-    stub_provider.script(Reply.error(400, "bad request"), Reply(content={"x": 1}, delay=12.0))
-    config = _model(stub_provider, deadline=6.0)  # room for the steps before the reason request on a loaded machine
+    clock = [1000.0]
+
+    def responder(request):
+        route = not stub_provider.requests[:-1]
+        clock[0] += 57.5 if route else 10.0
+        return Reply.error(400, "bad request") if route else Reply(content={"x": 1})
+
+    stub_provider.responder = responder
+    timeouts: list[float] = []
+
+    class Recording(llm_module.LLMBackend):
+        def __init__(self, settings, **kw):
+            timeouts.append(settings.timeout)
+            super().__init__(settings, **kw)
+
+    monkeypatch.setattr(llm_module, "LLMBackend", Recording)
+    config = _model(stub_provider, deadline=60.0)
     config.ask.reason.retries = 0
     with GraphStore(graph) as store:
-        record = ask(store, "Which contracts are governed by the law of Texas?", domain=DOMAIN, config=config)
+        record = ask(store, "Which contracts are governed by the law of Texas?", domain=DOMAIN, config=config,
+                     now=lambda: clock[0])
     assert record.route.source.startswith("rules (the route model failed")
+    assert timeouts == [config.ask.route.timeout, 2.5]  # the reason request never runs past the deadline
     assert record.status == "timeout" and record.evidence  # what was found is kept
+    assert "deadline" in record.note
 
 
 def test_retries_are_jittered_so_they_never_run_in_lockstep():

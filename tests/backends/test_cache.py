@@ -172,7 +172,7 @@ def test_real_backend_leaves_no_key_in_the_cache_files(stub_provider, tmp_path, 
     monkeypatch.setenv("KGKIT_CACHE_TEST_KEY", secret)
     stub_provider.script({"entities": [{"name": "Acme", "type": "Org"}]})
     config = Config(llm=LLMConfig(model="openai/test-model", api_base=stub_provider.openai_base,
-                                  api_key_env="KGKIT_CACHE_TEST_KEY", timeout=5.0, retries=0),
+                                  api_key_env="KGKIT_CACHE_TEST_KEY", timeout=60.0, retries=0),
                     cache=CacheConfig(dir=tmp_path / "c"))
     from kgkit.formats.model import Domain, EntityType
 

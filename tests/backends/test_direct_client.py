@@ -38,7 +38,7 @@ def key(monkeypatch):
 
 def backend(stub, client: str, model: str = "openai/test-model", **kw) -> LLMBackend:
     settings = {"model": model, "api_base": stub.openai_base, "api_key_env": KEY_ENV, "backoff": 0.0,
-                "timeout": 5.0, "client": client, **kw}
+                "timeout": 60.0, "client": client, **kw}  # generous: litellm imports inside the first request
     return LLMBackend(LLMConfig(**settings), sleep=lambda s: None)
 
 
@@ -50,7 +50,7 @@ def test_both_clients_write_the_same_run_folder_and_the_manifest_names_each(stub
     folders = {}
     for client in CLIENTS:
         llm = LLMConfig(model="openai/stub-model", api_base=stub_provider.openai_base, api_key_env=KEY_ENV,
-                        backoff=0.0, timeout=10.0, concurrency=4, client=client)
+                        backoff=0.0, timeout=60.0, concurrency=4, client=client)
         [run] = kgkit.extract(inputs["doc"], domain=inputs["domain"], views=VIEWS, out_dir=tmp_path / client,
                               config=Config(llm=llm, cache=CacheConfig(enabled=False), chunk_size=220,
                                             chunk_overlap=0), skills=False)

@@ -69,8 +69,11 @@ def key(monkeypatch):
 
 
 def llm_config(stub, wire="openai", **kw) -> LLMConfig:
+    """The backend's settings against ``stub``. The timeout is generous: where a test is not
+    about the timeout, a loaded machine (or litellm's imports on a wire's first request, which
+    fall inside it) must never turn an answer into a retry."""
     model, base, _ = WIRES[wire]
-    settings = {"model": model, "api_base": base(stub), "api_key_env": KEY_ENV, "backoff": 0.01, "timeout": 5.0}
+    settings = {"model": model, "api_base": base(stub), "api_key_env": KEY_ENV, "backoff": 0.01, "timeout": 60.0}
     settings.update(kw)
     return LLMConfig(**settings)
 
@@ -194,11 +197,17 @@ def test_500_then_success_counts_the_retry(stub_provider, key):
 
 @pytest.mark.parametrize("wire", sorted(WIRES))
 def test_timeout_dropped_connection_and_garbled_body_are_retried(stub_provider, key, wire):
-    stub_provider.script(Reply(delay=2.0), Reply(drop=True), Reply(body="<html>502 Bad Gateway</html>"), ANSWER)
+    """The first request hangs until the stub stops, so only the timeout can end it; the
+    others answer at once. The wire's first request is made before (litellm imports its
+    handlers then, inside the deadline: seconds on a loaded machine), so the timeout, short
+    enough to keep the test quick, is still many times what an answer takes."""
+    stub_provider.script(ANSWER)
+    assert backend(stub_provider, wire).run(entities_request()).ok
+    stub_provider.script(Reply(delay=3600), Reply(drop=True), Reply(body="<html>502 Bad Gateway</html>"), ANSWER)
 
-    result = backend(stub_provider, wire, timeout=0.3, retries=3).run(entities_request())
+    result = backend(stub_provider, wire, timeout=3.0, retries=3).run(entities_request())
 
-    assert result.data == ANSWER and result.retries == 3
+    assert result.data == ANSWER and (result.requests, result.retries) == (4, 3)
 
 
 @pytest.mark.parametrize("wire", sorted(WIRES))

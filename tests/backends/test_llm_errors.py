@@ -9,7 +9,6 @@ from __future__ import annotations
 import socket
 import struct
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -37,7 +36,7 @@ def _isolated(cli_home, monkeypatch):
     (cli_home / "doc.txt").write_text(TEXT)
 
 
-def config(tmp_path: Path, api_base: str, *, retries: int = 2, timeout: float = 2.0, key: bool = True,
+def config(tmp_path: Path, api_base: str, *, retries: int = 2, timeout: float = 60.0, key: bool = True,
            model: str = "openai/stub-model") -> str:
     lines = ["llm:", f"  model: {model}", f"  api_base: {api_base}", f"  retries: {retries}",
              f"  timeout: {timeout}", "  backoff: 0"]
@@ -52,15 +51,13 @@ def retries_logged(caplog) -> int:
     return sum("; retry " in r.getMessage() for r in caplog.records)
 
 
-def run(capsys, cfg: str) -> tuple[int, str, float]:
-    start = time.monotonic()
+def run(capsys, cfg: str) -> tuple[int, str]:
     with pytest.raises(SystemExit) as done:
         main(["extract", "doc.txt", "--view", "binary", "--config", cfg])
-    elapsed = time.monotonic() - start
     out, err = capsys.readouterr()
     assert "Traceback" not in out + err
     assert FAKE_KEY not in out + err
-    return done.value.code, err, elapsed
+    return done.value.code, err
 
 
 class Listener:
@@ -141,7 +138,7 @@ def test_connection_refused_is_named_not_retried_exit_3(capsys, caplog, tmp_path
     port = closed.getsockname()[1]
     closed.close()  # nothing listens on this port now
 
-    code, err, _ = run(capsys, config(tmp_path, f"http://127.0.0.1:{port}/v1", retries=3))
+    code, err = run(capsys, config(tmp_path, f"http://127.0.0.1:{port}/v1", retries=3))
 
     assert code == 3
     assert f"Error: openai/stub-model: connection refused by http://127.0.0.1:{port}: no server is listening there" in err
@@ -152,7 +149,7 @@ def test_connection_refused_is_named_not_retried_exit_3(capsys, caplog, tmp_path
 def test_connection_reset_is_named_and_retried_then_exit_3(capsys, caplog, tmp_path, listener):
     server = listener(_reset)
 
-    code, err, _ = run(capsys, config(tmp_path, f"http://127.0.0.1:{server.port}/v1", retries=2))
+    code, err = run(capsys, config(tmp_path, f"http://127.0.0.1:{server.port}/v1", retries=2))
 
     assert code == 3
     assert f"the connection to http://127.0.0.1:{server.port} was closed before an answer arrived (3 attempts)" in err
@@ -162,18 +159,18 @@ def test_connection_reset_is_named_and_retried_then_exit_3(capsys, caplog, tmp_p
 
 
 def test_dns_failure_is_configuration_not_retried_and_fails_fast(capsys, caplog, tmp_path):
-    code, err, elapsed = run(capsys, config(tmp_path, "http://kgkit-nohost.invalid/v1", retries=3))
+    code, err = run(capsys, config(tmp_path, "http://kgkit-nohost.invalid/v1", retries=3))
 
     assert code == 2
     assert "Error: openai/stub-model: cannot resolve the host name of http://kgkit-nohost.invalid (DNS lookup failed)" in err
     assert "hint: check the host name in llm.api_base" in err
-    assert retries_logged(caplog) == 0 and elapsed < 15  # .invalid never resolves (RFC 6761): no wait offline
+    assert retries_logged(caplog) == 0  # .invalid never resolves (RFC 6761): named at the first attempt
 
 
 def test_tls_against_a_plain_http_server_is_configuration_with_the_fix(capsys, tmp_path, listener):
     server = listener(_plain_http)
 
-    code, err, _ = run(capsys, config(tmp_path, f"https://127.0.0.1:{server.port}/v1", retries=3))
+    code, err = run(capsys, config(tmp_path, f"https://127.0.0.1:{server.port}/v1", retries=3))
 
     assert code == 2
     assert f"Error: openai/stub-model: TLS handshake with https://127.0.0.1:{server.port} failed" in err
@@ -182,9 +179,9 @@ def test_tls_against_a_plain_http_server_is_configuration_with_the_fix(capsys, t
 
 
 def test_timeout_is_named_retried_and_exit_3(capsys, tmp_path, stub_provider):
-    stub_provider.responder = lambda request: Reply(delay=3.0, content={"entities": []})
+    stub_provider.responder = lambda request: Reply(delay=3600, content={"entities": []})  # until the stub stops
 
-    code, err, _ = run(capsys, config(tmp_path, stub_provider.openai_base, retries=1, timeout=0.5))
+    code, err = run(capsys, config(tmp_path, stub_provider.openai_base, retries=1, timeout=0.5))
 
     assert code == 3
     assert "no complete answer from http://127.0.0.1" in err and "within llm.timeout=0.5s (2 attempts)" in err
@@ -193,18 +190,20 @@ def test_timeout_is_named_retried_and_exit_3(capsys, tmp_path, stub_provider):
 
 
 def test_a_trickling_server_cannot_hold_a_request_past_the_timeout(capsys, tmp_path, listener):
-    """One byte every 0.2 s restarts httpx's read timeout forever; llm.timeout is a deadline."""
+    """One byte every 0.2 s restarts httpx's read timeout forever; llm.timeout is a deadline.
+    The whole answer would take ~80 s and then fail as a body that is not JSON: a timeout
+    named after one attempt is the deadline cutting it."""
     server = listener(_trickle)
 
-    code, err, elapsed = run(capsys, config(tmp_path, f"http://127.0.0.1:{server.port}/v1", retries=0, timeout=1.0))
+    code, err = run(capsys, config(tmp_path, f"http://127.0.0.1:{server.port}/v1", retries=0, timeout=1.0))
 
     assert code == 3 and "within llm.timeout=1s (1 attempt)" in err
-    assert elapsed < 20  # the whole answer would take ~80 s (litellm's first import may fall in here)
+    assert server.connections == 1
 
 
 def test_missing_key_is_configuration_not_sent(capsys, tmp_path, stub_provider):
     """No llm.api_key_env and no OPENAI_API_KEY: litellm says "Missing credentials" (HTTP 500)."""
-    code, err, _ = run(capsys, config(tmp_path, stub_provider.openai_base, key=False))
+    code, err = run(capsys, config(tmp_path, stub_provider.openai_base, key=False))
 
     assert code == 2
     assert "Error: openai/stub-model: no API key: OPENAI_API_KEY is not set" in err
@@ -215,7 +214,7 @@ def test_missing_key_is_configuration_not_sent(capsys, tmp_path, stub_provider):
 def test_missing_key_variable_named_in_config_is_configuration(capsys, tmp_path, stub_provider, monkeypatch):
     monkeypatch.delenv(KEY_ENV)
 
-    code, err, _ = run(capsys, config(tmp_path, stub_provider.openai_base))
+    code, err = run(capsys, config(tmp_path, stub_provider.openai_base))
 
     assert code == 2
     assert f"the environment variable {KEY_ENV} (llm.api_key_env) is not set" in err
@@ -226,7 +225,7 @@ def test_missing_key_variable_named_in_config_is_configuration(capsys, tmp_path,
 def test_rejected_key_is_configuration_asked_once(capsys, tmp_path, stub_provider, status):
     stub_provider.responder = lambda request: Reply.error(status, f"bad key {FAKE_KEY}")
 
-    code, err, _ = run(capsys, config(tmp_path, stub_provider.openai_base, retries=3))
+    code, err = run(capsys, config(tmp_path, stub_provider.openai_base, retries=3))
 
     assert code == 2
     assert f"Error: openai/stub-model: the provider rejected the API key (HTTP {status}: bad key ***)" in err
@@ -237,7 +236,7 @@ def test_rejected_key_is_configuration_asked_once(capsys, tmp_path, stub_provide
 def test_unknown_model_is_configuration_asked_once(capsys, tmp_path, stub_provider):
     stub_provider.responder = lambda request: Reply.error(404, "The model `stub-model` does not exist")
 
-    code, err, _ = run(capsys, config(tmp_path, stub_provider.openai_base, retries=3))
+    code, err = run(capsys, config(tmp_path, stub_provider.openai_base, retries=3))
 
     assert code == 2
     assert "Error: openai/stub-model: the provider does not know this model (HTTP 404" in err
@@ -250,7 +249,7 @@ def test_a_key_typed_into_api_key_env_is_never_printed(capsys, tmp_path, stub_pr
     cfg = config(tmp_path, stub_provider.openai_base, key=False)
     Path(cfg).write_text(Path(cfg).read_text().replace("llm:\n", f"llm:\n  api_key_env: {pasted}\n"))
 
-    code, err, _ = run(capsys, cfg)
+    code, err = run(capsys, cfg)
 
     assert code == 2 and pasted not in err
     assert "llm.api_key_env must name an environment variable" in err
@@ -260,7 +259,7 @@ def test_a_key_typed_into_api_key_env_is_never_printed(capsys, tmp_path, stub_pr
 def test_server_errors_are_still_retried_then_exit_3(capsys, tmp_path, stub_provider):
     stub_provider.responder = lambda request: Reply.error(503, "overloaded")
 
-    code, err, _ = run(capsys, config(tmp_path, stub_provider.openai_base, retries=2))
+    code, err = run(capsys, config(tmp_path, stub_provider.openai_base, retries=2))
 
     assert code == 3 and "provider failed after 3 attempts: HTTP 503: overloaded" in err
     assert len(stub_provider.requests) == 3
@@ -271,7 +270,7 @@ def test_a_key_that_is_no_variable_name_is_not_echoed_by_validation_or_config_sh
     (tmp_path / "bad.yaml").write_text(f"llm:\n  model: openai/x\n  api_key_env: {pasted}\n")
     (tmp_path / "odd.yaml").write_text("llm:\n  model: openai/x\n  api_key_env: sk_live_9f8e7d6c5b4a39281706\n")
 
-    code, err, _ = run(capsys, str(tmp_path / "bad.yaml"))
+    code, err = run(capsys, str(tmp_path / "bad.yaml"))
     with pytest.raises(SystemExit):
         main(["config", "show", "--config", str(tmp_path / "odd.yaml")])
     shown = capsys.readouterr().out

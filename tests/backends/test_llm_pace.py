@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import kgkit
 from support.engine_support import write_inputs
@@ -46,60 +45,81 @@ def test_no_limit_never_waits():
     assert clock.slept == []
 
 
+def _paced_backend(cfg, monkeypatch, pace):
+    """A backend whose pace is ``pace`` (the process's, for this config) and whose sleeps
+    are recorded, not spent, with the thread that slept: a clock that moves only when told
+    decides every wait, so what is checked is what was booked, not what a loaded machine
+    managed to do in time."""
+    from kgkit.backends import pace as pace_module
+    from kgkit.backends.llm import LLMBackend
+
+    monkeypatch.setitem(pace_module._PACES, (cfg.llm.model, cfg.llm.api_base, cfg.llm.rpm, cfg.llm.tpm), pace)
+    slept: list[tuple[str, float]] = []
+    backend = LLMBackend(cfg.llm, sleep=lambda s: slept.append((threading.current_thread().name, round(s, 6))))
+    return backend, slept
+
+
 def test_a_429_holds_back_the_other_workers(stub_provider, tmp_path, monkeypatch):
     """Two workers: the first relation request gets 429 with Retry-After 1 while the other is
-    in flight (answered after 0.2 s). Without the hold that worker would send its next pass
-    0.2 s later; with it, no request leaves until the second is over. The 429 is sent only
-    once the other relation request has arrived, so a loaded machine that delays that
-    request cannot make it look like one sent during the hold."""
+    in flight. The 429 is sent only once the other relation request has arrived, and that one
+    is answered only once the hold is in place, so its worker's next pass comes after the
+    429 however a loaded machine orders the threads. On a clock that stands still, every
+    start after the hold waits it out: the 4 passes not yet sent, from both workers, and
+    the retry (which waits for its own Retry-After instead of booking again)."""
     monkeypatch.setenv(KEY_ENV, "sk-test-concurrency")
     monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "home"))
     inputs = write_inputs(tmp_path / "in", paragraphs=6)
-    model = SlowModel(latency=0.2)
-    arrivals: list[float] = []
-    limited: list[float] = []
-    lock = threading.Lock()
+    held = threading.Event()
+
+    class HeldPace(Pace):
+        def hold(self, seconds: float) -> None:
+            super().hold(seconds)
+            held.set()
+
+    model, limited, lock = SlowModel(latency=0.0), [], threading.Lock()
     second_relation_pass = threading.Event()
 
     def responder(request: Recorded) -> Reply:
         relation = "binary relations" in request.messages[0]["content"]
         with lock:
-            arrivals.append(time.monotonic())
             first = relation and not limited
+            second = relation and not first and not second_relation_pass.is_set()
             if first:
-                limited.append(None)
-            elif relation:
+                limited.append(request)
+            elif second:
                 second_relation_pass.set()
         if first:
-            assert second_relation_pass.wait(10)
-            limited[0] = time.monotonic()
+            assert second_relation_pass.wait(60)
             return Reply.error(429, "slow down", retry_after="1")
+        if second:
+            assert held.wait(60), "the 429 set no hold"
         return model(request)
 
     stub_provider.responder = responder
-    kgkit.extract(inputs["doc"], domain=inputs["domain"], views=["binary"], config=config(stub_provider, 2),
-                  out_dir=tmp_path / "out", skills=False)
-    [at] = limited
-    assert not [t for t in arrivals if at + 0.1 < t < at + 0.95]  # held: nothing sent during the hold
-    assert len([t for t in arrivals if t >= at + 0.95]) == 5  # the retry and the 4 passes not yet sent
+    cfg = config(stub_provider, 2)
+    backend, slept = _paced_backend(cfg, monkeypatch, HeldPace(clock=Clock()))
+    [result] = kgkit.extract(inputs["doc"], domain=inputs["domain"], views=["binary"], config=cfg,
+                             out_dir=tmp_path / "out", skills=False, backend=backend)
+    assert result.ok and len(stub_provider.requests) == 13  # 6 entity passes, 6 relation passes, 1 retry
+    assert [s for _, s in slept] == [1.0] * 5  # nothing started before the hold ended: no shorter wait
+    assert len({thread for thread, _ in slept}) == 2  # the worker that got no 429 was held back too
 
 
 def test_rpm_is_never_exceeded_by_a_stage_in_flight(stub_provider, tmp_path, monkeypatch):
+    """Four passes in flight together at llm.rpm 600 (one every 0.1 s), on a clock that stands
+    still: each request's start is booked 0.1 s after the one before, never two at once."""
     monkeypatch.setenv(KEY_ENV, "sk-test-concurrency")
     monkeypatch.setenv("KGKIT_CONFIG_DIR", str(tmp_path / "home"))
     inputs = write_inputs(tmp_path / "in", paragraphs=4)
-    model, arrivals = SlowModel(latency=0.0), []
-    stub_provider.responder = lambda request: arrivals.append(time.monotonic()) or model(request)
+    stub_provider.responder = SlowModel(latency=0.0)
     cfg = config(stub_provider, 8)
-    cfg.llm.rpm = 600  # one every 0.1 s
+    cfg.llm.rpm = 600
+    clock = Clock()
+    backend, slept = _paced_backend(cfg, monkeypatch, Pace(rpm=600, clock=clock))
     kgkit.extract(inputs["doc"], domain=inputs["domain"], views=["binary"], config=cfg, out_dir=tmp_path / "out",
-                  skills=False)
-    assert len(arrivals) == 8  # 4 entity passes in flight together, then 4 relation passes
-    # Spaced, never a burst: any four consecutive arrivals span at least three intervals
-    # (0.3 s), less 0.1 s for the scheduling jitter a loaded machine adds to one request on
-    # its way to the server. A burst puts them within milliseconds of each other.
-    at = sorted(arrivals)
-    assert min(b - a for a, b in zip(at, at[3:])) > 0.2
+                  skills=False, backend=backend)
+    assert len(stub_provider.requests) == 8  # 4 entity passes in flight together, then 4 relation passes
+    assert sorted(s for _, s in slept) == [round(0.1 * k, 6) for k in range(1, 8)]  # spaced, never a burst
 
 
 # -- llm.tpm ---------------------------------------------------------------------------------

@@ -88,3 +88,72 @@ def test_views_kept_in_the_run_folder_are_counted_unless_replaced(tmp_path):
     assert shown["views"] == ["nary", "temporal"] and shown["calls"]["upgrade"]["combined"] > 0
     assert shown["calls"]["saved"] == sum(shown["calls"]["skipped"].values()) + \
         sum(shown["calls"]["combined"].values()) - shown["calls"]["upgrade"]["combined"]
+
+
+# Written for this test: a short paper-like note with headings (the scholarly domain binds
+# relations to kinds of section), parties, dates, money, a drug and a company, so that each
+# shipped domain's rules find something in some chunk; and a note in which they find nothing.
+FULL = """# Routed Experts for Contract Review
+
+Mira Okafor and Tomas Lindqvist, Harbor Analytics Ltd.
+
+## 1 Introduction
+
+Harbor Analytics Ltd. and Northwind Freight Inc. signed a services agreement on 3 March 2024.
+The agreement is governed by the laws of the State of Oregon and runs for two years.
+
+## 2 Method
+
+We propose a routed transformer trained with dropout on the CUAD dataset (Hendrycks et al., 2021).
+Northwind Freight Inc. shall pay $45,000 to Harbor Analytics Ltd. within thirty days.
+
+## 3 Discussion
+
+Patients taking warfarin with aspirin face a higher risk of bleeding. Acme Holdings reported
+revenue of $12 million in fiscal 2023, up 8 percent, and named Dana Reyes chief executive.
+
+## 4 Limitations
+
+The approach fails on long contracts, a limitation shared by beam search.
+"""
+NOTHING = """# notes
+
+this short note has nothing in it at all, and it is written in lower case only.
+
+## discussion
+
+we think it went well and will meet again soon.
+"""
+
+
+def _shipped_domains() -> list[str]:
+    from kgkit.formats.search_path import builtin_root
+
+    return sorted(p.stem for p in (builtin_root() / "domains").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("options", [{}, {"skip_idle_chunks": True, "combine": True}], ids=["plain", "skip+combine"])
+@pytest.mark.parametrize("domain", _shipped_domains())
+def test_an_offline_plan_counts_the_calls_an_offline_run_makes(tmp_path, domain, options):
+    """Offline, the plan is the run's own core: for every shipped domain, on a document its
+    rules find things in and one they find nothing in, it counts each stage's calls, the
+    skipped and the combined ones as the run's manifest does."""
+    cfg = Config(cache=CacheConfig(enabled=False), upgrades=UpgradesConfig(**options), chunk_size=400, chunk_overlap=0)
+    counted = {}
+    for name, text in (("full", FULL), ("nothing", NOTHING)):
+        path = tmp_path / f"{name}.md"
+        path.write_text(text, encoding="utf-8")
+        run_options = RunOptions(domain=domain, views=["all"], out_dir=tmp_path / "out", skills=False)
+        [planned] = plan(path, run_options, config=cfg)
+        [result] = kgkit.extract(path, domain=domain, views=["all"], config=cfg, out_dir=tmp_path / "out",
+                                 skills=False)
+        calls = result.manifest["calls"]
+        assert planned.chunks == result.manifest["input"]["chunks"] > (1 if name == "full" else 0)
+        assert planned.calls["entities"] + planned.calls["relations"] == calls["core"], name
+        for key in ("upgrade", "projection", "total", "naive", "skipped", "saved"):
+            assert planned.calls[key] == calls[key], (name, key)
+        assert planned.calls.get("combined") == calls.get("combined"), name
+        counted[name] = {**calls, "chunks": planned.chunks}
+    assert counted["full"]["core"] > counted["full"]["chunks"]  # relations were asked of the full note
+    if domain == "scholarly":  # where the rules find nothing, the run skips what cannot work: so must the plan
+        assert counted["nothing"]["skipped"].get("relations")

@@ -20,7 +20,8 @@ from support.reliability_support import (FAKE_KEY, KEY_ENV, VIEWS, GoldModel, co
 from support.stub_provider import StubProvider
 
 SEED = 20261129
-TIMEOUT = 2.0  # llm.timeout; a "hang" fault waits longer. Generous: a loaded CI machine must not time out a real answer
+TIMEOUT = 5.0  # llm.timeout. Generous: a loaded CI machine must not time out a real answer
+HANG = 3600.0  # a "hang" fault answers only when the stub stops: the timeout always ends it first
 FAILING_SENTENCE = "Soprano Marta Villen"  # in one chunk of news_001
 
 
@@ -64,7 +65,7 @@ def test_the_clean_run_has_edges_to_compare(world):
 
 def test_thirty_percent_transport_faults_change_nothing_and_every_retry_is_in_the_manifest(world, stub, tmp_path):
     # a seed that tries every transport kind (asserted below; the draws do not depend on load)
-    script = FaultScript(world["model"], rate=0.3, seed=SEED + 19, kinds=TRANSPORT, hang=TIMEOUT + 0.5)
+    script = FaultScript(world["model"], rate=0.3, seed=SEED + 19, kinds=TRANSPORT, hang=HANG)
     run(world, tmp_path / "out", script)
 
     assert output_files(tmp_path / "out") == world["clean"]
@@ -113,7 +114,7 @@ def test_random_faults_of_every_kind_then_resume_end_identical_and_pay_only_for_
     """Answer faults can hit a pass twice (first ask and re-ask): that pass fails, and
     --resume redoes it (and what depends on it) without paying again for the rest.
     This seed is one where that happens (asserted, so a change of seed keeps the case)."""
-    script = FaultScript(world["model"], rate=0.3, seed=SEED + 6, kinds=TRANSPORT + ANSWER, hang=TIMEOUT + 0.5)
+    script = FaultScript(world["model"], rate=0.3, seed=SEED + 6, kinds=TRANSPORT + ANSWER, hang=HANG)
     out = tmp_path / "out"
     run(world, out, script)
     failed = sum(len(m["failures"]) for m in manifests(out))

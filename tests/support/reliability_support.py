@@ -73,10 +73,11 @@ class GoldModel:
         return Reply.answer(self.answer(request))
 
 
-def write_config(folder: Path, stub_base: str, *, retries: int = 8, timeout: float = 2.0,
+def write_config(folder: Path, stub_base: str, *, retries: int = 8, timeout: float = 30.0,
                  cache: bool = False, concurrency: int = 16) -> Path:
     """A kgkit.yaml naming the stub as an OpenAI-compatible provider; the key stays in the env.
-    With ``cache``, the response cache is on (in ``KGKIT_CACHE_DIR``)."""
+    With ``cache``, the response cache is on (in ``KGKIT_CACHE_DIR``). The timeout is
+    generous: on a loaded machine a real answer must never be timed out and asked again."""
     cache = f"cache: {{enabled: {'true' if cache else 'false'}}}"
     text = (
         "llm:\n"

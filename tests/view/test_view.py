@@ -139,6 +139,34 @@ def test_embedded_json_survives_any_string():
     assert page_data(page)["nodes"][0]["name"] == "{{viewer}} {{csp}}"
 
 
+def test_embedded_json_is_the_standard_encoders_text_and_always_valid():
+    """orjson writes the page's data (json took most of a large page's build): the text is
+    json.dumps's, control characters, bidi marks and non-ASCII text included, numbers at the
+    page's precision (positions at 2 decimals; below 0.0001 only the spelling differs); NaN
+    becomes null (json's NaN is no JSON); what orjson refuses, json still writes."""
+    from hypothesis import given, strategies as st
+
+    def standard(data):
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
+                             ("\u2029", "\\u2029")):
+            text = text.replace(char, escape)
+        return text
+
+    values = st.recursive(st.none() | st.booleans() | st.integers(-2**63, 2**63 - 1) | st.text()
+                          | st.floats(allow_nan=False, allow_infinity=False).map(lambda f: round(f, 2)),
+                          lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+                          max_leaves=20)
+
+    @given(values)
+    def same(data):
+        assert embed_json(data) == standard(data)
+
+    same()
+    assert json.loads(embed_json({"conf": float("nan")})) == {"conf": None}
+    assert json.loads(embed_json({1: 2**70})) == {"1": 2**70}  # orjson refuses both: json writes them
+
+
 def _empty():
     return {"meta": {"title": "t"}, "types": [], "views": [], "relations": [], "statuses": [], "documents": [],
             "nodes": [], "items": [], "evidence": {}, "merges": {}, "review": []}

@@ -285,6 +285,8 @@
         animate({ x: ((x0 + x1) / 2 - frame.cx) / frame.span, y: ((y0 + y1) / 2 - frame.cy) / frame.span,
           ratio: Math.min(1, Math.max(0.002, span * 1.15)) }, ms);
       },
+      // a camera move is under way (whoever reads positions off the screen waits for its end)
+      moving: () => anim != null,
     };
     return api;
   }

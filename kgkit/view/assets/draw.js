@@ -25,13 +25,18 @@
     // positions -> a unit frame (centre, span), so the camera (in frame units)
     // keeps its meaning while the layout moves and spreads the nodes
     const frame = { cx: 0, cy: 0, span: 1 };
-    function reframe() {
+    // the box around the nodes' positions (only the drawn ones: ``drawnOnly``); null for none
+    function bounds(drawnOnly) {
       let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
       for (let i = 0; i < model.n; i++) {
+        if (drawnOnly && model.nodeHidden[i]) continue;
         const x = model.x[i], y = model.y[i];
         if (x < x0) x0 = x; if (x > x1) x1 = x; if (y < y0) y0 = y; if (y > y1) y1 = y;
       }
-      if (!(x1 >= x0)) { x0 = x1 = y0 = y1 = 0; }
+      return x1 >= x0 ? [x0, x1, y0, y1] : null;
+    }
+    function reframe() {
+      const [x0, x1, y0, y1] = bounds(false) || [0, 0, 0, 0];
       frame.cx = (x0 + x1) / 2; frame.cy = (y0 + y1) / 2; frame.span = Math.max(x1 - x0, y1 - y0, 1e-6);
     }
     const base = () => (Math.min(width, height) || 600) * 0.9;
@@ -274,13 +279,9 @@
       // move the camera so the drawn nodes fill the view (a focus on a neighbourhood: the layout
       // may have spread the whole graph far wider than the few nodes left drawn)
       fitDrawn: (ms) => {
-        let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
-        for (let i = 0; i < model.n; i++) {
-          if (model.nodeHidden[i]) continue;
-          const x = model.x[i], y = model.y[i];
-          if (x < x0) x0 = x; if (x > x1) x1 = x; if (y < y0) y0 = y; if (y > y1) y1 = y;
-        }
-        if (!(x1 >= x0)) return;
+        const box = bounds(true);
+        if (!box) return;
+        const [x0, x1, y0, y1] = box;
         const span = Math.max(x1 - x0, y1 - y0) / frame.span;
         animate({ x: ((x0 + x1) / 2 - frame.cx) / frame.span, y: ((y0 + y1) / 2 - frame.cy) / frame.span,
           ratio: Math.min(1, Math.max(0.002, span * 1.15)) }, ms);

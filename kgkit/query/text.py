@@ -17,6 +17,7 @@ from typing import Callable
 
 from kgkit.graph.index import TEXT_KINDS
 from kgkit.graph.links import CHUNK
+from kgkit.query import bm25
 
 STOP = frozenset(
     "a an and are as at be but by can do for from has have how i in into is it its me my of on or our please "
@@ -80,48 +81,41 @@ def _hit(row: tuple) -> TextHit:
 
 
 def _fts5(reader, kind: str, terms: list[str], depth: int, keep: Callable[[str, str], bool] | None) -> list[TextHit]:
-    """The kind's FTS5 table ranked by BM25, its top rows joined to their qx_text rows; rows of
-    other tenants of the file are passed over, reading deeper until ``depth`` are the tenant's
-    or the matches run out (one read when the file holds one tenant). The ranking reads each
-    row's type and score only; the texts of the rows ``keep`` wants come after, by id."""
-    match = " OR ".join(_phrase(t) for t in _informative(reader, kind, terms))
-    limit = depth
+    """The kind's FTS5 table ranked by BM25 (:func:`kgkit.query.bm25.top`: rows of other
+    tenants of the file are passed over); the ranking reads each row's type and score only,
+    the texts of the rows ``keep`` wants come after, by id."""
     db = reader.store.db
-    while True:
-        rows = db.query(
-            f"SELECT t.id, t.type, f.s, t.tenant FROM "
-            f"(SELECT rowid AS id, -bm25(qx_fts_{kind}) AS s FROM qx_fts_{kind} WHERE qx_fts_{kind} MATCH ? "
-            f"ORDER BY bm25(qx_fts_{kind}) LIMIT ?) f JOIN qx_text t ON t.id = f.id ORDER BY f.s DESC, t.id",
-            (match, limit))
-        own = [r for r in rows if r[3] == reader.tenant]
-        if len(own) >= depth or len(rows) < limit:
-            break
-        limit *= 4
-    wanted = [r for r in own[:depth] if keep is None or keep(kind, r[1])]
+    chosen, counts = _informative(reader, kind, terms)
+
+    def own(ids: list[int]) -> dict[int, tuple[str, str]]:
+        return {r[0]: (r[1], r[2]) for r in db.query(
+            f"SELECT id, type, tenant FROM qx_text WHERE id IN ({','.join('?' * len(ids))})", ids)}
+
+    ranked = bm25.top(db, f"qx_fts_{kind}", chosen, counts, depth, reader.tenant, own)
+    wanted = [r for r in ranked if keep is None or keep(kind, r[1])]
     texts: dict[int, tuple] = {}
     for i in range(0, len(wanted), CHUNK):
         part = [r[0] for r in wanted[i:i + CHUNK]]
         texts.update((r[0], r[1:]) for r in db.query(
             f"SELECT id, ref, doc, view, text FROM qx_text WHERE id IN ({','.join('?' * len(part))})", part))
     return [TextHit(ref, kind, type_, doc, view, text, float(s))
-            for id_, type_, s, _ in wanted for ref, doc, view, text in [texts[id_]]]
+            for id_, type_, s in wanted for ref, doc, view, text in [texts[id_]]]
 
 
-def _phrase(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
-
-def _informative(reader, kind: str, terms: list[str]) -> list[str]:
+def _informative(reader, kind: str, terms: list[str]) -> tuple[list[str], list[int]]:
     """``terms`` less those in more than ``COMMON_SHARE`` of the full-text rows (and at least
-    ``COMMON_ROWS``), when a rarer one remains. BM25 weighs such a term at nearly nothing, but
-    ranking by it scores every row it is in (a company suffix or a relation word is in a
+    ``COMMON_ROWS``), when a rarer one remains, with the rows each kept term is in (counted
+    up to the threshold: a lower bound past it). BM25 weighs such a term at nearly nothing,
+    but ranking by it scores every row it is in (a company suffix or a relation word is in a
     hundred thousand quotes of a large store); each term's count is probed only up to the
     threshold, so a rare term costs nothing to check."""
     if len(terms) < 2:
-        return terms
+        return terms, [0] * len(terms)  # one word: nothing to leave out, nothing to split
     db = reader.store.db
     [(top,)] = db.query("SELECT COALESCE(MAX(id), 0) FROM qx_text")  # row ids only grow: at least the rows
     limit = max(COMMON_ROWS, int(COMMON_SHARE * top))
-    rare = [t for t in terms if db.query(f"SELECT COUNT(*) FROM (SELECT 1 FROM qx_fts_{kind} WHERE qx_fts_{kind} "
-                                         "MATCH ? LIMIT ?) AS m", (_phrase(t), limit + 1))[0][0] <= limit]
-    return rare or terms
+    counts = [db.query(f"SELECT COUNT(*) FROM (SELECT 1 FROM qx_fts_{kind} WHERE qx_fts_{kind} "
+                       "MATCH ? LIMIT ?) AS m", (bm25.phrase(t), limit + 1))[0][0] for t in terms]
+    rare = [(t, n) for t, n in zip(terms, counts) if n <= limit]
+    kept = rare or list(zip(terms, counts))
+    return [t for t, _ in kept], [n for _, n in kept]

@@ -16,27 +16,26 @@ answer is the whole query's ranking either way, best score first, ties by row id
 from __future__ import annotations
 
 import math
-from typing import Callable
 
 K1, B = 1.2, 0.75  # FTS5's bm25() defaults
 JUMP = 4  # a broad word is in this many times the narrow words' rows, at least
 SAFETY = 1e-9  # relative margin for the ceiling: a float sum of the same parts may round up
 Ranked = list[tuple[int, str, float]]  # (row id, type, score): the caller's tenant's rows, best first
-Own = Callable[[list[int]], dict[int, tuple[str, str]]]  # row ids -> {id: (type, tenant)}
 
 
-def top(db, table: str, terms: list[str], counts: list[int], depth: int, tenant: str, own: Own) -> Ranked:
-    """``tenant``'s ``depth`` best rows of ``table`` for ``terms`` joined by OR, with
-    ``counts`` (rows each term is in, or a lower bound of it), narrowest first."""
+def top(db, table: str, rows_of: str, terms: list[str], counts: list[int], depth: int, tenant: str) -> Ranked:
+    """``tenant``'s ``depth`` best rows of the FTS5 ``table`` for ``terms`` joined by OR,
+    given ``counts`` (the rows each term is in, or a lower bound of it); ``rows_of`` is the
+    table of (id = the FTS5 rowid, type, tenant) that says whose each row is."""
     order = sorted(range(len(terms)), key=lambda i: (counts[i], i))
     terms, counts = [terms[i] for i in order], [counts[i] for i in order]
     split = _split(counts, depth)
     stats = averages(db, table) if split else None
     if split and stats:
-        best = _tenant_rows(_partial(db, table, terms, split), depth, tenant, own)
+        best = _ranked(_partial(db, table, rows_of, terms, split), depth, tenant)
         if len(best) == depth and best[-1][2] > ceiling(counts[split:], stats) * (1 + SAFETY):
             return best
-    return _whole(db, table, terms, depth, tenant, own)
+    return _whole(db, table, rows_of, terms, depth, tenant)
 
 
 def _split(counts: list[int], depth: int) -> int:
@@ -93,35 +92,37 @@ def phrase(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def _partial(db, table: str, terms: list[str], split: int) -> list[tuple[int, float]]:
-    """(row id, whole-query score) of every row a narrow word (``terms[:split]``) is in."""
+def _partial(db, table: str, rows_of: str, terms: list[str], split: int) -> list[tuple]:
+    """(row id, type, whole-query score, tenant) of every row a narrow word (``terms[:split]``)
+    is in, best first."""
     narrow = " OR ".join(phrase(t) for t in terms[:split])
     broad = " OR ".join(phrase(t) for t in terms[split:])
-    sql = f"SELECT rowid, -bm25({table}) FROM {table} WHERE {table} MATCH ?"
-    return db.query(f"{sql} UNION ALL {sql}", (f"({narrow}) AND ({broad})", f"({narrow}) NOT ({broad})"))
+    sql = (f"SELECT t.id, t.type, f.s, t.tenant FROM (SELECT rowid AS id, -bm25({table}) AS s FROM {table} "
+           f"WHERE {table} MATCH ?) f JOIN {rows_of} t ON t.id = f.id")
+    return db.query(f"{sql} UNION ALL {sql} ORDER BY 3 DESC, 1",
+                    (f"({narrow}) AND ({broad})", f"({narrow}) NOT ({broad})"))
 
 
-def _tenant_rows(rows: list[tuple[int, float]], depth: int, tenant: str, own: Own) -> Ranked:
-    """The ``depth`` best of ``rows`` that are ``tenant``'s, read in batches best first."""
-    ranked = sorted(rows, key=lambda r: (-r[1], r[0]))
+def _ranked(rows: list[tuple], depth: int, tenant: str) -> Ranked:
+    """The first ``depth`` of ``rows`` (id, type, score, tenant, best first) that are ``tenant``'s."""
     out: Ranked = []
-    for i in range(0, len(ranked), max(depth, 100)):
-        part = ranked[i:i + max(depth, 100)]
-        about = own([r[0] for r in part])
-        out += [(id_, about[id_][0], s) for id_, s in part if about[id_][1] == tenant]
-        if len(out) >= depth:
-            break
-    return out[:depth]
+    for id_, type_, score, owner in rows:
+        if owner == tenant:
+            out.append((id_, type_, score))
+            if len(out) == depth:
+                break
+    return out
 
 
-def _whole(db, table: str, terms: list[str], depth: int, tenant: str, own: Own) -> Ranked:
+def _whole(db, table: str, rows_of: str, terms: list[str], depth: int, tenant: str) -> Ranked:
     """The whole query ranked by FTS5, read deeper while other tenants' rows fill the top."""
     match = " OR ".join(phrase(t) for t in terms)
     limit = depth
     while True:
-        rows = db.query(f"SELECT rowid, -bm25({table}) FROM {table} WHERE {table} MATCH ? "
-                        f"ORDER BY bm25({table}), rowid LIMIT ?", (match, limit))
-        best = _tenant_rows(rows, depth, tenant, own)
+        rows = db.query(f"SELECT t.id, t.type, f.s, t.tenant FROM (SELECT rowid AS id, -bm25({table}) AS s "
+                        f"FROM {table} WHERE {table} MATCH ? ORDER BY bm25({table}), rowid LIMIT ?) f "
+                        f"JOIN {rows_of} t ON t.id = f.id ORDER BY f.s DESC, t.id", (match, limit))
+        best = _ranked(rows, depth, tenant)
         if len(best) >= depth or len(rows) < limit:
             return best
         limit *= 4

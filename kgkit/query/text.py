@@ -86,12 +86,7 @@ def _fts5(reader, kind: str, terms: list[str], depth: int, keep: Callable[[str, 
     the texts of the rows ``keep`` wants come after, by id."""
     db = reader.store.db
     chosen, counts = _informative(reader, kind, terms)
-
-    def own(ids: list[int]) -> dict[int, tuple[str, str]]:
-        return {r[0]: (r[1], r[2]) for r in db.query(
-            f"SELECT id, type, tenant FROM qx_text WHERE id IN ({','.join('?' * len(ids))})", ids)}
-
-    ranked = bm25.top(db, f"qx_fts_{kind}", chosen, counts, depth, reader.tenant, own)
+    ranked = bm25.top(db, f"qx_fts_{kind}", "qx_text", chosen, counts, depth, reader.tenant)
     wanted = [r for r in ranked if keep is None or keep(kind, r[1])]
     texts: dict[int, tuple] = {}
     for i in range(0, len(wanted), CHUNK):

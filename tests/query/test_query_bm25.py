@@ -56,11 +56,6 @@ def counts(db: Db, terms: list[str]) -> list[int]:
     return [db.query("SELECT COUNT(*) FROM t WHERE t MATCH ?", (bm25.phrase(w),))[0][0] for w in terms]
 
 
-def own(db: Db):
-    return lambda ids: {r[0]: (r[1], r[2]) for r in db.query(
-        f"SELECT id, type, tenant FROM meta WHERE id IN ({','.join('?' * len(ids))})", ids)}
-
-
 @pytest.mark.parametrize("seed", range(4))
 def test_top_rows_equal_fts5_ranking_of_the_whole_query(seed):
     db, rare, broad = table(seed)
@@ -74,7 +69,7 @@ def test_top_rows_equal_fts5_ranking_of_the_whole_query(seed):
         n = counts(db, terms)
         order = sorted(range(len(terms)), key=lambda i: (n[i], i))  # the phrase order bm25.top ranks in
         want = expected(db, [terms[i] for i in order], depth, tenant)
-        got = bm25.top(db, "t", terms, n, depth, tenant, own(db))
+        got = bm25.top(db, "t", "meta", terms, n, depth, tenant)
         assert got == want, (terms, depth, tenant)
         split = bm25._split(sorted(n), depth)
         skipped += bool(split) and got[-1][2] > bm25.ceiling(sorted(n)[split:], bm25.averages(db, "t")) * (1 + bm25.SAFETY)

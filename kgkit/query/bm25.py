@@ -20,7 +20,7 @@ import math
 K1, B = 1.2, 0.75  # FTS5's bm25() defaults
 JUMP = 4  # a broad word is in this many times the narrow words' rows, at least
 SAFETY = 1e-9  # relative margin for the ceiling: a float sum of the same parts may round up
-Ranked = list[tuple[int, str, float]]  # (row id, type, score): the caller's tenant's rows, best first
+Ranked = list[tuple]  # (row id, type, score, tenant): the caller's tenant's rows, best first
 
 
 def top(db, table: str, rows_of: str, terms: list[str], counts: list[int], depth: int, tenant: str) -> Ranked:
@@ -104,14 +104,8 @@ def _partial(db, table: str, rows_of: str, terms: list[str], split: int) -> list
 
 
 def _ranked(rows: list[tuple], depth: int, tenant: str) -> Ranked:
-    """The first ``depth`` of ``rows`` (id, type, score, tenant, best first) that are ``tenant``'s."""
-    out: Ranked = []
-    for id_, type_, score, owner in rows:
-        if owner == tenant:
-            out.append((id_, type_, score))
-            if len(out) == depth:
-                break
-    return out
+    """The first ``depth`` of ``rows`` (best first) that are ``tenant``'s."""
+    return [r for r in rows if r[3] == tenant][:depth]
 
 
 def _whole(db, table: str, rows_of: str, terms: list[str], depth: int, tenant: str) -> Ranked:

@@ -94,7 +94,7 @@ def _fts5(reader, kind: str, terms: list[str], depth: int, keep: Callable[[str, 
         texts.update((r[0], r[1:]) for r in db.query(
             f"SELECT id, ref, doc, view, text FROM qx_text WHERE id IN ({','.join('?' * len(part))})", part))
     return [TextHit(ref, kind, type_, doc, view, text, float(s))
-            for id_, type_, s in wanted for ref, doc, view, text in [texts[id_]]]
+            for id_, type_, s, _ in wanted for ref, doc, view, text in [texts[id_]]]
 
 
 def _informative(reader, kind: str, terms: list[str]) -> tuple[list[str], list[int]]:

@@ -44,12 +44,12 @@ def table(seed: int) -> tuple[Db, list[str], list[str]]:
     return Db(conn), rare, mid + common
 
 
-def expected(db: Db, terms: list[str], depth: int, tenant: str) -> list[tuple[int, str, float]]:
+def expected(db: Db, terms: list[str], depth: int, tenant: str) -> list[tuple]:
     """FTS5's ranking of the whole query, every row scored, ties by row id."""
     match = " OR ".join(bm25.phrase(t) for t in terms)
-    rows = db.query("SELECT t.rowid, m.type, -bm25(t) FROM t JOIN meta m ON m.id = t.rowid WHERE t MATCH ? "
-                    "AND m.tenant = ? ORDER BY bm25(t), t.rowid", (match, tenant))
-    return [(r[0], r[1], r[2]) for r in rows[:depth]]
+    rows = db.query("SELECT t.rowid, m.type, -bm25(t), m.tenant FROM t JOIN meta m ON m.id = t.rowid "
+                    "WHERE t MATCH ? AND m.tenant = ? ORDER BY bm25(t), t.rowid", (match, tenant))
+    return rows[:depth]
 
 
 def counts(db: Db, terms: list[str]) -> list[int]:

@@ -410,7 +410,9 @@ def _hood_sql(cond: str, lone: bool, where: str) -> str:
     """:meth:`Reader.hood`'s aggregated read of the statements of the key groups ``cond``
     selects (``lone``: one group, read up to a LIMIT, its entity a parameter). CROSS JOIN:
     SQLite keeps this order (the group's fillers, then each statement's other fillers)."""
-    fillers = f"(SELECT * FROM qx_fillers WHERE tenant = ? AND node {cond} AND visible = 1{' LIMIT ?' if lone else ''}) a"
+    # a capped group's first statements in the index's order, so both stores keep the same ones
+    first = " ORDER BY doc, view, item, role LIMIT ?" if lone else ""
+    fillers = f"(SELECT * FROM qx_fillers WHERE tenant = ? AND node {cond} AND visible = 1{first}) a"
     near = "" if lone else "ga.entity, "
     return (f"SELECT {near}gb.entity, MAX(COALESCE(i.confidence, 1.0)), e.degree, "
             f"COUNT(DISTINCT {KEY}), MIN({KEY}), MAX({KEY}) FROM {fillers} "

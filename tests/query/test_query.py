@@ -436,3 +436,29 @@ def test_a_merged_entitys_documents_cut_counts_each_document_once(graph_url, sma
             groups = reader.members([merged["id"]])
     assert len(groups) > 1 and len(merged["documents"]) > 1
     assert len(listed) == 1 and reader.documents_cut[merged["id"]] == len(merged["documents"]) - 1
+
+
+def test_a_capped_hub_is_read_from_its_first_statements_on_both_stores(graph_url, small_runs):
+    """``query.scan``: a node with more statements than the cap is ranked from the first ones
+    in (document, view, item) order, the same on both stores, and the rest reported cut."""
+    with GraphStore(graph_url) as g:
+        snap = _load(g, small_runs)
+        harbor = _by_name(snap, "Harbor")["id"]
+        scan = 3
+        answer = _valid(Query(g, QueryConfig(scan=scan, fanout=1000, limit=1000)).neighbours([harbor], hops=1))
+        with g.db.read():
+            reader = Reader(g)
+            want: set[str] = set()
+            read = 0
+            for node in sorted(reader.members([harbor])):
+                first = g.db.query("SELECT doc, view, item FROM qx_fillers WHERE tenant = 'default' AND node = ? "
+                                   "AND visible = 1 ORDER BY doc, view, item, role", (node,))[:scan]
+                read += len(first)
+                others = {n for d, v, i in first for (n,) in g.db.query(
+                    "SELECT node FROM qx_fillers WHERE tenant = 'default' AND doc = ? AND view = ? AND item = ?",
+                    (d, v, i))}
+                want |= set(reader.entity_of(others).values()) - {harbor}
+            degree = reader.entities([harbor])[harbor]["degree"]
+    assert degree > scan and want
+    assert {n.id for n in answer.nodes} - {harbor} == want
+    assert [(c.limit, c.dropped) for c in answer.cuts if c.limit == "scan"] == [("scan", degree - read)]

@@ -50,6 +50,7 @@ class Database:
     kind = ""
     conn: Any  # the driver's connection (sqlite3's or psycopg's), opened by the subclass
     location: str  # where the store is, for messages: a path, or host/database without a password
+    writing = False  # inside write(): what this connection wrote is not yet in FTS5's averages record
 
     def __init__(self, tenant: str):
         if not isinstance(tenant, str) or not tenant.strip():
@@ -106,9 +107,15 @@ class Database:
         with self._guard():
             self.conn.execute("COMMIT")
 
-    def write(self):
+    @contextmanager
+    def write(self) -> Iterator[None]:
         """One update: all of it or none of it, one writer per tenant at a time."""
-        return self._transaction(self._begin_write)
+        self.writing = True
+        try:
+            with self._transaction(self._begin_write):
+                yield
+        finally:
+            self.writing = False
 
     @contextmanager
     def read(self) -> Iterator[None]:

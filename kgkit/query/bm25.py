@@ -29,7 +29,8 @@ def top(db, table: str, rows_of: str, terms: list[str], counts: list[int], depth
     table of (id = the FTS5 rowid, type, tenant) that says whose each row is."""
     order = sorted(range(len(terms)), key=lambda i: (counts[i], i))
     terms, counts = [terms[i] for i in order], [counts[i] for i in order]
-    split = _split(counts, depth)
+    # FTS5 writes its averages record as a transaction ends: a writer's own rows are not in it yet
+    split = 0 if db.writing else _split(counts, depth)
     stats = averages(db, table) if split else None
     if split and stats:
         best = _ranked(_partial(db, table, rows_of, terms, split), depth, tenant)

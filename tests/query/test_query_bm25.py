@@ -17,6 +17,7 @@ class Db:
 
     def __init__(self, conn: sqlite3.Connection):
         self.conn = conn
+        self.writing = False
 
     def query(self, sql: str, params=()) -> list[tuple]:
         return self.conn.execute(sql, params).fetchall()
@@ -99,3 +100,32 @@ def test_the_ceiling_holds_a_word_repeated_alone_and_is_nearly_reached_by_it():
     score = db.query("SELECT -bm25(t) FROM t WHERE t MATCH 'corp' AND rowid = 5000")[0][0]
     ceiling = bm25.ceiling([n], bm25.averages(db, "t"))
     assert 0.97 * ceiling < score <= ceiling
+
+
+def test_a_writer_that_has_not_committed_gets_the_whole_ranking():
+    """Inside a write, FTS5's averages record lacks the rows just written (it is written at
+    commit): a ceiling from it would be too low, so a writer's query ranks every row."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(text, tokenize = 'porter unicode61 remove_diacritics 2')")
+    conn.execute("CREATE TABLE meta (id INTEGER PRIMARY KEY, type TEXT, tenant TEXT)")
+    db = Db(conn)
+
+    def add(rowid: int, text: str) -> None:
+        conn.execute("INSERT INTO t (rowid, text) VALUES (?, ?)", (rowid, text))
+        conn.execute("INSERT INTO meta VALUES (?, 'X', 'a')", (rowid,))
+
+    conn.execute("BEGIN")
+    for i in range(1, 1001):  # committed: "corp" in nearly every row, a rare word in long rows
+        add(i, "corp pad pad pad")
+    for i in range(1001, 1011):
+        add(i, "zeta " + " ".join(["pad"] * 40))
+    conn.execute("COMMIT")
+    conn.execute("BEGIN")
+    db.writing = True
+    for i in range(1011, 9011):  # written, not committed: "corp" becomes rare, and one short row has it
+        add(i, "pad")
+    add(9011, "corp")
+    terms = ["zeta", "corp"]
+    got = bm25.top(db, "t", "meta", terms, counts(db, terms), 1, "a")
+    assert got == expected(db, terms, 1, "a") and got[0][0] == 9011
+    conn.execute("ROLLBACK")

@@ -5,14 +5,15 @@ through ``binary,nary``, either against the stub provider over real HTTP answeri
 request after ``--latency`` seconds, or with ``--offline`` on the offline backend. One local
 Ray cluster (2 CPUs, no dashboard) is started first and warmed up by one run (its workers
 import kgkit and litellm once), both timed apart; the runs then differ only in
-``ray.workers``, the documents running at once. ``llm.concurrency`` (``--concurrency``)
-bounds the passes in flight per task on ray, and for the whole run on the local engine.
+``ray.workers``, the tasks running at once (each a share of the corpus through the local
+engine's pipe). ``llm.concurrency`` (``--concurrency``) bounds the passes in flight per task
+on ray, and for the whole run on the local engine.
 Every run's folders are checked to be the local engine's, byte for byte (clock readings aside).
 
-The ideal on the stub: a document's stages (entities, relations, nary) each take
-ceil(chunks / concurrency) rounds of one latency; documents in turn sum that, W workers divide
-it by W; the local engine's one ``llm.concurrency`` spreads all the calls (calls x latency /
-concurrency). Driver CPU is this process's (the driver, and the stub server, which runs here too).
+The ideal on the stub: the calls spread over the concurrency there is (calls x latency /
+concurrency for the local engine, over W x concurrency for W workers, each task its own),
+and never under one document's stages (entities, relations, nary), each ceil(chunks /
+concurrency) rounds of one latency. Driver CPU is this process's (the driver, and the stub server, which runs here too).
 
     python benchmarks/ray_engine.py [--docs 8] [--chunks 10] [--latency 0.2] [--concurrency 4] [--offline]
 """
@@ -107,7 +108,7 @@ def main() -> None:
         elif workers is None:  # one llm.concurrency for the whole run: the calls spread over it
             ideal = f"{max(per_doc, calls * args.latency / args.concurrency):.1f}"
         else:  # llm.concurrency per task, W tasks at once
-            ideal = f"{args.docs * per_doc / workers:.1f}"
+            ideal = f"{max(per_doc, calls * args.latency / (workers * args.concurrency)):.1f}"
         ratio = "-" if ideal == "-" else f"{wall / float(ideal):.2f}"
         print(f"| {label} | {wall:.1f} | {ideal} | {ratio} | {cpu:.1f} | {one / wall:.2f} |")
     why_not(args, rows, calls)
@@ -120,7 +121,7 @@ def why_not(args, rows, calls: int) -> None:
 
     Two bounds, before Ray's own costs (node start, per-task work, object store): the
     provider's and the machine's. Each Ray task runs with an ``llm.concurrency`` of its own
-    (``run_alone``), so two workers are offered 2 x concurrency / latency calls a second
+    (its own pass pool), so two workers are offered 2 x concurrency / latency calls a second
     where the local engine is offered one concurrency's worth (the stub shares no limit
     between them; a provider's ``rpm`` or ``tpm`` for the account would). And every call costs
     the CPU the local run measured (kgkit and the stub, both in this process then), so the

@@ -246,7 +246,7 @@ class RayConfig:
 
     address: str | None = setting(None, "null: a small local cluster for the run; else the cluster's (auto, "
                                          "ray://host:10001)")
-    workers: int | None = setting(None, "documents running at once; null: 2 on a local cluster, else the "
+    workers: int | None = setting(None, "tasks running at once, each a share of the documents; null: 2 on a local cluster, else the "
                                         "cluster's CPUs")
 
 

@@ -1,14 +1,16 @@
-"""The ray engine (``engine: ray``, ``kgkit extract --engine ray``): each document of a
-corpus runs as a Ray task, on the cluster ``ray.address`` names or on a small local
-cluster started for the run and stopped after it.
+"""The ray engine (``engine: ray``, ``kgkit extract --engine ray``): the documents of a
+corpus run in shares, each share a Ray task, on the cluster ``ray.address`` names or on a
+small local cluster started for the run and stopped after it.
 
-A task runs the code the local engine runs for a document,
-:meth:`kgkit.engine.run.DocumentJob.run`, with backends and a pass pool of its own, so
-its run folder is the local engine's byte for byte. This process, the driver, keeps what
-there is one of per corpus: the input order, ``runs.jsonl``, the progress display (a
-task's stage events come back through a Ray queue) and the exit code. An unreadable
-input comes back as its InputError (skipped and counted, as locally); any other failure
-of a task stops the run and is raised with the document's path in its message.
+A task runs its share through the local engine's pipe (:func:`kgkit.engine.run.local_outcomes`:
+one pass pool and one set of backends for the share, its documents admitted as keep
+``llm.concurrency`` full), so a worker keeps its requests in flight across documents instead
+of waiting on one document's stages, and each run folder is the local engine's byte for byte.
+Shares are small enough that the workers end together (:func:`share_size`). This process,
+the driver, keeps what there is one of per corpus: the input order, ``runs.jsonl``, the
+progress display (a task's stage events come back through a Ray queue) and the exit code.
+An unreadable input comes back as its InputError (skipped and counted, as locally); any
+other failure stops the run and is raised with the document's path in its message.
 
 Where files go (the design call): the tasks write their run folders themselves, ``state/``
 pass by pass, so a task that dies loses only its passes in flight and ``--resume`` pays
@@ -33,7 +35,7 @@ import signal
 import socket
 import threading
 from collections import deque
-from typing import TYPE_CHECKING, Any, Generator
+from typing import TYPE_CHECKING, Any, Generator, Sequence
 
 from kgkit.engine.corpus import CorpusInput
 from kgkit.errors import EXIT_PROVIDER, ConfigError, InputError, KgkitError
@@ -43,9 +45,10 @@ if TYPE_CHECKING:  # names for annotations only: kgkit.engine.run imports this m
     from kgkit.engine.document import BackendFactory, Progress, RunResult
     from kgkit.engine.run import DocumentJob
 
-LOCAL_WORKERS = 2  # a local cluster's CPUs when ray.workers is not set: the local engine's two documents at once
+LOCAL_WORKERS = 2  # a local cluster's CPUs (and tasks at once) when ray.workers is not set
 OBJECT_STORE_BYTES = 100 * 1024 * 1024  # a local cluster's object store: results only, a document's at a time
 TASK_RETRIES = 2  # times Ray reruns a task lost with its worker or node
+SHARES_PER_WORKER = 2  # a corpus is cut into about this many shares a worker: see share_size
 INTERRUPT_GRACE = 2.0  # seconds a cancelled task has to stop by itself after Ctrl-C or SIGTERM
 POLL_SECONDS = 0.2  # how often the driver passes the tasks' stage events to the progress display
 CONNECT_SECONDS = 5.0  # for ray.address to answer at all
@@ -70,8 +73,8 @@ def import_ray():
 
 def ray_outcomes(inputs: list[CorpusInput], job: DocumentJob, backend: Backend | BackendFactory | None,
                  progress: Progress | None) -> Generator[tuple[CorpusInput, RunResult | InputError], None, None]:
-    """``(input, its RunResult or InputError)`` in input order, the documents running as Ray
-    tasks (at most ``ray.workers`` at once). Raises ConfigError before anything runs when
+    """``(input, its RunResult or InputError)`` in input order, the documents running in
+    shares, one Ray task a share (at most ``ray.workers`` at once). Raises ConfigError before anything runs when
     Ray is missing or an input is stdin."""
     ray = import_ray()
     if any(str(item.path) == "-" for item in inputs):
@@ -90,6 +93,14 @@ def shared_cache(config):
     return dataclasses.replace(config, cache=dataclasses.replace(config.cache, dir=cache_dir(config)))
 
 
+def share_size(documents: int, workers: int) -> int:
+    """Documents a task runs: about :data:`SHARES_PER_WORKER` shares a worker. Fewer, larger
+    shares keep each worker's pipe full for longer (a share ends with its last documents'
+    stages, fewer requests in flight); more, smaller ones let a worker whose documents ran
+    short take another share, so the workers end together."""
+    return max(1, -(-documents // (max(workers, 1) * SHARES_PER_WORKER)))
+
+
 def _outcomes(ray, inputs, job, backend, progress):
     owned = not ray.is_initialized()  # else the caller's Ray, used as it is and left running
     if owned:
@@ -98,26 +109,27 @@ def _outcomes(ray, inputs, job, backend, progress):
         local = owned and not job.config.ray.address
         workers = job.config.ray.workers or (LOCAL_WORKERS if local else int(ray.cluster_resources().get("CPU", 1)))
         queue = stage_queue(ray) if progress else None
-        # A task whose worker died is run again (its run folder's lock died with it, its
+        # A task whose worker died is run again (its run folders' locks died with it, its
         # completed passes are in state/); one that raised is not: its error is the outcome.
-        task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(run_task)
+        task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(run_share)
         shared = ray.put(job)
-        todo = iter(inputs)
+        size = share_size(len(inputs), workers)
+        todo = iter([inputs[i:i + size] for i in range(0, len(inputs), size)])
         running: deque = deque()
         interrupted = False
         try:
             while True:
-                while len(running) < max(workers, 1) and (item := next(todo, None)) is not None:
-                    running.append((item, task.remote(shared, item, backend, queue)))
+                while len(running) < max(workers, 1) and (share := next(todo, None)) is not None:
+                    running.append((share, task.remote(shared, share, backend, queue)))
                 if not running:
                     return
-                item, ref = running[0]
+                share, ref = running[0]
                 while not ray.wait([ref], timeout=POLL_SECONDS if queue else None)[0]:
                     relay(queue, progress)
                 relay(queue, progress)
-                outcome = result(ray, item, ref)
+                outcomes = result(ray, share, ref)
                 running.popleft()
-                yield item, outcome
+                yield from zip(share, outcomes)
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: stop now, not when the requests in flight end
             interrupted = True
             raise
@@ -167,12 +179,26 @@ def check_reachable(address: str) -> None:
                           hint="start the cluster (ray start --head) or correct ray.address") from None
 
 
-def run_task(job: DocumentJob, item: CorpusInput, backend: Backend | BackendFactory | None,
-             queue) -> RunResult | InputError:
-    """One document in a Ray worker (:meth:`DocumentJob.run_alone`): an unreadable input is
-    returned (skipped by the driver), any other failure raised to it."""
+def run_share(job: DocumentJob, share: Sequence[CorpusInput], backend: Backend | BackendFactory | None,
+              queue) -> list[RunResult | InputError]:
+    """A share of documents in a Ray worker, through the local engine's pipe: each
+    document's RunResult, or its InputError (skipped by the driver). Any other failure is
+    raised with the document it came from named in it."""
+    from kgkit.engine.run import local_outcomes, make_backends  # in the worker: that module imports this one
+
     progress = (lambda *event: queue.put(event)) if queue is not None else None
-    return job.run_alone(item, backend, progress)
+    done: list[RunResult | InputError] = []
+    try:
+        for _, outcome in local_outcomes(list(share), job, make_backends(backend, job.config), progress):
+            done.append(outcome)
+    except KgkitError as exc:  # outcomes come in input order: the failing document is the next one
+        exc.message = f"{share[len(done)].path}: {exc.message}"
+        exc.args = (exc.message,)
+        raise
+    except Exception as exc:
+        exc.add_note(f"(in the Ray task of {share[len(done)].path})")
+        raise
+    return done
 
 
 def stage_queue(ray):
@@ -191,25 +217,20 @@ def relay(queue, progress: Progress | None) -> None:
         progress(*event)
 
 
-def result(ray, item: CorpusInput, ref) -> RunResult | InputError:
-    """A task's outcome; its failure raised with the document named (a KgkitError keeps its
-    exit code, anything else carries a note saying which document it came from)."""
+def result(ray, share: Sequence[CorpusInput], ref) -> list[RunResult | InputError]:
+    """A task's outcomes; its failure raised as it was (:func:`run_share` named the document),
+    or, for a task the cluster lost, naming the documents it held."""
     from ray.exceptions import RayError, RayTaskError
 
+    held = str(share[0].path) + (f" (and {len(share) - 1} more documents of its task)" if len(share) > 1 else "")
     try:
         return ray.get(ref)
     except RayTaskError as exc:
-        cause = exc.cause
-        if isinstance(cause, KgkitError):
-            cause.message = f"{item.path}: {cause.message}"
-            cause.args = (cause.message,)
-            raise cause from None
-        if cause is None:
-            raise RayTaskFailed(f"{item.path}: the Ray task failed: {exc}") from None
-        cause.add_note(f"(in the Ray task of {item.path})")
-        raise cause from None
+        if exc.cause is None:
+            raise RayTaskFailed(f"{held}: the Ray task failed: {exc}") from None
+        raise exc.cause from None
     except RayError as exc:  # a worker or node died more often than TASK_RETRIES, or the task was cancelled
-        raise RayTaskFailed(f"{item.path}: the Ray task was lost: {type(exc).__name__}",
+        raise RayTaskFailed(f"{held}: the Ray task was lost: {type(exc).__name__}",
                             hint="completed passes are kept: rerun with --resume") from None
 
 

@@ -197,7 +197,7 @@ def extract_each(paths: str | os.PathLike | Sequence[str | os.PathLike], options
 class DocumentJob:
     """What every document of a run shares, and how one document runs: load it, hold its
     run folder, extract and write. The one per-document code path, whichever engine calls
-    it: this process (:func:`local_outcomes`) or a Ray task (kgkit/engine/ray_engine.py),
+    it: :func:`local_outcomes`, in this process or in a Ray task (kgkit/engine/ray_engine.py),
     which is why it is plain picklable data."""
 
     domain: Domain
@@ -219,16 +219,6 @@ class DocumentJob:
             plan = self.views if self.options.replace_views else earlier_views(folder, given) + self.views
             return extract_document(doc, self.domain, plan, self.config, backends, folder, self.options,
                                     progress=progress, pool=pool)
-
-    def run_alone(self, item: CorpusInput, backend: Backend | BackendFactory | None,
-                  progress: Progress | None) -> RunResult | InputError:
-        """:meth:`run` in a process of its own (a Ray worker): backends and a pass pool of its
-        own; an unreadable input is returned, to be skipped and counted where the corpus is."""
-        with PassPool(pass_concurrency(self.config)) as pool:
-            try:
-                return self.run(item, make_backends(backend, self.config), progress, pool)
-            except InputError as exc:
-                return exc
 
 
 def local_outcomes(inputs: list[CorpusInput], job: DocumentJob, backends: tuple[Backend, Backend],

@@ -8,6 +8,7 @@ are skipped without it; one small local cluster (2 CPUs, no dashboard) serves th
 and is shut down after it. The tests that Ray is optional run everywhere."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -24,7 +25,7 @@ import pytest
 import kgkit
 from support.engine_support import ORGS, PEOPLE, write_inputs
 from kgkit.cli import main
-from kgkit.config.model import CacheConfig, Config, LLMConfig
+from kgkit.config.model import CacheConfig, Config, LLMConfig, RayConfig
 from support.optional_parts import require_module
 from support.stub_provider import Reply
 from test_engine_concurrency import KEY_ENV, SlowModel, run_folder
@@ -131,6 +132,30 @@ def test_on_the_stub_provider_ray_matches_the_local_engine_and_its_tasks_share_t
     again = run("ray", "ray-again", "cache-ray")  # every answer is in the cache the tasks wrote
     assert stub_provider.requests == []
     assert [r.manifest["calls"]["cache_hits"] for r in again] == [9, 9, 9]
+
+
+def test_one_ray_worker_keeps_its_passes_in_flight_across_documents(ray_cluster, stub_provider, tmp_path):
+    """A worker runs a share of the corpus through one pass pool: while one document's single
+    entity pass is out, the next document's is sent too (one document a task at a time never
+    has two requests out: its stages wait on each other). The model holds its answers until
+    two requests are in flight, and gives up waiting after a few seconds if they never are."""
+    docs = [distinct_inputs(tmp_path / f"in{i}", i) for i in range(4)]
+    for i, d in enumerate(docs):  # one chunk each
+        d["doc"].write_text(f"{PEOPLE[i]} joined {ORGS[i % 2]} on March {i + 1}, 2020 as an engineer.\n")
+    model = stub_provider.responder = SlowModel(latency=0.05, gather=2, patience=5.0)
+
+    def run(engine: str, out: str):
+        cfg = stub_config(stub_provider, engine, tmp_path / f"cache-{out}")
+        return kgkit.extract([d["doc"] for d in docs], domain=docs[0]["domain"], views=["binary"],
+                             config=dataclasses.replace(cfg, ray=RayConfig(workers=1)), out_dir=tmp_path / out,
+                             skills=False)
+
+    on_ray = run("ray", "ray")
+    assert model.most >= 2
+    assert len(on_ray) == 4 and len(stub_provider.requests) == 4 * 2
+    model.gather = 0
+    run("local", "local")
+    assert run_folder(tmp_path / "ray") == run_folder(tmp_path / "local")
 
 
 def test_a_failing_task_stops_the_run_naming_its_document(ray_cluster, stub_provider, tmp_path):

@@ -246,8 +246,8 @@ class RayConfig:
 
     address: str | None = setting(None, "null: a small local cluster for the run; else the cluster's (auto, "
                                          "ray://host:10001)")
-    workers: int | None = setting(None, "tasks running at once, each a share of the documents; null: 2 on a local cluster, else the "
-                                        "cluster's CPUs")
+    workers: int | None = setting(None, "tasks running at once, each a share of the documents; null: 2 on a "
+                                        "local cluster, else the cluster's CPUs")
 
 
 @dataclass

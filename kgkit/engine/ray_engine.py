@@ -74,8 +74,8 @@ def import_ray():
 def ray_outcomes(inputs: list[CorpusInput], job: DocumentJob, backend: Backend | BackendFactory | None,
                  progress: Progress | None) -> Generator[tuple[CorpusInput, RunResult | InputError], None, None]:
     """``(input, its RunResult or InputError)`` in input order, the documents running in
-    shares, one Ray task a share (at most ``ray.workers`` at once). Raises ConfigError before anything runs when
-    Ray is missing or an input is stdin."""
+    shares, one Ray task a share (at most ``ray.workers`` at once). Raises ConfigError
+    before anything runs when Ray is missing or an input is stdin."""
     ray = import_ray()
     if any(str(item.path) == "-" for item in inputs):
         raise InputError("the ray engine reads files, not stdin", hint="save the text to a file, or use --engine local")

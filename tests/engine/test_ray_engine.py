@@ -158,18 +158,23 @@ def test_one_ray_worker_keeps_its_passes_in_flight_across_documents(ray_cluster,
     assert run_folder(tmp_path / "ray") == run_folder(tmp_path / "local")
 
 
-def test_a_failing_task_stops_the_run_naming_its_document(ray_cluster, stub_provider, tmp_path):
-    docs = [write_inputs(tmp_path / f"in{i}", paragraphs=2) for i in range(2)]
+@pytest.mark.parametrize("workers, count", [(None, 2), (1, 4)], ids=["one-document-shares", "two-document-shares"])
+def test_a_failing_task_stops_the_run_naming_its_document(ray_cluster, stub_provider, tmp_path, workers, count):
+    """The second document fails; with one worker and four documents it is the second of
+    its task's share, after one that succeeded: the message names it, not the share."""
+    docs = [write_inputs(tmp_path / f"in{i}", paragraphs=2) for i in range(count)]
     docs[1]["doc"].write_text("Zed Quill joined Beta Ltd on March 2, 2020 as an engineer.\n")
     model = SlowModel(latency=0.0)
     stub_provider.responder = lambda request: (Reply.error(401, "key revoked")  # the second document's passes
                                                if "Zed Quill" in json.dumps(request.body) else model(request))
     with pytest.raises(kgkit.errors.ProviderConfigError) as failed:
         kgkit.extract([d["doc"] for d in docs], domain=docs[0]["domain"], views=["binary"],
-                      config=stub_config(stub_provider, "ray", tmp_path / "cache"), out_dir=tmp_path / "out",
-                      skills=False)
+                      config=dataclasses.replace(stub_config(stub_provider, "ray", tmp_path / "cache"),
+                                                 ray=RayConfig(workers=workers)),
+                      out_dir=tmp_path / "out", skills=False)
     assert failed.value.exit_code == 2
     assert str(docs[1]["doc"]) in failed.value.message
+    assert str(docs[0]["doc"]) not in failed.value.message
 
 
 def test_without_ray_the_ray_engine_exits_2_saying_how_to_install_it(corpus, tmp_path, capsys, monkeypatch):

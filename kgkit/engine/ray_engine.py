@@ -6,7 +6,7 @@ A task runs its share through the local engine's pipe (:func:`kgkit.engine.run.l
 one pass pool and one set of backends for the share, its documents admitted as keep
 ``llm.concurrency`` full), so a worker keeps its requests in flight across documents instead
 of waiting on one document's stages, and each run folder is the local engine's byte for byte.
-Shares are small enough that the workers end together (:func:`share_size`). This process,
+Shares are small enough that the workers end together (:func:`shares`). This process,
 the driver, keeps what there is one of per corpus: the input order, ``runs.jsonl``, the
 progress display (a task's stage events come back through a Ray queue) and the exit code.
 An unreadable input comes back as its InputError (skipped and counted, as locally); any
@@ -38,6 +38,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any, Generator, Sequence
 
 from kgkit.engine.corpus import CorpusInput
+from kgkit.engine.window import MEMORY_BUDGET, footprint
 from kgkit.errors import EXIT_PROVIDER, ConfigError, InputError, KgkitError
 
 if TYPE_CHECKING:  # names for annotations only: kgkit.engine.run imports this module when it runs
@@ -46,9 +47,9 @@ if TYPE_CHECKING:  # names for annotations only: kgkit.engine.run imports this m
     from kgkit.engine.run import DocumentJob
 
 LOCAL_WORKERS = 2  # a local cluster's CPUs (and tasks at once) when ray.workers is not set
-OBJECT_STORE_BYTES = 100 * 1024 * 1024  # a local cluster's object store: results only, a document's at a time
+OBJECT_STORE_BYTES = 100 * 1024 * 1024  # a local cluster's object store: results only, a share's at a time
 TASK_RETRIES = 2  # times Ray reruns a task lost with its worker or node
-SHARES_PER_WORKER = 2  # a corpus is cut into about this many shares a worker: see share_size
+SHARES_PER_WORKER = 2  # a corpus is cut into about this many shares a worker: see shares
 INTERRUPT_GRACE = 2.0  # seconds a cancelled task has to stop by itself after Ctrl-C or SIGTERM
 POLL_SECONDS = 0.2  # how often the driver passes the tasks' stage events to the progress display
 CONNECT_SECONDS = 5.0  # for ray.address to answer at all
@@ -93,12 +94,25 @@ def shared_cache(config):
     return dataclasses.replace(config, cache=dataclasses.replace(config.cache, dir=cache_dir(config)))
 
 
-def share_size(documents: int, workers: int) -> int:
-    """Documents a task runs: about :data:`SHARES_PER_WORKER` shares a worker. Fewer, larger
-    shares keep each worker's pipe full for longer (a share ends with its last documents'
-    stages, fewer requests in flight); more, smaller ones let a worker whose documents ran
-    short take another share, so the workers end together."""
-    return max(1, -(-documents // (max(workers, 1) * SHARES_PER_WORKER)))
+def shares(inputs: list[CorpusInput], workers: int) -> list[list[CorpusInput]]:
+    """The corpus cut into shares of consecutive documents, one task each: about
+    :data:`SHARES_PER_WORKER` a worker. Fewer, larger shares keep each worker's pipe full for
+    longer (a share ends with its last documents' stages, fewer requests in flight); more,
+    smaller ones let a worker whose documents ran short take another, so the workers end
+    together. A task holds its share's results until it ends, so a share is also cut where
+    its documents would hold more than the local engine's memory budget together
+    (:func:`kgkit.engine.window.footprint`)."""
+    size = max(1, -(-len(inputs) // (max(workers, 1) * SHARES_PER_WORKER)))
+    out: list[list[CorpusInput]] = []
+    held = 0
+    for item in inputs:
+        weight = footprint(item)
+        if not out or len(out[-1]) >= size or held + weight > MEMORY_BUDGET:
+            out.append([])
+            held = 0
+        out[-1].append(item)
+        held += weight
+    return out
 
 
 def _outcomes(ray, inputs, job, backend, progress):
@@ -113,8 +127,7 @@ def _outcomes(ray, inputs, job, backend, progress):
         # completed passes are in state/); one that raised is not: its error is the outcome.
         task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(run_share)
         shared = ray.put(job)
-        size = share_size(len(inputs), workers)
-        todo = iter([inputs[i:i + size] for i in range(0, len(inputs), size)])
+        todo = iter(shares(inputs, workers))
         running: deque = deque()
         interrupted = False
         try:

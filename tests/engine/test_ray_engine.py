@@ -177,6 +177,23 @@ def test_a_failing_task_stops_the_run_naming_its_document(ray_cluster, stub_prov
     assert str(docs[0]["doc"]) not in failed.value.message
 
 
+def test_a_corpus_is_cut_into_about_two_shares_a_worker_within_the_memory_budget(tmp_path, monkeypatch):
+    from kgkit.engine import ray_engine
+    from kgkit.engine.corpus import CorpusInput
+
+    inputs = []
+    for i in range(10):
+        (tmp_path / f"d{i}.txt").write_text("Ann Lee works for Acme Corp.\n")
+        inputs.append(CorpusInput(tmp_path / f"d{i}.txt", f"d{i}"))
+    assert [len(s) for s in ray_engine.shares(inputs, 2)] == [3, 3, 3, 1]
+    assert [len(s) for s in ray_engine.shares(inputs, 1)] == [5, 5]
+    assert [len(s) for s in ray_engine.shares(inputs, 8)] == [1] * 10
+    assert [x for s in ray_engine.shares(inputs, 2) for x in s] == inputs  # in input order, each once
+    # a task holds its share's results: a share stops where its documents would pass the budget
+    monkeypatch.setattr(ray_engine, "MEMORY_BUDGET", 2 * ray_engine.footprint(inputs[0]))
+    assert [len(s) for s in ray_engine.shares(inputs, 1)] == [2, 2, 2, 2, 2]
+
+
 def test_without_ray_the_ray_engine_exits_2_saying_how_to_install_it(corpus, tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # what `import ray` meets without the extra
     with pytest.raises(SystemExit) as done:

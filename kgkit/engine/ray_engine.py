@@ -2,10 +2,11 @@
 corpus run in shares, each share a Ray task, on the cluster ``ray.address`` names or on a
 small local cluster started for the run and stopped after it.
 
-A task runs its share through the local engine's pipe (:func:`kgkit.engine.run.local_outcomes`:
-one pass pool and one set of backends for the share, its documents admitted as keep
-``llm.concurrency`` full), so a worker keeps its requests in flight across documents instead
-of waiting on one document's stages, and each run folder is the local engine's byte for byte.
+A task runs its share through the local engine's pipe (:meth:`DocumentJob.outcomes`, in
+kgkit/engine/run.py: one pass pool and one set of backends for the share, its documents
+admitted as keep ``llm.concurrency`` full), so a worker keeps its requests in flight across
+documents instead of waiting on one document's stages, and each run folder is the local
+engine's byte for byte.
 Shares are small enough that the workers end together (:func:`shares`). This process,
 the driver, keeps what there is one of per corpus: the input order, ``runs.jsonl``, the
 progress display (a task's stage events come back through a Ray queue) and the exit code.
@@ -197,12 +198,10 @@ def run_share(job: DocumentJob, share: Sequence[CorpusInput], backend: Backend |
     """A share of documents in a Ray worker, through the local engine's pipe: each
     document's RunResult, or its InputError (skipped by the driver). Any other failure is
     raised with the document it came from named in it."""
-    from kgkit.engine.run import local_outcomes, make_backends  # in the worker: that module imports this one
-
     progress = (lambda *event: queue.put(event)) if queue is not None else None
     done: list[RunResult | InputError] = []
     try:
-        for _, outcome in local_outcomes(list(share), job, make_backends(backend, job.config), progress):
+        for _, outcome in job.outcomes(list(share), backend, progress):
             done.append(outcome)
     except KgkitError as exc:  # outcomes come in input order: the failing document is the next one
         exc.message = f"{share[len(done)].path}: {exc.message}"

@@ -220,6 +220,12 @@ class DocumentJob:
             return extract_document(doc, self.domain, plan, self.config, backends, folder, self.options,
                                     progress=progress, pool=pool)
 
+    def outcomes(self, items: list[CorpusInput], backend: Backend | BackendFactory | None, progress: Progress | None
+                 ) -> Generator[tuple[CorpusInput, RunResult | InputError], None, None]:
+        """:func:`local_outcomes` in a process of its own (a Ray task's share of the corpus),
+        with backends of its own."""
+        yield from local_outcomes(items, self, make_backends(backend, self.config), progress)
+
 
 def local_outcomes(inputs: list[CorpusInput], job: DocumentJob, backends: tuple[Backend, Backend],
                    progress: Progress | None) -> Generator[tuple[CorpusInput, RunResult | InputError], None, None]:

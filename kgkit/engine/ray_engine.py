@@ -203,12 +203,13 @@ def run_share(job: DocumentJob, share: Sequence[CorpusInput], backend: Backend |
     try:
         for _, outcome in job.outcomes(list(share), backend, progress):
             done.append(outcome)
-    except KgkitError as exc:  # outcomes come in input order: the failing document is the next one
-        exc.message = f"{share[len(done)].path}: {exc.message}"
-        exc.args = (exc.message,)
-        raise
-    except Exception as exc:
-        exc.add_note(f"(in the Ray task of {share[len(done)].path})")
+    except Exception as exc:  # outcomes come in input order: the failing document is the next one
+        failing = share[min(len(done), len(share) - 1)].path
+        if isinstance(exc, KgkitError):
+            exc.message = f"{failing}: {exc.message}"
+            exc.args = (exc.message,)
+        else:
+            exc.add_note(f"(in the Ray task of {failing})")
         raise
     return done
 

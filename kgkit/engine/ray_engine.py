@@ -6,12 +6,12 @@ A task runs its share through the local engine's pipe (:meth:`DocumentJob.outcom
 kgkit/engine/run.py: one pass pool and one set of backends for the share, its documents
 admitted as keep ``llm.concurrency`` full), so a worker keeps its requests in flight across
 documents instead of waiting on one document's stages, and each run folder is the local
-engine's byte for byte.
-Shares are small enough that the workers end together (:func:`shares`). This process,
-the driver, keeps what there is one of per corpus: the input order, ``runs.jsonl``, the
-progress display (a task's stage events come back through a Ray queue) and the exit code.
-An unreadable input comes back as its InputError (skipped and counted, as locally); any
-other failure stops the run and is raised with the document's path in its message.
+engine's byte for byte. Shares are small enough that the workers end together
+(:func:`shares`). This process, the driver, keeps what there is one of per corpus: the
+input order, ``runs.jsonl``, the progress display (a task's stage events come back through
+a Ray queue) and the exit code. An unreadable input comes back as its InputError (skipped
+and counted, as locally); any other failure stops the run and is raised with the
+document's path in its message.
 
 Where files go (the design call): the tasks write their run folders themselves, ``state/``
 pass by pass, so a task that dies loses only its passes in flight and ``--resume`` pays

@@ -7,13 +7,14 @@ Ray cluster (2 CPUs, no dashboard) is started first and warmed up by one run (it
 import kgkit and litellm once), both timed apart; the runs then differ only in
 ``ray.workers``, the tasks running at once (each a share of the corpus through the local
 engine's pipe). ``llm.concurrency`` (``--concurrency``) bounds the passes in flight per task
-on ray, and for the whole run on the local engine.
-Every run's folders are checked to be the local engine's, byte for byte (clock readings aside).
+on ray, and for the whole run on the local engine. Every run's folders are checked to be the
+local engine's, byte for byte (clock readings aside).
 
 The ideal on the stub: the calls spread over the concurrency there is (calls x latency /
 concurrency for the local engine, over W x concurrency for W workers, each task its own),
 and never under one document's stages (entities, relations, nary), each ceil(chunks /
-concurrency) rounds of one latency. Driver CPU is this process's (the driver, and the stub server, which runs here too).
+concurrency) rounds of one latency. Driver CPU is this process's (the driver, and the stub
+server, which runs here too).
 
     python benchmarks/ray_engine.py [--docs 8] [--chunks 10] [--latency 0.2] [--concurrency 4] [--offline]
 """

@@ -72,7 +72,8 @@ def refresh(store) -> None:
     moved = [n for (n,) in store._q("SELECT node FROM qx_item_ids_dirty WHERE tenant = ?")]
     if moved:
         done = set(views)
-        keys = sorted({tuple(k) for k in _rows(store, "SELECT DISTINCT doc, view, item FROM qx_fillers "
+        # no DISTINCT (the set is): SQLite would read the tenant's every filler in key order, not the nodes' own
+        keys = sorted({tuple(k) for k in _rows(store, "SELECT doc, view, item FROM qx_fillers "
                                                       "WHERE tenant = ? AND node IN ({})", moved)
                        if (k[0], k[1]) not in done})
         store._x("DELETE FROM qx_item_ids_dirty WHERE tenant = ?")

@@ -97,6 +97,16 @@ MIGRATIONS: list[list[str] | dict[str, list[str]]] = [
     # every stored item's answer-level id (kgkit/graph/item_ids.py), so an answer's item is found by
     # an index range; a tenant stored before is filled on its next open
     item_ids.migration(),
+    # an update reads claims by alias key (who claims this group's key?) and the review queue by
+    # its held items: both were reads of every row of the tenant, an update's cost growing with the
+    # corpus (tests/graph/test_update_plans.py). Dropped first, so the step can run again.
+    [
+        "DROP INDEX IF EXISTS claims_key",
+        "DROP INDEX IF EXISTS claims_alias",  # (tenant, type, alias_key): claims_key serves its lookups too
+        "CREATE INDEX claims_key ON claims (tenant, alias_key, type)",
+        "DROP INDEX IF EXISTS items_held",
+        "CREATE INDEX items_held ON items (tenant, doc, review_key) WHERE held IS NOT NULL",
+    ],
 ]
 
 #: The step that brings tenant roles: from it on, row-level security reads kgkit_tenant() (database.py).

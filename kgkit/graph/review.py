@@ -33,30 +33,39 @@ def review_id(doc: str, key: str) -> str:
 
 def queue(store) -> list[dict[str, Any]]:
     """Every review entry of the tenant, decided or not, sorted by document and key."""
-    entries = []
-    for doc, view, item, body, held, key, decision, who, at in store._q(_HELD):
-        evidence = store._q("SELECT chunk, page, span_start, span_end, quote FROM evidence "
-                            "WHERE tenant = ? AND doc = ? AND view = ? AND item = ?", doc, view, item)
-        entries.append({"id": review_id(doc, key), "document": doc, "key": key, "kind": "held", "view": view,
-                        "reason": held, "item": {"id": item, **json.loads(body)},
-                        "evidence": [{"chunk": c, "page": p, "span": [s, e] if s is not None else None, "quote": qt}
-                                     for c, p, s, e, qt in evidence],
-                        "decision": decision, "who": who, "at": at, "acceptable": True})
-    for doc, key, stage, chunk, item, reason, decision, who, at in store._q(_REJECTED):
-        raw = json.loads(item)
-        entries.append({"id": review_id(doc, key), "document": doc, "key": key, "kind": "rejected", "view": stage,
-                        "reason": reason, "item": raw, "evidence": [{"chunk": chunk}],
-                        "decision": decision, "who": who, "at": at,
-                        "acceptable": _graph_form(store, doc, stage, raw) is not None})
+    entries = [_held(store, row) for row in store._q(_HELD)] + [_rejected(store, row) for row in store._q(_REJECTED)]
     return sorted(entries, key=lambda e: (e["document"], e["key"]))
 
 
 def find(store, entry_id: str) -> dict[str, Any]:
-    for entry in queue(store):
-        if entry["id"] == entry_id:
-            return entry
+    """The entry ``entry_id`` names (its first in :func:`queue`'s order), built alone: an id is a
+    hash of its document and key, so the queue's rows are read, but only one entry's evidence."""
+    for doc, key, build, row in sorted(
+            [(r[0], r[5], _held, r) for r in store._q(_HELD)] + [(r[0], r[1], _rejected, r) for r in store._q(_REJECTED)],
+            key=lambda found: found[:2]):
+        if review_id(doc, key) == entry_id:
+            return build(store, row)
     raise NotFoundError(f"no review entry {entry_id!r} in graph tenant {store.tenant!r}",
                         hint="`kgkit review list GRAPH` lists them")
+
+
+def _held(store, row: tuple) -> dict[str, Any]:
+    doc, view, item, body, held, key, decision, who, at = row
+    evidence = store._q("SELECT chunk, page, span_start, span_end, quote FROM evidence "
+                        "WHERE tenant = ? AND doc = ? AND view = ? AND item = ?", doc, view, item)
+    return {"id": review_id(doc, key), "document": doc, "key": key, "kind": "held", "view": view,
+            "reason": held, "item": {"id": item, **json.loads(body)},
+            "evidence": [{"chunk": c, "page": p, "span": [s, e] if s is not None else None, "quote": qt}
+                         for c, p, s, e, qt in evidence],
+            "decision": decision, "who": who, "at": at, "acceptable": True}
+
+
+def _rejected(store, row: tuple) -> dict[str, Any]:
+    doc, key, stage, chunk, item, reason, decision, who, at = row
+    raw = json.loads(item)
+    return {"id": review_id(doc, key), "document": doc, "key": key, "kind": "rejected", "view": stage,
+            "reason": reason, "item": raw, "evidence": [{"chunk": chunk}], "decision": decision, "who": who,
+            "at": at, "acceptable": _graph_form(store, doc, stage, raw) is not None}
 
 
 def _relation_edge(store, doc: str, raw: Any) -> tuple[str, str, str] | None:

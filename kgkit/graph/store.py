@@ -205,7 +205,9 @@ class GraphStore:
             return self._bump()
 
     def _doc_name(self, doc: str) -> str:
-        rows = self._q("SELECT doc FROM documents WHERE tenant = ? AND (doc = ? OR id = ?)", doc, doc)
+        # by name, else by d_ id: two index reads (one OR over both columns reads every document)
+        rows = (self._q("SELECT doc FROM documents WHERE tenant = ? AND doc = ?", doc)
+                or self._q("SELECT doc FROM documents WHERE tenant = ? AND id = ?", doc))
         if not rows:
             known = [r[0] for r in self._q("SELECT doc FROM documents WHERE tenant = ? ORDER BY doc")]
             raise NotFoundError(f"no document {doc!r} in graph tenant {self.tenant!r}",
@@ -216,7 +218,8 @@ class GraphStore:
         """Delete a document's rows and drop its references; returns the groups to re-solve."""
         named = [r[0] for r in self._q("SELECT node FROM doc_nodes WHERE tenant = ? AND doc = ?", doc)]
         seeds = set(named)
-        for etype, akey in self._q("SELECT DISTINCT type, alias_key FROM claims WHERE tenant = ? AND doc = ?", doc):
+        # no DISTINCT: SQLite would read the tenant's every claim in that order rather than sort the document's
+        for etype, akey in set(self._q("SELECT type, alias_key FROM claims WHERE tenant = ? AND doc = ?", doc)):
             seeds |= self._alias_links(etype, akey)
         self.db.many("UPDATE groups SET refs = refs - 1 WHERE tenant = ? AND node = ?",
                      [(self.tenant, node) for node in named])

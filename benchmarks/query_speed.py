@@ -36,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from graph_store import RELATIONS, document, name_pool  # noqa: E402
 
-from kgkit.graph import GraphStore, index, index_schema  # noqa: E402
+from kgkit.graph import GraphStore, index, index_schema, item_ids  # noqa: E402
 from kgkit.query import Query  # noqa: E402
 
 
@@ -101,9 +101,10 @@ def timed(fn, runs: int) -> tuple[float, float]:
 
 
 def strip(store: GraphStore) -> GraphStore:
-    """``store`` without the query indexes' upkeep: its triggers and its indexes on the store's
-    own tables dropped (the index tables stay; nothing notes or derives their rows)."""
-    for trigger in index_schema.TRIGGERS:
+    """``store`` without the query indexes' upkeep: its triggers (the answer-level ids' too) and
+    its indexes on the store's own tables dropped (the index tables stay; nothing notes or derives
+    their rows while :func:`paired` has the refreshes off)."""
+    for trigger in [*index_schema.TRIGGERS, "qx_item_ids_mark"]:
         store.db.execute(f"DROP TRIGGER {trigger}")
     for name in index_schema.STORE_INDEXES:  # the query layer's indexes on the store's own tables
         store.db.execute(f"DROP INDEX {name}")
@@ -113,15 +114,15 @@ def strip(store: GraphStore) -> GraphStore:
 def paired(full: GraphStore, bare: GraphStore, n: int, pool, first: int = 0) -> tuple[float, float]:
     """CPU ms per document added, with the indexes and without, the two stores fed in turn
     (document i to one, then to the other), so a change in the machine's load weighs on both."""
-    saved = index.refresh
+    saved = index.refresh, item_ids.refresh
     with_index, without = [], []
     for a, b in zip(docs(n, pool, first), docs(n, pool, first)):
         with_index += add_all(full, [a])
-        index.refresh = lambda *args, **kwargs: None
+        index.refresh = item_ids.refresh = lambda *args, **kwargs: None
         try:
             without += add_all(bare, [b])
         finally:
-            index.refresh = saved
+            index.refresh, item_ids.refresh = saved
     return statistics.mean(with_index) * 1000, statistics.mean(without) * 1000
 
 

@@ -98,9 +98,12 @@ MIGRATIONS: list[list[str] | dict[str, list[str]]] = [
     # an index range; a tenant stored before is filled on its next open
     item_ids.migration(),
     # an update reads claims by alias key (who claims this group's key?) and the review queue by
-    # its held items: both were reads of every row of the tenant, an update's cost growing with the
-    # corpus (tests/graph/test_update_plans.py). Dropped first, so the step can run again.
+    # its held items, a match its named end by the name's key: each was a read of every row of the
+    # tenant, its cost growing with the corpus (tests/graph/test_update_plans.py,
+    # tests/query/test_query_plans.py). Dropped first, so the step can run again.
     [
+        "DROP INDEX IF EXISTS qx_names_key",
+        index_schema.NAMES_BY_KEY,
         "DROP INDEX IF EXISTS claims_key",
         "DROP INDEX IF EXISTS claims_alias",  # (tenant, type, alias_key): claims_key serves its lookups too
         "CREATE INDEX claims_key ON claims (tenant, alias_key, type)",

@@ -36,13 +36,15 @@ average beside them:
    own), and with ``--baseline DIR`` (another kgkit checkout) the two alternate run by run, so
    their ratio is paired under the same load. Ideal = max(depth x latency, requests x latency /
    concurrency), depth 2 (entities, relations); the stub counts the most requests it held at
-   once. Where the CPU goes: ``py-spy record --gil --subprocesses -- python
-   benchmarks/provider_speed.py ... --runs 1`` (the threads holding the GIL; cProfile sees
-   one thread and inflates small calls).
+   once. Where the CPU goes: ``--stages`` adds, per measurement, the CPU time of each stage
+   of :data:`STAGES` a request: each stage's functions wrapped, every thread's own CPU clock
+   read around its outermost call (so waiting for the GIL, a lock or the provider counts for
+   nothing, and a nested stage is inside its enclosing one too). The wrappers cost CPU of
+   their own (a few microseconds a call): compare stages, and read the totals without them.
 
     python benchmarks/provider_speed.py --concurrency 1 8 32 64
     python benchmarks/provider_speed.py --client direct --skip wall prompt startup --pipe-docs 10 100 \\
-        [--pipe-concurrency 16 64 256] [--runs 5] [--baseline DIR]
+        [--pipe-concurrency 16 64 256] [--runs 5] [--baseline DIR] [--stages]
     python benchmarks/provider_speed.py [--docs 10] [--chunks 20] [--latency 0.2] [--client direct litellm]
         [--skip wall prompt startup]
 """
@@ -359,6 +361,58 @@ def write_pipe_corpus(folder: Path, docs: int, items: int) -> list[Path]:
     return paths
 
 
+#: (stage, module, function) timed by ``--stages``: the three kinds of thread, then parts of their work.
+STAGES = [
+    ("document threads (all of a document's own work)", "kgkit.engine.run", "DocumentJob.run"),
+    ("pass threads (a request's work around its answer)", "kgkit.engine.passes", "PassRunner._execute"),
+    ("provider loop (HTTP: send, read, parse the JSON)", "asyncio.base_events", "BaseEventLoop._run_once"),
+    ("merge (document)", "kgkit.canon.merge", "merge_entities"),
+    ("answers into mentions and edges (document)", "kgkit.engine.core", "mentions_from"),
+    ("answers into mentions and edges (document)", "kgkit.engine.core", "edges_from"),
+    ("run folder outputs (document)", "kgkit.engine.document", "_write"),
+    ("resume key (document)", "kgkit.engine.passes", "PassRunner.key"),
+    ("prompt rendering for the cache key", "kgkit.backends.llm", "LLMBackend.cache_key_parts"),
+    ("cache key hash", "kgkit.backends.cache", "cache_key"),
+    ("response cache reads (SQLite)", "diskcache.core", "Cache.get"),
+    ("response cache reads (SQLite)", "diskcache.core", "Cache.__contains__"),
+    ("response cache writes (SQLite)", "diskcache.core", "Cache.set"),
+    ("state file a pass (pass)", "kgkit.engine.outputs", "RunFolder.save_pass"),
+    ("answer read and checked (pass)", "kgkit.backends.llm", "LLMBackend._complete"),
+    ("answer bounded by the limits (pass)", "kgkit.engine.passes", "bound_answer"),
+]
+
+
+def time_stages() -> dict[str, int]:
+    """Wrap :data:`STAGES`; the returned mapping fills with each stage's thread CPU (ns)."""
+    import importlib
+
+    spent: dict[str, int] = {}
+    local = threading.local()
+
+    def wrapped(stage: str, fn):
+        def timed(*args, **kwargs):
+            inside = local.__dict__.setdefault("inside", set())
+            if stage in inside:  # a stage's own nested call (or its sibling function) is counted once
+                return fn(*args, **kwargs)
+            inside.add(stage)
+            start = time.thread_time_ns()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[stage] = spent.get(stage, 0) + time.thread_time_ns() - start
+                inside.discard(stage)
+        return timed
+
+    for stage, module, qualname in STAGES:
+        owner: object = importlib.import_module(module)
+        *path, name = qualname.split(".")
+        for part in path:
+            owner = getattr(owner, part, None)
+        if getattr(owner, name, None) is not None:  # a baseline checkout may not have it: its stage reads 0
+            setattr(owner, name, wrapped(stage, getattr(owner, name)))
+    return spent
+
+
 def measure(spec: dict) -> dict:
     """The child of a pipe measurement: a warm-up run of one document (imports, compiled
     templates and the first connection are start-up, not CPU per call), then, once the
@@ -373,6 +427,7 @@ def measure(spec: dict) -> dict:
     corpus = sorted(Path(spec["corpus"]).glob("*.txt"))
     warm = Config(llm=llm, cache=CacheConfig(dir=spec["out"] + "-warm-cache"), chunk_size=PIPE_CHUNK, chunk_overlap=0)
     kit.extract(corpus[:1], domain=spec["domain"], views=spec["views"], config=warm, out_dir=spec["out"] + "-warm")
+    spent = time_stages() if spec.get("stages") else {}
     print("warm", flush=True)
     sys.stdin.readline()
     start, cpu = time.monotonic(), cpu_self()
@@ -386,7 +441,8 @@ def measure(spec: dict) -> dict:
     return {"wall": wall, "cpu": cpu, "kgkit": str(Path(kit.__file__).parent),
             "requests": sum(r.manifest["calls"]["requests"] for r in results),
             "chunks": sum(r.manifest["input"]["chunks"] for r in results),
-            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "folders": digest.hexdigest()}
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "folders": digest.hexdigest(),
+            "stages": spent}
 
 
 def pipe_run(stub: Stub, checkout: Path, spec: dict) -> dict:
@@ -427,7 +483,7 @@ def pipe(args, work: Path, domain: Path) -> None:
                     for label, checkout in order:
                         out = work / f"pipe-out-{label}-{docs}-{c}-{run}"
                         spec = {"base": stub.openai_base, "corpus": str(corpus), "domain": str(domain),
-                                "views": ["binary"], "concurrency": c, "out": str(out)}
+                                "views": ["binary"], "concurrency": c, "out": str(out), "stages": args.stages}
                         rows[label].append(pipe_run(stub, checkout, spec))
                         shutil.rmtree(out, ignore_errors=True)
                         shutil.rmtree(f"{out}-warm", ignore_errors=True)
@@ -444,12 +500,27 @@ def pipe(args, work: Path, domain: Path) -> None:
                           f"| {med['most']:.0f} | {med['requests']:.0f} | {med['cpu']:.2f} "
                           f"| {med['cpu'] / med['requests'] * 1000:.2f} ms | {med['first']:.2f} | {med['peak_mb']:.0f} "
                           f"| {'identical' if len(digests) == 1 else 'DIFFER'} |", flush=True)
+                if args.stages:
+                    stage_table(rows, docs, c)
     if ratios:
         print("\nPaired wall ratio baseline / this (each run's pair, then the median):\n")
         for (docs, c), values in ratios.items():
             print(f"- {docs} docs, concurrency {c}: " + ", ".join(f"{v:.2f}" for v in values)
                   + f" -> **{statistics.median(values):.2f}x**")
     print(f"\n({load()} at the end)")
+
+
+def stage_table(rows: dict[str, list[dict]], docs: int, concurrency: int) -> None:
+    """Each checkout's CPU a request by stage (medians over the runs), after its pipe rows."""
+    for label, runs in rows.items():
+        print(f"\nCPU a request by stage, {label}, {docs} docs at concurrency {concurrency} (thread CPU, "
+              f"median of {len(runs)}; the first three rows are the threads, the rest parts of their work):\n")
+        print("| stage | ms / request |\n|---|---|")
+        for stage in dict.fromkeys(stage for stage, _, _ in STAGES):
+            per = statistics.median(r["stages"].get(stage, 0) / 1e6 / r["requests"] for r in runs)
+            print(f"| {stage} | {per:.3f} |")
+        total = statistics.median(r["cpu"] / r["requests"] * 1000 for r in runs)
+        print(f"| the process, all threads | {total:.3f} |")
 
 
 def main() -> None:
@@ -466,6 +537,7 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=55, help="items a chunk's answers hold (pipe)")
     parser.add_argument("--runs", type=int, default=5, help="interleaved runs of each pipe measurement")
     parser.add_argument("--baseline", help="another kgkit checkout to pair the pipe runs with")
+    parser.add_argument("--stages", action="store_true", help="the pipe's CPU a request by stage (STAGES)")
     parser.add_argument("--measure", help=argparse.SUPPRESS)  # a pipe measurement's child process
     parser.add_argument("--serve", type=float, help=argparse.SUPPRESS)  # the stub's child process
     args = parser.parse_args()

@@ -33,20 +33,24 @@ def review_id(doc: str, key: str) -> str:
 
 def queue(store) -> list[dict[str, Any]]:
     """Every review entry of the tenant, decided or not, sorted by document and key."""
-    entries = [_held(store, row) for row in store._q(_HELD)] + [_rejected(store, row) for row in store._q(_REJECTED)]
-    return sorted(entries, key=lambda e: (e["document"], e["key"]))
+    return [build(store, row) for _, _, build, row in _rows(store)]
 
 
 def find(store, entry_id: str) -> dict[str, Any]:
     """The entry ``entry_id`` names (its first in :func:`queue`'s order), built alone: an id is a
     hash of its document and key, so the queue's rows are read, but only one entry's evidence."""
-    for doc, key, build, row in sorted(
-            [(r[0], r[5], _held, r) for r in store._q(_HELD)] + [(r[0], r[1], _rejected, r) for r in store._q(_REJECTED)],
-            key=lambda found: found[:2]):
+    for doc, key, build, row in _rows(store):
         if review_id(doc, key) == entry_id:
             return build(store, row)
     raise NotFoundError(f"no review entry {entry_id!r} in graph tenant {store.tenant!r}",
                         hint="`kgkit review list GRAPH` lists them")
+
+
+def _rows(store) -> list[tuple[str, str, Any, tuple]]:
+    """(document, key, the entry's builder, its row) of every entry, held items first, sorted by
+    document and key (a stable sort: an id two entries share names the first)."""
+    return sorted([(r[0], r[5], _held, r) for r in store._q(_HELD)]
+                  + [(r[0], r[1], _rejected, r) for r in store._q(_REJECTED)], key=lambda found: found[:2])
 
 
 def _held(store, row: tuple) -> dict[str, Any]:

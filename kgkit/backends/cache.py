@@ -25,7 +25,7 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from kgkit.backends.base import Backend, PassRequest, PassResult, Remembered
 from kgkit.config.loader import expand_path
@@ -176,11 +176,13 @@ class CachedBackend:
     def describe(self) -> dict[str, Any]:
         return self.backend.describe()
 
-    def check_requests(self, requests: list[PassRequest]) -> None:
-        """The wrapped backend's check before any request is sent (a local model's context window)."""
+    def check_requests(self, requests: Iterable[PassRequest]) -> None:
+        """The wrapped backend's check before any request is sent (a local model's context window),
+        of the requests the cache cannot answer. They are found as the backend reads them: one
+        that checks nothing (a remote provider) costs the cache no read a request."""
         check = getattr(self.backend, "check_requests", None)
         if check is not None:
-            check([r for r in requests if not self.holds(r)])
+            check(r for r in requests if not self.holds(r))
 
     def cache_key_parts(self, request: PassRequest) -> dict[str, Any]:
         return self.backend.cache_key_parts(request)

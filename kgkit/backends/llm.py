@@ -52,7 +52,7 @@ import os
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 from urllib.parse import urlsplit
 
 from kgkit.backends import direct, local
@@ -166,7 +166,7 @@ class LLMBackend:
         """The pass's ``max_tokens``: sized to its chunk and the item limit, ``llm.max_tokens`` at most."""
         return answer_tokens(request, self.settings.max_tokens, self.limits)
 
-    def check_requests(self, requests: list[PassRequest]) -> None:
+    def check_requests(self, requests: Iterable[PassRequest]) -> None:
         """Before any of ``requests`` is sent: a local model refuses a prompt its context window
         cannot hold (exit 2, with the chunk size that would fit). Remote providers say so themselves."""
         if self._local is None:

@@ -139,6 +139,55 @@ def test_disabled_cache_means_no_wrapper():
     assert isinstance(on, CachedBackend) and not isinstance(off, CachedBackend)
 
 
+class Counted:
+    """A cache store that counts its reads (``in`` and get), on a real diskcache underneath."""
+
+    def __init__(self, cache):
+        self.cache, self.directory, self.reads = cache, cache.directory, 0
+
+    def __contains__(self, key):
+        self.reads += 1
+        return key in self.cache
+
+    def get(self, key):
+        self.reads += 1
+        return self.cache.get(key)
+
+    def set(self, key, value):
+        return self.cache.set(key, value)
+
+
+class Checking(Scripted):
+    """A backend with a check before sending (as a local model's context window): it reads
+    every request it is given, or none when ``reads`` is off (a remote provider's)."""
+
+    def __init__(self, *answers: PassResult, reads: bool = True):
+        super().__init__(*answers)
+        self.reads = reads
+        self.checked: list[str] = []
+
+    def check_requests(self, requests):
+        if self.reads:
+            self.checked += [r.chunk.text for r in requests]
+
+
+def test_the_check_before_sending_sees_only_what_the_cache_cannot_answer(tmp_path):
+    store = Counted(open_cache(CacheConfig(dir=tmp_path / "c")))
+    cached = CachedBackend(Checking(answer()), store)
+    cached.run(request("Asked before."))
+    cached.check_requests([request("Asked before."), request("New text.")])
+    assert cached.backend.checked == ["New text."]
+
+
+def test_a_backend_that_checks_nothing_costs_the_cache_no_read(tmp_path):
+    store = Counted(open_cache(CacheConfig(dir=tmp_path / "c")))
+    cached = CachedBackend(Checking(answer(), reads=False), store)
+    cached.check_requests([request("One."), request("Two.")])
+    assert store.reads == 0
+    cached.run(request("One."))  # the pass itself still asks the cache first
+    assert store.reads == 1
+
+
 WRITER = textwrap.dedent("""
     import sys
     from kgkit.backends.base import PassResult

@@ -46,6 +46,7 @@ LOCK_TIMEOUT = 60.0  # seconds one cache read or write waits for SQLite's lock (
 log = logging.getLogger(__name__)
 _turns: dict[str, threading.Lock] = {}  # cache directory -> the lock this process's threads write by, in turn
 _turns_lock = threading.Lock()
+_shared: dict[str, tuple[Any, tuple[int, int] | None]] = {}  # cache directory -> (its diskcache.Cache, its file's identity)
 
 # Key parts must never carry credentials; a part named like one is a bug in a backend.
 _CREDENTIAL = re.compile(r"api_?key|authorization|password|secret|token$", re.IGNORECASE)
@@ -82,6 +83,36 @@ def open_cache(config: Config | CacheConfig):
             f"cannot use the cache directory {directory}: {getattr(exc, 'strerror', None) or exc}",
             hint="set cache.dir (or KGKIT_CACHE_DIR) to a writable folder, or run with --no-cache",
         ) from None
+
+
+def shared_cache(config: Config | CacheConfig):
+    """This process's one :class:`diskcache.Cache` for ``config``'s directory, opened on first use.
+
+    diskcache opens an SQLite connection for every thread that uses a Cache object, and
+    an opening costs about 0.6 ms (it sets the cache's pragmas again): the core and upgrade
+    backends each opening their own doubled what ``llm.concurrency`` pass threads spend on
+    it. A directory removed or replaced since (``kgkit cache clear`` keeps it; a user's
+    ``rm -r`` does not) is opened again, so no answer is written to a file nobody reads.
+    """
+    where = os.path.realpath(cache_dir(config))
+    with _turns_lock:
+        known = _shared.get(where)
+        if known is not None and _identity(where) == known[1]:
+            return known[0]
+        cache = open_cache(config)
+        _shared[where] = (cache, _identity(where))
+        return cache
+
+
+def _identity(directory: str) -> tuple[int, int] | None:
+    """(device, inode) of the cache's SQLite file, None when it is gone."""
+    from diskcache.core import DBNAME
+
+    try:
+        found = os.stat(os.path.join(directory, DBNAME))
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def cache_key(parts: dict[str, Any]) -> str:

@@ -27,9 +27,9 @@ def create_backend(config: Config, stage: str = "core") -> Backend:
 
     backend: Backend = LLMBackend(llm, limits=config.limits, max_response_bytes=config.limits.max_response_bytes)
     if config.cache.enabled:
-        from kgkit.backends.cache import CachedBackend, open_cache
+        from kgkit.backends.cache import CachedBackend, shared_cache
 
-        backend = CachedBackend(backend, open_cache(config.cache))
+        backend = CachedBackend(backend, shared_cache(config.cache))
     return backend
 
 

@@ -188,6 +188,22 @@ def test_a_backend_that_checks_nothing_costs_the_cache_no_read(tmp_path):
     assert store.reads == 1
 
 
+def test_a_process_opens_one_cache_a_directory_and_again_once_it_is_removed(tmp_path):
+    import shutil
+
+    from kgkit.backends.factory import create_backend
+
+    config = Config(llm=LLMConfig(model="openai/test-model"), cache=CacheConfig(dir=tmp_path / "c"))
+    core, upgrades = create_backend(config, "core"), create_backend(config, "upgrades")
+    assert core.cache is upgrades.cache  # one SQLite connection a pass thread, not one a stage
+    shutil.rmtree(tmp_path / "c")
+    again = create_backend(config, "core")
+    assert again.cache is not core.cache
+    again.cache.set("k", {"data": {}, "usage": {}, "model": "m"})
+    with open_cache(CacheConfig(dir=tmp_path / "c")) as reopened:  # written where a later run reads
+        assert "k" in reopened
+
+
 WRITER = textwrap.dedent("""
     import sys
     from kgkit.backends.base import PassResult

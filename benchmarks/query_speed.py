@@ -2,7 +2,7 @@
 indexes costs ``graph add``.
 
     python benchmarks/query_speed.py [--docs 10000] [--upkeep-docs 1000] [--runs 30] [--store PATH] [--bulk]
-                                     [--grow N]
+                                     [--grow N] [--pages N]
 
 The store: synthetic documents as benchmarks/graph_store.py builds them (30 nodes + 70
 binary edges each, names drawn Zipf-like from 100,000 synthetic names), except that each
@@ -19,19 +19,26 @@ that store, refresh switched off for its updates), in turn, CPU per document com
 at most 20 % more. ``--grow N`` measures the same on the large store: N more documents added
 to two copies of it, one stripped the same way (its index tables left as they were), so an
 update whose cost grows with the corpus shows here, where a fresh store hides it.
+``--pages N`` adds N more documents to each pair of stores (the fresh ones, the large store's
+copies) and counts the pages each table and index writes to SQLite's log: what a commit
+writes, and so why the upkeep costs what it does.
 """
 from __future__ import annotations
 
 import argparse
+import collections
+import contextlib
 import os
 import platform
 import random
 import shutil
 import statistics
+import struct
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from graph_store import RELATIONS, document, name_pool  # noqa: E402
@@ -111,35 +118,88 @@ def strip(store: GraphStore) -> GraphStore:
     return store
 
 
+@contextlib.contextmanager
+def upkeep_off() -> Iterator[None]:
+    """The refreshes of the query indexes and of the answer-level ids switched off meanwhile."""
+    saved = index.refresh, item_ids.refresh
+    index.refresh = item_ids.refresh = lambda *args, **kwargs: None
+    try:
+        yield
+    finally:
+        index.refresh, item_ids.refresh = saved
+
+
 def paired(full: GraphStore, bare: GraphStore, n: int, pool, first: int = 0) -> tuple[float, float]:
     """CPU ms per document added, with the indexes and without, the two stores fed in turn
     (document i to one, then to the other), so a change in the machine's load weighs on both."""
-    saved = index.refresh, item_ids.refresh
     with_index, without = [], []
     for a, b in zip(docs(n, pool, first), docs(n, pool, first)):
         with_index += add_all(full, [a])
-        index.refresh = item_ids.refresh = lambda *args, **kwargs: None
-        try:
+        with upkeep_off():
             without += add_all(bare, [b])
-        finally:
-            index.refresh, item_ids.refresh = saved
     return statistics.mean(with_index) * 1000, statistics.mean(without) * 1000
 
 
-def upkeep(n: int, pool, folder: str) -> tuple[float, float]:
-    """:func:`paired` on two fresh stores."""
-    return paired(GraphStore(os.path.join(folder, "with.sqlite")),
-                  strip(GraphStore(os.path.join(folder, "without.sqlite"))), n, pool)
+def written_pages(store: GraphStore, contributions) -> collections.Counter:
+    """The pages of each table and index an add writes to the write-ahead log, summed over
+    ``contributions``: the log is emptied before each add (automatic checkpoints off) and its
+    frames' page numbers read after it, each named by its owner (SQLite's dbstat table).
+    A commit writes every page its transaction changed, whichever row it changed there, so
+    an index whose keys are spread (a hash, a node id) writes about a page a row."""
+    path = store.db.query("PRAGMA database_list")[0][2]
+    [(every,)] = store.db.query("PRAGMA wal_autocheckpoint")
+    store.db.query("PRAGMA wal_autocheckpoint = 0")
+    found: collections.Counter = collections.Counter()
+    try:
+        for c in contributions:
+            store.db.query("PRAGMA wal_checkpoint(TRUNCATE)")
+            store.add_contribution(c)
+            log = Path(path + "-wal").read_bytes()
+            size = struct.unpack(">I", log[8:12])[0]  # the log's header: page size at byte 8; frame headers are 24 bytes
+            owner = dict(store.db.query("SELECT pageno, name FROM dbstat"))
+            found.update(owner.get(struct.unpack(">I", log[at:at + 4])[0], "(free)")
+                         for at in range(32, len(log) - 23, 24 + size))
+    finally:
+        store.db.query(f"PRAGMA wal_autocheckpoint = {int(every)}")
+    return found
 
 
-def grow(path: str, n: int, pool, folder: str) -> tuple[float, float]:
-    """:func:`paired` on two copies of the (closed) store at ``path``, with the documents after its own."""
+def page_table(full: GraphStore, bare: GraphStore, n: int, pool, first: int) -> None:
+    """:func:`written_pages` of ``n`` more documents on each store, the tables and indexes
+    that write the most first."""
+    on = written_pages(full, docs(n, pool, first))
+    with upkeep_off():
+        off = written_pages(bare, docs(n, pool, first))
+    print(f"pages written to the log a document, {n} documents: {sum(on.values()) / n:.0f} with the query indexes, "
+          f"{sum(off.values()) / n:.0f} without")
+    print(f"{'table or index':<36}{'with':>8}{'without':>9}")
+    for name, count in sorted(on.items(), key=lambda kv: (-kv[1], kv[0]))[:25]:
+        print(f"{name:<36}{count / n:>8.1f}{off.get(name, 0) / n:>9.1f}")
+
+
+def upkeep(n: int, pool, folder: str, pages: int = 0) -> tuple[float, float]:
+    """:func:`paired` on two fresh stores; then, with ``pages``, their :func:`page_table`."""
+    full = GraphStore(os.path.join(folder, "with.sqlite"))
+    bare = strip(GraphStore(os.path.join(folder, "without.sqlite")))
+    figures = paired(full, bare, n, pool)
+    if pages:
+        page_table(full, bare, pages, pool, n)
+    return figures
+
+
+def grow(path: str, n: int, pool, folder: str, pages: int = 0) -> tuple[float, float]:
+    """:func:`paired` on two copies of the (closed) store at ``path``, with the documents after
+    its own; then, with ``pages``, their :func:`page_table`."""
     copies = [os.path.join(folder, f"grow-{kind}.sqlite") for kind in ("with", "without")]
     for copy in copies:
         shutil.copyfile(path, copy)
     full, bare = GraphStore(copies[0]), strip(GraphStore(copies[1]))
     try:
-        return paired(full, bare, n, pool, full.db.query("SELECT count(*) FROM documents")[0][0])
+        first = full.db.query("SELECT count(*) FROM documents")[0][0]
+        figures = paired(full, bare, n, pool, first)
+        if pages:
+            page_table(full, bare, pages, pool, first + n)
+        return figures
     finally:
         for store, copy in zip((full, bare), copies):
             store.close()
@@ -158,13 +218,16 @@ def main() -> int:
                                                          "the end (the same indexes, sooner)")
     ap.add_argument("--grow", type=int, default=0, help="then this many documents added to copies of the store, "
                                                         "with and without the upkeep")
+    ap.add_argument("--pages", type=int, default=0, help="after each upkeep figure, this many more documents added "
+                                                         "to its two stores, the pages each table and index writes "
+                                                         "counted")
     args = ap.parse_args()
     pool = name_pool(100_000)
     folder = tempfile.mkdtemp()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"load average {os.getloadavg()[0]:.1f}")
     if args.upkeep_docs:
-        on, off = upkeep(args.upkeep_docs, pool, folder)
+        on, off = upkeep(args.upkeep_docs, pool, folder, args.pages)
         print(f"upkeep: adding {args.upkeep_docs} documents, CPU mean {on:.1f} ms/doc with the query indexes, "
               f"{off:.1f} ms/doc without: +{(on / off - 1) * 100:.0f} %", flush=True)
     path = args.store or os.path.join(folder, "speed.sqlite")
@@ -198,7 +261,7 @@ def main() -> int:
         print(f"{label:<44}{wall:>9.1f} ms{cpu:>9.1f} ms{goal:>5} ms", flush=True)
     store.close()
     if args.grow:
-        on, off = grow(path, args.grow, pool, folder)
+        on, off = grow(path, args.grow, pool, folder, args.pages)
         print(f"upkeep on this store: adding {args.grow} more documents, CPU mean {on:.1f} ms/doc with the query "
               f"indexes, {off:.1f} ms/doc without: +{(on / off - 1) * 100:.0f} %", flush=True)
     return 0

@@ -76,13 +76,9 @@ TABLES = [
     "CREATE TABLE qx_names (tenant TEXT NOT NULL, entity TEXT NOT NULL, key TEXT NOT NULL, alias INTEGER NOT NULL, "
     "PRIMARY KEY (tenant, entity, key))",
     NAMES_BY_KEY,
-    # on the store's own tables: a node's documents as an index range (a hub's first few, and
-    # how many, without reading its rows), and a document by its d_ id
-    "CREATE INDEX qx_doc_nodes_docs ON doc_nodes (tenant, node, doc)",
+    # on the store's own tables: a document by its d_ id (a node's documents and an item's
+    # evidence are ranges of the store's own indexes, kgkit/graph/migrations.py)
     "CREATE INDEX qx_documents_id ON documents (tenant, id)",
-    # an item's evidence by its key (the store's own index is by document: a read per answer item
-    # would range over its document's every row)
-    "CREATE INDEX qx_evidence_item ON evidence (tenant, doc, item)",
 ]
 
 SQLITE_TEXT = [

@@ -110,6 +110,21 @@ MIGRATIONS: list[list[str] | dict[str, list[str]]] = [
         "DROP INDEX IF EXISTS items_held",
         "CREATE INDEX items_held ON items (tenant, doc, review_key) WHERE held IS NOT NULL",
     ],
+    # the store's own indexes in the shape the queries read them: a node's documents (a hub's first
+    # few, and how many, without reading its rows) and an item's evidence by its key (else a read per
+    # answer item ranges over its document's every row). The query indexes' step had added these as
+    # second indexes beside the narrower ones, and a commit writes a page a row of each such index
+    # (benchmarks/query_speed.py --pages). Dropped first, so the step can run again.
+    [
+        "DROP INDEX IF EXISTS qx_doc_nodes_docs",
+        "DROP INDEX IF EXISTS doc_nodes_node",
+        "DROP INDEX IF EXISTS doc_nodes_node_doc",
+        "CREATE INDEX doc_nodes_node_doc ON doc_nodes (tenant, node, doc)",
+        "DROP INDEX IF EXISTS qx_evidence_item",
+        "DROP INDEX IF EXISTS evidence_doc",
+        "DROP INDEX IF EXISTS evidence_doc_item",
+        "CREATE INDEX evidence_doc_item ON evidence (tenant, doc, item)",
+    ],
 ]
 
 #: The step that brings tenant roles: from it on, row-level security reads kgkit_tenant() (database.py).

@@ -389,3 +389,38 @@ def test_a_store_of_the_earlier_schema_gets_links_and_is_re_solved_on_its_next_u
         migrated["evidence"] = [e for e in migrated["evidence"] if e["item"] not in {n["id"] for n in extra}]
         assert _before_schema_3(migrated) == _before_schema_3(fresh)
         assert g.db.query("SELECT count(*) FROM links")[0][0] > 0
+
+
+def _indexes(g: GraphStore, table: str) -> set[str]:
+    if g.db.kind == "sqlite":
+        rows = g.db.query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL",
+                          (table,))
+    else:
+        rows = g.db.query("SELECT indexname FROM pg_indexes WHERE tablename = ? AND indexname <> ?",
+                          (table, f"{table}_pkey"))
+    return {name for (name,) in rows}
+
+
+def test_a_store_with_two_indexes_of_one_shape_keeps_one_after_the_schema_step(graph_url, small_runs):
+    """A store of the step before held a node's documents and an item's evidence in two indexes
+    each, the store's and the query layer's; after its next open, one each, and the same graph."""
+    from kgkit.graph.migrations import MIGRATIONS
+
+    step = next(n for n, s in enumerate(MIGRATIONS) if "CREATE INDEX evidence_doc_item ON evidence (tenant, doc, item)" in s)
+    with GraphStore(graph_url) as g:
+        g.add([small_runs["alpha"], small_runs["beta"]])
+        before = comparable(g.snapshot())
+        for statement in ("DROP INDEX doc_nodes_node_doc", "DROP INDEX evidence_doc_item",
+                          "CREATE INDEX doc_nodes_node ON doc_nodes (tenant, node)",
+                          "CREATE INDEX qx_doc_nodes_docs ON doc_nodes (tenant, node, doc)",
+                          "CREATE INDEX evidence_doc ON evidence (tenant, doc)",
+                          "CREATE INDEX qx_evidence_item ON evidence (tenant, doc, item)",
+                          f"UPDATE schema_version SET version = {step}"):
+            g.db.execute(statement)
+    for _ in range(2):  # and a second run of the step (a store set back to the version before) changes nothing
+        with GraphStore(graph_url) as g:
+            assert g.db.query("SELECT version FROM schema_version") == [(len(MIGRATIONS),)]
+            assert _indexes(g, "doc_nodes") == {"doc_nodes_node_doc"}
+            assert _indexes(g, "evidence") == {"evidence_doc_item"}
+            assert comparable(g.snapshot()) == before
+            g.db.execute(f"UPDATE schema_version SET version = {step}")

@@ -155,7 +155,8 @@ def written_pages(store: GraphStore, contributions) -> collections.Counter:
             store.db.query("PRAGMA wal_checkpoint(TRUNCATE)")
             store.add_contribution(c)
             log = Path(path + "-wal").read_bytes()
-            size = struct.unpack(">I", log[8:12])[0]  # the log's header: page size at byte 8; frame headers are 24 bytes
+            # the log's header holds the page size at byte 8; each frame is a 24-byte header and a page
+            size = struct.unpack(">I", log[8:12])[0]
             owner = dict(store.db.query("SELECT pageno, name FROM dbstat"))
             found.update(owner.get(struct.unpack(">I", log[at:at + 4])[0], "(free)")
                          for at in range(32, len(log) - 23, 24 + size))

@@ -46,7 +46,8 @@ LOCK_TIMEOUT = 60.0  # seconds one cache read or write waits for SQLite's lock (
 log = logging.getLogger(__name__)
 _turns: dict[str, threading.Lock] = {}  # cache directory -> the lock this process's threads write by, in turn
 _turns_lock = threading.Lock()
-_shared: dict[str, tuple[Any, tuple[int, int] | None]] = {}  # cache directory -> (its diskcache.Cache, its file's identity)
+#: cache directory -> (the diskcache.Cache this process's backends share, its SQLite file's identity)
+_shared: dict[str, tuple[Any, tuple[int, int] | None]] = {}
 
 # Key parts must never carry credentials; a part named like one is a bug in a backend.
 _CREDENTIAL = re.compile(r"api_?key|authorization|password|secret|token$", re.IGNORECASE)
@@ -97,8 +98,10 @@ def shared_cache(config: Config | CacheConfig):
     where = os.path.realpath(cache_dir(config))
     with _turns_lock:
         known = _shared.get(where)
-        if known is not None and _identity(where) == known[1]:
-            return known[0]
+        if known is not None:
+            if _identity(where) == known[1]:
+                return known[0]
+            known[0].close()  # this thread's connection to the file that is gone
         cache = open_cache(config)
         _shared[where] = (cache, _identity(where))
         return cache

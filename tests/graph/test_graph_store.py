@@ -406,7 +406,8 @@ def test_a_store_with_two_indexes_of_one_shape_keeps_one_after_the_schema_step(g
     each, the store's and the query layer's; after its next open, one each, and the same graph."""
     from kgkit.graph.migrations import MIGRATIONS
 
-    step = next(n for n, s in enumerate(MIGRATIONS) if "CREATE INDEX evidence_doc_item ON evidence (tenant, doc, item)" in s)
+    shape = "CREATE INDEX evidence_doc_item ON evidence (tenant, doc, item)"
+    step = next(n for n, statements in enumerate(MIGRATIONS) if shape in statements)
     with GraphStore(graph_url) as g:
         g.add([small_runs["alpha"], small_runs["beta"]])
         before = comparable(g.snapshot())
